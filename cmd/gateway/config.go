@@ -1,0 +1,158 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+)
+
+// config is everything the gateway reads from flags and the environment. Nothing else reads either.
+type config struct {
+	addr              string
+	agentsFile        string
+	agentFlags        []string
+	defaultAgent      string
+	workdir           string
+	demoDelay         time.Duration
+	logFormat         string
+	logLevel          string
+	logMaxFrames      int
+	logMaxBytes       int64
+	maxSessions       int
+	maxBodyBytes      int64
+	maxFieldBytes     int
+	redact            bool
+	startTimeout      time.Duration
+	cancelGrace       time.Duration
+	permissionTimeout time.Duration
+	wsQueueFrames     int
+	wsQueueBytes      int64
+	wsMaxFrame        int64
+	maxClients        int
+	allowedOrigins    string
+	shutdownTimeout   time.Duration
+	version           bool
+	agentEnv          []string
+}
+
+// envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
+var envAllowlist = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
+	"TERM", "TMPDIR", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseConfig reads flags; every flag can also be set by GATEWAY_<NAME> (dashes as underscores), and a flag
+// on the command line wins over the environment.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.agentsFile, "agents", "", `agents file in the shape of Zed's agent_servers setting: {"agent_servers": {"name": {"command", "args", "env"}}}`)
+	fs.Var((*stringList)(&c.agentFlags), "agent", "an agent as 'name=command arg ...' (repeatable)")
+	fs.StringVar(&c.defaultAgent, "default-agent", "demo", "agent used when a client names none")
+	fs.StringVar(&c.workdir, "workdir", "", "default cwd of new sessions (default: the gateway's working directory)")
+	fs.DurationVar(&c.demoDelay, "demo-delay", 300*time.Millisecond, "pause between the built-in demo agent's steps (0 = none)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.IntVar(&c.logMaxFrames, "log-max-frames", 10000, "frames kept per session event log (oldest trimmed first)")
+	fs.Int64Var(&c.logMaxBytes, "log-max-bytes", 64<<20, "bytes kept per session event log")
+	fs.IntVar(&c.maxSessions, "max-sessions", 64, "most sessions at once (0 = unlimited)")
+	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", 4<<20, "largest REST request body")
+	fs.IntVar(&c.maxFieldBytes, "max-field-bytes", 64<<10, "bound on a tool call's content, rawInput and rawOutput sent to clients (0 = none)")
+	fs.BoolVar(&c.redact, "redact", true, "redact secrets in tool-call fields sent to clients")
+	fs.DurationVar(&c.startTimeout, "start-timeout", 60*time.Second, "deadline for an agent's initialize and session/new")
+	fs.DurationVar(&c.cancelGrace, "cancel-grace", 10*time.Second, "how long to wait for the agent's answer after session/cancel before killing it")
+	fs.DurationVar(&c.permissionTimeout, "permission-timeout", 5*time.Minute, "deadline of a pending permission request (then denied)")
+	fs.IntVar(&c.wsQueueFrames, "ws-queue-frames", 4096, "frames a WebSocket client may lag behind before it is evicted (4001)")
+	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a WebSocket client may lag behind before it is evicted (4001)")
+	fs.Int64Var(&c.wsMaxFrame, "ws-max-frame", 16<<20, "largest WebSocket frame accepted from a client (1009 past it)")
+	fs.IntVar(&c.maxClients, "max-clients", 64, "most WebSocket clients per session")
+	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns allowed for WebSocket upgrades besides same-origin (e.g. localhost:5173)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "GATEWAY_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s=%q: %v", name, v, err))
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		c.workdir = wd
+	}
+	abs, err := filepath.Abs(c.workdir)
+	if err != nil {
+		return nil, err
+	}
+	c.workdir = abs
+	for _, k := range envAllowlist {
+		if v := getenv(k); v != "" {
+			c.agentEnv = append(c.agentEnv, k+"="+v)
+		}
+	}
+	return c, nil
+}
+
+// agentSpecs returns the configured agents: the built-in demo agent first, then the agents file, then --agent.
+func (c *config) agentSpecs(demo agents.Spec) ([]agents.Spec, error) {
+	specs := []agents.Spec{demo}
+	if c.agentsFile != "" {
+		fromFile, err := agents.ReadAgentServers(c.agentsFile)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, fromFile...)
+	}
+	for _, a := range c.agentFlags {
+		s, err := agents.ParseAgentFlag(a)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	// A configured agent named "demo" replaces the built-in one.
+	for i := len(specs) - 1; i > 0; i-- {
+		if specs[i].Name == demo.Name {
+			specs = specs[1:]
+			break
+		}
+	}
+	return specs, nil
+}
+
+func (c *config) originPatterns() []string {
+	var out []string
+	for _, p := range strings.Split(c.allowedOrigins, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

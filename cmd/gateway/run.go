@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	gateway "github.com/acp-gateway/gateway"
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/httpapi"
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/ws"
+	"github.com/acp-gateway/gateway/web"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// run is the whole gateway: parse configuration, wire the registry and the faces, serve until ctx ends, then
+// shut down gracefully (refuse new work, cancel turns, close sockets with 1001, stop every agent).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, "gateway", version)
+		return nil
+	}
+	logger, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	demoDelay := cfg.demoDelay
+	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{Delay: demoDelay, Logger: logger.With("agent", "demo")}, in, out)
+	}}
+	specs, err := cfg.agentSpecs(demoSpec)
+	if err != nil {
+		return err
+	}
+	reg, err := sessions.NewRegistry(sessions.Config{
+		Workdir:           cfg.workdir,
+		Log:               sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
+		MaxSessions:       cfg.maxSessions,
+		MaxFieldBytes:     cfg.maxFieldBytes,
+		Redact:            cfg.redact,
+		StartTimeout:      cfg.startTimeout,
+		CancelGrace:       cfg.cancelGrace,
+		PermissionTimeout: cfg.permissionTimeout,
+		AgentEnv:          cfg.agentEnv,
+		Logger:            logger,
+		Version:           version,
+	}, specs, cfg.defaultAgent)
+	if err != nil {
+		return err
+	}
+	wsh := ws.NewHandler(reg, ws.Options{
+		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
+		MaxClients: cfg.maxClients, OriginPatterns: cfg.originPatterns(), Logger: logger,
+	})
+	api := &httpapi.Server{
+		Registry: reg, WS: wsh, Logger: logger, OpenAPI: gateway.OpenAPI, Web: web.FS(),
+		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/",
+		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	api.SetDraining()
+	var wg sync.WaitGroup
+	var errs [3]error
+	wg.Add(3)
+	go func() { defer wg.Done(); errs[0] = srv.Shutdown(sctx) }()
+	go func() { defer wg.Done(); errs[1] = wsh.Shutdown(sctx) }()
+	go func() { defer wg.Done(); errs[2] = reg.Shutdown(sctx) }()
+	wg.Wait()
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return errors.Join(errs[:]...)
+}
+
+func newLogger(cfg *config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %v", cfg.logLevel, err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+}

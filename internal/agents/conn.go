@@ -1,0 +1,296 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Handler receives what an agent sends to its client. The gateway's session implements it.
+type Handler interface {
+	// SessionUpdate receives the raw params of a `session/update` notification, in wire order. It runs on the
+	// SDK's single notification goroutine and must not block: the SDK closes the connection when 1 024
+	// notifications queue up behind a slow handler.
+	SessionUpdate(params json.RawMessage)
+	// RequestPermission receives the raw params of `session/request_permission` and returns the raw
+	// RequestPermissionResponse. It may block until a client answers; ctx ends when the agent goes away.
+	RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Options configures one agent connection. Zero values mean the documented defaults.
+type Options struct {
+	Cwd         string       // working directory of the agent process (and the ACP session)
+	Env         []string     // the environment for external agents, already filtered by the caller; Spec.Env is added
+	Handler     Handler      // required
+	Logger      *slog.Logger // nil = slog.Default()
+	StderrBytes int          // stderr kept for diagnostics; 0 = 64 KiB
+	StopGrace   time.Duration
+}
+
+// Conn is one running agent and the ACP connection to it.
+type Conn struct {
+	// Static after construction.
+	spec   Spec
+	rpc    *acp.Connection
+	stdin  io.WriteCloser
+	cmd    *exec.Cmd // nil for built-in agents
+	stderr *tailBuffer
+	grace  time.Duration
+	log    *slog.Logger
+	order  *updateBarrier
+	cancel context.CancelFunc // ends a built-in agent
+
+	exited  chan struct{} // closed once the process or built-in goroutine has ended
+	exitErr error         // written before exited is closed
+
+	stopOnce sync.Once
+}
+
+// Start launches the agent and connects to it. It does not send `initialize`; the caller does, with its own
+// deadline, so a hung agent is a clear error rather than a hang.
+func Start(spec Spec, opts Options) (*Conn, error) {
+	if opts.Handler == nil {
+		return nil, errors.New("agents: nil handler")
+	}
+	c := &Conn{
+		spec:   spec,
+		stderr: newTailBuffer(cmp(opts.StderrBytes, 64<<10)),
+		grace:  cmpDur(opts.StopGrace, 2*time.Second),
+		log:    opts.Logger,
+		exited: make(chan struct{}),
+		order:  newUpdateBarrier(),
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	var stdout io.Reader
+	switch spec.Kind {
+	case KindBuiltin:
+		if spec.Builtin == nil {
+			return nil, fmt.Errorf("agent %q: built-in agent has no implementation", spec.Name)
+		}
+		toAgentR, toAgentW := io.Pipe()
+		fromAgentR, fromAgentW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		c.cancel = cancel
+		c.stdin = toAgentW
+		stdout = fromAgentR
+		go func() {
+			err := spec.Builtin(ctx, toAgentR, fromAgentW)
+			toAgentR.Close()
+			fromAgentW.Close()
+			c.exitErr = err
+			close(c.exited)
+		}()
+	case KindACP:
+		cmd := exec.Command(spec.Command, spec.Args...)
+		cmd.Dir = opts.Cwd
+		cmd.Env = append(append([]string(nil), opts.Env...), envList(spec.Env)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stderr = io.MultiWriter(c.stderr, &lineLogger{log: c.log})
+		cmd.WaitDelay = c.grace
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
+		}
+		c.cmd, c.stdin, stdout = cmd, in, out
+		go func() {
+			err := cmd.Wait()
+			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			c.exitErr = err
+			close(c.exited)
+		}()
+	default:
+		return nil, fmt.Errorf("agent %q: unknown kind %q", spec.Name, spec.Kind)
+	}
+	ready := make(chan struct{})
+	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.order.tap(stdout, ready))
+	c.rpc.SetLogger(c.log)
+	close(ready)
+	return c, nil
+}
+
+func (c *Conn) handle(h Handler) acp.MethodHandler {
+	return func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+		switch method {
+		case acp.ClientMethodSessionUpdate:
+			h.SessionUpdate(params)
+			c.order.processed()
+			return nil, nil
+		case acp.ClientMethodSessionRequestPermission:
+			// Requests run on their own goroutine and can overtake the tool_call notification read before
+			// them; wait (bounded) until those are handled so clients see wire order.
+			c.order.wait(ctx)
+			res, err := h.RequestPermission(ctx, params)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, acp.NewRequestCancelled(nil)
+				}
+				return nil, acp.NewInternalError(map[string]any{"error": "permission request failed"})
+			}
+			return res, nil
+		default:
+			return nil, acp.NewMethodNotFound(method)
+		}
+	}
+}
+
+// Call sends a request and returns the raw result. A JSON-RPC error from the agent is an *acp.RequestError.
+func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	res, err := acp.SendRequest[json.RawMessage](c.rpc, ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Notify sends a notification (session/cancel).
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	return c.rpc.SendNotification(ctx, method, params)
+}
+
+// Done is closed when the connection to the agent ends (EOF, crash, protocol failure).
+func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
+
+// Exited is closed once the agent process (or built-in agent) has ended.
+func (c *Conn) Exited() <-chan struct{} { return c.exited }
+
+// ExitErr is the agent's exit status; valid after Exited is closed.
+func (c *Conn) ExitErr() error {
+	<-c.exited
+	return c.exitErr
+}
+
+// Stderr returns the last bytes the agent wrote to stderr.
+func (c *Conn) Stderr() string { return c.stderr.String() }
+
+// Pid is the agent's process id (and process group id), 0 for built-in agents.
+func (c *Conn) Pid() int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group. It
+// returns once the agent has exited. Safe to call more than once and concurrently.
+func (c *Conn) Stop() {
+	c.stopOnce.Do(func() {
+		_ = c.stdin.Close()
+		if c.cmd == nil {
+			t := time.NewTimer(c.grace)
+			defer t.Stop()
+			select {
+			case <-c.exited:
+			case <-t.C:
+				c.cancel()
+			}
+			return
+		}
+		if c.waitExit(c.grace) {
+			return
+		}
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		if c.waitExit(c.grace) {
+			return
+		}
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	})
+	<-c.exited
+}
+
+// Kill ends the agent at once (SIGKILL to its group): the cancel grace ran out, or the gateway is failing it.
+func (c *Conn) Kill() {
+	if c.cmd == nil {
+		_ = c.stdin.Close()
+		c.cancel()
+	} else {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	<-c.exited
+}
+
+func (c *Conn) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func cmp(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func cmpDur(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// lineLogger logs an agent's stderr line by line at debug level, each line cut to 512 bytes.
+type lineLogger struct {
+	log  *slog.Logger
+	part []byte // Owned by the exec copying goroutine.
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := indexByte(p, '\n')
+		if i < 0 {
+			if len(l.part) < 512 {
+				l.part = append(l.part, p[:min(len(p), 512-len(l.part))]...)
+			}
+			break
+		}
+		if len(l.part) < 512 {
+			l.part = append(l.part, p[:min(i, 512-len(l.part))]...)
+		}
+		l.log.Debug("agent stderr", "line", string(l.part))
+		l.part = l.part[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func indexByte(p []byte, b byte) int {
+	for i, c := range p {
+		if c == b {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,140 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"path/filepath"
+	"sync"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// agent implements acp.Agent for one connection. Every handler that sends
+// something to the peer runs inside work, so Serve can wait for it.
+type agent struct {
+	opts Options      // Static after construction.
+	out  *watchWriter // Static after construction.
+	work tracker
+
+	// base is cancelled when Serve starts shutting down; turns and helper
+	// goroutines derive from it. Static after construction.
+	base context.Context
+	stop context.CancelFunc
+
+	// conn is set by Serve before the SDK reads its first message (see
+	// gatedReader), so handlers may use it freely.
+	conn *acp.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[acp.SessionId]*session // Guarded by mu.
+}
+
+var _ acp.Agent = (*agent)(nil)
+
+func newAgent(opts Options, out *watchWriter) *agent {
+	base, stop := context.WithCancel(context.Background())
+	return &agent{
+		opts:     opts,
+		out:      out,
+		base:     base,
+		stop:     stop,
+		sessions: make(map[acp.SessionId]*session),
+	}
+}
+
+// errShuttingDown answers requests that arrive while Serve is returning.
+var errShuttingDown = acp.NewInternalError(map[string]any{"error": "demo agent is shutting down"})
+
+// unknownSession is the error for a session id this connection never created.
+func unknownSession(id acp.SessionId) error {
+	return &acp.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"sessionId": string(id)}}
+}
+
+// Initialize implements acp.Agent.
+func (a *agent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentInfo:       &acp.Implementation{Name: "demo", Title: acp.Ptr("Demo agent"), Version: "0.1.0"},
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:        false,
+			PromptCapabilities: acp.PromptCapabilities{Image: false, Audio: false, EmbeddedContext: true},
+		},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements acp.Agent. The demo agent offers no methods.
+func (a *agent) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]any{"error": "no authentication methods", "methodId": p.MethodId})
+}
+
+// NewSession implements acp.Agent.
+func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be an absolute path"})
+	}
+	if !a.work.enter() {
+		return acp.NewSessionResponse{}, errShuttingDown
+	}
+	defer a.work.leave()
+
+	s := newSession(newSessionID(), p.Cwd)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	resp := acp.NewSessionResponse{SessionId: s.id, Modes: s.modeState(), ConfigOptions: s.configOptions()}
+	a.mu.Unlock()
+
+	// The commands may only follow the response: before it the client does
+	// not know the session id. The SDK writes the response after we return,
+	// so wait for it on the wire. We are inside work, so enter succeeds.
+	marker := `"sessionId":"` + string(s.id) + `"`
+	written := a.out.watch(marker)
+	a.work.enter()
+	go func() {
+		defer a.work.leave()
+		select {
+		case <-written:
+		case <-a.base.Done():
+			a.out.unwatch(marker)
+			return
+		}
+		_ = a.conn.SessionUpdate(a.base, acp.SessionNotification{SessionId: s.id, Update: availableCommands()})
+	}()
+	return resp, nil
+}
+
+// newSessionID returns "demo_" and 16 random hex digits.
+func newSessionID() acp.SessionId {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return acp.SessionId("demo_" + hex.EncodeToString(b[:]))
+}
+
+// Cancel implements acp.Agent: it stops the session's running turn, if any.
+func (a *agent) Cancel(_ context.Context, p acp.CancelNotification) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[p.SessionId]; s != nil && s.cancelTurn != nil {
+		s.cancelTurn()
+	}
+	return nil
+}
+
+// LoadSession, ListSessions, ResumeSession and CloseSession are not
+// advertised in the capabilities, so they are "method not found".
+
+// ListSessions implements acp.Agent.
+func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
+}
+
+// ResumeSession implements acp.Agent.
+func (a *agent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+// CloseSession implements acp.Agent.
+func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+}

@@ -1,0 +1,50 @@
+package demo
+
+import "sync"
+
+// tracker counts the agent's in-flight work (handlers that send updates and
+// the goroutines they start) so that Serve can wait for all of it before it
+// returns. Unlike sync.WaitGroup it may be entered while someone waits: the
+// SDK can start a handler goroutine just before its reader stops, and such a
+// late handler is simply refused once the tracker is closed.
+type tracker struct {
+	mu     sync.Mutex
+	cond   *sync.Cond // Signals n reaching zero; uses mu.
+	n      int        // Guarded by mu.
+	closed bool       // Guarded by mu.
+}
+
+// enter registers one unit of work. It reports false once closeAndWait has
+// been called; the caller must then not start the work.
+func (t *tracker) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+// leave ends one unit of work started by a successful enter.
+func (t *tracker) leave() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 && t.cond != nil {
+		t.cond.Broadcast()
+	}
+}
+
+// closeAndWait refuses new work and waits until all entered work has left.
+func (t *tracker) closeAndWait() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.cond == nil {
+		t.cond = sync.NewCond(&t.mu)
+	}
+	for t.n > 0 {
+		t.cond.Wait()
+	}
+}

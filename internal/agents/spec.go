@@ -1,0 +1,106 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Kinds of agent.
+const (
+	KindACP     = "acp"     // an external process speaking ACP over stdio
+	KindBuiltin = "builtin" // an in-process agent speaking ACP over pipes
+)
+
+// BuiltinFunc runs an in-process agent on the given streams until in reaches EOF or ctx is done.
+type BuiltinFunc func(ctx context.Context, in io.Reader, out io.Writer) error
+
+// Spec describes one configured agent. Clients choose agents by name only, never by command line.
+type Spec struct {
+	Name    string            `json:"name"`
+	Kind    string            `json:"kind"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"-"` // added to the allowlisted environment; never shown to clients
+	Builtin BuiltinFunc       `json:"-"` // KindBuiltin only
+}
+
+// agentServersFile is the shape of Zed's `agent_servers` setting, which users already have.
+type agentServersFile struct {
+	AgentServers map[string]struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Kind    string            `json:"kind"`
+	} `json:"agent_servers"`
+}
+
+// ParseAgentServers reads agents from a Zed-style `{"agent_servers": {name: {command, args, env}}}` document.
+func ParseAgentServers(data []byte) ([]Spec, error) {
+	var f agentServersFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("agents file: %w", err)
+	}
+	if f.AgentServers == nil {
+		return nil, errors.New(`agents file: no "agent_servers" object`)
+	}
+	names := make([]string, 0, len(f.AgentServers))
+	for n := range f.AgentServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	specs := make([]Spec, 0, len(names))
+	for _, n := range names {
+		a := f.AgentServers[n]
+		kind := a.Kind
+		if kind == "" {
+			kind = KindACP
+		}
+		if kind != KindACP {
+			return nil, fmt.Errorf("agents file: agent %q: unsupported kind %q", n, kind)
+		}
+		if a.Command == "" {
+			return nil, fmt.Errorf("agents file: agent %q has no command", n)
+		}
+		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env})
+	}
+	return specs, nil
+}
+
+// ReadAgentServers reads a Zed-style agents file.
+func ReadAgentServers(path string) ([]Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServers(data)
+}
+
+// ParseAgentFlag parses `name=command arg ...` (the --agent flag). Arguments split on spaces; quote nothing.
+func ParseAgentFlag(s string) (Spec, error) {
+	name, cmdline, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	fields := strings.Fields(cmdline)
+	if !ok || name == "" || len(fields) == 0 {
+		return Spec{}, fmt.Errorf("--agent %q: want name=command [args...]", s)
+	}
+	return Spec{Name: name, Kind: KindACP, Command: fields[0], Args: fields[1:]}, nil
+}
+
+// ValidName reports whether name is usable as an agent name in URLs and logs.
+func ValidName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}

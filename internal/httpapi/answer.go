@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/acp-gateway/gateway/internal/translate"
+
+type translateAnswer = translate.ClientAnswer

@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// Problem is an RFC 9457 problem detail. Type is "/problems/<code>", stable across releases.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Code   string `json:"code"`
+	// RetryAfter, in seconds, is also sent as the Retry-After header.
+	RetryAfter int `json:"retryAfter,omitempty"`
+}
+
+func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
+
+func problem(status int, code, detail string) *Problem {
+	return &Problem{Type: "/problems/" + code, Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
+}
+
+// Errors handlers return directly.
+func badRequest(format string, args ...any) *Problem {
+	return problem(http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...))
+}
+
+// toProblem maps domain errors to problems. Unknown errors are 500s whose detail never leaks internals.
+func toProblem(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var ae *sessions.AgentError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return problem(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+	case errors.Is(err, sessions.ErrNotFound):
+		return problem(http.StatusNotFound, "session_not_found", "no session with this id")
+	case errors.Is(err, sessions.ErrUnknownAgent):
+		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
+	case errors.Is(err, sessions.ErrBadRequest):
+		return problem(http.StatusBadRequest, "bad_request", err.Error())
+	case errors.Is(err, sessions.ErrTurnRunning):
+		return problem(http.StatusConflict, "turn_running", "a turn is already running in this session; cancel it or wait")
+	case errors.Is(err, sessions.ErrNoTurn):
+		return problem(http.StatusConflict, "no_turn", "no turn is running in this session")
+	case errors.Is(err, sessions.ErrNotReady):
+		return problem(http.StatusConflict, "session_not_ready", "the session's agent is still starting")
+	case errors.Is(err, sessions.ErrClosed):
+		return problem(http.StatusConflict, "session_closed", "the session is closed")
+	case errors.Is(err, sessions.ErrFailed):
+		return problem(http.StatusConflict, "session_failed", err.Error())
+	case errors.Is(err, sessions.ErrPermissionUnknown):
+		return problem(http.StatusNotFound, "permission_not_found", "no pending permission request with this id")
+	case errors.Is(err, sessions.ErrAlreadyResolved):
+		return problem(http.StatusConflict, "already_resolved", "the permission request was already resolved")
+	case errors.Is(err, sessions.ErrUnknownOption):
+		return problem(http.StatusUnprocessableEntity, "unknown_option", "optionId was not offered by the agent; the request stays pending")
+	case errors.Is(err, sessions.ErrTooManySessions):
+		p := problem(http.StatusServiceUnavailable, "too_many_sessions", "the gateway is at its session limit")
+		p.RetryAfter = 30
+		return p
+	case errors.Is(err, sessions.ErrShuttingDown):
+		p := problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+		p.RetryAfter = 5
+		return p
+	case errors.As(err, &ae):
+		return problem(http.StatusBadGateway, "agent_error", ae.Error())
+	}
+	return problem(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// writeError renders any handler error.
+func writeError(w http.ResponseWriter, err error) {
+	p := toProblem(err)
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

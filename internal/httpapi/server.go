@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/ws"
+	"github.com/go-chi/chi/v5"
+)
+
+// Server is the HTTP face. Fields are set before Handler is called and not changed after.
+type Server struct {
+	Registry     *sessions.Registry
+	WS           *ws.Handler
+	Logger       *slog.Logger
+	OpenAPI      []byte // served at /openapi.yaml
+	Web          fs.FS  // the UI, served at /; nil = no UI
+	MaxBodyBytes int64  // 0 = 4 MiB
+	Version      string
+
+	draining atomic.Bool
+}
+
+// SetDraining makes /readyz fail and new sessions be refused while the gateway shuts down.
+func (s *Server) SetDraining() { s.draining.Store(true) }
+
+// handlerFunc is an HTTP handler that returns its error for writeError to render.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h(w, r); err != nil {
+		writeError(w, err)
+	}
+}
+
+// Handler returns the router.
+func (s *Server) Handler() http.Handler {
+	if s.MaxBodyBytes <= 0 {
+		s.MaxBodyBytes = 4 << 20
+	}
+	r := chi.NewRouter()
+	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
+	}).ServeHTTP)
+	r.MethodNotAllowed(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return problem(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on this route")
+	}).ServeHTTP)
+
+	r.Method(http.MethodGet, "/healthz", handlerFunc(s.healthz))
+	r.Method(http.MethodGet, "/readyz", handlerFunc(s.readyz))
+	r.Method(http.MethodGet, "/openapi.yaml", handlerFunc(s.openapi))
+	r.Route("/v1", func(r chi.Router) {
+		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
+		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))
+		r.Method(http.MethodPost, "/sessions", handlerFunc(s.createSession))
+		r.Route("/sessions/{id}", func(r chi.Router) {
+			r.Method(http.MethodGet, "/", handlerFunc(s.getSession))
+			r.Method(http.MethodDelete, "/", handlerFunc(s.deleteSession))
+			r.Method(http.MethodPost, "/prompt", handlerFunc(s.prompt))
+			r.Method(http.MethodPost, "/cancel", handlerFunc(s.cancel))
+			r.Method(http.MethodPost, "/mode", handlerFunc(s.setMode))
+			r.Method(http.MethodPost, "/config", handlerFunc(s.setConfig))
+			r.Method(http.MethodGet, "/permissions", handlerFunc(s.listPermissions))
+			r.Method(http.MethodPost, "/permissions/{permissionId}", handlerFunc(s.answerPermission))
+			r.Method(http.MethodGet, "/ws", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.WS.ServeSession(w, r, chi.URLParam(r, "id"))
+			}))
+		})
+	})
+	if s.Web != nil {
+		r.Method(http.MethodGet, "/*", webHandler(s.Web))
+	}
+	return r
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.Version})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if s.draining.Load() {
+		return problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "agents": len(s.Registry.Agents())})
+	return nil
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, err := w.Write(s.OpenAPI)
+	return err
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"agents": s.Registry.Agents(), "default": s.Registry.DefaultAgent()})
+	return nil
+}
+
+// webHandler serves the embedded UI with headers that forbid inline script and framing.
+func webHandler(files fs.FS) http.Handler {
+	fsrv := http.FileServerFS(files)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		fsrv.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,244 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/go-chi/chi/v5"
+)
+
+func (s *Server) session(r *http.Request) (*sessions.Session, error) {
+	id := chi.URLParam(r, "id")
+	if len(id) > 128 {
+		return nil, sessions.ErrNotFound
+	}
+	return s.Registry.Get(id)
+}
+
+type createRequest struct {
+	Agent            string `json:"agent"`
+	Cwd              string `json:"cwd"`
+	PermissionPolicy string `json:"permissionPolicy"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	if s.draining.Load() {
+		return sessions.ErrShuttingDown
+	}
+	var req createRequest
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
+	writeJSON(w, http.StatusCreated, sess.View())
+	return nil
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+	list := s.Registry.List()
+	views := make([]sessions.View, 0, len(list))
+	for _, sess := range list {
+		views = append(views, sess.View())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": views})
+	return nil
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess.Detail())
+	return nil
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	sess.Close("closed by client")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type promptRequest struct {
+	Text   *string         `json:"text"`
+	Prompt json.RawMessage `json:"prompt"`
+}
+
+func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	wait, err := boolQuery(r, "wait")
+	if err != nil {
+		return err
+	}
+	var req promptRequest
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	var blocks []json.RawMessage
+	switch {
+	case req.Text != nil && req.Prompt != nil:
+		return badRequest(`give either "text" or "prompt", not both`)
+	case req.Text != nil:
+		if *req.Text == "" {
+			return badRequest(`"text" is empty`)
+		}
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": *req.Text})
+		blocks = []json.RawMessage{b}
+	case req.Prompt != nil:
+		if blocks, err = sessions.ParsePrompt(req.Prompt); err != nil {
+			return err
+		}
+	default:
+		return badRequest(`body needs "text" (a string) or "prompt" (an array of ACP content blocks)`)
+	}
+	turn, err := sess.Prompt(blocks)
+	if err != nil {
+		return err
+	}
+	if !wait {
+		writeJSON(w, http.StatusAccepted, map[string]string{"turnId": turn.ID})
+		return nil
+	}
+	select {
+	case <-turn.Done():
+	case <-r.Context().Done():
+		// The caller went away; the turn goes on and is visible on the session's stream.
+		return nil
+	}
+	res := turn.Result()
+	if res.Err != nil {
+		p := problem(http.StatusBadGateway, "turn_failed", "the agent failed the turn: "+res.Err.Error())
+		return p
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func boolQuery(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest("query parameter %q must be true or false", name)
+	}
+	return b, nil
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	turnID, err := sess.Cancel(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"turnId": turnID})
+	return nil
+}
+
+func (s *Server) setMode(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		ModeID string `json:"modeId"`
+	}
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	if req.ModeID == "" {
+		return badRequest(`"modeId" is required`)
+	}
+	if err := sess.SetMode(r.Context(), req.ModeID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
+	return nil
+}
+
+func (s *Server) setConfig(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		ConfigID string          `json:"configId"`
+		Value    json.RawMessage `json:"value"`
+	}
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	if req.ConfigID == "" || len(req.Value) == 0 {
+		return badRequest(`"configId" and "value" are required`)
+	}
+	opts, err := sess.SetConfigOption(r.Context(), req.ConfigID, req.Value)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"configOptions": opts})
+	return nil
+}
+
+func (s *Server) listPermissions(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"permissions": sess.PendingPermissions()})
+	return nil
+}
+
+type answerRequest struct {
+	OptionID string `json:"optionId"`
+	Outcome  string `json:"outcome"`
+}
+
+func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req answerRequest
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	var ans translateAnswer
+	switch {
+	case req.OptionID != "" && req.Outcome != "" && req.Outcome != "selected":
+		return badRequest(`give "optionId" or "outcome":"cancelled", not both`)
+	case req.OptionID != "":
+		ans.Outcome.Outcome, ans.Outcome.OptionID = "selected", req.OptionID
+	case req.Outcome == "cancelled":
+		ans.Outcome.Outcome = "cancelled"
+	default:
+		return badRequest(`body needs "optionId" (one the agent offered) or "outcome":"cancelled"`)
+	}
+	permID := chi.URLParam(r, "permissionId")
+	o, err := sess.Answer(permID, ans, "rest")
+	if err != nil {
+		if errors.Is(err, sessions.ErrPermissionUnknown) || errors.Is(err, sessions.ErrAlreadyResolved) || errors.Is(err, sessions.ErrUnknownOption) {
+			return err
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})
+	return nil
+}

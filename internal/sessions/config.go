@@ -1,0 +1,43 @@
+package sessions
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
+type Config struct {
+	Workdir           string        // default cwd of new sessions; required, absolute
+	Log               LogLimits     // per-session event log bounds; zero = unbounded
+	MaxSessions       int           // 0 = unlimited
+	MaxFieldBytes     int           // tool-call content/rawInput/rawOutput bound; 0 = unbounded
+	Redact            bool          // redact secrets in tool-call fields
+	StartTimeout      time.Duration // initialize and session/new each; 0 = 60 s
+	CallTimeout       time.Duration // set_mode, set_config_option, …; 0 = 30 s
+	CancelGrace       time.Duration // wait for the agent's answer after session/cancel; 0 = 10 s
+	PermissionTimeout time.Duration // deadline of a pending permission request; 0 = 5 min
+	StopGrace         time.Duration // per shutdown step of an agent process; 0 = 2 s
+	AgentEnv          []string      // environment given to external agents (already allowlisted)
+	Logger            *slog.Logger  // nil = slog.Default()
+	Version           string        // reported to agents as clientInfo.version
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.StartTimeout, 60*time.Second)
+	def(&c.CallTimeout, 30*time.Second)
+	def(&c.CancelGrace, 10*time.Second)
+	def(&c.PermissionTimeout, 5*time.Minute)
+	def(&c.StopGrace, 2*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}

@@ -1,0 +1,31 @@
+package sessions
+
+import "errors"
+
+// Errors the faces map to HTTP statuses and JSON-RPC codes. They are values so callers can errors.Is them.
+var (
+	ErrNotFound          = errors.New("session not found")
+	ErrUnknownAgent      = errors.New("unknown agent")
+	ErrTurnRunning       = errors.New("a turn is already running")
+	ErrNoTurn            = errors.New("no turn is running")
+	ErrNotReady          = errors.New("session is not ready")
+	ErrClosed            = errors.New("session is closed")
+	ErrFailed            = errors.New("session has failed")
+	ErrPermissionUnknown = errors.New("permission request not found")
+	ErrAlreadyResolved   = errors.New("permission request already resolved")
+	ErrUnknownOption     = errors.New("option not offered by the agent")
+	ErrTooManySessions   = errors.New("too many sessions")
+	ErrShuttingDown      = errors.New("gateway is shutting down")
+	ErrBadRequest        = errors.New("bad request")
+)
+
+// AgentError is an agent failing a gateway request (initialize, session/new, set_mode, …): the agent's own
+// JSON-RPC error, or a timeout, with the tail of its stderr for the operator.
+type AgentError struct {
+	Op     string
+	Err    error
+	Stderr string
+}
+
+func (e *AgentError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *AgentError) Unwrap() error { return e.Err }

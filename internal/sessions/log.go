@@ -1,0 +1,135 @@
+package sessions
+
+import (
+	"errors"
+	"sync"
+)
+
+// Entry is one frame of a session's event log: a complete JSON-RPC message, encoded once for every client.
+type Entry struct {
+	Seq   uint64
+	Frame []byte
+	// offset is the total size of all frames appended before this one; head offset minus an entry's offset is
+	// how many bytes a reader positioned before it still has to send.
+	offset int64
+}
+
+// ErrTruncated means the log no longer holds the frame after the requested seq: the client must resync.
+var ErrTruncated = errors.New("log truncated")
+
+var errLogClosed = errors.New("log closed")
+
+// LogLimits bounds a log. Zero means unbounded.
+type LogLimits struct {
+	MaxFrames int
+	MaxBytes  int64
+}
+
+// Log is a session's append-only event log. Every frame a client may see gets a seq, contiguous from 1. The
+// log never waits for a reader: readers poll with Read and wait on the channel it returns, so fan-out costs
+// the appender one channel close, however many clients there are. Oldest frames are trimmed past the limits.
+type Log struct {
+	limits LogLimits // Static after construction.
+
+	mu      sync.Mutex
+	entries []Entry       // Guarded by mu; entries[i].Seq == first+i.
+	first   uint64        // Guarded by mu; seq of entries[0] (next when empty).
+	next    uint64        // Guarded by mu; seq the next append gets.
+	bytes   int64         // Guarded by mu; size of the frames held.
+	total   int64         // Guarded by mu; size of every frame ever appended.
+	wake    chan struct{} // Guarded by mu; closed and replaced on every append and on close.
+	closed  bool          // Guarded by mu.
+}
+
+// NewLog returns an empty log.
+func NewLog(limits LogLimits) *Log {
+	return &Log{limits: limits, first: 1, next: 1, wake: make(chan struct{})}
+}
+
+// Append adds the frame that encode builds for the next seq and returns that seq. encode runs under the log's
+// lock, so seq order is frame order; it must only encode. An encode error appends nothing.
+func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, errLogClosed
+	}
+	seq := l.next
+	frame, err := encode(seq)
+	if err != nil {
+		return 0, err
+	}
+	l.entries = append(l.entries, Entry{Seq: seq, Frame: frame, offset: l.total})
+	l.next++
+	l.bytes += int64(len(frame))
+	l.total += int64(len(frame))
+	l.trim()
+	close(l.wake)
+	l.wake = make(chan struct{})
+	return seq, nil
+}
+
+// trim drops the oldest frames past the limits, always keeping the newest one.
+func (l *Log) trim() {
+	drop := 0
+	for len(l.entries)-drop > 1 &&
+		(l.limits.MaxFrames > 0 && len(l.entries)-drop > l.limits.MaxFrames ||
+			l.limits.MaxBytes > 0 && l.bytes > l.limits.MaxBytes) {
+		l.bytes -= int64(len(l.entries[drop].Frame))
+		l.entries[drop] = Entry{}
+		drop++
+	}
+	if drop > 0 {
+		l.entries = l.entries[drop:]
+		l.first += uint64(drop)
+	}
+}
+
+// ReadResult is what Read returns.
+type ReadResult struct {
+	Entries []Entry
+	// Wake is closed when there is more to read (an append or close after this read).
+	Wake <-chan struct{}
+	// Head is the seq of the newest frame (0 when empty); LagBytes how many bytes lie after the cursor.
+	Head     uint64
+	LagBytes int64
+	Closed   bool
+}
+
+// Read returns up to max entries with seq > after (appended to dst[:0]). ErrTruncated when after+1 was
+// trimmed. Entries share frame bytes with the log; frames are never modified after append.
+func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := ReadResult{Wake: l.wake, Head: l.next - 1, Closed: l.closed}
+	if after+1 < l.first {
+		return res, ErrTruncated
+	}
+	if after >= l.next-1 {
+		res.Entries = dst[:0]
+		return res, nil
+	}
+	i := int(after + 1 - l.first)
+	res.LagBytes = l.total - l.entries[i].offset
+	end := min(len(l.entries), i+max)
+	res.Entries = append(dst[:0], l.entries[i:end]...)
+	return res, nil
+}
+
+// Bounds returns the seq of the oldest frame held and of the newest (first > last when empty).
+func (l *Log) Bounds() (first, last uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first, l.next - 1
+}
+
+// Close wakes every reader for the last time; later appends fail.
+func (l *Log) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	close(l.wake)
+}

@@ -1,0 +1,231 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/google/uuid"
+)
+
+// permission is one pending `session/request_permission`, waiting for its first valid answer.
+type permission struct {
+	// Static after construction.
+	id        string
+	turnID    string
+	req       translate.PermissionRequest
+	createdAt time.Time
+	deadline  time.Time
+	frame     []byte                 // the logged request frame, re-sent to clients that connect later
+	seq       uint64                 // its seq
+	answer    chan translate.Outcome // buffered 1; written once by whoever resolves it
+}
+
+// PermissionView is a pending permission request as clients see it.
+type PermissionView struct {
+	ID        string                        `json:"id"`
+	TurnID    string                        `json:"turnId,omitempty"`
+	ToolCall  json.RawMessage               `json:"toolCall"`
+	Options   []translate.PermissionOption `json:"options"`
+	CreatedAt time.Time                     `json:"createdAt"`
+	Deadline  time.Time                     `json:"deadline"`
+}
+
+// answerTo pairs a resolved request with the outcome to deliver to the waiting agent handler.
+type answerTo struct {
+	p *permission
+	o translate.Outcome
+}
+
+// deliver hands outcomes to the agent handlers waiting for them. Channels are buffered: never blocks.
+func deliver(as []answerTo) {
+	for _, a := range as {
+		a.p.answer <- a.o
+	}
+}
+
+// RequestPermission implements agents.Handler. It logs the request for clients, applies the session's policy,
+// and waits for the first valid answer, the deadline, or the agent giving up.
+func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	req, perr := translate.ParsePermissionRequest(params)
+	s.mu.Lock()
+	p := &permission{
+		id: uuid.NewString(), req: req, createdAt: s.reg.now().UTC(), answer: make(chan translate.Outcome, 1),
+	}
+	p.deadline = p.createdAt.Add(s.reg.cfg.PermissionTimeout)
+	if s.turn != nil {
+		p.turnID = s.turn.ID
+	}
+	clientParams, err := translate.RewriteSessionID(nil, params, s.ID)
+	if err != nil || perr != nil {
+		s.mu.Unlock()
+		s.logger.Warn("denying malformed permission request", "err", errors.Join(err, perr))
+		return req.Deny("malformed permission request").MarshalResult(), nil
+	}
+	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, PermissionID: p.id, Deadline: p.deadline.Format(time.RFC3339Nano)}
+	p.seq, _ = s.log.Append(func(seq uint64) ([]byte, error) {
+		meta.Seq = seq
+		f, err := translate.AppendRequest(nil, p.id, "session/request_permission", clientParams, meta)
+		p.frame = f
+		return f, err
+	})
+	var auto []answerTo
+	switch {
+	case s.turn == nil || s.turn.cancelRequested || s.status != StatusRunning:
+		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
+		auto = s.resolveLocked(p, translate.Outcome{Reason: "turn not running"}, "cancel")
+	default:
+		if o, ok := decideByPolicy(s.Policy, req); ok {
+			auto = s.resolveLocked(p, o, "policy")
+		} else {
+			s.perms[p.id] = p
+		}
+	}
+	s.mu.Unlock()
+	deliver(auto)
+
+	timer := time.NewTimer(time.Until(p.deadline))
+	defer timer.Stop()
+	select {
+	case o := <-p.answer:
+		return o.MarshalResult(), nil
+	case <-timer.C:
+		s.resolvePending(p.id, req.Deny("deadline passed"), "deadline")
+		return (<-p.answer).MarshalResult(), nil
+	case <-ctx.Done():
+		// The agent withdrew the request ($/cancel_request) or went away.
+		s.resolvePending(p.id, req.Deny("withdrawn by the agent"), "agent")
+		return nil, ctx.Err()
+	}
+}
+
+// resolveLocked records an outcome: the request leaves the pending set, clients get
+// `_gateway/permission_resolved`, and the returned answer must be delivered after unlocking.
+func (s *Session) resolveLocked(p *permission, o translate.Outcome, by string) []answerTo {
+	delete(s.perms, p.id)
+	s.rememberResolvedLocked(p.id)
+	res := o.ClientJSON()
+	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, map[string]any{
+		"permissionId": p.id, "outcome": res, "by": by,
+	})
+	return []answerTo{{p, o}}
+}
+
+// rememberResolvedLocked keeps the last 1 024 resolved ids so a late answer gets "already resolved" rather
+// than "not found".
+func (s *Session) rememberResolvedLocked(id string) {
+	const keep = 1024
+	s.resolved[id] = struct{}{}
+	s.resolvedOrder = append(s.resolvedOrder, id)
+	if len(s.resolvedOrder) > keep {
+		delete(s.resolved, s.resolvedOrder[0])
+		s.resolvedOrder = s.resolvedOrder[1:]
+	}
+}
+
+// resolvePending resolves a request if it is still pending; a lost race is not an error.
+func (s *Session) resolvePending(id string, o translate.Outcome, by string) {
+	s.mu.Lock()
+	var as []answerTo
+	if p, ok := s.perms[id]; ok {
+		as = s.resolveLocked(p, o, by)
+	}
+	s.mu.Unlock()
+	deliver(as)
+}
+
+// Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
+// not offer is ErrUnknownOption and leaves the request pending.
+func (s *Session) Answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
+	s.mu.Lock()
+	p, ok := s.perms[permissionID]
+	if !ok {
+		_, was := s.resolved[permissionID]
+		s.mu.Unlock()
+		if was {
+			return translate.Outcome{}, ErrAlreadyResolved
+		}
+		return translate.Outcome{}, ErrPermissionUnknown
+	}
+	o, err := p.req.Decide(a)
+	if err != nil {
+		s.mu.Unlock()
+		if errors.Is(err, translate.ErrUnknownOption) {
+			return translate.Outcome{}, ErrUnknownOption
+		}
+		return translate.Outcome{}, errors.Join(ErrBadRequest, err)
+	}
+	as := s.resolveLocked(p, o, by)
+	s.mu.Unlock()
+	deliver(as)
+	return o, nil
+}
+
+// denyPendingLocked denies pending requests (of one turn, or all when turnID is empty) the way the gateway
+// denies on its own: the agent's reject option, else cancelled.
+func (s *Session) denyPendingLocked(turnID, by, reason string) []answerTo {
+	var as []answerTo
+	for _, p := range s.pendingLocked() {
+		if turnID == "" || p.turnID == turnID {
+			as = append(as, s.resolveLocked(p, p.req.Deny(reason), by)...)
+		}
+	}
+	return as
+}
+
+// cancelPendingLocked answers a turn's pending requests `cancelled`, as ACP requires after session/cancel.
+func (s *Session) cancelPendingLocked(turnID string) []answerTo {
+	var as []answerTo
+	for _, p := range s.pendingLocked() {
+		if p.turnID == turnID || p.turnID == "" {
+			as = append(as, s.resolveLocked(p, translate.Outcome{Reason: "turn cancelled"}, "cancel")...)
+		}
+	}
+	return as
+}
+
+// pendingLocked returns the pending requests in the order they were made.
+func (s *Session) pendingLocked() []*permission {
+	out := make([]*permission, 0, len(s.perms))
+	for _, p := range s.perms {
+		out = append(out, p)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].seq < out[j-1].seq; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func (s *Session) pendingViewsLocked() []PermissionView {
+	ps := s.pendingLocked()
+	out := make([]PermissionView, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, PermissionView{ID: p.id, TurnID: p.turnID, ToolCall: p.req.ToolCall, Options: p.req.Options, CreatedAt: p.createdAt, Deadline: p.deadline})
+	}
+	return out
+}
+
+// PendingPermissions lists the pending requests.
+func (s *Session) PendingPermissions() []PermissionView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pendingViewsLocked()
+}
+
+// PendingFrames returns the logged request frames of pending permissions with seq <= upTo: a client that
+// resumes after them would otherwise never see requests it still has to answer.
+func (s *Session) PendingFrames(upTo uint64) []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	for _, p := range s.pendingLocked() {
+		if p.seq <= upTo {
+			out = append(out, Entry{Seq: p.seq, Frame: p.frame})
+		}
+	}
+	return out
+}

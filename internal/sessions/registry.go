@@ -1,0 +1,193 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/google/uuid"
+)
+
+// AgentInfo describes a configured agent to clients (never its command line or environment).
+type AgentInfo struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Default bool   `json:"default"`
+}
+
+// Registry holds every live session.
+type Registry struct {
+	// Static after construction.
+	cfg          Config
+	agents       map[string]agents.Spec
+	agentOrder   []string
+	defaultAgent string
+
+	mu       sync.Mutex
+	sessions map[string]*Session // Guarded by mu.
+	closing  bool                // Guarded by mu; set by Shutdown.
+}
+
+// NewRegistry returns a registry serving the given agents.
+func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registry, error) {
+	cfg = cfg.withDefaults()
+	if !filepath.IsAbs(cfg.Workdir) {
+		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
+	}
+	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}}
+	for _, s := range specs {
+		if !agents.ValidName(s.Name) {
+			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)
+		}
+		if _, dup := r.agents[s.Name]; dup {
+			return nil, fmt.Errorf("agent %q configured twice", s.Name)
+		}
+		r.agents[s.Name] = s
+		r.agentOrder = append(r.agentOrder, s.Name)
+	}
+	if _, ok := r.agents[defaultAgent]; !ok {
+		return nil, fmt.Errorf("default agent %q is not configured (have %v)", defaultAgent, r.agentOrder)
+	}
+	r.defaultAgent = defaultAgent
+	return r, nil
+}
+
+// Agents lists the configured agents in configuration order.
+func (r *Registry) Agents() []AgentInfo {
+	out := make([]AgentInfo, 0, len(r.agentOrder))
+	for _, n := range r.agentOrder {
+		out = append(out, AgentInfo{Name: n, Kind: r.agents[n].Kind, Default: n == r.defaultAgent})
+	}
+	return out
+}
+
+// DefaultAgent is the agent used when a client names none.
+func (r *Registry) DefaultAgent() string { return r.defaultAgent }
+
+// CreateOptions are a client's choices for a new session.
+type CreateOptions struct {
+	Agent            string // "" = default agent
+	Cwd              string // "" = Config.Workdir; else absolute
+	PermissionPolicy string // "" = ask
+}
+
+// Create starts a session: launches its agent, sends initialize and session/new (each bounded by
+// StartTimeout), and returns it idle. The session is listed as "starting" meanwhile; on failure it is removed
+// and the agent stopped.
+func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, error) {
+	if opts.Agent == "" {
+		opts.Agent = r.defaultAgent
+	}
+	spec, ok := r.agents[opts.Agent]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, opts.Agent)
+	}
+	if opts.Cwd == "" {
+		opts.Cwd = r.cfg.Workdir
+	}
+	if !filepath.IsAbs(opts.Cwd) {
+		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", ErrBadRequest, opts.Cwd)
+	}
+	opts.Cwd = filepath.Clean(opts.Cwd)
+	if fi, err := os.Stat(opts.Cwd); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: cwd %q is not a directory", ErrBadRequest, opts.Cwd)
+	}
+	if opts.PermissionPolicy == "" {
+		opts.PermissionPolicy = PolicyAsk
+	}
+	if !validPolicy(opts.PermissionPolicy) {
+		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", ErrBadRequest, opts.PermissionPolicy, Policies)
+	}
+	s := newSession(r, uuid.NewString(), spec, opts)
+	r.mu.Lock()
+	switch {
+	case r.closing:
+		r.mu.Unlock()
+		return nil, ErrShuttingDown
+	case r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions:
+		r.mu.Unlock()
+		return nil, ErrTooManySessions
+	}
+	r.sessions[s.ID] = s
+	r.mu.Unlock()
+	if err := s.start(ctx); err != nil {
+		r.remove(s.ID)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Get returns a live session.
+func (r *Registry) Get(id string) (*Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sessions[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return s, nil
+}
+
+// List returns the live sessions, oldest first.
+func (r *Registry) List() []*Session {
+	r.mu.Lock()
+	out := make([]*Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		out = append(out, s)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Session) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (r *Registry) remove(id string) {
+	r.mu.Lock()
+	delete(r.sessions, id)
+	r.mu.Unlock()
+}
+
+// Shutdown refuses new sessions, then closes every session (cancelling turns, stopping agents) in parallel.
+// It returns when all agents are gone or ctx ends.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range r.List() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Close("gateway shutting down")
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Registry) now() time.Time { return time.Now() }

@@ -1,0 +1,235 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/google/uuid"
+)
+
+// Turn is one prompt and everything the agent did for it.
+type Turn struct {
+	// Static after construction.
+	ID        string
+	StartedAt time.Time
+	done      chan struct{} // closed when the turn has ended and result is set
+	cancelCh  chan struct{} // closed on the first cancel request
+
+	cancelRequested bool            // Guarded by the session's mu.
+	text            strings.Builder // Guarded by the session's mu; agent message text of this turn.
+	cancelOnce      sync.Once
+	result          TurnResult // Written once before done is closed.
+}
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	TurnID     string `json:"turnId"`
+	StopReason string `json:"stopReason"`
+	Text       string `json:"text"`
+	// Err is set when the agent failed the turn (a JSON-RPC error, or it died). StopReason is then end_turn.
+	Err error `json:"-"`
+}
+
+// Done is closed when the turn has ended.
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Result is the turn's outcome; valid after Done is closed.
+func (t *Turn) Result() TurnResult {
+	<-t.done
+	return t.result
+}
+
+// requestCancel marks the turn cancelled. The caller holds the session's mu.
+func (t *Turn) requestCancel() {
+	t.cancelRequested = true
+	t.cancelOnce.Do(func() { close(t.cancelCh) })
+}
+
+// ParsePrompt validates a prompt: a non-empty array of ContentBlocks, each an object with a string `type`.
+func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("%w: prompt must be an array of ACP content blocks", ErrBadRequest)
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("%w: prompt is empty", ErrBadRequest)
+	}
+	for i, b := range blocks {
+		var c struct {
+			Type *string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &c); err != nil || c.Type == nil || *c.Type == "" {
+			return nil, fmt.Errorf("%w: prompt[%d] is not a content block with a type", ErrBadRequest, i)
+		}
+	}
+	return blocks, nil
+}
+
+// Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
+// One turn at a time: a second prompt while one runs gets ErrTurnRunning.
+func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
+	s.mu.Lock()
+	switch s.status {
+	case StatusStarting:
+		s.mu.Unlock()
+		return nil, ErrNotReady
+	case StatusClosed:
+		s.mu.Unlock()
+		return nil, ErrClosed
+	case StatusFailed:
+		err := fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+		s.mu.Unlock()
+		return nil, err
+	case StatusRunning:
+		s.mu.Unlock()
+		return nil, ErrTurnRunning
+	}
+	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{})}
+	s.turn, s.status = t, StatusRunning
+	s.tctx.BeginTurn(t.ID)
+	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID})
+	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
+	for _, b := range blocks {
+		params, err := json.Marshal(map[string]any{"sessionId": s.ID, "update": map[string]any{
+			"sessionUpdate": "user_message_chunk", "content": b, "messageId": t.ID + "-user"}})
+		if err == nil {
+			s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
+		}
+	}
+	s.mu.Unlock()
+	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
+	go s.runTurn(t, blocks)
+	return t, nil
+}
+
+type promptOutcome struct {
+	stopReason string
+	err        error
+}
+
+// runTurn owns the agent's `session/prompt` call. The call runs with a context that is never cancelled:
+// cancelling it would make the SDK discard the agent's real answer. Cancel is a `session/cancel` notification
+// plus a grace timer; if the agent stays silent past it, the turn ends `cancelled` and the agent is killed.
+func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
+	answered := make(chan promptOutcome, 1)
+	go func() {
+		res, err := s.conn.Call(context.Background(), acp.AgentMethodSessionPrompt, map[string]any{"sessionId": s.agentSID, "prompt": blocks})
+		var r struct {
+			StopReason string `json:"stopReason"`
+		}
+		if err == nil {
+			if uerr := json.Unmarshal(res, &r); uerr != nil {
+				err = fmt.Errorf("malformed session/prompt response: %w", uerr)
+			}
+		}
+		answered <- promptOutcome{stopReason: r.StopReason, err: err}
+	}()
+	cancelCh := t.cancelCh
+	var grace <-chan time.Time
+	for {
+		select {
+		case o := <-answered:
+			s.finishTurn(t, o.stopReason, o.err)
+			return
+		case <-cancelCh:
+			cancelCh = nil
+			timer := time.NewTimer(s.reg.cfg.CancelGrace)
+			defer timer.Stop()
+			grace = timer.C
+		case <-grace:
+			s.finishTurn(t, translate.StopCancelled, nil)
+			s.fail(fmt.Sprintf("agent did not answer session/cancel within %s; it was stopped", s.reg.cfg.CancelGrace))
+			s.conn.Kill()
+			return
+		}
+	}
+}
+
+// finishTurn records how the turn ended, closes its open tool calls when it did not end normally, denies
+// its pending permission requests and tells clients. Only the first call for a turn counts.
+func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
+	s.mu.Lock()
+	if s.turn != t {
+		s.mu.Unlock()
+		return
+	}
+	stop := translate.ResolveStopReason(agentStop, t.cancelRequested)
+	closeReason := ""
+	switch {
+	case t.cancelRequested:
+		closeReason = "cancelled"
+	case callErr != nil:
+		closeReason = "agent_error"
+	}
+	for _, p := range s.tctx.EndTurn(closeReason) {
+		s.appendLocked("session/update", p, translate.GatewayMeta{TurnID: t.ID})
+	}
+	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
+	ended := map[string]any{"turnId": t.ID, "stopReason": stop}
+	if callErr != nil && !t.cancelRequested {
+		ended["error"] = turnError(callErr)
+	}
+	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
+	s.turn = nil
+	if s.status == StatusRunning {
+		s.status = StatusIdle
+	}
+	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String()}
+	if callErr != nil && !t.cancelRequested {
+		t.result.Err = callErr
+	}
+	close(t.done)
+	s.mu.Unlock()
+	deliver(answers)
+	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
+}
+
+// turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one.
+func turnError(err error) map[string]any {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		m := map[string]any{"code": re.Code, "message": re.Message}
+		if re.Data != nil {
+			m["data"] = re.Data
+		}
+		return m
+	}
+	return map[string]any{"message": err.Error()}
+}
+
+// Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as
+// ACP requires after session/cancel), `session/cancel` is sent, and the turn goes on until the agent answers.
+func (s *Session) Cancel(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	t := s.turn
+	if t == nil {
+		s.mu.Unlock()
+		return "", ErrNoTurn
+	}
+	first := !t.cancelRequested
+	t.requestCancel()
+	answers := s.cancelPendingLocked(t.ID)
+	s.mu.Unlock()
+	deliver(answers)
+	if first {
+		if err := s.conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
+			s.logger.Warn("send session/cancel", "err", err)
+		}
+		s.logger.Info("turn cancel requested", "turn", t.ID)
+	}
+	return t.ID, nil
+}
+
+// CurrentTurn returns the running turn, or nil.
+func (s *Session) CurrentTurn() *Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn
+}

@@ -1,0 +1,169 @@
+package translate
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// GatewayMeta is what the gateway stamps into `params._meta.gateway` of every frame it logs. Zero fields are
+// left out, so a gateway notification that belongs to no turn carries no turnId.
+type GatewayMeta struct {
+	Seq          uint64
+	Epoch        string
+	TurnID       string
+	PermissionID string
+	Deadline     string // RFC 3339; permission requests only
+	Truncated    bool   // a field of this frame was cut to the payload bound
+}
+
+// appendJSON appends b as its own JSON encoding. Plain ASCII strings without specials, which is what ids,
+// epochs and method names are, take the fast path.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+func (m GatewayMeta) appendTo(dst []byte) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, m.Seq, 10)
+	if m.Epoch != "" {
+		dst = append(dst, `,"epoch":`...)
+		dst = appendString(dst, m.Epoch)
+	}
+	if m.TurnID != "" {
+		dst = append(dst, `,"turnId":`...)
+		dst = appendString(dst, m.TurnID)
+	}
+	if m.PermissionID != "" {
+		dst = append(dst, `,"permissionId":`...)
+		dst = appendString(dst, m.PermissionID)
+	}
+	if m.Deadline != "" {
+		dst = append(dst, `,"deadline":`...)
+		dst = appendString(dst, m.Deadline)
+	}
+	if m.Truncated {
+		dst = append(dst, `,"truncated":true`...)
+	}
+	return append(dst, '}')
+}
+
+// AppendNotification appends a JSON-RPC notification `{"jsonrpc":"2.0","method":…,"params":…}` whose params
+// carry `_meta.gateway`. params must be a JSON object; the agent's own members, including its own `_meta`
+// keys, are copied byte for byte and in wire order.
+func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = appendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst, err := appendStampedParams(dst, params, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendRequest appends a JSON-RPC request with a string id (a gateway permission id).
+func AppendRequest(dst []byte, id, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendString(dst, id)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst, err := appendStampedParams(dst, params, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendStampedParams copies the params object and merges `gateway` into its `_meta` (creating `_meta` at the
+// end when absent). A `gateway` key the agent put in its own `_meta` is replaced: clients must be able to
+// trust `_meta.gateway`.
+func appendStampedParams(dst []byte, params []byte, m GatewayMeta) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, '{')
+	first, sawMeta := true, false
+	var badMeta bool
+	err := eachMember(params, func(mem member) bool {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		if string(mem.key(params)) != "_meta" {
+			dst = append(dst, params[mem.keyStart:mem.valEnd]...)
+			return true
+		}
+		sawMeta = true
+		dst = append(dst, `"_meta":{`...)
+		meta := mem.value(params)
+		innerFirst := true
+		if len(meta) > 0 && meta[0] == '{' {
+			if e := eachMember(meta, func(mm member) bool {
+				if string(mm.key(meta)) == "gateway" {
+					return true
+				}
+				if !innerFirst {
+					dst = append(dst, ',')
+				}
+				innerFirst = false
+				dst = append(dst, meta[mm.keyStart:mm.valEnd]...)
+				return true
+			}); e != nil {
+				badMeta = true
+				return false
+			}
+		}
+		if !innerFirst {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"gateway":`...)
+		dst = m.appendTo(dst)
+		dst = append(dst, '}')
+		return true
+	})
+	if err != nil || badMeta {
+		return dst[:start], errNotObject
+	}
+	if !sawMeta {
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"_meta":{"gateway":`...)
+		dst = m.appendTo(dst)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+// RewriteSessionID returns params with its top-level `sessionId` replaced by id (the gateway's session id),
+// everything else byte for byte. Agents' ids never reach web clients, and clients' never reach agents.
+func RewriteSessionID(dst []byte, params []byte, id string) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, '{')
+	first := true
+	err := eachMember(params, func(mem member) bool {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		if string(mem.key(params)) == "sessionId" {
+			dst = append(dst, `"sessionId":`...)
+			dst = appendString(dst, id)
+			return true
+		}
+		dst = append(dst, params[mem.keyStart:mem.valEnd]...)
+		return true
+	})
+	if err != nil {
+		return dst[:start], err
+	}
+	return append(dst, '}'), nil
+}

@@ -1,0 +1,163 @@
+package translate
+
+import (
+	"errors"
+)
+
+// errNotObject reports input that is not a single JSON object. Callers hand us bytes the SDK already parsed,
+// so this only fires on programming errors or hostile input in fuzzing.
+var errNotObject = errors.New("translate: not a JSON object")
+
+// member is one top-level member of a JSON object: byte offsets of its key (with quotes) and its value.
+type member struct {
+	keyStart, keyEnd int
+	valStart, valEnd int
+}
+
+// key returns the member's raw key without quotes. Keys with escapes are returned raw; the keys we look for
+// (sessionId, _meta, update, …) never need escaping, so an escaped key simply never matches.
+func (m member) key(b []byte) []byte { return b[m.keyStart+1 : m.keyEnd-1] }
+
+// value returns the member's raw value bytes.
+func (m member) value(b []byte) []byte { return b[m.valStart:m.valEnd] }
+
+// eachMember calls fn for every top-level member of the JSON object in b, in wire order, without allocating.
+// It validates structure only as far as it must to find value boundaries; fn returning false stops early.
+func eachMember(b []byte, fn func(m member) bool) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return trailing(b, i+1)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return errNotObject
+		}
+		var m member
+		m.keyStart = i
+		end, err := skipString(b, i)
+		if err != nil {
+			return err
+		}
+		m.keyEnd = end
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return errNotObject
+		}
+		i = skipSpace(b, i+1)
+		m.valStart = i
+		end, err = skipValue(b, i)
+		if err != nil {
+			return err
+		}
+		m.valEnd = end
+		if !fn(m) {
+			return nil
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return errNotObject
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return trailing(b, i+1)
+		default:
+			return errNotObject
+		}
+	}
+}
+
+func trailing(b []byte, i int) error {
+	if skipSpace(b, i) != len(b) {
+		return errNotObject
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the offset just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errNotObject
+}
+
+// skipValue returns the offset just past the JSON value starting at b[i]. Nesting is tracked with a counter,
+// not recursion, so hostile depth costs nothing but a loop.
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errNotObject
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, err := skipString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errNotObject
+	default:
+		j := i
+		for j < len(b) {
+			c := b[j]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				break
+			}
+			j++
+		}
+		if j == i {
+			return 0, errNotObject
+		}
+		return j, nil
+	}
+}
+
+// lookup returns the raw value of the top-level key k, or nil.
+func lookup(b []byte, k string) []byte {
+	var out []byte
+	_ = eachMember(b, func(m member) bool {
+		if string(m.key(b)) == k {
+			out = m.value(b)
+			return false
+		}
+		return true
+	})
+	return out
+}

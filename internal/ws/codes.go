@@ -1,0 +1,28 @@
+package ws
+
+import "github.com/coder/websocket"
+
+// Close codes (DESIGN.md). Reasons are short constants, never error text.
+const (
+	CodeNormal        = websocket.StatusNormalClosure   // 1000
+	CodeGoingAway     = websocket.StatusGoingAway       // 1001: gateway shutting down; reconnect with after
+	CodeUnsupported   = websocket.StatusUnsupportedData // 1003: binary frame
+	CodePolicy        = websocket.StatusPolicyViolation // 1008: bad origin / auth; do not retry
+	CodeTooBig        = websocket.StatusMessageTooBig   // 1009
+	CodeInternal      = websocket.StatusInternalError   // 1011
+	CodeSlowClient    = websocket.StatusCode(4001)      // evicted; reconnect with after
+	CodeNotFound      = websocket.StatusCode(4004)      // session not found; do not retry
+	CodeSessionClosed = websocket.StatusCode(4009)      // session closed; do not retry
+)
+
+const (
+	reasonShutdown   = "gateway shutting down"
+	reasonSlow       = "client too slow"
+	reasonNotFound   = "session not found"
+	reasonClosed     = "session closed"
+	reasonBinary     = "binary frames not supported"
+	reasonTooBig     = "frame too big"
+	reasonInternal   = "internal error"
+	reasonTruncated  = "log truncated; resync"
+	reasonTooMany    = "too many clients"
+)

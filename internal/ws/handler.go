@@ -1,0 +1,158 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/coder/websocket"
+)
+
+// Options configures the WebSocket face. Zero values mean the documented defaults.
+type Options struct {
+	QueueFrames     int           // frames a client may lag behind live before eviction; 0 = 4096
+	QueueBytes      int64         // bytes a client may lag behind live before eviction; 0 = 16 MiB
+	ReadLimit       int64         // largest frame accepted from a client; 0 = 16 MiB
+	PingInterval    time.Duration // 0 = 25 s
+	WriteTimeout    time.Duration // one frame's write; 0 = 10 s
+	MaxClients      int           // per session; 0 = 64
+	OriginPatterns  []string      // extra allowed Origin host patterns (same-origin is always allowed)
+	Logger          *slog.Logger
+	InsecureOrigins bool // accept any Origin (tests only)
+}
+
+func (o Options) withDefaults() Options {
+	if o.QueueFrames <= 0 {
+		o.QueueFrames = 4096
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 16 << 20
+	}
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = 16 << 20
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 25 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Handler serves `/v1/sessions/{id}/ws`.
+type Handler struct {
+	// Static after construction.
+	reg      *sessions.Registry
+	opts     Options
+	shutdown chan struct{}
+	stopOnce sync.Once
+
+	mu      sync.Mutex
+	clients map[string]int // Guarded by mu; connections per session id.
+	conns   sync.WaitGroup
+}
+
+// NewHandler returns the WebSocket face of reg.
+func NewHandler(reg *sessions.Registry, opts Options) *Handler {
+	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{}), clients: map[string]int{}}
+}
+
+// Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.stopOnce.Do(func() { close(h.shutdown) })
+	done := make(chan struct{})
+	go func() { h.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Clients returns how many clients are connected to the session.
+func (h *Handler) Clients(sessionID string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.clients[sessionID]
+}
+
+func (h *Handler) join(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clients[id] >= h.opts.MaxClients {
+		return false
+	}
+	h.clients[id]++
+	return true
+}
+
+func (h *Handler) leave(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clients[id]--; h.clients[id] <= 0 {
+		delete(h.clients, id)
+	}
+}
+
+// ServeSession upgrades and streams session id. Problems found before the upgrade that a browser could not
+// read from an HTTP status (unknown session) are reported as close codes after it.
+func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string) {
+	select {
+	case <-h.shutdown:
+		http.Error(w, reasonShutdown, http.StatusServiceUnavailable)
+		return
+	default:
+	}
+	after, hasAfter, err := parseAfter(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:     h.opts.OriginPatterns,
+		InsecureSkipVerify: h.opts.InsecureOrigins,
+	})
+	if err != nil {
+		return // Accept wrote the HTTP error (bad handshake, forbidden origin).
+	}
+	c.SetReadLimit(h.opts.ReadLimit)
+	s, err := h.reg.Get(id)
+	if err != nil {
+		c.Close(CodeNotFound, reasonNotFound)
+		return
+	}
+	if !h.join(id) {
+		c.Close(websocket.StatusTryAgainLater, reasonTooMany)
+		return
+	}
+	defer h.leave(id)
+	h.conns.Add(1)
+	defer h.conns.Done()
+	cl := newClient(h, c, s, r.URL.Query().Get("epoch"), after, hasAfter)
+	cl.run(r.Context())
+}
+
+func parseAfter(r *http.Request) (uint64, bool, error) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false, errors.New("after must be a non-negative integer seq")
+	}
+	return n, true, nil
+}

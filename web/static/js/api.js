@@ -1,0 +1,53 @@
+// REST client for the gateway's public API (/v1/...). Errors are application/problem+json and become ApiError.
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    const p = problem && typeof problem === 'object' ? problem : {};
+    super(p.detail || p.title || (typeof problem === 'string' && problem) || `HTTP ${status}`);
+    this.status = status;
+    this.code = p.code || (typeof p.type === 'string' ? p.type.replace(/^.*\//, '') : '') || '';
+    this.problem = p;
+  }
+}
+
+async function request(method, path, body) {
+  const init = { method, headers: { accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (err) {
+    throw new ApiError(0, { title: 'Network error', detail: 'The gateway could not be reached.', code: 'network' });
+  }
+  if (res.status === 204) return null;
+  const ct = res.headers.get('content-type') || '';
+  let data = null;
+  if (ct.includes('json')) {
+    try { data = await res.json(); } catch { data = null; }
+  } else {
+    data = await res.text();
+  }
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  agents: () => request('GET', '/v1/agents'),
+  sessions: () => request('GET', '/v1/sessions'),
+  session: (id) => request('GET', `/v1/sessions/${enc(id)}`),
+  createSession: (body) => request('POST', '/v1/sessions', body),
+  closeSession: (id) => request('DELETE', `/v1/sessions/${enc(id)}`),
+  prompt: (id, text) => request('POST', `/v1/sessions/${enc(id)}/prompt`, { text }),
+  cancel: (id) => request('POST', `/v1/sessions/${enc(id)}/cancel`),
+  setMode: (id, modeId) => request('POST', `/v1/sessions/${enc(id)}/mode`, { modeId }),
+  setConfig: (id, configId, value) => request('POST', `/v1/sessions/${enc(id)}/config`, { configId, value }),
+  permissions: (id) => request('GET', `/v1/sessions/${enc(id)}/permissions`),
+  answerPermission: (id, permissionId, optionId) =>
+    request('POST', `/v1/sessions/${enc(id)}/permissions/${enc(permissionId)}`,
+      optionId ? { optionId } : { outcome: 'cancelled' }),
+};

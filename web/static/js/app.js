@@ -1,0 +1,982 @@
+// The gateway's web UI: sessions sidebar, transcript, composer, permission dialog. Talks only to /v1/... .
+
+import { api, ApiError } from './api.js';
+import { SessionSocket } from './conn.js';
+import { Transcript, renderToolContent, kindIcon } from './transcript.js';
+import { h, clear, icon } from './dom.js';
+
+const $ = (id) => document.getElementById(id);
+
+const els = {
+  app: $('app'),
+  sidebar: $('sidebar'),
+  backdrop: $('backdrop'),
+  menu: $('menu-toggle'),
+  sidebarClose: $('sidebar-close'),
+  sessionList: $('session-list'),
+  sessionsEmpty: $('sessions-empty'),
+  agentList: $('agent-list'),
+  newSession: $('new-session'),
+  emptyNew: $('empty-new-session'),
+  title: $('session-title'),
+  meta: $('session-meta'),
+  usage: $('usage'),
+  pill: $('conn-pill'),
+  pillText: $('conn-text'),
+  closeSession: $('close-session'),
+  toolbar: $('toolbar'),
+  selectors: $('selectors'),
+  transcript: $('transcript'),
+  emptyState: $('empty-state'),
+  plan: $('plan'),
+  planList: $('plan-list'),
+  planProgress: $('plan-progress'),
+  composer: $('composer'),
+  input: $('prompt-input'),
+  send: $('send'),
+  cancel: $('cancel-turn'),
+  hint: $('composer-hint'),
+  permDialog: $('perm-dialog'),
+  permTool: $('perm-tool'),
+  permDeadline: $('perm-deadline'),
+  permOptions: $('perm-options'),
+  permQueue: $('perm-queue'),
+  permLater: $('perm-later'),
+  permTitle: $('perm-title'),
+  newDialog: $('new-dialog'),
+  newForm: $('new-form'),
+  newAgent: $('new-agent'),
+  newCwd: $('new-cwd'),
+  newPolicy: $('new-policy'),
+  newError: $('new-error'),
+  newCancel: $('new-cancel'),
+  newCreate: $('new-create'),
+  confirmDialog: $('confirm-dialog'),
+  toasts: $('toasts'),
+};
+
+const state = {
+  agents: [],
+  defaultAgent: null,
+  sessions: [],
+  titles: new Map(),
+  cur: null,
+};
+
+const POLICY_LABEL = {
+  ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
+};
+const BY_LABEL = {
+  client: 'in a client', rest: 'via the API', policy: 'by the session policy', deadline: 'timed out',
+  cancel: 'turn cancelled', close: 'session closed',
+};
+
+// --- toasts --------------------------------------------------------------------------------------------------------
+
+function toast(text, kind = 'info', ms = 6000) {
+  const el = h('div.toast', { class: 'toast-' + kind, dataset: { kind } },
+    h('span.toast-text', text),
+    h('button.icon-btn.toast-close', { type: 'button', 'aria-label': 'Dismiss', on: { click: () => el.remove() } }, icon('close')));
+  els.toasts.appendChild(el);
+  while (els.toasts.childElementCount > 4) els.toasts.firstElementChild.remove();
+  setTimeout(() => el.remove(), ms);
+  return el;
+}
+
+function errorText(err) {
+  if (err instanceof ApiError) return err.message + (err.code ? ` (${err.code})` : '');
+  return String((err && err.message) || err);
+}
+
+// --- formatting ----------------------------------------------------------------------------------------------------
+
+function shortId(id) {
+  const s = String(id || '');
+  return s.length > 10 ? s.slice(0, 8) : s;
+}
+
+function fmtTokens(n) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '?';
+  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + 'M';
+  if (n >= 1e3) return (n / 1e3).toFixed(n >= 1e4 ? 0 : 1) + 'k';
+  return String(n);
+}
+
+function fmtCost(c) {
+  if (!c || typeof c.amount !== 'number') return '';
+  const cur = c.currency || 'USD';
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: cur, maximumFractionDigits: c.amount < 1 ? 4 : 2 }).format(c.amount);
+  } catch {
+    return `${c.amount} ${cur}`;
+  }
+}
+
+function fmtTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const sameDay = d.toDateString() === new Date().toDateString();
+  return sameDay ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
+}
+
+function baseName(p) {
+  const s = String(p || '').replace(/\/+$/, '');
+  return s.slice(s.lastIndexOf('/') + 1) || s || '/';
+}
+
+function sessionTitle(s) {
+  return state.titles.get(s.id) || `${s.agent || 'agent'} · ${shortId(s.id)}`;
+}
+
+// --- sidebar -------------------------------------------------------------------------------------------------------
+
+function isNarrow() {
+  return window.matchMedia('(max-width: 860px)').matches;
+}
+
+function setSidebar(open) {
+  els.app.classList.toggle('sidebar-open', open);
+  els.menu.setAttribute('aria-expanded', String(open));
+  els.backdrop.hidden = !open;
+  if (open) {
+    const first = els.sidebar.querySelector('[aria-current="page"]') || els.newSession;
+    first.focus();
+  }
+}
+
+function renderAgents() {
+  clear(els.agentList);
+  for (const a of state.agents) {
+    els.agentList.appendChild(h('li',
+      h('button.agent-item', {
+        type: 'button',
+        title: `New session with ${a.name}`,
+        dataset: { agent: a.name },
+        on: { click: () => openNewDialog(a.name) },
+      },
+      icon('bot'),
+      h('span.agent-name', a.name),
+      h('span.agent-kind', a.kind || ''),
+      a.default || a.name === state.defaultAgent ? h('span.badge', 'default') : null)));
+  }
+  clear(els.newAgent);
+  for (const a of state.agents) {
+    els.newAgent.appendChild(h('option', { value: a.name, selected: a.name === state.defaultAgent }, a.name));
+  }
+}
+
+function renderSessions() {
+  const list = [...state.sessions].sort((a, b) => {
+    const ca = a.status === 'closed' ? 1 : 0;
+    const cb = b.status === 'closed' ? 1 : 0;
+    if (ca !== cb) return ca - cb;
+    return String(b.createdAt || '').localeCompare(String(a.createdAt || ''));
+  });
+  clear(els.sessionList);
+  els.sessionsEmpty.hidden = list.length > 0;
+  const curId = state.cur && state.cur.id;
+  for (const s of list) {
+    let status = s.status;
+    let pending = Array.isArray(s.pendingPermissions) ? s.pendingPermissions.length : 0;
+    let running = !!s.currentTurn;
+    if (s.id === curId) {
+      status = state.cur.status || status;
+      pending = state.cur.pending.size;
+      running = state.cur.turn.running;
+    }
+    const a = h('a.session-item', {
+      href: '#/s/' + encodeURIComponent(s.id),
+      dataset: { sessionId: s.id, status: status || '' },
+      'aria-current': s.id === curId ? 'page' : null,
+      on: { click: () => { if (isNarrow()) setSidebar(false); } },
+    },
+    h('span.session-dot', { dataset: { status: running ? 'running' : status || '' }, 'aria-hidden': 'true' }),
+    h('span.session-item-main',
+      h('span.session-item-title', sessionTitle(s)),
+      h('span.session-item-meta', `${running ? 'running' : status || ''} · ${baseName(s.cwd)} · ${fmtTime(s.createdAt)}`)),
+    pending ? h('span.badge.badge-warn', { title: `${pending} permission request(s) waiting`, 'aria-label': `${pending} pending permission requests` }, String(pending)) : null);
+    els.sessionList.appendChild(h('li', a));
+  }
+}
+
+async function refreshSessions() {
+  try {
+    const res = await api.sessions();
+    state.sessions = Array.isArray(res && res.sessions) ? res.sessions : [];
+    const cur = state.cur;
+    if (cur) {
+      const s = state.sessions.find((x) => x.id === cur.id);
+      if (s && (s.status === 'closed' || s.status === 'failed') && cur.status !== s.status) {
+        cur.setStatus(s.status, s.statusReason);
+      }
+    }
+    renderSessions();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 0)) toast('Could not list sessions: ' + errorText(err), 'error');
+  }
+}
+
+async function loadAgents() {
+  try {
+    const res = await api.agents();
+    state.agents = Array.isArray(res && res.agents) ? res.agents : [];
+    state.defaultAgent = (res && res.default) || (state.agents.find((a) => a.default) || state.agents[0] || {}).name || null;
+    renderAgents();
+  } catch (err) {
+    toast('Could not list agents: ' + errorText(err), 'error');
+  }
+}
+
+// --- new session / close -------------------------------------------------------------------------------------------
+
+function openNewDialog(agent) {
+  els.newError.hidden = true;
+  if (agent) els.newAgent.value = agent;
+  else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
+  els.newCreate.disabled = false;
+  if (isNarrow()) setSidebar(false);
+  els.newDialog.showModal();
+  els.newAgent.focus();
+}
+
+async function createSession(ev) {
+  ev.preventDefault();
+  const body = { agent: els.newAgent.value || undefined, permissionPolicy: els.newPolicy.value };
+  const cwd = els.newCwd.value.trim();
+  if (cwd) {
+    if (!cwd.startsWith('/')) {
+      els.newError.textContent = 'The working directory must be an absolute path.';
+      els.newError.hidden = false;
+      els.newCwd.focus();
+      return;
+    }
+    body.cwd = cwd;
+  }
+  els.newCreate.disabled = true;
+  try {
+    const s = await api.createSession(body);
+    els.newDialog.close();
+    state.sessions = state.sessions.filter((x) => x.id !== s.id).concat([s]);
+    renderSessions();
+    location.hash = '#/s/' + encodeURIComponent(s.id);
+    refreshSessions();
+  } catch (err) {
+    els.newError.textContent = errorText(err);
+    els.newError.hidden = false;
+  } finally {
+    els.newCreate.disabled = false;
+  }
+}
+
+function confirmClose() {
+  const cur = state.cur;
+  if (!cur) return;
+  els.confirmDialog.returnValue = '';
+  els.confirmDialog.showModal();
+  els.confirmDialog.addEventListener('close', async () => {
+    if (els.confirmDialog.returnValue !== 'yes' || state.cur !== cur) return;
+    try {
+      await api.closeSession(cur.id);
+      cur.setStatus('closed');
+      toast('Session closed.', 'info');
+    } catch (err) {
+      toast('Could not close the session: ' + errorText(err), 'error');
+    }
+    refreshSessions();
+  }, { once: true });
+}
+
+// --- the current session -------------------------------------------------------------------------------------------
+
+class Current {
+  constructor(id) {
+    this.id = id;
+    this.session = null;
+    this.status = null;
+    this.statusReason = null;
+    this.turn = { turnId: null, running: false, cancelRequested: false };
+    this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
+    this.answered = new Set(); // permission ids answered from this page
+    this.deferred = new Set(); // permission ids the user put aside ("decide later")
+    this.showing = null; // permission id in the dialog
+    this.replayed = false;
+    this.plan = null;
+    this.modes = null;
+    this.configOptions = null;
+    this.usage = null;
+    this.commands = [];
+    this.disposed = false;
+    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
+    this.socket = null;
+  }
+
+  async start() {
+    renderHeader();
+    setConn('connecting');
+    let s;
+    try {
+      s = await api.session(this.id);
+    } catch (err) {
+      if (this.disposed) return;
+      if (err instanceof ApiError && err.status === 404) {
+        toast('That session does not exist (any more).', 'error');
+        this.setStatus('closed', 'not found');
+        setConn('closed', { reason: 'session not found' });
+        return;
+      }
+      toast('Could not load the session: ' + errorText(err), 'error');
+      s = { id: this.id, status: 'starting' };
+    }
+    if (this.disposed) return;
+    this.applySession(s, false);
+    this.socket = new SessionSocket(this.id, {
+      onFrame: (m) => this.onFrame(m),
+      onState: (st, d) => this.onConnState(st, d),
+      onResync: (reason) => this.resync(reason),
+    });
+    if (this.status === 'closed') {
+      // A closed session's log may still be readable; the socket reports 4009 if not.
+    }
+    this.socket.start(0, null);
+  }
+
+  dispose() {
+    this.disposed = true;
+    if (this.socket) this.socket.stop();
+    this.transcript.reset();
+    this.transcript.list.remove();
+    closePermDialog();
+  }
+
+  applySession(s, fromSnapshot) {
+    this.session = s;
+    this.status = s.status || this.status;
+    this.statusReason = s.statusReason || null;
+    if (s.modes) this.modes = { ...s.modes };
+    if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
+    if (s.currentTurn) this.turn = { turnId: s.currentTurn.turnId, running: true, cancelRequested: !!s.currentTurn.cancelRequested };
+    else if (fromSnapshot) this.turn = { turnId: null, running: false, cancelRequested: false };
+    if (fromSnapshot) this.pending.clear();
+    if (Array.isArray(s.pendingPermissions)) {
+      for (const p of s.pendingPermissions) {
+        if (p && p.id) this.pending.set(p.id, { id: p.id, toolCall: p.toolCall || {}, options: p.options || [], deadline: p.deadline, createdAt: p.createdAt });
+      }
+    }
+    const snap = s.snapshot;
+    if (fromSnapshot && snap) {
+      this.plan = snap.plan || null;
+      if (snap.currentModeId && this.modes) this.modes.currentModeId = snap.currentModeId;
+      if (Array.isArray(snap.configOptions)) this.configOptions = snap.configOptions;
+      if (snap.usage) this.usage = snap.usage;
+      if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
+      if (Array.isArray(snap.availableCommands)) this.commands = snap.availableCommands;
+    }
+    const idx = state.sessions.findIndex((x) => x.id === s.id);
+    const listed = { ...s };
+    delete listed.snapshot;
+    if (idx >= 0) state.sessions[idx] = listed;
+    else if (s.id) state.sessions.push(listed);
+    renderAll();
+  }
+
+  async resync(reason) {
+    const s = await api.session(this.id).catch((err) => {
+      if (err instanceof ApiError && err.status === 404) {
+        const e = new Error('session not found');
+        e.terminal = true;
+        throw e;
+      }
+      throw err;
+    });
+    if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
+    this.replayed = false;
+    this.transcript.loadSnapshot(s.snapshot || { entries: [] });
+    for (const p of (s.pendingPermissions || [])) if (p && p.id) this.transcript.permissionRequested(p.id, p.toolCall);
+    this.applySession(s, true);
+    console.info(`resynced from snapshot (${reason}) at seq ${s.snapshot ? s.snapshot.seq : 0}`);
+    return { seq: (s.snapshot && s.snapshot.seq) || s.lastSeq || 0, epoch: s.epoch };
+  }
+
+  setStatus(status, reason) {
+    this.status = status;
+    this.statusReason = reason || null;
+    if (status === 'closed' || status === 'failed') {
+      this.turn = { turnId: null, running: false, cancelRequested: false };
+    }
+    renderAll();
+  }
+
+  onConnState(st, detail) {
+    if (this.disposed) return;
+    if (st === 'replaying' || st === 'resyncing') this.replayed = false;
+    setConn(st, detail);
+    if (st === 'closed' && detail && detail.code === 4009) this.setStatus('closed');
+    if (st === 'closed' && detail && detail.code === 4004) this.setStatus('closed', 'not found');
+  }
+
+  onFrame(msg) {
+    if (this.disposed) return;
+    const p = msg.params || {};
+    const meta = (p._meta && p._meta.gateway) || {};
+    switch (msg.method) {
+      case 'session/update':
+        this.onUpdate(p.update || {}, meta);
+        break;
+      case 'session/request_permission': {
+        const pid = msg.id !== undefined && msg.id !== null ? String(msg.id) : meta.permissionId;
+        if (!pid) break;
+        this.pending.set(pid, { id: pid, toolCall: p.toolCall || {}, options: p.options || [], deadline: meta.deadline, turnId: meta.turnId });
+        this.transcript.permissionRequested(pid, p.toolCall);
+        if (this.replayed) {
+          this.deferred.delete(pid);
+          refreshPermDialog();
+          renderSessions();
+          updateDocTitle();
+        }
+        break;
+      }
+      case '_gateway/permission_resolved':
+        this.onPermissionResolved(p);
+        break;
+      case '_gateway/turn_started':
+        this.turn = { turnId: p.turnId || meta.turnId || null, running: true, cancelRequested: false };
+        if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
+        this.transcript.turnStarted(this.turn.turnId);
+        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
+        break;
+      case '_gateway/turn_ended':
+        this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
+        this.turn = { turnId: null, running: false, cancelRequested: false };
+        if (this.status === 'running') this.status = 'idle';
+        if (this.replayed) {
+          renderComposer(); renderHeader(); renderSessions();
+          if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
+        }
+        break;
+      case '_gateway/session_status':
+        this.status = p.status || this.status;
+        this.statusReason = p.reason || null;
+        if (this.status === 'closed' || this.status === 'failed') this.turn = { turnId: null, running: false, cancelRequested: false };
+        if (this.replayed) renderAll();
+        break;
+      case '_gateway/replay_complete':
+        this.replayed = true;
+        this.transcript.flush();
+        this.transcript.scrollToEnd();
+        renderAll();
+        break;
+      case '_gateway/slow_client':
+        toast('This page is falling behind the session; it may reconnect.', 'warn');
+        break;
+      default:
+        break; // unknown notifications are tolerated
+    }
+  }
+
+  onUpdate(u, meta) {
+    switch (u.sessionUpdate) {
+      case 'plan':
+        this.plan = { entries: Array.isArray(u.entries) ? u.entries : [] };
+        renderPlan();
+        break;
+      case 'current_mode_update':
+        if (!this.modes) this.modes = { currentModeId: u.currentModeId, availableModes: [] };
+        else this.modes.currentModeId = u.currentModeId;
+        renderSelectors();
+        break;
+      case 'config_option_update':
+        if (Array.isArray(u.configOptions)) this.configOptions = u.configOptions;
+        renderSelectors();
+        break;
+      case 'session_info_update':
+        if (typeof u.title === 'string' && u.title) {
+          state.titles.set(this.id, u.title);
+          renderHeader();
+          renderSessions();
+        }
+        break;
+      case 'usage_update':
+        this.usage = { used: u.used, size: u.size, cost: u.cost };
+        renderUsage();
+        break;
+      case 'available_commands_update':
+        this.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
+        break;
+      default:
+        this.transcript.update(u, meta);
+    }
+  }
+
+  onPermissionResolved(p) {
+    const pid = p.permissionId;
+    const req = this.pending.get(pid);
+    this.pending.delete(pid);
+    this.deferred.delete(pid);
+    const outcome = p.outcome;
+    let optionId = p.optionId || null;
+    let selected = false;
+    if (outcome && typeof outcome === 'object') {
+      selected = outcome.outcome === 'selected';
+      optionId = outcome.optionId || optionId;
+    } else if (typeof outcome === 'string') {
+      selected = outcome === 'selected' || !!optionId;
+      if (!optionId && outcome !== 'cancelled' && outcome !== 'selected') optionId = outcome;
+    }
+    const opts = (req && req.options) || [];
+    const opt = opts.find((o) => o.optionId === optionId);
+    const allowed = selected && !!opt && String(opt.kind || '').startsWith('allow');
+    const mine = this.answered.has(pid);
+    const by = p.by || '';
+    let what = opt ? opt.name : selected && optionId ? optionId : 'Denied';
+    if (!selected && by === 'deadline') what = 'Timed out, denied';
+    else if (!selected && by === 'cancel') what = 'Cancelled with the turn';
+    else if (!selected && by === 'close') what = 'Session closed, denied';
+    else if (!selected) what = 'Cancelled, denied';
+    const who = mine ? 'by you' : BY_LABEL[by] || (by ? 'by ' + by : '');
+    this.transcript.permissionResolved(pid, who && by !== 'deadline' ? `${what} · ${who}` : what, allowed);
+    if (this.replayed && !mine) {
+      const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
+      if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
+      else if (by === 'client' || by === 'rest') toast(`The permission request for “${title}” was answered in another client: ${what}.`, 'info');
+    }
+    if (this.replayed) {
+      refreshPermDialog();
+      renderSessions();
+      updateDocTitle();
+    }
+  }
+
+  review(pid) {
+    if (!this.pending.has(pid)) return;
+    this.deferred.delete(pid);
+    this.showing = pid;
+    refreshPermDialog(true);
+  }
+
+  async answer(pid, optionId) {
+    this.answered.add(pid);
+    this.deferred.add(pid); // hide it here until the gateway confirms
+    refreshPermDialog();
+    try {
+      await api.answerPermission(this.id, pid, optionId);
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
+        toast('That permission request was already answered or is gone.', 'info');
+        this.pending.delete(pid);
+      } else {
+        this.answered.delete(pid);
+        this.deferred.delete(pid);
+        toast('Could not answer the permission request: ' + errorText(err), 'error');
+      }
+      refreshPermDialog();
+    }
+  }
+
+  get usable() {
+    return this.status !== 'closed' && this.status !== 'failed';
+  }
+}
+
+// --- rendering of the current session ------------------------------------------------------------------------------
+
+function renderAll() {
+  renderHeader();
+  renderSelectors();
+  renderUsage();
+  renderPlan();
+  renderComposer();
+  renderSessions();
+  refreshPermDialog();
+  updateDocTitle();
+}
+
+function updateDocTitle() {
+  const cur = state.cur;
+  if (!cur) { document.title = 'ACP Gateway'; return; }
+  const s = cur.session || { id: cur.id };
+  const n = cur.pending.size;
+  document.title = `${n ? `(${n}) ` : ''}${sessionTitle(s)} — ACP Gateway`;
+}
+
+function renderHeader() {
+  const cur = state.cur;
+  els.emptyState.hidden = !!cur;
+  els.closeSession.hidden = !cur || !cur.usable;
+  clear(els.meta);
+  if (!cur) {
+    els.title.textContent = 'No session';
+    els.toolbar.hidden = true;
+    return;
+  }
+  const s = cur.session || { id: cur.id };
+  els.title.textContent = sessionTitle(s);
+  const status = cur.turn.running && cur.usable ? 'running' : cur.status || 'starting';
+  els.meta.appendChild(h('span.status-chip', { dataset: { status }, id: 'session-status' }, status));
+  if (s.agent) els.meta.appendChild(h('span.meta-item', icon('bot'), s.agent));
+  if (s.cwd) els.meta.appendChild(h('span.meta-item', { title: s.cwd }, icon('folder'), h('code', s.cwd)));
+  if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
+  if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
+}
+
+function renderSelectors() {
+  const cur = state.cur;
+  clear(els.selectors);
+  if (!cur) { els.toolbar.hidden = true; return; }
+  const modes = cur.modes && Array.isArray(cur.modes.availableModes) ? cur.modes.availableModes : [];
+  let any = false;
+  if (modes.length) {
+    any = true;
+    const sel = h('select', {
+      id: 'mode-select',
+      disabled: !cur.usable,
+      on: {
+        change: async (ev) => {
+          const prev = cur.modes.currentModeId;
+          const val = ev.target.value;
+          ev.target.disabled = true;
+          try {
+            await api.setMode(cur.id, val);
+            cur.modes.currentModeId = val;
+          } catch (err) {
+            toast('Could not switch mode: ' + errorText(err), 'error');
+            cur.modes.currentModeId = prev;
+          }
+          if (state.cur === cur) renderSelectors();
+        },
+      },
+    }, modes.map((m) => h('option', { value: m.id, selected: m.id === cur.modes.currentModeId, title: m.description || '' }, m.name || m.id)));
+    els.selectors.appendChild(h('label.selector', h('span.selector-label', 'Mode'), sel));
+  }
+  for (const opt of cur.configOptions || []) {
+    if (!opt || opt.type !== 'select' || !Array.isArray(opt.options)) continue;
+    any = true;
+    const sel = h('select', {
+      dataset: { configId: opt.id },
+      title: opt.description || '',
+      disabled: !cur.usable,
+      on: {
+        change: async (ev) => {
+          const val = ev.target.value;
+          ev.target.disabled = true;
+          try {
+            const res = await api.setConfig(cur.id, opt.id, val);
+            if (res && Array.isArray(res.configOptions)) cur.configOptions = res.configOptions;
+            else opt.currentValue = val;
+          } catch (err) {
+            toast(`Could not change ${opt.name || opt.id}: ` + errorText(err), 'error');
+          }
+          if (state.cur === cur) renderSelectors();
+        },
+      },
+    }, flattenOptions(opt.options).map((o) => h('option', { value: o.value, selected: o.value === opt.currentValue, title: o.description || '' }, o.name || o.value)));
+    els.selectors.appendChild(h('label.selector', h('span.selector-label', opt.name || opt.id), sel));
+  }
+  els.toolbar.hidden = !any;
+}
+
+function flattenOptions(options) {
+  // Select options may be grouped ({group, name, options:[…]}) in newer ACP schemas.
+  const out = [];
+  for (const o of options) {
+    if (o && Array.isArray(o.options)) out.push(...flattenOptions(o.options));
+    else if (o && o.value !== undefined) out.push(o);
+  }
+  return out;
+}
+
+function renderUsage() {
+  const cur = state.cur;
+  const u = cur && cur.usage;
+  if (!u) { els.usage.hidden = true; return; }
+  clear(els.usage);
+  els.usage.hidden = false;
+  const pct = typeof u.used === 'number' && typeof u.size === 'number' && u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
+  els.usage.title = `Context: ${u.used ?? '?'} of ${u.size ?? '?'} tokens${u.cost ? ', cost ' + fmtCost(u.cost) : ''}`;
+  els.usage.appendChild(h('span.usage-tokens', `${fmtTokens(u.used)} / ${fmtTokens(u.size)} tokens`));
+  if (pct !== null) {
+    els.usage.appendChild(h('progress.usage-bar', { max: '100', value: String(pct), 'aria-label': `${pct}% of the context used` }));
+  }
+  if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
+}
+
+const PLAN_ICON = { completed: 'check', in_progress: 'spinner', pending: null };
+
+function renderPlan() {
+  const cur = state.cur;
+  const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
+  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
+  els.plan.hidden = false;
+  clear(els.planList);
+  let done = 0;
+  for (const e of entries) {
+    const st = e.status || 'pending';
+    if (st === 'completed') done++;
+    const ic = PLAN_ICON[st];
+    els.planList.appendChild(h('li.plan-entry', { dataset: { status: st, priority: e.priority || '' } },
+      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic ? icon(ic, st === 'in_progress' ? 'spin' : '') : null),
+      h('span.plan-text', String(e.content ?? '')),
+      e.priority ? h('span.plan-prio', e.priority) : null));
+  }
+  els.planProgress.textContent = `${done} of ${entries.length} done`;
+}
+
+function renderComposer() {
+  const cur = state.cur;
+  const usable = !!cur && cur.usable;
+  const running = !!cur && cur.turn.running;
+  els.input.disabled = !usable;
+  els.send.disabled = !usable || running;
+  els.cancel.hidden = !running || !usable;
+  els.cancel.disabled = !!cur && cur.turn.cancelRequested;
+  els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
+  if (!cur) els.input.placeholder = 'Create or pick a session to start';
+  else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
+  else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
+  els.composer.dataset.running = String(running);
+  updateHint();
+}
+
+function updateHint() {
+  const cur = state.cur;
+  const v = els.input.value;
+  let text = '';
+  if (cur && v.startsWith('/') && cur.commands.length) {
+    const word = v.slice(1).split(/\s/)[0];
+    const m = cur.commands.filter((c) => c && typeof c.name === 'string' && c.name.startsWith(word)).slice(0, 3);
+    text = m.map((c) => `/${c.name}${c.description ? ' — ' + c.description : ''}`).join('   ');
+  } else if (cur && cur.turn.running) {
+    text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it.';
+  }
+  els.hint.textContent = text;
+}
+
+// --- connection pill -----------------------------------------------------------------------------------------------
+
+let pillTimer = 0;
+
+function setConn(st, detail = {}) {
+  clearInterval(pillTimer);
+  els.pill.dataset.state = st;
+  const set = (t) => { els.pillText.textContent = t; };
+  switch (st) {
+    case 'connecting': set('Connecting…'); break;
+    case 'replaying': set('Loading history…'); break;
+    case 'live': set('Live'); break;
+    case 'resyncing': set('Resyncing…'); break;
+    case 'reconnecting': {
+      if (detail.connecting || !detail.at) { set(`Reconnecting…${detail.attempt ? ` (try ${detail.attempt + 1})` : ''}`); break; }
+      const tick = () => {
+        const s = Math.max(0, Math.ceil((detail.at - Date.now()) / 1000));
+        set(s > 0 ? `Offline · retrying in ${s}s` : 'Reconnecting…');
+      };
+      tick();
+      pillTimer = setInterval(tick, 500);
+      break;
+    }
+    case 'closed': set(detail.reason ? `Disconnected: ${detail.reason}` : 'Disconnected'); break;
+    default: set('Not connected');
+  }
+}
+
+// --- permission dialog ---------------------------------------------------------------------------------------------
+
+let permTimer = 0;
+let permShownId = null;
+
+function closePermDialog() {
+  clearInterval(permTimer);
+  permShownId = null;
+  if (els.permDialog.open) els.permDialog.close();
+}
+
+function pickPermission(cur) {
+  if (cur.showing && cur.pending.has(cur.showing) && !cur.deferred.has(cur.showing)) return cur.pending.get(cur.showing);
+  for (const p of cur.pending.values()) if (!cur.deferred.has(p.id)) return p;
+  return null;
+}
+
+function refreshPermDialog(focus = false) {
+  const cur = state.cur;
+  if (!cur || !cur.replayed || !cur.usable) { closePermDialog(); return; }
+  const p = pickPermission(cur);
+  if (!p) { closePermDialog(); return; }
+  cur.showing = p.id;
+  const list = [...cur.pending.keys()];
+  els.permQueue.textContent = list.length > 1 ? `${list.indexOf(p.id) + 1} of ${list.length} requests` : '';
+  if (permShownId === p.id && els.permDialog.open) return;
+  permShownId = p.id;
+  els.permDialog.dataset.permissionId = p.id;
+  const tc = p.toolCall || {};
+  clear(els.permTool);
+  els.permTool.appendChild(h('div.perm-tool-head', kindIcon(tc.kind || 'other'),
+    h('span.perm-tool-title', tc.title || 'Tool call'), tc.kind ? h('span.tool-kind', tc.kind) : null));
+  if (Array.isArray(tc.locations) && tc.locations.length) {
+    els.permTool.appendChild(h('ul.tool-locations', tc.locations.filter((l) => l && l.path).map((l) => h('li', h('code', l.line ? `${l.path}:${l.line}` : l.path)))));
+  }
+  if (Array.isArray(tc.content) && tc.content.length) els.permTool.appendChild(renderToolContent(tc));
+  else if (tc.rawInput !== undefined && tc.rawInput !== null) {
+    els.permTool.appendChild(h('pre.raw-input', h('code', JSON.stringify(tc.rawInput, null, 2).slice(0, 4000))));
+  }
+  clear(els.permOptions);
+  const opts = Array.isArray(p.options) ? p.options : [];
+  let firstAllow = null;
+  for (const o of opts) {
+    const kind = String(o.kind || '');
+    const b = h('button.btn', {
+      type: 'button',
+      class: kind.startsWith('allow') ? 'btn-primary' : kind.startsWith('reject') ? 'btn-danger-outline' : 'btn-ghost',
+      dataset: { optionId: o.optionId, kind },
+      on: { click: () => { for (const x of els.permOptions.querySelectorAll('button')) x.disabled = true; cur.answer(p.id, o.optionId); } },
+    }, o.name || o.optionId);
+    if (!firstAllow && kind === 'allow_once') firstAllow = b;
+    els.permOptions.appendChild(b);
+  }
+  if (!opts.length) els.permOptions.appendChild(h('p.muted', 'The agent offered no options.'));
+  clearInterval(permTimer);
+  const deadline = p.deadline ? new Date(p.deadline).getTime() : NaN;
+  const tick = () => {
+    if (!Number.isFinite(deadline)) { els.permDeadline.textContent = ''; return; }
+    const s = Math.round((deadline - Date.now()) / 1000);
+    els.permDeadline.textContent = s > 0
+      ? `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} — then it is denied.`
+      : 'Expired: the gateway denies it now.';
+  };
+  tick();
+  permTimer = setInterval(tick, 1000);
+  if (!els.permDialog.open) els.permDialog.showModal();
+  if (focus || document.activeElement === document.body || !els.permDialog.contains(document.activeElement)) {
+    (els.permOptions.querySelector('button') || els.permLater).focus();
+  }
+}
+
+// --- composer ------------------------------------------------------------------------------------------------------
+
+async function sendPrompt() {
+  const cur = state.cur;
+  if (!cur || !cur.usable) return;
+  const text = els.input.value;
+  if (!text.trim()) return;
+  if (cur.turn.running) {
+    toast('A turn is running: wait for it or stop it first.', 'warn');
+    return;
+  }
+  els.send.disabled = true;
+  els.input.value = '';
+  updateHint();
+  try {
+    const res = await api.prompt(cur.id, text);
+    if (state.cur === cur && !cur.turn.running && res && res.turnId) {
+      // The turn_started frame normally arrives first; this covers the gap.
+      cur.turn = { turnId: res.turnId, running: true, cancelRequested: false };
+    }
+  } catch (err) {
+    if (state.cur === cur && !els.input.value) els.input.value = text;
+    toast('Could not send the prompt: ' + errorText(err), 'error');
+  }
+  if (state.cur === cur) renderComposer();
+}
+
+async function cancelTurn() {
+  const cur = state.cur;
+  if (!cur || !cur.turn.running || cur.turn.cancelRequested) return;
+  cur.turn.cancelRequested = true;
+  renderComposer();
+  try {
+    await api.cancel(cur.id);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 'no_turn')) {
+      cur.turn.cancelRequested = false;
+      toast('Could not cancel: ' + errorText(err), 'error');
+    }
+  }
+  if (state.cur === cur) renderComposer();
+}
+
+// --- routing -------------------------------------------------------------------------------------------------------
+
+function route() {
+  const m = /^#\/s\/([^/]+)$/.exec(location.hash);
+  const id = m ? decodeURIComponent(m[1]) : null;
+  if (state.cur && state.cur.id === id) return;
+  if (state.cur) state.cur.dispose();
+  state.cur = null;
+  setConn('idle');
+  if (id) {
+    state.cur = new Current(id);
+    state.cur.start();
+  }
+  renderAll();
+  if (id) els.input.focus();
+}
+
+// --- wiring --------------------------------------------------------------------------------------------------------
+
+function wire() {
+  els.menu.addEventListener('click', () => setSidebar(!els.app.classList.contains('sidebar-open')));
+  els.sidebarClose.addEventListener('click', () => { setSidebar(false); els.menu.focus(); });
+  els.backdrop.addEventListener('click', () => setSidebar(false));
+  els.newSession.addEventListener('click', () => openNewDialog());
+  els.emptyNew.addEventListener('click', () => openNewDialog());
+  els.newForm.addEventListener('submit', createSession);
+  els.newCancel.addEventListener('click', () => els.newDialog.close());
+  els.closeSession.addEventListener('click', confirmClose);
+
+  els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
+  els.input.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.altKey && !ev.ctrlKey && !ev.metaKey && !ev.isComposing) {
+      ev.preventDefault();
+      sendPrompt();
+    }
+  });
+  els.input.addEventListener('input', updateHint);
+  els.cancel.addEventListener('click', cancelTurn);
+
+  els.permLater.addEventListener('click', () => {
+    const cur = state.cur;
+    if (cur && cur.showing) cur.deferred.add(cur.showing);
+    refreshPermDialog();
+    if (!els.permDialog.open) els.input.focus();
+  });
+  els.permDialog.addEventListener('cancel', (ev) => {
+    // Escape puts the request aside; the tool card keeps a "Review" button.
+    ev.preventDefault();
+    els.permLater.click();
+  });
+
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Escape' || ev.defaultPrevented) return;
+    if (document.querySelector('dialog[open]')) return;
+    if (els.app.classList.contains('sidebar-open') && isNarrow()) {
+      setSidebar(false);
+      els.menu.focus();
+      return;
+    }
+    if (state.cur && state.cur.turn.running) {
+      ev.preventDefault();
+      cancelTurn();
+    }
+  });
+
+  els.transcript.addEventListener('click', (ev) => {
+    const btn = ev.target.closest('button[data-copy]');
+    if (!btn) return;
+    const code = btn.closest('.code-block');
+    const text = code ? code.querySelector('code').textContent : '';
+    const done = (label) => { btn.textContent = label; setTimeout(() => { btn.textContent = 'Copy'; }, 1500); };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(() => done('Copied'), () => done('Copy failed'));
+    } else {
+      done('Copy failed');
+    }
+  });
+
+  window.addEventListener('hashchange', route);
+  window.matchMedia('(max-width: 860px)').addEventListener('change', () => setSidebar(false));
+  setInterval(() => { if (!document.hidden) refreshSessions(); }, 5000);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshSessions(); });
+}
+
+wire();
+loadAgents();
+refreshSessions();
+route();

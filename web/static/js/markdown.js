@@ -1,0 +1,565 @@
+// A small Markdown subset, parsed into a plain tree (no DOM, so it is testable in node) and then built into DOM
+// nodes with createElement/textContent. Agent text never reaches innerHTML.
+//
+// Blocks: paragraphs, ATX headings, fenced code blocks (``` or ~~~, an unterminated fence runs to the end, which is
+// what a streaming message looks like), bullet and ordered lists (nested by indentation), block quotes, thematic
+// breaks. Inlines: emphasis and strong (* and _), inline code, links and autolinks with http(s) URLs only, hard
+// breaks, backslash escapes. Anything else is text.
+
+const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const QUOTE = /^ {0,3}> ?(.*)$/;
+const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*))?$/;
+const BLANK = /^[ \t]*$/;
+
+/** Returns true when href is an absolute http(s) URL. */
+export function safeHref(href) {
+  if (typeof href !== 'string') return null;
+  const s = href.trim();
+  if (!/^https?:\/\//i.test(s)) return null;
+  try {
+    const u = new URL(s);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+    return u.href;
+  } catch {
+    return null;
+  }
+}
+
+function expandTabs(line) {
+  if (line.indexOf('\t') < 0) return line;
+  let out = '';
+  for (const ch of line) {
+    if (ch === '\t') out += ' '.repeat(4 - (out.length % 4));
+    else out += ch;
+  }
+  return out;
+}
+
+function indentOf(line) {
+  let n = 0;
+  while (n < line.length && line[n] === ' ') n++;
+  return n;
+}
+
+function isBlockStart(line) {
+  return FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) || isListItem(line);
+}
+
+function isListItem(line) {
+  return ITEM.test(line);
+}
+
+/** Parses Markdown text into an array of block nodes. */
+export function parse(text) {
+  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n').map(expandTabs);
+  return parseBlocks(lines, 0);
+}
+
+function parseBlocks(lines, depth) {
+  const blocks = [];
+  let i = 0;
+  const n = lines.length;
+  while (i < n) {
+    const line = lines[i];
+    if (BLANK.test(line)) { i++; continue; }
+
+    let m = FENCE.exec(line);
+    if (m) {
+      const indent = m[1].length;
+      const fence = m[2];
+      const lang = m[3] || '';
+      const body = [];
+      i++;
+      let closed = false;
+      while (i < n) {
+        const l = lines[i];
+        const t = l.trim();
+        if (indentOf(l) < 4 && t.length >= fence.length && t[0] === fence[0] && /^(`+|~+)$/.test(t) && t.startsWith(fence)) {
+          i++;
+          closed = true;
+          break;
+        }
+        let k = 0;
+        while (k < indent && l[k] === ' ') k++;
+        body.push(l.slice(k));
+        i++;
+      }
+      blocks.push({ type: 'code', lang: lang.toLowerCase(), text: body.join('\n'), closed });
+      continue;
+    }
+
+    m = HEADING.exec(line);
+    if (m) {
+      blocks.push({ type: 'heading', level: m[1].length, children: parseInline(m[2] || '') });
+      i++;
+      continue;
+    }
+
+    if (HR.test(line)) {
+      blocks.push({ type: 'hr' });
+      i++;
+      continue;
+    }
+
+    if (QUOTE.test(line) && depth < 8) {
+      const inner = [];
+      while (i < n) {
+        const q = QUOTE.exec(lines[i]);
+        if (q) { inner.push(q[1]); i++; continue; }
+        // Lazy continuation of a paragraph inside the quote.
+        if (!BLANK.test(lines[i]) && !isBlockStart(lines[i]) && inner.length && !BLANK.test(inner[inner.length - 1])) {
+          inner.push(lines[i]);
+          i++;
+          continue;
+        }
+        break;
+      }
+      blocks.push({ type: 'blockquote', children: parseBlocks(inner, depth + 1) });
+      continue;
+    }
+
+    m = ITEM.exec(line);
+    if (m && depth < 8) {
+      const res = parseList(lines, i, depth);
+      blocks.push(res.node);
+      i = res.next;
+      continue;
+    }
+
+    // Paragraph: runs until a blank line or the start of another block.
+    const para = [line];
+    i++;
+    while (i < n && !BLANK.test(lines[i]) && !isBlockStart(lines[i])) {
+      para.push(lines[i]);
+      i++;
+    }
+    blocks.push({ type: 'paragraph', children: parseInline(para.map((l) => l.trimStart()).join('\n').replace(/[ \t]+$/, '')) });
+  }
+  return blocks;
+}
+
+function parseList(lines, start, depth) {
+  const first = ITEM.exec(lines[start]);
+  const ordered = /\d/.test(first[2]);
+  const delim = ordered ? first[2].slice(-1) : first[2];
+  const baseIndent = first[1].length;
+  const node = { type: 'list', ordered, start: ordered ? parseInt(first[2], 10) : 1, loose: false, items: [] };
+  let i = start;
+  const n = lines.length;
+  let sawBlankBetween = false;
+  while (i < n) {
+    const m = ITEM.exec(lines[i]);
+    if (!m || m[1].length !== baseIndent) break;
+    const isOrd = /\d/.test(m[2]);
+    if (isOrd !== ordered || (ordered ? m[2].slice(-1) : m[2]) !== delim) break;
+    if (sawBlankBetween) node.loose = true;
+    const pad = m[3] ? Math.min(m[3].length, 4) : 1;
+    const contentIndent = m[1].length + m[2].length + pad;
+    const itemLines = [m[4] !== undefined ? (m[3] && m[3].length > 4 ? ' '.repeat(m[3].length - 1) + m[4] : m[4]) : ''];
+    i++;
+    let blankRun = 0;
+    while (i < n) {
+      const l = lines[i];
+      if (BLANK.test(l)) { blankRun++; itemLines.push(''); i++; continue; }
+      const ind = indentOf(l);
+      if (ind >= contentIndent) {
+        blankRun = 0;
+        itemLines.push(l.slice(contentIndent));
+        i++;
+        continue;
+      }
+      if (blankRun === 0 && !isBlockStart(l)) {
+        // Lazy continuation line of the item's paragraph.
+        itemLines.push(l.trimStart());
+        i++;
+        continue;
+      }
+      break;
+    }
+    // Trailing blank lines belong between items, not to this item.
+    while (itemLines.length && BLANK.test(itemLines[itemLines.length - 1])) itemLines.pop();
+    sawBlankBetween = blankRun > 0;
+    const children = parseBlocks(itemLines, depth + 1);
+    node.items.push(children);
+  }
+  // A list whose items hold blank-separated paragraphs is loose too.
+  for (const item of node.items) {
+    let paras = 0;
+    for (const b of item) if (b.type === 'paragraph') paras++;
+    if (paras > 1) node.loose = true;
+  }
+  return { node, next: i };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inlines
+
+const PUNCT = /[!-/:-@[-`{-~]/;
+const ALNUM = /[\p{L}\p{N}]/u;
+const AUTOLINK = /^https?:\/\/[^\s<>"'`]+/i;
+
+/** Parses inline Markdown into an array of inline nodes. */
+export function parseInline(src) {
+  return inlineRun(String(src ?? ''), 0);
+}
+
+function pushText(out, text) {
+  if (!text) return;
+  const last = out[out.length - 1];
+  if (last && last.type === 'text') last.text += text;
+  else out.push({ type: 'text', text });
+}
+
+// Finds the end of a backtick code span starting at i (src[i] === '`'); returns {end, text} or null.
+function codeSpanAt(src, i) {
+  let j = i;
+  while (j < src.length && src[j] === '`') j++;
+  const run = j - i;
+  let k = j;
+  while (k < src.length) {
+    const at = src.indexOf('`', k);
+    if (at < 0) return null;
+    let e = at;
+    while (e < src.length && src[e] === '`') e++;
+    if (e - at === run) {
+      let text = src.slice(j, at).replace(/\n/g, ' ');
+      if (text.length > 1 && text[0] === ' ' && text[text.length - 1] === ' ' && text.trim() !== '') text = text.slice(1, -1);
+      return { end: e, text };
+    }
+    k = e;
+  }
+  return null;
+}
+
+// Finds the closing delimiter run for emphasis opened at `from` with char ch and length len.
+function findClose(src, from, ch, len) {
+  let i = from;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '\\') { i += 2; continue; }
+    if (c === '`') {
+      const span = codeSpanAt(src, i);
+      if (span) { i = span.end; continue; }
+      while (i < src.length && src[i] === '`') i++;
+      continue;
+    }
+    if (c === ch) {
+      let j = i;
+      while (j < src.length && src[j] === ch) j++;
+      const runLen = j - i;
+      const before = src[i - 1];
+      const after = src[j];
+      const leftOk = before !== undefined && !/\s/.test(before);
+      const rightOk = ch !== '_' || after === undefined || !ALNUM.test(after);
+      if (leftOk && rightOk && runLen >= len && i > from) {
+        return { at: i + (runLen - len), end: i + runLen };
+      }
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return null;
+}
+
+function findBracketClose(src, i) {
+  let depth = 0;
+  for (let k = i; k < src.length; k++) {
+    const c = src[k];
+    if (c === '\\') { k++; continue; }
+    if (c === '`') {
+      const span = codeSpanAt(src, k);
+      if (span) { k = span.end - 1; continue; }
+    }
+    if (c === '[') depth++;
+    else if (c === ']') {
+      depth--;
+      if (depth === 0) return k;
+    }
+  }
+  return -1;
+}
+
+function parseLinkDest(src, i) {
+  // src[i] === '('
+  let k = i + 1;
+  while (k < src.length && /[ \t\n]/.test(src[k])) k++;
+  let url = '';
+  if (src[k] === '<') {
+    const e = src.indexOf('>', k);
+    if (e < 0) return null;
+    url = src.slice(k + 1, e);
+    k = e + 1;
+  } else {
+    let parens = 0;
+    const s = k;
+    while (k < src.length) {
+      const c = src[k];
+      if (c === '\\') { k += 2; continue; }
+      if (/\s/.test(c)) break;
+      if (c === '(') parens++;
+      else if (c === ')') {
+        if (parens === 0) break;
+        parens--;
+      }
+      k++;
+    }
+    url = src.slice(s, k);
+  }
+  while (k < src.length && /[ \t\n]/.test(src[k])) k++;
+  if (src[k] === '"' || src[k] === "'") {
+    const q = src[k];
+    const e = src.indexOf(q, k + 1);
+    if (e < 0) return null;
+    k = e + 1;
+    while (k < src.length && /[ \t\n]/.test(src[k])) k++;
+  }
+  if (src[k] !== ')') return null;
+  return { url: url.replace(/\\([!-/:-@[-`{-~])/g, '$1'), end: k + 1 };
+}
+
+function inlineRun(src, depth) {
+  const out = [];
+  let i = 0;
+  let text = '';
+  const flush = () => { pushText(out, text); text = ''; };
+  while (i < src.length) {
+    const c = src[i];
+
+    if (c === '\\' && i + 1 < src.length) {
+      const nx = src[i + 1];
+      if (nx === '\n') { flush(); out.push({ type: 'br' }); i += 2; continue; }
+      if (PUNCT.test(nx)) { text += nx; i += 2; continue; }
+    }
+
+    if (c === '\n') {
+      // Two trailing spaces make a hard break; otherwise a soft break.
+      if (/ {2,}$/.test(text)) { text = text.replace(/ +$/, ''); flush(); out.push({ type: 'br' }); }
+      else { text = text.replace(/ +$/, ''); text += '\n'; }
+      i++;
+      while (src[i] === ' ') i++;
+      continue;
+    }
+
+    if (c === '`') {
+      const span = codeSpanAt(src, i);
+      if (span) { flush(); out.push({ type: 'code', text: span.text }); i = span.end; continue; }
+      let j = i;
+      while (j < src.length && src[j] === '`') j++;
+      text += src.slice(i, j);
+      i = j;
+      continue;
+    }
+
+    if ((c === '*' || c === '_') && depth < 16) {
+      let j = i;
+      while (j < src.length && src[j] === c) j++;
+      const run = j - i;
+      const next = src[j];
+      const prev = src[i - 1];
+      const canOpen = next !== undefined && !/\s/.test(next) && (c !== '_' || prev === undefined || !ALNUM.test(prev));
+      if (canOpen) {
+        const len = Math.min(run, 3);
+        const close = findClose(src, j, c, len);
+        if (close) {
+          flush();
+          // Extra delimiter characters beyond 3 stay literal.
+          if (run > len) pushText(out, c.repeat(run - len));
+          const inner = inlineRun(src.slice(j, close.at), depth + 1);
+          let node;
+          if (len === 1) node = { type: 'em', children: inner };
+          else if (len === 2) node = { type: 'strong', children: inner };
+          else node = { type: 'strong', children: [{ type: 'em', children: inner }] };
+          out.push(node);
+          i = close.end;
+          continue;
+        }
+        // Try a shorter delimiter (e.g. "**a*" → "*" + em(a)).
+        if (run >= 2) {
+          const c1 = findClose(src, j, c, 1);
+          if (c1) {
+            text += c.repeat(run - 1);
+            flush();
+            out.push({ type: 'em', children: inlineRun(src.slice(j, c1.at), depth + 1) });
+            i = c1.end;
+            continue;
+          }
+        }
+      }
+      text += src.slice(i, j);
+      i = j;
+      continue;
+    }
+
+    if ((c === '[' || (c === '!' && src[i + 1] === '[')) && depth < 16) {
+      const open = c === '!' ? i + 1 : i;
+      const close = findBracketClose(src, open);
+      if (close > 0 && src[close + 1] === '(') {
+        const dest = parseLinkDest(src, close + 1);
+        if (dest) {
+          flush();
+          const label = src.slice(open + 1, close);
+          const href = safeHref(dest.url);
+          const children = c === '!' ? [{ type: 'text', text: label || dest.url }] : inlineRun(label, depth + 1);
+          if (href) out.push({ type: 'link', href, children });
+          else out.push(...children);
+          i = dest.end;
+          continue;
+        }
+      }
+    }
+
+    if (c === '<') {
+      const e = src.indexOf('>', i);
+      if (e > 0) {
+        const inside = src.slice(i + 1, e);
+        const href = /^https?:\/\/[^\s<>]+$/i.test(inside) ? safeHref(inside) : null;
+        if (href) { flush(); out.push({ type: 'link', href, children: [{ type: 'text', text: inside }] }); i = e + 1; continue; }
+      }
+    }
+
+    if ((c === 'h' || c === 'H') && (i === 0 || !ALNUM.test(src[i - 1]))) {
+      const m = AUTOLINK.exec(src.slice(i));
+      if (m) {
+        let url = m[0];
+        // Trailing punctuation is not part of a bare URL.
+        while (/[.,:;!?)\]}*_]$/.test(url)) {
+          if (url.endsWith(')') && (url.match(/\(/g) || []).length >= (url.match(/\)/g) || []).length) break;
+          url = url.slice(0, -1);
+        }
+        const href = safeHref(url);
+        if (href && url.length > 8) {
+          flush();
+          out.push({ type: 'link', href, children: [{ type: 'text', text: url }] });
+          i += url.length;
+          continue;
+        }
+      }
+    }
+
+    text += c;
+    i++;
+  }
+  flush();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// DOM building
+
+/**
+ * Renders Markdown text into a DocumentFragment of `doc`, using `highlight(codeEl, text, lang)` (optional) to fill
+ * code blocks.
+ */
+export function renderMarkdown(text, doc = document, highlight = null) {
+  const frag = doc.createDocumentFragment();
+  for (const b of parse(text)) frag.appendChild(renderBlock(b, doc, highlight, false));
+  return frag;
+}
+
+function renderBlock(b, doc, highlight, tight) {
+  switch (b.type) {
+    case 'heading': {
+      // Agent headings sit inside a message, so they are demoted to keep the page outline sane.
+      const el = doc.createElement('h' + Math.min(6, b.level + 2));
+      el.className = 'md-h md-h' + b.level;
+      appendInlines(el, b.children, doc);
+      return el;
+    }
+    case 'paragraph': {
+      if (tight) {
+        const frag = doc.createDocumentFragment();
+        appendInlines(frag, b.children, doc);
+        return frag;
+      }
+      const el = doc.createElement('p');
+      appendInlines(el, b.children, doc);
+      return el;
+    }
+    case 'code': {
+      const wrap = doc.createElement('div');
+      wrap.className = 'code-block';
+      const head = doc.createElement('div');
+      head.className = 'code-head';
+      const lang = doc.createElement('span');
+      lang.className = 'code-lang';
+      lang.textContent = b.lang || 'text';
+      head.appendChild(lang);
+      const copy = doc.createElement('button');
+      copy.type = 'button';
+      copy.className = 'code-copy';
+      copy.textContent = 'Copy';
+      copy.setAttribute('aria-label', 'Copy code');
+      copy.dataset.copy = '1';
+      head.appendChild(copy);
+      wrap.appendChild(head);
+      const pre = doc.createElement('pre');
+      const code = doc.createElement('code');
+      if (b.lang) code.dataset.lang = b.lang;
+      if (highlight) highlight(code, b.text, b.lang);
+      else code.textContent = b.text;
+      pre.appendChild(code);
+      wrap.appendChild(pre);
+      return wrap;
+    }
+    case 'list': {
+      const el = doc.createElement(b.ordered ? 'ol' : 'ul');
+      if (b.ordered && b.start !== 1) el.setAttribute('start', String(b.start));
+      for (const item of b.items) {
+        const li = doc.createElement('li');
+        for (const c of item) li.appendChild(renderBlock(c, doc, highlight, !b.loose));
+        el.appendChild(li);
+      }
+      return el;
+    }
+    case 'blockquote': {
+      const el = doc.createElement('blockquote');
+      for (const c of b.children) el.appendChild(renderBlock(c, doc, highlight, false));
+      return el;
+    }
+    case 'hr':
+      return doc.createElement('hr');
+    default:
+      return doc.createTextNode('');
+  }
+}
+
+function appendInlines(parent, nodes, doc) {
+  for (const n of nodes) {
+    switch (n.type) {
+      case 'text':
+        parent.appendChild(doc.createTextNode(n.text));
+        break;
+      case 'code': {
+        const el = doc.createElement('code');
+        el.className = 'md-code';
+        el.textContent = n.text;
+        parent.appendChild(el);
+        break;
+      }
+      case 'em':
+      case 'strong': {
+        const el = doc.createElement(n.type);
+        appendInlines(el, n.children, doc);
+        parent.appendChild(el);
+        break;
+      }
+      case 'link': {
+        const el = doc.createElement('a');
+        el.href = n.href;
+        el.target = '_blank';
+        el.rel = 'noopener noreferrer nofollow';
+        appendInlines(el, n.children, doc);
+        parent.appendChild(el);
+        break;
+      }
+      case 'br':
+        parent.appendChild(doc.createElement('br'));
+        break;
+      default:
+        break;
+    }
+  }
+}
