@@ -25,12 +25,12 @@ type permission struct {
 
 // PermissionView is a pending permission request as clients see it.
 type PermissionView struct {
-	ID        string                        `json:"id"`
-	TurnID    string                        `json:"turnId,omitempty"`
-	ToolCall  json.RawMessage               `json:"toolCall"`
+	ID        string                       `json:"id"`
+	TurnID    string                       `json:"turnId,omitempty"`
+	ToolCall  json.RawMessage              `json:"toolCall"`
 	Options   []translate.PermissionOption `json:"options"`
-	CreatedAt time.Time                     `json:"createdAt"`
-	Deadline  time.Time                     `json:"deadline"`
+	CreatedAt time.Time                    `json:"createdAt"`
+	Deadline  time.Time                    `json:"deadline"`
 }
 
 // answerTo pairs a resolved request with the outcome to deliver to the waiting agent handler.

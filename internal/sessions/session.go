@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/translate"
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
 

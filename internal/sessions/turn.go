@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
 	"github.com/acp-gateway/gateway/internal/translate"
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
 
