@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	gateway "github.com/acp-gateway/gateway"
+	root "github.com/acp-gateway/gateway"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/httpapi"
@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxClients: cfg.maxClients, OriginPatterns: cfg.originPatterns(), Logger: logger,
 	})
 	api := &httpapi.Server{
-		Registry: reg, WS: wsh, Logger: logger, OpenAPI: gateway.OpenAPI, Web: web.FS(),
+		Registry: reg, WS: wsh, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
 	}
 	ln, err := net.Listen("tcp", cfg.addr)

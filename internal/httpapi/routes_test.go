@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// TestOpenAPIMatchesRouter keeps openapi.yaml equal to the router: every route is documented, and every
+// documented path and method exists. The static UI catch-all is not part of the API.
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	s := &Server{}
+	router, ok := s.Handler().(chi.Routes)
+	if !ok {
+		t.Fatal("handler is not a chi router")
+	}
+	var routed []string
+	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route == "/*" {
+			return nil
+		}
+		if len(route) > 1 {
+			route = strings.TrimSuffix(route, "/")
+		}
+		routed = append(routed, strings.ToLower(method)+" "+route)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := openAPIOperations(t, "../../openapi.yaml")
+	slices.Sort(routed)
+	routed = slices.Compact(routed)
+	for _, r := range routed {
+		if !slices.Contains(documented, r) {
+			t.Errorf("route %q is not in openapi.yaml", r)
+		}
+	}
+	for _, d := range documented {
+		if !slices.Contains(routed, d) {
+			t.Errorf("openapi.yaml documents %q, which the router does not serve", d)
+		}
+	}
+}
+
+// openAPIOperations lists "method path" for every operation under `paths:` (two-space path keys, four-space
+// method keys).
+func openAPIOperations(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ops []string
+	inPaths, path := false, ""
+	methods := []string{"get", "put", "post", "delete", "patch", "head", "options"}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "paths:":
+			inPaths = true
+		case inPaths && len(line) > 0 && line[0] != ' ' && line[0] != '#':
+			inPaths = false
+		case inPaths && strings.HasPrefix(line, "  /") && strings.HasSuffix(line, ":"):
+			path = strings.Trim(strings.TrimSpace(strings.TrimSuffix(line, ":")), `"'`)
+		case inPaths && path != "" && strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "     "):
+			m := strings.TrimSuffix(strings.TrimSpace(line), ":")
+			if slices.Contains(methods, m) {
+				ops = append(ops, m+" "+path)
+			}
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}

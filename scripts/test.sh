@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it. It sets up what it needs on a fresh machine: Go modules, the npm packages
+# of the browser and conformance tests, and Debian's chromium when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== go: modules, vet, race tests"
+go mod download
+go vet ./...
+go test -race -count=1 ./...
+
+if [[ "${SKIP_E2E:-}" == "1" ]]; then
+	echo "SKIP_E2E=1: skipping the browser and conformance suites"
+	exit 0
+fi
+
+if [[ ! -x /usr/bin/chromium ]]; then
+	echo "== installing Debian chromium"
+	if [[ $(id -u) -eq 0 ]]; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	else
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	fi
+fi
+
+for suite in e2e conformance; do
+	[[ -f "$suite/package.json" ]] || continue
+	echo "== $suite: npm ci, npm test"
+	(cd "$suite" && npm ci --no-audit --no-fund --loglevel=error && npm test)
+done
