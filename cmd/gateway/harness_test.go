@@ -135,15 +135,15 @@ func (g *gateway) do(method, path string, body any, out any) int {
 }
 
 type sessionJSON struct {
-	ID                 string          `json:"id"`
-	Agent              string          `json:"agent"`
-	Cwd                string          `json:"cwd"`
-	Status             string          `json:"status"`
-	Epoch              string          `json:"epoch"`
-	LastSeq            uint64          `json:"lastSeq"`
-	Modes              json.RawMessage `json:"modes"`
-	ConfigOptions      json.RawMessage `json:"configOptions"`
-	AgentInfo          json.RawMessage `json:"agentInfo"`
+	ID                 string                   `json:"id"`
+	Agent              string                   `json:"agent"`
+	Cwd                string                   `json:"cwd"`
+	Status             string                   `json:"status"`
+	Epoch              string                   `json:"epoch"`
+	LastSeq            uint64                   `json:"lastSeq"`
+	Modes              json.RawMessage          `json:"modes"`
+	ConfigOptions      json.RawMessage          `json:"configOptions"`
+	AgentInfo          json.RawMessage          `json:"agentInfo"`
 	CurrentTurn        *struct{ TurnID string } `json:"currentTurn"`
 	PendingPermissions []struct {
 		ID      string `json:"id"`
@@ -169,12 +169,12 @@ type frame struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		SessionID string          `json:"sessionId"`
-		Update    json.RawMessage `json:"update"`
-		TurnID    string          `json:"turnId"`
-		StopReason string         `json:"stopReason"`
-		Reason    string          `json:"reason"`
-		Meta      struct {
+		SessionID  string          `json:"sessionId"`
+		Update     json.RawMessage `json:"update"`
+		TurnID     string          `json:"turnId"`
+		StopReason string          `json:"stopReason"`
+		Reason     string          `json:"reason"`
+		Meta       struct {
 			Gateway struct {
 				Seq          uint64 `json:"seq"`
 				Epoch        string `json:"epoch"`

@@ -51,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Workdir:           cfg.workdir,
 		Log:               sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
 		MaxSessions:       cfg.maxSessions,
+		MaxClients:        cfg.maxClients,
+		IdleTTL:           cfg.idleTTL,
 		MaxFieldBytes:     cfg.maxFieldBytes,
 		Redact:            cfg.redact,
 		StartTimeout:      cfg.startTimeout,
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		MaxClients: cfg.maxClients, OriginPatterns: cfg.originPatterns(), Logger: logger,
+		OriginPatterns: cfg.originPatterns(), Logger: logger,
 	})
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
@@ -82,6 +84,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/",
 		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir)
+
+	reapCtx, stopReap := context.WithCancel(context.Background())
+	defer stopReap()
+	go reg.ReapIdle(reapCtx)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -21,11 +22,23 @@ type Server struct {
 	MaxBodyBytes int64  // 0 = 4 MiB
 	Version      string
 
-	draining atomic.Bool
+	draining  atomic.Bool
+	drainOnce sync.Once
+	closeOnce sync.Once
+	drain     chan struct{} // closed by SetDraining: event streams end so shutdown does not wait on them
+}
+
+func (s *Server) drainCh() <-chan struct{} {
+	s.drainOnce.Do(func() { s.drain = make(chan struct{}) })
+	return s.drain
 }
 
 // SetDraining makes /readyz fail and new sessions be refused while the gateway shuts down.
-func (s *Server) SetDraining() { s.draining.Store(true) }
+func (s *Server) SetDraining() {
+	s.draining.Store(true)
+	s.drainCh()
+	s.closeOnce.Do(func() { close(s.drain) })
+}
 
 // handlerFunc is an HTTP handler that returns its error for writeError to render.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -64,6 +77,7 @@ func (s *Server) Handler() http.Handler {
 			r.Method(http.MethodPost, "/mode", handlerFunc(s.setMode))
 			r.Method(http.MethodPost, "/config", handlerFunc(s.setConfig))
 			r.Method(http.MethodGet, "/permissions", handlerFunc(s.listPermissions))
+			r.Method(http.MethodGet, "/events", handlerFunc(s.events))
 			r.Method(http.MethodPost, "/permissions/{permissionId}", handlerFunc(s.answerPermission))
 			r.Method(http.MethodGet, "/ws", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				s.WS.ServeSession(w, r, chi.URLParam(r, "id"))

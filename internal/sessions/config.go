@@ -10,6 +10,8 @@ type Config struct {
 	Workdir           string        // default cwd of new sessions; required, absolute
 	Log               LogLimits     // per-session event log bounds; zero = unbounded
 	MaxSessions       int           // 0 = unlimited
+	MaxClients        int           // subscribers (sockets, event streams) per session; 0 = unlimited
+	IdleTTL           time.Duration // sessions with no subscriber and no turn are closed after this; 0 = never
 	MaxFieldBytes     int           // tool-call content/rawInput/rawOutput bound; 0 = unbounded
 	Redact            bool          // redact secrets in tool-call fields
 	StartTimeout      time.Duration // initialize and session/new each; 0 = 60 s

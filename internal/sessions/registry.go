@@ -191,3 +191,27 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 }
 
 func (r *Registry) now() time.Time { return time.Now() }
+
+// ReapIdle closes sessions idle (no subscriber, no turn) for longer than Config.IdleTTL, checking every TTL/4,
+// until ctx ends. A TTL of 0 returns at once.
+func (r *Registry) ReapIdle(ctx context.Context) {
+	ttl := r.cfg.IdleTTL
+	if ttl <= 0 {
+		return
+	}
+	tick := time.NewTicker(max(ttl/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			cutoff := r.now().Add(-ttl)
+			for _, s := range r.List() {
+				if s.idleSince(cutoff) {
+					s.Close("idle for " + ttl.String())
+				}
+			}
+		}
+	}
+}

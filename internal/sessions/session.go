@@ -62,24 +62,27 @@ type Session struct {
 	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
 	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
+	clients       int                    // Guarded by mu; attached subscribers.
+	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	closeOnce     sync.Once
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
 	s := &Session{
-		ID:        id,
-		Agent:     spec.Name,
-		Cwd:       opts.Cwd,
-		Epoch:     uuid.NewString(),
-		Policy:    opts.PermissionPolicy,
-		CreatedAt: r.now().UTC(),
-		reg:       r,
-		spec:      spec,
-		log:       NewLog(r.cfg.Log),
-		closed:    make(chan struct{}),
-		status:    StatusStarting,
-		perms:     map[string]*permission{},
-		resolved:  map[string]struct{}{},
+		ID:         id,
+		Agent:      spec.Name,
+		Cwd:        opts.Cwd,
+		Epoch:      uuid.NewString(),
+		Policy:     opts.PermissionPolicy,
+		CreatedAt:  r.now().UTC(),
+		reg:        r,
+		spec:       spec,
+		log:        NewLog(r.cfg.Log),
+		closed:     make(chan struct{}),
+		status:     StatusStarting,
+		lastActive: r.now(),
+		perms:      map[string]*permission{},
+		resolved:   map[string]struct{}{},
 	}
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.tctx = translate.NewContext(translate.Config{

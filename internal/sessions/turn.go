@@ -178,6 +178,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
+	s.lastActive = s.reg.now()
 	if s.status == StatusRunning {
 		s.status = StatusIdle
 	}

@@ -16,13 +16,12 @@ const (
 )
 
 const (
-	reasonShutdown  = "gateway shutting down"
-	reasonSlow      = "client too slow"
-	reasonNotFound  = "session not found"
-	reasonClosed    = "session closed"
-	reasonBinary    = "binary frames not supported"
-	reasonTooBig    = "frame too big"
-	reasonInternal  = "internal error"
-	reasonTruncated = "log truncated; resync"
-	reasonTooMany   = "too many clients"
+	reasonShutdown = "gateway shutting down"
+	reasonSlow     = "client too slow"
+	reasonNotFound = "session not found"
+	reasonClosed   = "session closed"
+	reasonBinary   = "binary frames not supported"
+	reasonTooBig   = "frame too big"
+	reasonInternal = "internal error"
+	reasonTooMany  = "too many clients"
 )

@@ -20,7 +20,6 @@ type Options struct {
 	ReadLimit       int64         // largest frame accepted from a client; 0 = 16 MiB
 	PingInterval    time.Duration // 0 = 25 s
 	WriteTimeout    time.Duration // one frame's write; 0 = 10 s
-	MaxClients      int           // per session; 0 = 64
 	OriginPatterns  []string      // extra allowed Origin host patterns (same-origin is always allowed)
 	Logger          *slog.Logger
 	InsecureOrigins bool // accept any Origin (tests only)
@@ -42,9 +41,6 @@ func (o Options) withDefaults() Options {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
 	}
-	if o.MaxClients <= 0 {
-		o.MaxClients = 64
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -59,14 +55,12 @@ type Handler struct {
 	shutdown chan struct{}
 	stopOnce sync.Once
 
-	mu      sync.Mutex
-	clients map[string]int // Guarded by mu; connections per session id.
-	conns   sync.WaitGroup
+	conns sync.WaitGroup // one per open connection, for Shutdown to wait on
 }
 
 // NewHandler returns the WebSocket face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
-	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{}), clients: map[string]int{}}
+	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{})}
 }
 
 // Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
@@ -79,31 +73,6 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// Clients returns how many clients are connected to the session.
-func (h *Handler) Clients(sessionID string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.clients[sessionID]
-}
-
-func (h *Handler) join(id string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.clients[id] >= h.opts.MaxClients {
-		return false
-	}
-	h.clients[id]++
-	return true
-}
-
-func (h *Handler) leave(id string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.clients[id]--; h.clients[id] <= 0 {
-		delete(h.clients, id)
 	}
 }
 
@@ -121,6 +90,17 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s, sessErr := h.reg.Get(id)
+	var detach func()
+	if sessErr == nil {
+		var ok bool
+		if detach, ok = s.Attach(); !ok {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, reasonTooMany, http.StatusServiceUnavailable)
+			return
+		}
+		defer detach()
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns:     h.opts.OriginPatterns,
 		InsecureSkipVerify: h.opts.InsecureOrigins,
@@ -129,19 +109,13 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		return // Accept wrote the HTTP error (bad handshake, forbidden origin).
 	}
 	c.SetReadLimit(h.opts.ReadLimit)
-	s, err := h.reg.Get(id)
-	if err != nil {
+	if sessErr != nil {
 		c.Close(CodeNotFound, reasonNotFound)
 		return
 	}
-	if !h.join(id) {
-		c.Close(websocket.StatusTryAgainLater, reasonTooMany)
-		return
-	}
-	defer h.leave(id)
 	h.conns.Add(1)
 	defer h.conns.Done()
-	cl := newClient(h, c, s, r.URL.Query().Get("epoch"), after, hasAfter)
+	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }
 

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// Defaults for the event stream face.
+const (
+	sseHeartbeat   = 15 * time.Second
+	pageLimitMax   = 1000
+	pageWaitMax    = 60 * time.Second
+	sseQueueFrames = 4096
+	sseQueueBytes  = 16 << 20
+)
+
+// events serves a session's stream on `GET /v1/sessions/{id}/events`: Server-Sent Events for
+// `Accept: text/event-stream`, otherwise a JSON page for clients behind proxies that kill streams.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	after, hasAfter, err := afterParam(r)
+	if err != nil {
+		return err
+	}
+	epoch := r.URL.Query().Get("epoch")
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return s.sse(w, r, sess, sess.StartAt(after, hasAfter, epoch))
+	}
+	return s.page(w, r, sess, sess.StartAt(after, hasAfter, epoch))
+}
+
+// afterParam reads the resume position: `Last-Event-ID` (EventSource reconnects) wins over `?after=`.
+func afterParam(r *http.Request) (uint64, bool, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("after")
+	}
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false, badRequest("after / Last-Event-ID must be a non-negative integer seq")
+	}
+	return n, true, nil
+}
+
+// sseSink writes the stream as Server-Sent Events: `id:` is the frame's seq; notifications outside the log
+// carry no id, so a reconnect resumes from the last logged frame.
+type sseSink struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	r     *http.Request
+	beat  *time.Ticker
+	drain <-chan struct{}
+}
+
+func (k *sseSink) Frame(seq uint64, frame []byte) error {
+	if _, err := fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
+
+func (k *sseSink) Note(method string, params any) error {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(k.w, "data: %s\n\n", b); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
+
+func (k *sseSink) Wait(wake <-chan struct{}) error {
+	for {
+		select {
+		case <-wake:
+			return nil
+		case <-k.beat.C:
+			if _, err := fmt.Fprint(k.w, ": heartbeat\n\n"); err != nil {
+				return err
+			}
+			if err := k.rc.Flush(); err != nil {
+				return err
+			}
+		case <-k.drain:
+			return sessions.ErrShuttingDown
+		case <-k.r.Context().Done():
+			return k.r.Context().Err()
+		}
+	}
+}
+
+func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Session, start sessions.Start) error {
+	detach, ok := sess.Attach()
+	if !ok {
+		p := problem(http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit")
+		p.RetryAfter = 5
+		return p
+	}
+	defer detach()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	beat := time.NewTicker(sseHeartbeat)
+	defer beat.Stop()
+	sink := &sseSink{w: w, rc: rc, r: r, beat: beat, drain: s.drainCh()}
+	err := sess.Follow(start, sink, sessions.FollowLimits{Frames: sseQueueFrames, Bytes: sseQueueBytes})
+	if errors.Is(err, sessions.ErrSessionClosed) {
+		_ = sink.Note("_gateway/session_status", map[string]any{"status": "closed"})
+	}
+	return nil // the response has started; errors end the stream and the client reconnects
+}
+
+// pageSink collects frames for one JSON page and stops when it is full or caught up.
+type pageSink struct {
+	limit  int
+	frames []json.RawMessage
+	last   uint64
+	notes  []json.RawMessage
+	wait   *time.Timer
+	r      *http.Request
+}
+
+var errPageDone = errors.New("page done")
+
+func (k *pageSink) Frame(seq uint64, frame []byte) error {
+	k.frames = append(k.frames, frame)
+	k.last = seq
+	if len(k.frames) >= k.limit {
+		return errPageDone
+	}
+	return nil
+}
+
+func (k *pageSink) Note(method string, params any) error {
+	if method == "_gateway/replay_complete" {
+		return nil // a page is always "replay"; lastSeq says where to continue
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	k.notes = append(k.notes, b)
+	return nil
+}
+
+func (k *pageSink) Wait(wake <-chan struct{}) error {
+	if len(k.frames) > 0 || len(k.notes) > 0 || k.wait == nil {
+		return errPageDone
+	}
+	select {
+	case <-wake:
+		return nil
+	case <-k.wait.C:
+		return errPageDone
+	case <-k.r.Context().Done():
+		return k.r.Context().Err()
+	}
+}
+
+// page answers `{"epoch","frames":[…],"lastSeq","headSeq","notes":[…]}`. With `wait`, an empty page waits up
+// to that long for the first frame (long-poll).
+func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Session, start sessions.Start) error {
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > pageLimitMax {
+			return badRequest("limit must be an integer from 1 to %d", pageLimitMax)
+		}
+		limit = n
+	}
+	sink := &pageSink{limit: limit, last: start.Cursor, r: r}
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > pageWaitMax {
+			return badRequest("wait must be a duration from 0s to %s", pageWaitMax)
+		}
+		if d > 0 {
+			sink.wait = time.NewTimer(d)
+			defer sink.wait.Stop()
+		}
+	}
+	err := sess.Follow(start, sink, sessions.FollowLimits{})
+	if err != nil && !errors.Is(err, errPageDone) && !errors.Is(err, sessions.ErrSessionClosed) {
+		return err
+	}
+	_, head := sess.Log().Bounds()
+	if sink.frames == nil {
+		sink.frames = []json.RawMessage{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"epoch": sess.Epoch, "frames": sink.frames, "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
+		"closed": errors.Is(err, sessions.ErrSessionClosed),
+	})
+	return nil
+}

@@ -1,0 +1,49 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// This file holds the few session methods the raw-ACP face (`/acp`, package acpws) needs beyond what the
+// REST and `/v1/sessions/{id}/ws` faces use.
+
+// PermissionPending reports whether the permission request with this gateway id is still waiting for an
+// answer. The `/acp` face forwards a logged `session/request_permission` frame to its client only while it
+// is: an ACP client must not be asked about a request that a policy, another client or the gateway already
+// decided.
+func (s *Session) PermissionPending(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.perms[id]
+	return ok
+}
+
+// Authenticate forwards an ACP `authenticate` request (params as the client sent them) to the session's
+// agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
+// JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
+func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	defer cancel()
+	res, err := s.conn.Call(ctx, acp.AgentMethodAuthenticate, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		}
+		return nil, &AgentError{Op: "authenticate", Err: err}
+	}
+	return res, nil
+}
+
+// AgentAuthMethods returns the `authMethods` the session's agent answered to initialize (nil when unknown).
+func (s *Session) AgentAuthMethods() json.RawMessage {
+	if s.Status() == StatusStarting {
+		return nil
+	}
+	return nullToNil(s.initInfo.AuthMethods)
+}
