@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,15 @@ type config struct {
 	shutdownTimeout   time.Duration
 	version           bool
 	agentEnv          []string
+	token             string
+	tokenFile         string
+	insecureNoAuth    bool
+	workspaceRoots    []string
+	debugAddr         string
+	rateLimit         float64
+	maxPromptBytes    int64
+	maxPerAgent       int
+	homeRoot          string
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -83,6 +93,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns allowed for WebSocket upgrades besides same-origin (e.g. localhost:5173)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token")
+	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --addr without a token (anyone who can connect can run agents)")
+	fs.Var((*stringList)(&c.workspaceRoots), "workspace-root", "directory session cwds must lie under, symlinks resolved (repeatable; default: --workdir)")
+	fs.StringVar(&c.debugAddr, "debug-addr", "", "loopback address for pprof (e.g. 127.0.0.1:6060); off when empty")
+	fs.Float64Var(&c.rateLimit, "rate-limit", 50, "requests per second per token, bursts of twice that (0 = unlimited; applies with --token)")
+	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")
+	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
+	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -114,6 +133,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	c.workdir = abs
+	if c.tokenFile != "" {
+		b, err := os.ReadFile(c.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %v", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+		if c.token == "" {
+			return nil, errors.New("--token-file: the file is empty")
+		}
+	}
+	if c.homeRoot == "" {
+		state := getenv("XDG_STATE_HOME")
+		if state == "" && getenv("HOME") != "" {
+			state = filepath.Join(getenv("HOME"), ".local", "state")
+		}
+		if state == "" {
+			state = os.TempDir()
+		}
+		c.homeRoot = filepath.Join(state, "acp-gateway", "homes")
+	}
+	if err := c.checkExposure(); err != nil {
+		return nil, err
+	}
 	for _, k := range envAllowlist {
 		if v := getenv(k); v != "" {
 			c.agentEnv = append(c.agentEnv, k+"="+v)
@@ -147,6 +189,45 @@ func (c *config) agentSpecs(demo agents.Spec) ([]agents.Spec, error) {
 		}
 	}
 	return specs, nil
+}
+
+// checkExposure refuses to serve agents to the network without a token: whoever can prompt a session can
+// make an agent run commands.
+func (c *config) checkExposure() error {
+	if c.token != "" || c.insecureNoAuth {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v", c.addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without a token: set GATEWAY_TOKEN (or --token-file), or pass --insecure-no-auth if you really mean to let anyone who can connect run agents", c.addr)
+}
+
+// isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot.
+func (c *config) isolateHomes(specs []agents.Spec) error {
+	for i := range specs {
+		if specs[i].Home != "isolated" {
+			continue
+		}
+		dir := filepath.Join(c.homeRoot, specs[i].Name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("agent %q: isolated home: %v", specs[i].Name, err)
+		}
+		env := map[string]string{}
+		for k, v := range specs[i].Env {
+			env[k] = v
+		}
+		env["HOME"] = dir
+		specs[i].Env = env
+	}
+	return nil
 }
 
 func (c *config) originPatterns() []string {

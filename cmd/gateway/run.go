@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/httpapi"
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/acp-gateway/gateway/web"
@@ -47,31 +48,54 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	reg, err := sessions.NewRegistry(sessions.Config{
-		Workdir:           cfg.workdir,
-		Log:               sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
-		MaxSessions:       cfg.maxSessions,
-		MaxClients:        cfg.maxClients,
-		IdleTTL:           cfg.idleTTL,
-		MaxFieldBytes:     cfg.maxFieldBytes,
-		Redact:            cfg.redact,
-		StartTimeout:      cfg.startTimeout,
-		CancelGrace:       cfg.cancelGrace,
-		PermissionTimeout: cfg.permissionTimeout,
-		AgentEnv:          cfg.agentEnv,
-		Logger:            logger,
-		Version:           version,
+	if err := cfg.isolateHomes(specs); err != nil {
+		return err
+	}
+	if cfg.insecureNoAuth && cfg.token == "" {
+		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
+	}
+	var reg *sessions.Registry
+	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
+	reg, err = sessions.NewRegistry(sessions.Config{
+		Workdir:             cfg.workdir,
+		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
+		MaxSessions:         cfg.maxSessions,
+		MaxClients:          cfg.maxClients,
+		IdleTTL:             cfg.idleTTL,
+		MaxFieldBytes:       cfg.maxFieldBytes,
+		Redact:              cfg.redact,
+		StartTimeout:        cfg.startTimeout,
+		CancelGrace:         cfg.cancelGrace,
+		PermissionTimeout:   cfg.permissionTimeout,
+		AgentEnv:            cfg.agentEnv,
+		Logger:              logger,
+		Version:             version,
+		Metrics:             m,
+		WorkspaceRoots:      cfg.workspaceRoots,
+		MaxSessionsPerAgent: cfg.maxPerAgent,
 	}, specs, cfg.defaultAgent)
 	if err != nil {
 		return err
 	}
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		OriginPatterns: cfg.originPatterns(), Logger: logger,
+		OriginPatterns: cfg.originPatterns(), Logger: logger, Metrics: m,
 	})
+	var auth *httpapi.Auth
+	if cfg.token != "" {
+		auth = httpapi.NewAuth(cfg.token, cfg.rateLimit, 0)
+	}
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
+		MaxPromptBytes: cfg.maxPromptBytes, Auth: auth, Metrics: m, AllowedOrigins: cfg.originPatterns(),
+	}
+	if cfg.debugAddr != "" {
+		stopDebug, err := serveDebug(cfg.debugAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

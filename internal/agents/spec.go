@@ -27,7 +27,10 @@ type Spec struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"-"` // added to the allowlisted environment; never shown to clients
-	Builtin BuiltinFunc       `json:"-"` // KindBuiltin only
+	// Home is "isolated" for an agent that gets a HOME of its own (its state kept apart from the user's),
+	// or "" for the gateway's HOME.
+	Home    string      `json:"-"`
+	Builtin BuiltinFunc `json:"-"` // KindBuiltin only
 }
 
 // agentServersFile is the shape of Zed's `agent_servers` setting, which users already have.
@@ -37,6 +40,7 @@ type agentServersFile struct {
 		Args    []string          `json:"args"`
 		Env     map[string]string `json:"env"`
 		Kind    string            `json:"kind"`
+		Home    string            `json:"home"`
 	} `json:"agent_servers"`
 }
 
@@ -67,7 +71,10 @@ func ParseAgentServers(data []byte) ([]Spec, error) {
 		if a.Command == "" {
 			return nil, fmt.Errorf("agents file: agent %q has no command", n)
 		}
-		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env})
+		if a.Home != "" && a.Home != "isolated" {
+			return nil, fmt.Errorf(`agents file: agent %q: "home" must be "isolated" or absent`, n)
+		}
+		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home})
 	}
 	return specs, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -59,6 +60,7 @@ func afterParam(r *http.Request) (uint64, bool, error) {
 // carry no id, so a reconnect resumes from the last logged frame.
 type sseSink struct {
 	w     http.ResponseWriter
+	m     *metrics.Metrics
 	rc    *http.ResponseController
 	r     *http.Request
 	beat  *time.Ticker
@@ -66,6 +68,7 @@ type sseSink struct {
 }
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
+	k.m.FrameOut("sse", len(frame))
 	if _, err := fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame); err != nil {
 		return err
 	}
@@ -120,8 +123,13 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	_ = rc.Flush()
 	beat := time.NewTicker(sseHeartbeat)
 	defer beat.Stop()
-	sink := &sseSink{w: w, rc: rc, r: r, beat: beat, drain: s.drainCh()}
+	s.Metrics.ClientConnected("sse", 1)
+	defer s.Metrics.ClientConnected("sse", -1)
+	sink := &sseSink{w: w, m: s.Metrics, rc: rc, r: r, beat: beat, drain: s.drainCh()}
 	err := sess.Follow(start, sink, sessions.FollowLimits{Frames: sseQueueFrames, Bytes: sseQueueBytes})
+	if errors.Is(err, sessions.ErrEvicted) {
+		s.Metrics.Evicted("sse")
+	}
 	if errors.Is(err, sessions.ErrSessionClosed) {
 		_ = sink.Note("_gateway/session_status", map[string]any{"status": "closed"})
 	}

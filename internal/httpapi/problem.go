@@ -47,6 +47,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusNotFound, "session_not_found", "no session with this id")
 	case errors.Is(err, sessions.ErrUnknownAgent):
 		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
+	case errors.Is(err, sessions.ErrForbiddenCwd):
+		return problem(http.StatusForbidden, "forbidden_cwd", err.Error())
 	case errors.Is(err, sessions.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/go-chi/chi/v5"
@@ -20,7 +21,14 @@ type Server struct {
 	OpenAPI      []byte // served at /openapi.yaml
 	Web          fs.FS  // the UI, served at /; nil = no UI
 	MaxBodyBytes int64  // 0 = 4 MiB
-	Version      string
+	// MaxPromptBytes bounds a prompt's encoded content blocks; 0 = MaxBodyBytes.
+	MaxPromptBytes int64
+	Version        string
+	Auth           *Auth            // nil = no authentication
+	Metrics        *metrics.Metrics // nil = no metrics
+	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
+	// besides the gateway's own origin.
+	AllowedOrigins []string
 
 	draining  atomic.Bool
 	drainOnce sync.Once
@@ -55,6 +63,7 @@ func (s *Server) Handler() http.Handler {
 		s.MaxBodyBytes = 4 << 20
 	}
 	r := chi.NewRouter()
+	r.Use(s.observe, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)
@@ -65,8 +74,12 @@ func (s *Server) Handler() http.Handler {
 	r.Method(http.MethodGet, "/healthz", handlerFunc(s.healthz))
 	r.Method(http.MethodGet, "/readyz", handlerFunc(s.readyz))
 	r.Method(http.MethodGet, "/openapi.yaml", handlerFunc(s.openapi))
+	if s.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
+	}
 	r.Route("/v1", func(r chi.Router) {
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
+		r.Method(http.MethodPost, "/ws-tickets", handlerFunc(s.wsTicket))
 		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))
 		r.Method(http.MethodPost, "/sessions", handlerFunc(s.createSession))
 		r.Route("/sessions/{id}", func(r chi.Router) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -105,6 +106,13 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return badRequest(`body needs "text" (a string) or "prompt" (an array of ACP content blocks)`)
 	}
+	limit := s.MaxPromptBytes
+	if limit <= 0 {
+		limit = s.MaxBodyBytes
+	}
+	if n := promptSize(blocks); n > limit {
+		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", fmt.Sprintf("prompt is %d bytes; the limit is %d", n, limit))
+	}
 	turn, err := sess.Prompt(blocks)
 	if err != nil {
 		return err
@@ -126,6 +134,14 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+func promptSize(blocks []json.RawMessage) int64 {
+	var n int64
+	for _, b := range blocks {
+		n += int64(len(b))
+	}
+	return n
 }
 
 func boolQuery(r *http.Request, name string) (bool, error) {

@@ -3,6 +3,8 @@ package sessions
 import (
 	"log/slog"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/metrics"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
@@ -22,6 +24,12 @@ type Config struct {
 	AgentEnv          []string      // environment given to external agents (already allowlisted)
 	Logger            *slog.Logger  // nil = slog.Default()
 	Version           string        // reported to agents as clientInfo.version
+	Metrics           *metrics.Metrics
+	// WorkspaceRoots confine session cwds: a cwd must resolve (symlinks followed) inside one of them.
+	// Empty = Workdir only.
+	WorkspaceRoots []string
+	// MaxSessionsPerAgent bounds the sessions of any one agent; 0 = unlimited.
+	MaxSessionsPerAgent int
 }
 
 func (c Config) withDefaults() Config {

@@ -17,6 +17,7 @@ var (
 	ErrTooManySessions   = errors.New("too many sessions")
 	ErrShuttingDown      = errors.New("gateway is shutting down")
 	ErrBadRequest        = errors.New("bad request")
+	ErrForbiddenCwd      = errors.New("forbidden cwd")
 )
 
 // AgentError is an agent failing a gateway request (initialize, session/new, set_mode, …): the agent's own

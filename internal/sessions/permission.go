@@ -106,6 +106,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 func (s *Session) resolveLocked(p *permission, o translate.Outcome, by string) []answerTo {
 	delete(s.perms, p.id)
 	s.rememberResolvedLocked(p.id)
+	s.reg.cfg.Metrics.PermissionResolved(by, o.Allowed, s.reg.now().Sub(p.createdAt))
 	res := o.ClientJSON()
 	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, map[string]any{
 		"permissionId": p.id, "outcome": res, "by": by,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +67,15 @@ func (r *Registry) Agents() []AgentInfo {
 	return out
 }
 
+// StatusCounts counts live sessions by status (for metrics).
+func (r *Registry) StatusCounts() map[string]int {
+	out := map[string]int{}
+	for _, s := range r.List() {
+		out[string(s.Status())]++
+	}
+	return out
+}
+
 // DefaultAgent is the agent used when a client names none.
 func (r *Registry) DefaultAgent() string { return r.defaultAgent }
 
@@ -93,10 +103,11 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !filepath.IsAbs(opts.Cwd) {
 		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", ErrBadRequest, opts.Cwd)
 	}
-	opts.Cwd = filepath.Clean(opts.Cwd)
-	if fi, err := os.Stat(opts.Cwd); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: cwd %q is not a directory", ErrBadRequest, opts.Cwd)
+	cwd, err := r.confine(opts.Cwd)
+	if err != nil {
+		return nil, err
 	}
+	opts.Cwd = cwd
 	if opts.PermissionPolicy == "" {
 		opts.PermissionPolicy = PolicyAsk
 	}
@@ -112,6 +123,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	case r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions:
 		r.mu.Unlock()
 		return nil, ErrTooManySessions
+	case r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(spec.Name) >= r.cfg.MaxSessionsPerAgent:
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w of agent %q", ErrTooManySessions, spec.Name)
 	}
 	r.sessions[s.ID] = s
 	r.mu.Unlock()
@@ -120,6 +134,42 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		return nil, err
 	}
 	return s, nil
+}
+
+func (r *Registry) countAgentLocked(name string) int {
+	n := 0
+	for _, s := range r.sessions {
+		if s.Agent == name {
+			n++
+		}
+	}
+	return n
+}
+
+// confine resolves cwd (following symlinks) and checks it lies inside a workspace root, so neither `..` nor
+// a symlink can point an agent at a directory the operator did not offer.
+func (r *Registry) confine(cwd string) (string, error) {
+	real, err := filepath.EvalSymlinks(filepath.Clean(cwd))
+	if err != nil {
+		return "", fmt.Errorf("%w: cwd %q does not exist", ErrBadRequest, cwd)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: cwd %q is not a directory", ErrBadRequest, cwd)
+	}
+	roots := r.cfg.WorkspaceRoots
+	if len(roots) == 0 {
+		roots = []string{r.cfg.Workdir}
+	}
+	for _, root := range roots {
+		rr, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", ErrForbiddenCwd, cwd)
 }
 
 // Get returns a live session.

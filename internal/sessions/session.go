@@ -106,6 +106,7 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		return &AgentError{Op: "start agent", Err: err}
 	}
+	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
 		conn.Stop()
 		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
@@ -221,6 +222,7 @@ func (s *Session) fail(reason string) {
 	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": reason})
 	s.mu.Unlock()
 	deliver(answers)
+	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	s.logger.Warn("session failed", "reason", reason, "stderr", tail(s.conn.Stderr(), 2048))
 	go s.conn.Stop()
 }
@@ -236,6 +238,7 @@ func tail(s string, n int) string {
 func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reg.cfg.Metrics.UpdateIn()
 	u, err := s.tctx.Update(params)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)
@@ -364,6 +367,9 @@ func (s *Session) Close(reason string) {
 				w.Stop()
 			}
 			s.conn.Stop()
+			if wasUsable {
+				s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+			}
 		}
 		if t != nil {
 			<-t.done

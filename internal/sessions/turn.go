@@ -104,6 +104,7 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 		}
 	}
 	s.mu.Unlock()
+	s.reg.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
 	go s.runTurn(t, blocks)
 	return t, nil
@@ -189,6 +190,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
 	close(t.done)
 	s.mu.Unlock()
 	deliver(answers)
+	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 }
 

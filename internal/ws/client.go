@@ -57,6 +57,7 @@ func (cl *client) run(parent context.Context) {
 	case errors.Is(err, sessions.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)
 	case errors.Is(err, sessions.ErrEvicted):
+		cl.h.opts.Metrics.Evicted("ws")
 		cl.c.Close(CodeSlowClient, reasonSlow)
 	default:
 		cl.c.CloseNow()
@@ -66,7 +67,10 @@ func (cl *client) run(parent context.Context) {
 }
 
 // Frame implements sessions.Sink.
-func (cl *client) Frame(_ uint64, frame []byte) error { return cl.write(frame) }
+func (cl *client) Frame(_ uint64, frame []byte) error {
+	cl.h.opts.Metrics.FrameOut("ws", len(frame))
+	return cl.write(frame)
+}
 
 // Note implements sessions.Sink: a gateway notification that is not part of the log (no seq).
 func (cl *client) Note(method string, params any) error {

@@ -15,6 +15,9 @@ const (
 	CodeSessionClosed = websocket.StatusCode(4009)      // session closed; do not retry
 )
 
+// Subprotocol is the application subprotocol of the session stream.
+const Subprotocol = "acp-gateway.v1"
+
 const (
 	reasonShutdown = "gateway shutting down"
 	reasonSlow     = "client too slow"

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -22,6 +23,7 @@ type Options struct {
 	WriteTimeout    time.Duration // one frame's write; 0 = 10 s
 	OriginPatterns  []string      // extra allowed Origin host patterns (same-origin is always allowed)
 	Logger          *slog.Logger
+	Metrics         *metrics.Metrics
 	InsecureOrigins bool // accept any Origin (tests only)
 }
 
@@ -104,6 +106,9 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns:     h.opts.OriginPatterns,
 		InsecureSkipVerify: h.opts.InsecureOrigins,
+		// A browser that sends its token as a "bearer.<token>" subprotocol offers this one beside it; the
+		// server selects it so the token is never echoed.
+		Subprotocols: []string{Subprotocol},
 	})
 	if err != nil {
 		return // Accept wrote the HTTP error (bad handshake, forbidden origin).
@@ -115,6 +120,8 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	}
 	h.conns.Add(1)
 	defer h.conns.Done()
+	h.opts.Metrics.ClientConnected("ws", 1)
+	defer h.opts.Metrics.ClientConnected("ws", -1)
 	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }

@@ -1,0 +1,103 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+)
+
+func demoRegistry(t *testing.T, cfg Config) *Registry {
+	t.Helper()
+	if cfg.Workdir == "" {
+		cfg.Workdir = t.TempDir()
+	}
+	spec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
+	r, err := NewRegistry(cfg, []agents.Spec{spec}, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return r
+}
+
+func textPrompt(s string) []json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+	return []json.RawMessage{b}
+}
+
+// waitPending waits until the session has a pending permission request.
+func waitPending(t *testing.T, s *Session) PermissionView {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := s.PendingPermissions(); len(p) > 0 {
+			return p[0]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no pending permission")
+	return PermissionView{}
+}
+
+// TestCloseWithPendingPermission closes a session whose turn waits on a permission: the request is denied,
+// the turn ends cancelled, the agent stops, and the log's last frame says closed.
+func TestCloseWithPendingPermission(t *testing.T) {
+	r := demoRegistry(t, Config{})
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Prompt(textPrompt("edit please"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, s)
+	closed := make(chan struct{})
+	go func() { s.Close("test"); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung")
+	}
+	if res := turn.Result(); res.StopReason != "cancelled" {
+		t.Fatalf("stop reason %q", res.StopReason)
+	}
+	if _, err := r.Get(s.ID); err == nil {
+		t.Fatal("closed session still registered")
+	}
+}
+
+func TestRegistryShutdownWithRunningTurns(t *testing.T) {
+	r := demoRegistry(t, Config{})
+	for i := 0; i < 3; i++ {
+		s, err := r.Create(context.Background(), CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(textPrompt("edit please")); err != nil {
+			t.Fatal(err)
+		}
+		waitPending(t, s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.List()); n != 0 {
+		t.Fatalf("%d sessions left", n)
+	}
+}
