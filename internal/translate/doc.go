@@ -1,7 +1,29 @@
 // Package translate turns what an agent sent into what web clients receive, and back.
 //
 // It is pure: no I/O, no goroutines, no clocks it does not receive. Everything it needs lives in values the
-// caller owns (a Context per session), so the same rules can be table-tested and golden-tested without an
-// agent. The hot path (one agent_message_chunk) works on raw JSON bytes: the agent's payload is never decoded
-// into acp-go-sdk types for forwarding, because that decoding is lossy for unknown variants and fields.
+// caller owns (a Context per session, whose calls the session serialises), so the same rules can be
+// table-tested and golden-tested without an agent. The hot path (one agent_message_chunk) works on raw JSON
+// bytes: the agent's payload is never decoded into acp-go-sdk types for forwarding, because that decoding is
+// lossy for unknown variants and fields.
+//
+// One concern per file:
+//
+//	jsonobj.go    allocation-free scanner for top-level JSON object members
+//	frame.go      JSON-RPC frames with `_meta.gateway` stamped; session-id rewriting
+//	context.go    Config, Context, turns (BeginTurn/EndTurn)
+//	update.go     agent `session/update` → client params (Context.Update)
+//	msgid.go      the messageId policy for id-less chunks
+//	bound.go      payload bounds for tool-call fields, with self-describing markers
+//	redact.go     linear-time secret redaction in tool-call fields and titles
+//	toolcall.go   merged tool-call state, open-call closers, permission tool-call merge
+//	prompt.go     the user's prompt as user_message_chunks
+//	note.go       gateway notifications the snapshot learns turn outcomes from
+//	snapshot.go   the folded, bounded snapshot document
+//	replay.go     `session/load` replay policy
+//	permission.go permission request/outcome mapping, default-deny
+//	stopreason.go stop-reason resolution, cancel race
+//
+// Dedupe: ACP has no "final text" event, so on the ACP path every chunk is forwarded as sent (two identical
+// chunks are legitimate text). Deduplicating a streamed answer against a final one belongs to the native
+// event dialect's mapping.
 package translate

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"encoding/json"
 	"errors"
 )
 
@@ -160,4 +161,34 @@ func lookup(b []byte, k string) []byte {
 		return true
 	})
 	return out
+}
+
+// isNull reports whether a raw value is the literal null.
+func isNull(v []byte) bool { return string(v) == "null" }
+
+// stringBody returns the raw bytes between the quotes of a JSON string value, or false for any other value.
+func stringBody(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	return v[1 : len(v)-1], true
+}
+
+// decodeString returns the Go string of a raw JSON string value. Strings without escapes, which is nearly
+// all of them, cost one allocation and no decoding.
+func decodeString(v []byte) (string, bool) {
+	body, ok := stringBody(v)
+	if !ok {
+		return "", false
+	}
+	for _, c := range body {
+		if c == '\\' {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(body), true
 }

@@ -1,0 +1,68 @@
+package translate
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzUpdate: never panics; valid JSON in, valid JSON out, for the forwarded params and for everything the
+// Context produces afterwards (snapshot, replay, closers, permission merge).
+func FuzzUpdate(f *testing.F) {
+	for _, s := range []string{
+		chunk("agent_message_chunk", "hi"),
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","messageId":null,"content":{"type":"text","text":"\u00e9\"x"}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"sk-abcdefghijklmnopqrstu","rawInput":{"password":"x","a":[1,2,3,"-----BEGIN PRIVATE KEY-----\nAAA"]},"content":[{"type":"content","content":{"type":"text","text":"token=abc Bearer abcdefghijk"}}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed","_meta":{"a":1},"locations":null}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":null}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}}`,
+		`{"update":{"sessionUpdate":"brand_new","x":[[[[{}]]]]}}`,
+	} {
+		f.Add([]byte(s), uint8(40))
+	}
+	f.Fuzz(func(t *testing.T, params []byte, limit uint8) {
+		c := NewContext(Config{SessionID: "gw", MaxFieldBytes: int(limit), Redact: true, SnapshotMaxMessageBytes: 64, SnapshotMaxEntries: 4})
+		c.BeginTurn("T")
+		u, err := c.Update(params)
+		if err == nil && json.Valid(params) && !json.Valid(u.Params) {
+			t.Fatalf("valid %s produced invalid %s", params, u.Params)
+		}
+		_, _ = c.Update(params) // a second time merges into the state the first created
+		if !json.Valid(params) {
+			return
+		}
+		for _, p := range c.EndTurn("cancelled") {
+			if !json.Valid(p) {
+				t.Fatalf("closer %s", p)
+			}
+		}
+		if s := c.Snapshot(1); !json.Valid(s) {
+			t.Fatalf("snapshot %s from %s", s, params)
+		}
+		for _, p := range c.Replay() {
+			if !json.Valid(p) {
+				t.Fatalf("replay %s from %s", p, params)
+			}
+		}
+		if upd := lookup(params, "update"); upd != nil {
+			if tc := c.PermissionToolCall(upd); !json.Valid(tc) {
+				t.Fatalf("permission tool call %s", tc)
+			}
+		}
+	})
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{`"sk-abcdefghijklmnopqrstuv"`, `{"password":"x"}`, `"-----BEGIN RSA PRIVATE KEY-----\nx"`, `"\\\"token\\\": \\\"v\\\""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		out, _ := redactJSON(v)
+		if json.Valid(v) && !json.Valid(out) {
+			t.Fatalf("valid %s produced invalid %s", v, out)
+		}
+		b, _ := boundField(v, 16, shapeAny)
+		if json.Valid(v) && !json.Valid(b) {
+			t.Fatalf("bound: valid %s produced invalid %s", v, b)
+		}
+	})
+}

@@ -1,0 +1,410 @@
+package translate
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// The snapshot folds everything a client would have seen into one document, so a client that joins late or
+// lost its place (`_gateway/resync_required`) can rebuild the transcript without the log:
+//
+//	{"seq":N,
+//	 "entries":[{"kind":"user_message"|"agent_message"|"agent_thought","messageId","turnId","content":[ContentBlock…]}
+//	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall}}],
+//	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"?, "sessionInfo"?,
+//	 "availableCommands"?, "truncated"?:true}
+//
+// Entries are in order of first appearance; consecutive text blocks of one message are merged into one text
+// block (other blocks are kept as sent). turnId is left out for entries produced outside a turn.
+//
+// Memory is bounded by three limits (Config, with defaults):
+//   - SnapshotMaxMessageBytes (256 KiB): text and blocks kept per message, and per tool-call field (on top of
+//     MaxFieldBytes); past it a message gets one `…[gateway: truncated]` marker and drops the rest;
+//   - SnapshotMaxEntries (2000) and SnapshotMaxBytes (8 MiB over all entries): past either, the oldest
+//     entries are evicted (a single entry larger than the byte budget is kept alone).
+//
+// So the snapshot holds at most max(SnapshotMaxBytes, one entry) of content, where one entry is at most
+// SnapshotMaxMessageBytes (a message) or about 8 × SnapshotMaxMessageBytes (a tool call's fields). Whenever
+// a bound cuts or evicts anything, the snapshot says `"truncated":true` from then on.
+
+const (
+	defaultSnapshotEntries      = 2000
+	defaultSnapshotBytes        = 8 << 20
+	defaultSnapshotMessageBytes = 256 << 10
+)
+
+type snapLimits struct {
+	entries, bytes, messageBytes int // 0 = unbounded
+}
+
+func resolveLimits(cfg Config) snapLimits {
+	pick := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return snapLimits{
+		entries:      pick(cfg.SnapshotMaxEntries, defaultSnapshotEntries),
+		bytes:        pick(cfg.SnapshotMaxBytes, defaultSnapshotBytes),
+		messageBytes: pick(cfg.SnapshotMaxMessageBytes, defaultSnapshotMessageBytes),
+	}
+}
+
+type entryKind uint8
+
+const (
+	entryNone entryKind = iota
+	entryUser
+	entryAgent
+	entryThought
+	entryTool
+)
+
+var entryKindNames = [...]string{"", "user_message", "agent_message", "agent_thought", "tool_call"}
+
+type entry struct {
+	kind    entryKind
+	turn    *turnRec // nil outside a turn
+	idRaw   []byte   // messageId as the raw body of a JSON string
+	blocks  []block
+	tool    *toolCall
+	size    int
+	full    bool // hit the per-message bound
+	evicted bool
+}
+
+// block is one content block of a message: merged text (text = raw body of the JSON string) or any other
+// block kept raw.
+type block struct {
+	text   []byte
+	raw    []byte
+	isText bool
+}
+
+type msgKey struct {
+	turn *turnRec
+	id   string
+}
+
+type snapshot struct {
+	entries   []*entry // live entries are entries[head:]
+	head      int
+	bytes     int
+	msgs      map[msgKey]*entry
+	last      *entry // the message entry the last chunk went to (the hot path skips the map)
+	truncated bool
+
+	plan              []byte // raw entries array of the last plan; nil = no plan
+	currentModeID     []byte
+	configOptions     []byte
+	usage             []byte
+	sessionInfo       []toolField // merged; null clears a field
+	availableCommands []byte
+}
+
+func (s *snapshot) init() { s.msgs = map[msgKey]*entry{} }
+
+const entryOverhead = 64
+
+// truncatedMark ends a message the per-message bound cut.
+const truncatedMark = "…[gateway: truncated]"
+
+// messageEntry finds or creates the entry for a chunk.
+func (c *Context) messageEntry(kind entryKind, turn *turnRec, idRaw []byte) *entry {
+	s := &c.snap
+	if e := s.last; e != nil && e.kind == kind && e.turn == turn && string(e.idRaw) == string(idRaw) && !e.evicted {
+		return e
+	}
+	key := msgKey{turn, string(idRaw)}
+	if e, ok := s.msgs[key]; ok && e.kind == kind {
+		s.last = e
+		return e
+	}
+	e := &entry{kind: kind, turn: turn, idRaw: append([]byte(nil), idRaw...), size: entryOverhead}
+	s.msgs[key] = e
+	s.last = e
+	c.addEntry(e)
+	return e
+}
+
+// foldChunk adds one content block to a message.
+func (c *Context) foldChunk(kind entryKind, turn *turnRec, idRaw, content []byte) {
+	if len(content) == 0 || content[0] != '{' {
+		return
+	}
+	typ, text := blockText(content)
+	c.foldBlock(kind, turn, idRaw, content, typ, text)
+}
+
+// blockText returns the raw type and text members of a content block.
+func blockText(content []byte) (typ, text []byte) {
+	_ = eachMember(content, func(m member) bool {
+		switch string(m.key(content)) {
+		case "type":
+			typ = m.value(content)
+		case "text":
+			text = m.value(content)
+		}
+		return true
+	})
+	return typ, text
+}
+
+// foldBlock is foldChunk with the block's type and text already scanned (the hot path scans once).
+func (c *Context) foldBlock(kind entryKind, turn *turnRec, idRaw, content, typ, text []byte) {
+	e := c.messageEntry(kind, turn, idRaw)
+	if e.full {
+		return
+	}
+	capBytes := c.lim.messageBytes
+	room := capBytes - (e.size - entryOverhead)
+	if body, ok := stringBody(text); ok && string(typ) == `"text"` {
+		if capBytes > 0 && len(body) > room {
+			body = body[:safeCut(body, max(room, 0))]
+			c.markFull(e)
+		}
+		if n := len(e.blocks); n > 0 && e.blocks[n-1].isText {
+			e.blocks[n-1].text = append(e.blocks[n-1].text, body...)
+		} else {
+			e.blocks = append(e.blocks, block{isText: true, text: append([]byte(nil), body...)})
+		}
+		if e.full {
+			last := &e.blocks[len(e.blocks)-1]
+			last.text = append(last.text, truncatedMark...)
+		}
+		c.resized(e, len(body))
+		return
+	}
+	if capBytes > 0 && len(content) > room {
+		c.markFull(e)
+		e.blocks = append(e.blocks, block{isText: true, text: []byte(truncatedMark)})
+		return
+	}
+	e.blocks = append(e.blocks, block{raw: append([]byte(nil), content...)})
+	c.resized(e, len(content))
+}
+
+func (c *Context) markFull(e *entry) {
+	e.full = true
+	c.snap.truncated = true
+}
+
+// addToolEntry gives a new tool call its place in the transcript.
+func (c *Context) addToolEntry(tc *toolCall) {
+	e := &entry{kind: entryTool, turn: tc.turn, tool: tc, size: tc.size()}
+	tc.entry = e
+	c.snap.last = nil
+	c.addEntry(e)
+}
+
+func (c *Context) addEntry(e *entry) {
+	s := &c.snap
+	s.entries = append(s.entries, e)
+	s.bytes += e.size
+	c.enforce()
+}
+
+// resized accounts for an entry that grew (or shrank) by delta bytes.
+func (c *Context) resized(e *entry, delta int) {
+	if e == nil || e.evicted {
+		return
+	}
+	e.size += delta
+	c.snap.bytes += delta
+	c.enforce()
+}
+
+// enforce evicts the oldest entries past the entry and byte budgets.
+func (c *Context) enforce() {
+	s := &c.snap
+	for {
+		live := len(s.entries) - s.head
+		over := c.lim.entries > 0 && live > c.lim.entries ||
+			c.lim.bytes > 0 && s.bytes > c.lim.bytes && live > 1
+		if !over {
+			break
+		}
+		c.evict(s.entries[s.head])
+		s.entries[s.head] = nil
+		s.head++
+	}
+	if s.head > 64 && s.head > len(s.entries)/2 {
+		n := copy(s.entries, s.entries[s.head:])
+		clear(s.entries[n:])
+		s.entries = s.entries[:n]
+		s.head = 0
+	}
+}
+
+func (c *Context) evict(e *entry) {
+	s := &c.snap
+	e.evicted = true
+	s.bytes -= e.size
+	s.truncated = true
+	if s.last == e {
+		s.last = nil
+	}
+	if e.tool != nil {
+		if c.tools[e.tool.id] == e.tool {
+			delete(c.tools, e.tool.id)
+		}
+		e.tool.entry = nil
+		return
+	}
+	key := msgKey{e.turn, string(e.idRaw)}
+	if s.msgs[key] == e {
+		delete(s.msgs, key)
+	}
+}
+
+// foldState records the session-level state updates.
+func (c *Context) foldState(kind string, upd []byte) {
+	s := &c.snap
+	switch kind {
+	case "plan":
+		if v := lookup(upd, "entries"); v != nil {
+			s.plan = append(s.plan[:0:0], v...)
+		}
+	case "current_mode_update":
+		if v := lookup(upd, "currentModeId"); v != nil {
+			s.currentModeID = append([]byte(nil), v...)
+		}
+	case "config_option_update":
+		if v := lookup(upd, "configOptions"); v != nil {
+			s.configOptions = append([]byte(nil), v...)
+		}
+	case "available_commands_update":
+		if v := lookup(upd, "availableCommands"); v != nil {
+			s.availableCommands = append([]byte(nil), v...)
+		}
+	case "usage_update":
+		s.usage = objectWithout(upd, "sessionUpdate")
+	case "session_info_update":
+		_ = eachMember(upd, func(m member) bool {
+			k := string(m.key(upd))
+			if k == "sessionUpdate" {
+				return true
+			}
+			v := m.value(upd)
+			for i, f := range s.sessionInfo {
+				if f.key == k {
+					if isNull(v) {
+						s.sessionInfo = append(s.sessionInfo[:i], s.sessionInfo[i+1:]...)
+					} else {
+						s.sessionInfo[i].val = append([]byte(nil), v...)
+					}
+					return true
+				}
+			}
+			if !isNull(v) {
+				s.sessionInfo = append(s.sessionInfo, toolField{key: k, val: append([]byte(nil), v...)})
+			}
+			return true
+		})
+	}
+}
+
+// objectWithout copies obj without its top-level member key.
+func objectWithout(obj []byte, key string) []byte {
+	out := []byte{'{'}
+	first := true
+	if eachMember(obj, func(m member) bool {
+		if string(m.key(obj)) == key {
+			return true
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, obj[m.keyStart:m.valEnd]...)
+		return true
+	}) != nil {
+		return nil
+	}
+	return append(out, '}')
+}
+
+// Snapshot returns the folded state as of the log's seq (the caller passes the seq of the last frame it
+// logged, under the same lock).
+func (c *Context) Snapshot(seq uint64) json.RawMessage {
+	s := &c.snap
+	out := make([]byte, 0, 256+s.bytes+64*(len(s.entries)-s.head))
+	out = append(out, `{"seq":`...)
+	out = strconv.AppendUint(out, seq, 10)
+	out = append(out, `,"entries":[`...)
+	for i, e := range s.entries[s.head:] {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = c.appendEntry(out, e)
+	}
+	out = append(out, `],"plan":`...)
+	if s.plan != nil {
+		out = append(out, `{"entries":`...)
+		out = append(out, s.plan...)
+		out = append(out, '}')
+	} else {
+		out = append(out, "null"...)
+	}
+	appendOpt := func(key string, v []byte) {
+		if v != nil {
+			out = append(out, `,"`...)
+			out = append(out, key...)
+			out = append(out, `":`...)
+			out = append(out, v...)
+		}
+	}
+	appendOpt("currentModeId", s.currentModeID)
+	appendOpt("configOptions", s.configOptions)
+	appendOpt("usage", s.usage)
+	if len(s.sessionInfo) > 0 {
+		info := &toolCall{fields: s.sessionInfo}
+		appendOpt("sessionInfo", info.appendObject(nil, ""))
+	}
+	appendOpt("availableCommands", s.availableCommands)
+	if s.truncated {
+		out = append(out, `,"truncated":true`...)
+	}
+	return append(out, '}')
+}
+
+func (c *Context) appendEntry(out []byte, e *entry) []byte {
+	out = append(out, `{"kind":"`...)
+	out = append(out, entryKindNames[e.kind]...)
+	out = append(out, '"')
+	if e.kind != entryTool {
+		out = append(out, `,"messageId":"`...)
+		out = append(out, e.idRaw...)
+		out = append(out, '"')
+	}
+	if e.turn != nil {
+		out = append(out, `,"turnId":`...)
+		out = appendString(out, e.turn.id)
+	}
+	if e.kind == entryTool {
+		out = append(out, `,"toolCall":`...)
+		out = e.tool.appendObject(out, "")
+		return append(out, '}')
+	}
+	out = append(out, `,"content":[`...)
+	for i, b := range e.blocks {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendBlock(out, b)
+	}
+	return append(out, "]}"...)
+}
+
+func appendBlock(out []byte, b block) []byte {
+	if !b.isText {
+		return append(out, b.raw...)
+	}
+	out = append(out, `{"type":"text","text":"`...)
+	out = append(out, b.text...)
+	return append(out, `"}`...)
+}
