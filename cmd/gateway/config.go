@@ -105,6 +105,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return // GATEWAY_VERSION is a common build variable, not a request to print ours
+		}
 		name := "GATEWAY_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(name); v != "" {
 			if err := f.Value.Set(v); err != nil {

@@ -58,7 +58,8 @@ func (a *Auth) credential(r *http.Request) (key string, ok bool) {
 		tok, found := strings.CutPrefix(h, "Bearer ")
 		return "token", found && a.tokenOK(tok)
 	}
-	if isUpgrade(r) {
+	// Browsers cannot set headers on WebSocket and EventSource connections: those may carry a ticket.
+	if isUpgrade(r) || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		if t := r.URL.Query().Get("ticket"); t != "" {
 			return "token", a.redeem(t)
 		}

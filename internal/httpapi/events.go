@@ -69,7 +69,13 @@ type sseSink struct {
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
 	k.m.FrameOut("sse", len(frame))
-	if _, err := fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame); err != nil {
+	var err error
+	if seq == 0 { // a re-sent pending request: no id, so Last-Event-ID never moves backwards
+		_, err = fmt.Fprintf(k.w, "data: %s\n\n", frame)
+	} else {
+		_, err = fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame)
+	}
+	if err != nil {
 		return err
 	}
 	return k.rc.Flush()
@@ -149,6 +155,11 @@ type pageSink struct {
 var errPageDone = errors.New("page done")
 
 func (k *pageSink) Frame(seq uint64, frame []byte) error {
+	if seq == 0 {
+		// Re-sent pending requests are not page data: a poller would get them on every poll. Pages show
+		// each frame once; pending requests are listed by GET /v1/sessions/{id}/permissions.
+		return nil
+	}
 	k.frames = append(k.frames, frame)
 	k.last = seq
 	if len(k.frames) >= k.limit {

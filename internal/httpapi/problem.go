@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // Problem is an RFC 9457 problem detail. Type is "/problems/<code>", stable across releases.
@@ -76,6 +77,10 @@ func toProblem(err error) *Problem {
 		p.RetryAfter = 5
 		return p
 	case errors.As(err, &ae):
+		var re *acp.RequestError
+		if errors.As(ae.Err, &re) && re.Code == -32602 {
+			return problem(http.StatusBadRequest, "agent_invalid_params", ae.Error())
+		}
 		return problem(http.StatusBadGateway, "agent_error", ae.Error())
 	}
 	return problem(http.StatusInternalServerError, "internal", "internal error")

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/go-chi/chi/v5"
 )
 
 // TestOpenAPIMatchesRouter keeps openapi.yaml equal to the router: every route is documented, and every
 // documented path and method exists. The static UI catch-all is not part of the API.
 func TestOpenAPIMatchesRouter(t *testing.T) {
-	s := &Server{}
+	s := &Server{Metrics: metrics.New(nil)}
 	router, ok := s.Handler().(chi.Routes)
 	if !ok {
 		t.Fatal("handler is not a chi router")

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -250,9 +249,6 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	permID := chi.URLParam(r, "permissionId")
 	o, err := sess.Answer(permID, ans, "rest")
 	if err != nil {
-		if errors.Is(err, sessions.ErrPermissionUnknown) || errors.Is(err, sessions.ErrAlreadyResolved) || errors.Is(err, sessions.ErrUnknownOption) {
-			return err
-		}
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})

@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // Entry is one frame of a session's event log: a complete JSON-RPC message, encoded once for every client.
@@ -38,6 +39,7 @@ type Log struct {
 	bytes   int64         // Guarded by mu; size of the frames held.
 	total   int64         // Guarded by mu; size of every frame ever appended.
 	wake    chan struct{} // Guarded by mu; closed and replaced on every append and on close.
+	head    atomic.Uint64 // Written under mu; read without it by subscribers checking their lag per frame.
 	closed  bool          // Guarded by mu.
 }
 
@@ -61,6 +63,7 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	}
 	l.entries = append(l.entries, Entry{Seq: seq, Frame: frame, offset: l.total})
 	l.next++
+	l.head.Store(seq)
 	l.bytes += int64(len(frame))
 	l.total += int64(len(frame))
 	l.trim()
@@ -115,6 +118,9 @@ func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
 	res.Entries = append(dst[:0], l.entries[i:end]...)
 	return res, nil
 }
+
+// Head is the seq of the newest frame, read without locking.
+func (l *Log) Head() uint64 { return l.head.Load() }
 
 // Bounds returns the seq of the oldest frame held and of the newest (first > last when empty).
 func (l *Log) Bounds() (first, last uint64) {

@@ -18,6 +18,7 @@ type permission struct {
 	req       translate.PermissionRequest
 	createdAt time.Time
 	deadline  time.Time
+	toolCall  json.RawMessage        // the request's tool call merged over what the agent sent before
 	frame     []byte                 // the logged request frame, re-sent to clients that connect later
 	seq       uint64                 // its seq
 	answer    chan translate.Outcome // buffered 1; written once by whoever resolves it
@@ -58,12 +59,14 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	if s.turn != nil {
 		p.turnID = s.turn.ID
 	}
-	clientParams, err := translate.RewriteSessionID(nil, params, s.ID)
+	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.
+	clientParams, err := s.tctx.PermissionParams(params)
 	if err != nil || perr != nil {
 		s.mu.Unlock()
 		s.logger.Warn("denying malformed permission request", "err", errors.Join(err, perr))
 		return req.Deny("malformed permission request").MarshalResult(), nil
 	}
+	p.toolCall = s.tctx.PermissionToolCall(req.ToolCall)
 	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, PermissionID: p.id, Deadline: p.deadline.Format(time.RFC3339Nano)}
 	p.seq, _ = s.log.Append(func(seq uint64) ([]byte, error) {
 		meta.Seq = seq
@@ -205,7 +208,7 @@ func (s *Session) pendingViewsLocked() []PermissionView {
 	ps := s.pendingLocked()
 	out := make([]PermissionView, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, PermissionView{ID: p.id, TurnID: p.turnID, ToolCall: p.req.ToolCall, Options: p.req.Options, CreatedAt: p.createdAt, Deadline: p.deadline})
+		out = append(out, PermissionView{ID: p.id, TurnID: p.turnID, ToolCall: p.toolCall, Options: p.req.Options, CreatedAt: p.createdAt, Deadline: p.deadline})
 	}
 	return out
 }

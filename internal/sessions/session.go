@@ -63,6 +63,7 @@ type Session struct {
 	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
 	clients       int                    // Guarded by mu; attached subscribers.
+	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	closeOnce     sync.Once
 }
@@ -168,10 +169,16 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 	}
 	var re *acp.RequestError
 	if errors.As(err, &re) {
-		return fmt.Errorf("agent error %d: %s", re.Code, re.Message)
+		return rpcError{re}
 	}
 	return err
 }
+
+// rpcError is an agent's JSON-RPC error, readable for people and still an *acp.RequestError for errors.As.
+type rpcError struct{ re *acp.RequestError }
+
+func (e rpcError) Error() string { return fmt.Sprintf("agent error %d: %s", e.re.Code, e.re.Message) }
+func (e rpcError) Unwrap() error { return e.re }
 
 func nullToNil(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 || string(b) == "null" {
@@ -213,7 +220,7 @@ func (s *Session) watchAgent() {
 // running turn (if any) ends through its own goroutine when the agent call returns.
 func (s *Session) fail(reason string) {
 	s.mu.Lock()
-	if s.status == StatusClosed || s.status == StatusFailed {
+	if s.closing || s.status == StatusClosed || s.status == StatusFailed {
 		s.mu.Unlock()
 		return
 	}
@@ -273,6 +280,7 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 		s.logger.Error("encode gateway notification", "method", method, "err", err)
 		return 0
 	}
+	s.tctx.Note(method, b)
 	return s.appendLocked(method, b, translate.GatewayMeta{TurnID: turnID})
 }
 
@@ -345,6 +353,7 @@ func (s *Session) usable() error {
 func (s *Session) Close(reason string) {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
+		s.closing = true
 		t := s.turn
 		if t != nil {
 			t.requestCancel()
@@ -416,6 +425,10 @@ type TurnView struct {
 func (s *Session) View() View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.viewLocked()
+}
+
+func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
 		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.Epoch,
@@ -461,5 +474,16 @@ type Detail struct {
 // Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then
 // stream with `after=lastSeq`.
 func (s *Session) Detail() Detail {
-	return Detail{View: s.View()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.viewLocked()
+	return Detail{View: v, Snapshot: s.tctx.Snapshot(v.LastSeq)}
+}
+
+// Replay returns the transcript as `session/update` params for an ACP `session/load`, and the seq it reflects.
+func (s *Session) Replay() ([][]byte, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, last := s.log.Bounds()
+	return s.tctx.Replay(), last
 }

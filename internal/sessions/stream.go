@@ -70,7 +70,8 @@ func (s *Session) idleSince(t time.Time) bool {
 	return s.clients == 0 && s.turn == nil && s.status != StatusStarting && s.lastActive.Before(t)
 }
 
-// Sink receives a subscriber's stream. Frame gets logged frames (with their seq); Note gets the gateway's
+// Sink receives a subscriber's stream. Frame gets logged frames with their seq, or with seq 0 for a pending
+// permission request re-sent after the replay (it was logged before the cursor: it must not move it); Note gets the gateway's
 // per-subscriber notifications that are not part of the log (replay_complete, resync_required, slow_client).
 // Wait is called when the subscriber has caught up: it returns when wake is closed (more to read), or with an
 // error to end the stream; it is where a face also serves its own events (pings, replies, heartbeats).
@@ -111,7 +112,7 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 	finishReplay := func() error {
 		replayed = true
 		for _, e := range s.PendingFrames(start.Cursor) {
-			if err := sink.Frame(e.Seq, e.Frame); err != nil {
+			if err := sink.Frame(0, e.Frame); err != nil {
 				return err
 			}
 		}
@@ -131,19 +132,9 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 			_ = sink.Note("_gateway/resync_required", map[string]any{"reason": "log_truncated", "earliestSeq": first, "headSeq": head, "epoch": s.Epoch})
 			return ErrEvicted
 		}
-		buf = res.Entries
-		for _, e := range res.Entries {
-			if err := sink.Frame(e.Seq, e.Frame); err != nil {
-				return err
-			}
-			cursor = e.Seq
-			if !replayed && cursor >= start.ReplayUntil {
-				if err := finishReplay(); err != nil {
-					return err
-				}
-			}
-		}
-		// Lag counts only what was appended since the subscriber started: replaying history is not lag.
+		// Lag counts only what was appended since the subscriber started: replaying history is not lag. It is
+		// checked as soon as the read shows it, before writing: a writer that was blocked on a full socket
+		// must not "catch up" on frames it never delivered.
 		if base := max(cursor, start.ReplayUntil); res.Head > base {
 			frames, bytes := int(res.Head-base), res.LagBytes
 			if cursor < start.ReplayUntil {
@@ -160,6 +151,22 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 			}
 		} else {
 			warned = false
+		}
+		buf = res.Entries
+		for _, e := range res.Entries {
+			// The same check frame by frame, for a batch during which the socket blocked.
+			if lim.Frames > 0 && cursor >= start.ReplayUntil && int(s.log.Head()-cursor) > lim.Frames {
+				return ErrEvicted
+			}
+			if err := sink.Frame(e.Seq, e.Frame); err != nil {
+				return err
+			}
+			cursor = e.Seq
+			if !replayed && cursor >= start.ReplayUntil {
+				if err := finishReplay(); err != nil {
+					return err
+				}
+			}
 		}
 		if len(res.Entries) > 0 {
 			continue

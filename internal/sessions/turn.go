@@ -96,12 +96,8 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	s.tctx.BeginTurn(t.ID)
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID})
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
-	for _, b := range blocks {
-		params, err := json.Marshal(map[string]any{"sessionId": s.ID, "update": map[string]any{
-			"sessionUpdate": "user_message_chunk", "content": b, "messageId": t.ID + "-user"}})
-		if err == nil {
-			s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
-		}
+	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
+		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
 	}
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.TurnStarted()
@@ -165,7 +161,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
 	closeReason := ""
 	switch {
 	case t.cancelRequested:
-		closeReason = "cancelled"
+		closeReason = translate.StopCancelled
 	case callErr != nil:
 		closeReason = "agent_error"
 	}

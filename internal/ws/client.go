@@ -22,13 +22,15 @@ type client struct {
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
 	// Owned by the writer goroutine (set in run before Follow starts).
-	ctx      context.Context
-	readDone <-chan error
-	ping     *time.Ticker
+	ctx  context.Context
+	ping *time.Ticker
+
+	readDone chan struct{} // closed by the reader when it ends; readErr is set before
+	readErr  error
 }
 
 func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start) *client {
-	return &client{h: h, c: c, s: s, start: start, replies: make(chan []byte, 16)}
+	return &client{h: h, c: c, s: s, start: start, replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -43,10 +45,12 @@ func (e *closeErr) Error() string { return e.reason }
 func (cl *client) run(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	readDone := make(chan error, 1)
-	go func() { readDone <- cl.readLoop(ctx) }()
+	go func() {
+		cl.readErr = cl.readLoop(ctx)
+		close(cl.readDone)
+	}()
 
-	cl.ctx, cl.readDone = ctx, readDone
+	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	cl.ping.Stop()
@@ -63,7 +67,7 @@ func (cl *client) run(parent context.Context) {
 		cl.c.CloseNow()
 	}
 	cancel()
-	<-readDone
+	<-cl.readDone
 }
 
 // Frame implements sessions.Sink.
@@ -99,12 +103,15 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 					cl.c.CloseNow() // missed pong: the reader fails and the writer follows
 				}
 			}()
-		case err := <-cl.readDone:
+		case <-cl.readDone:
 			var ce *closeErr
-			if errors.As(err, &ce) {
+			if errors.As(cl.readErr, &ce) {
 				return ce
 			}
-			return err
+			if cl.readErr == nil {
+				return errors.New("reader ended")
+			}
+			return cl.readErr
 		case <-cl.h.shutdown:
 			return &closeErr{CodeGoingAway, reasonShutdown}
 		case <-cl.ctx.Done():
