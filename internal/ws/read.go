@@ -52,43 +52,59 @@ func (cl *client) readLoop(ctx context.Context) error {
 	}
 }
 
-// handleMessage applies one client message and returns the reply to send, if any.
-func (cl *client) handleMessage(data []byte) []byte {
+// permissionAnswer is a decoded client response to a permission request.
+type permissionAnswer struct {
+	rawID  *json.RawMessage
+	id     string
+	answer translate.ClientAnswer
+}
+
+// decodeClientMessage classifies one client frame. It returns either a permission answer to apply, or the
+// JSON-RPC reply to send (nil for notifications, which are ignored as ACP asks). Pure, for fuzzing.
+func decodeClientMessage(data []byte) (*permissionAnswer, []byte) {
 	var m inbound
 	if err := json.Unmarshal(data, &m); err != nil {
-		return rpcError(nil, codeParseError, "parse error: not a JSON object")
+		return nil, rpcError(nil, codeParseError, "parse error: not a JSON object")
 	}
 	switch {
 	case m.Method != "" && m.ID != nil:
-		return rpcError(m.ID, codeMethodNotFound, "method not found on this socket: "+truncate(m.Method, 64))
+		return nil, rpcError(m.ID, codeMethodNotFound, "method not found on this socket: "+truncate(m.Method, 64))
 	case m.Method != "":
-		return nil // notifications we do not know are ignored, as ACP asks
+		return nil, nil
 	case m.ID == nil:
-		return rpcError(nil, codeInvalidRequest, "invalid request: neither a method nor a response id")
+		return nil, rpcError(nil, codeInvalidRequest, "invalid request: neither a method nor a response id")
 	}
-	var id string
-	if err := json.Unmarshal(*m.ID, &id); err != nil {
-		return rpcError(m.ID, codeUnknownRequest, "no request with this id is pending")
+	pa := &permissionAnswer{rawID: m.ID}
+	if err := json.Unmarshal(*m.ID, &pa.id); err != nil {
+		return nil, rpcError(m.ID, codeUnknownRequest, "no request with this id is pending")
 	}
-	var ans translate.ClientAnswer
 	if len(m.Error) > 0 {
 		// A client that rejects the request with an error denies it.
-		ans.Outcome.Outcome = "cancelled"
-	} else if err := json.Unmarshal(m.Result, &ans); err != nil {
-		return rpcError(m.ID, codeInvalidParams, "result must be {\"outcome\":{\"outcome\":\"selected\",\"optionId\":…}} or {\"outcome\":{\"outcome\":\"cancelled\"}}")
+		pa.answer.Outcome.Outcome = "cancelled"
+	} else if err := json.Unmarshal(m.Result, &pa.answer); err != nil {
+		return nil, rpcError(m.ID, codeInvalidParams, `result must be {"outcome":{"outcome":"selected","optionId":…}} or {"outcome":{"outcome":"cancelled"}}`)
 	}
-	_, err := cl.s.Answer(id, ans, "client")
+	return pa, nil
+}
+
+// handleMessage applies one client message and returns the reply to send, if any.
+func (cl *client) handleMessage(data []byte) []byte {
+	pa, reply := decodeClientMessage(data)
+	if pa == nil {
+		return reply
+	}
+	_, err := cl.s.Answer(pa.id, pa.answer, "client")
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, sessions.ErrAlreadyResolved):
-		return rpcError(m.ID, codeAlreadyResolved, "permission request already resolved")
+		return rpcError(pa.rawID, codeAlreadyResolved, "permission request already resolved")
 	case errors.Is(err, sessions.ErrPermissionUnknown):
-		return rpcError(m.ID, codeUnknownRequest, "no request with this id is pending")
+		return rpcError(pa.rawID, codeUnknownRequest, "no request with this id is pending")
 	case errors.Is(err, sessions.ErrUnknownOption):
-		return rpcError(m.ID, codeInvalidParams, "optionId was not offered by the agent; the request stays pending")
+		return rpcError(pa.rawID, codeInvalidParams, "optionId was not offered by the agent; the request stays pending")
 	default:
-		return rpcError(m.ID, codeInvalidParams, "invalid permission answer")
+		return rpcError(pa.rawID, codeInvalidParams, "invalid permission answer")
 	}
 }
 

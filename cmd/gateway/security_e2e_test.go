@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const testToken = "s3cret-token-for-tests"
+
+// request sends a raw request with optional headers and returns status, problem code and body.
+func (g *gateway) request(method, path string, body []byte, hdr map[string]string) (int, string, string) {
+	g.t.Helper()
+	req, _ := http.NewRequest(method, g.base+path, bytes.NewReader(body))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var p struct {
+		Code string `json:"code"`
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		_ = json.Unmarshal(data, &p)
+	}
+	return resp.StatusCode, p.Code, string(data)
+}
+
+// TestBadInputCorpus throws malformed, oversized and hostile input at a live gateway while a turn runs
+// alongside; each case gets its documented status and code, and the running turn still finishes.
+func TestBadInputCorpus(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	outside := filepath.Join(root, "outside")
+	for _, d := range []string{ws, outside, filepath.Join(ws, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, "--workdir", ws, "--max-body-bytes", "4096", "--max-prompt-bytes", "2048", "--ws-max-frame", "1024", "--demo-delay", "20ms")
+	auth := map[string]string{}
+	bystander := g.createSession(nil)
+	bw := g.dial("/v1/sessions/" + bystander.ID + "/ws")
+	var bt struct{ TurnID string }
+	g.do("POST", "/v1/sessions/"+bystander.ID+"/prompt", `{"text":"keep going"}`, &bt)
+
+	s := g.createSession(nil)
+	sp := "/v1/sessions/" + s.ID
+	big := bytes.Repeat([]byte("a"), 8192)
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		hdr                map[string]string
+		status             int
+		code               string
+	}{
+		{"malformed JSON", "POST", "/v1/sessions", []byte(`{"agent":`), nil, 400, "invalid_json"},
+		{"truncated JSON", "POST", sp + "/prompt", []byte(`{"text":"hel`), nil, 400, "invalid_json"},
+		{"wrong type", "POST", sp + "/prompt", []byte(`{"text":42}`), nil, 400, "invalid_json"},
+		{"unknown field", "POST", "/v1/sessions", []byte(`{"agnet":"demo"}`), nil, 400, "invalid_json"},
+		{"trailing data", "POST", "/v1/sessions", []byte(`{} {}`), nil, 400, "invalid_json"},
+		{"invalid UTF-8", "POST", sp + "/prompt", []byte("{\"text\":\"\xff\xfe\"}"), nil, 400, "invalid_json"},
+		{"huge body", "POST", sp + "/prompt", append(append([]byte(`{"text":"`), big...), '"', '}'), nil, 413, "body_too_large"},
+		{"prompt too large", "POST", sp + "/prompt", []byte(`{"text":"` + strings.Repeat("b", 3000) + `"}`), nil, 413, "prompt_too_large"},
+		{"empty prompt", "POST", sp + "/prompt", []byte(`{"prompt":[]}`), nil, 400, "bad_request"},
+		{"prompt block without type", "POST", sp + "/prompt", []byte(`{"prompt":[{"text":"x"}]}`), nil, 400, "bad_request"},
+		{"both text and prompt", "POST", sp + "/prompt", []byte(`{"text":"a","prompt":[{"type":"text","text":"b"}]}`), nil, 400, "bad_request"},
+		{"bad wait", "POST", sp + "/prompt?wait=maybe", []byte(`{"text":"a"}`), nil, 400, "bad_request"},
+		{"path traversal id", "GET", "/v1/sessions/..%2F..%2Fetc%2Fpasswd", nil, nil, 404, "session_not_found"},
+		{"10 KB id", "GET", "/v1/sessions/" + strings.Repeat("x", 10240), nil, nil, 404, "session_not_found"},
+		{"NUL in id", "GET", "/v1/sessions/a%00b", nil, nil, 404, "session_not_found"},
+		{"unknown route", "GET", "/v1/nope", nil, nil, 404, "route_not_found"},
+		{"unknown method", "PUT", "/v1/sessions", nil, nil, 405, "method_not_allowed"},
+		{"relative cwd", "POST", "/v1/sessions", []byte(`{"cwd":"relative/dir"}`), nil, 400, "bad_request"},
+		{"escaping cwd", "POST", "/v1/sessions", []byte(`{"cwd":"` + ws + `/../outside"}`), nil, 403, "forbidden_cwd"},
+		{"symlink escape cwd", "POST", "/v1/sessions", []byte(`{"cwd":"` + ws + `/escape"}`), nil, 403, "forbidden_cwd"},
+		{"missing cwd", "POST", "/v1/sessions", []byte(`{"cwd":"` + ws + `/nope"}`), nil, 400, "bad_request"},
+		{"unknown agent", "POST", "/v1/sessions", []byte(`{"agent":"../../bin/sh"}`), nil, 400, "unknown_agent"},
+		{"unknown policy", "POST", "/v1/sessions", []byte(`{"permissionPolicy":"yolo"}`), nil, 400, "bad_request"},
+		{"unknown permission", "POST", sp + "/permissions/nope", []byte(`{"optionId":"x"}`), nil, 404, "permission_not_found"},
+		{"empty permission answer", "POST", sp + "/permissions/nope", []byte(`{}`), nil, 400, "bad_request"},
+		{"cancel when idle", "POST", sp + "/cancel", nil, nil, 409, "no_turn"},
+		{"cross-origin POST", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Origin": "https://evil.example"}, 403, "forbidden_origin"},
+		{"ticket without auth", "POST", "/v1/ws-tickets", nil, nil, 404, "auth_disabled"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, code, body := g.request(c.method, c.path, c.body, mergeHdr(auth, c.hdr))
+			if status != c.status || code != c.code {
+				t.Fatalf("got %d %q, want %d %q: %s", status, code, c.status, c.code, truncateStr(body, 300))
+			}
+		})
+	}
+	// A session with a relative-but-inside cwd works; the escape attempts created nothing.
+	var list struct{ Sessions []sessionJSON }
+	g.do("GET", "/v1/sessions", nil, &list)
+	if len(list.Sessions) != 2 {
+		t.Fatalf("%d sessions, want 2", len(list.Sessions))
+	}
+
+	// WebSocket: cross-origin upgrade refused, oversized frame closed with 1009, binary with 1003.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wsURL := strings.Replace(g.base, "http", "ws", 1) + sp + "/ws"
+	if _, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin upgrade: err=%v resp=%v", err, resp)
+	}
+	w := g.dial(sp + "/ws")
+	w.waitFor("replay_complete", func(f frame) bool { return f.Method == "_gateway/replay_complete" })
+	_ = w.c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("x"), 4096))
+	if st := w.waitClosed(); st != websocket.StatusMessageTooBig {
+		t.Fatalf("oversized frame: close %d, want 1009", st)
+	}
+	w2 := g.dial(sp + "/ws")
+	w2.waitFor("replay_complete", func(f frame) bool { return f.Method == "_gateway/replay_complete" })
+	w2.send(map[string]any{"jsonrpc": "2.0", "id": "x", "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "a"}}})
+	w2.waitFor("unknown request error", func(f frame) bool { return f.Error != nil && f.Error.Code == -32011 })
+	_ = w2.c.Write(ctx, websocket.MessageText, []byte(`{not json`))
+	w2.waitFor("parse error", func(f frame) bool { return f.Error != nil && f.Error.Code == -32700 })
+	_ = w2.c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3})
+	if st := w2.waitClosed(); st != websocket.StatusUnsupportedData {
+		t.Fatalf("binary frame: close %d, want 1003", st)
+	}
+
+	// The bystander's turn ran on, answered and finished.
+	perm, _ := bw.waitFor("bystander permission", isPermissionRequest)
+	if code := g.do("POST", "/v1/sessions/"+bystander.ID+"/permissions/"+permIDOf(perm), `{"optionId":"allow-once"}`, nil); code != 200 {
+		t.Fatalf("bystander answer %d", code)
+	}
+	if ended, _ := bw.waitFor("bystander turn_ended", turnEnded(bt.TurnID)); ended.Params.StopReason != "end_turn" {
+		t.Fatalf("bystander %s", ended.Raw)
+	}
+}
+
+// TestAuthTokensAndTickets runs with a token: uniform 401s, tickets single-use, the bearer subprotocol.
+func TestAuthTokensAndTickets(t *testing.T) {
+	g := startGateway(t, "--token", testToken, "--rate-limit", "0")
+	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic " + testToken}, {"Authorization": "Bearer"}} {
+		if st, code, _ := g.request("GET", "/v1/sessions", nil, h); st != 401 || code != "unauthorized" {
+			t.Fatalf("headers %v: %d %q", h, st, code)
+		}
+	}
+	if st, _, _ := g.request("GET", "/healthz", nil, nil); st != 200 {
+		t.Fatalf("healthz needs no token: %d", st)
+	}
+	if st, code, _ := g.request("GET", "/metrics", nil, nil); st != 401 || code != "unauthorized" {
+		t.Fatalf("metrics without token: %d %q", st, code)
+	}
+	st, _, body := g.request("POST", "/v1/sessions", []byte(`{}`), bearer)
+	if st != 201 {
+		t.Fatalf("create with token: %d %s", st, body)
+	}
+	var s sessionJSON
+	_ = json.Unmarshal([]byte(body), &s)
+	if strings.Contains(g.logs.String(), testToken) {
+		t.Fatal("token appears in the logs")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wsURL := strings.Replace(g.base, "http", "ws", 1) + "/v1/sessions/" + s.ID + "/ws"
+	if _, resp, err := websocket.Dial(ctx, wsURL, nil); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("upgrade without credential: %v %v", err, resp)
+	}
+	_, _, tb := g.request("POST", "/v1/ws-tickets", nil, bearer)
+	var ticket struct{ Ticket string }
+	_ = json.Unmarshal([]byte(tb), &ticket)
+	c, _, err := websocket.Dial(ctx, wsURL+"?ticket="+ticket.Ticket, nil)
+	if err != nil {
+		t.Fatalf("upgrade with ticket: %v", err)
+	}
+	c.CloseNow()
+	if _, resp, err := websocket.Dial(ctx, wsURL+"?ticket="+ticket.Ticket, nil); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("reused ticket: %v %v", err, resp)
+	}
+	if _, resp, err := websocket.Dial(ctx, wsURL+"?ticket=forged", nil); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("forged ticket: %v %v", err, resp)
+	}
+	c, _, err = websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{"acp-gateway.v1", "bearer." + testToken}})
+	if err != nil {
+		t.Fatalf("upgrade with bearer subprotocol: %v", err)
+	}
+	if c.Subprotocol() != "acp-gateway.v1" {
+		t.Fatalf("selected subprotocol %q", c.Subprotocol())
+	}
+	c.CloseNow()
+}
+
+func TestRateLimit(t *testing.T) {
+	g := startGateway(t, "--token", testToken, "--rate-limit", "1")
+	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	limited := false
+	for i := 0; i < 20 && !limited; i++ {
+		st, code, _ := g.request("GET", "/v1/agents", nil, bearer)
+		limited = st == 429 && code == "rate_limited"
+	}
+	if !limited {
+		t.Fatal("20 requests at a 1/s limit were never refused")
+	}
+}
+
+func TestRefusesNonLoopbackWithoutToken(t *testing.T) {
+	err := run(context.Background(), []string{"--addr", "0.0.0.0:0"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "without a token") {
+		t.Fatalf("run = %v", err)
+	}
+}
+
+// TestMetricsMoveAfterATurn scrapes /metrics after a turn and finds the counters moved.
+func TestMetricsMoveAfterATurn(t *testing.T) {
+	g := startGateway(t)
+	s := g.createSession(`{"permissionPolicy":"approve-all"}`)
+	w := g.dial("/v1/sessions/" + s.ID + "/ws")
+	var res struct{ StopReason string }
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"count me"}`, &res); code != 200 || res.StopReason != "end_turn" {
+		t.Fatalf("prompt %d %+v", code, res)
+	}
+	w.waitFor("turn_ended", func(f frame) bool { return f.Method == "_gateway/turn_ended" })
+	_, _, body := g.request("GET", "/metrics", nil, nil)
+	for _, want := range []string{
+		`gateway_turns_started_total 1`,
+		`gateway_turns_ended_total{stop_reason="end_turn"} 1`,
+		`gateway_permission_requests_total{allowed="true",by="policy"} 1`,
+		`gateway_sessions{status="idle"} 1`,
+		`gateway_agent_starts_total{agent="demo"} 1`,
+		`gateway_clients{face="ws"} 1`,
+		`gateway_frames_sent_total{face="ws"}`,
+		`gateway_http_request_duration_seconds_count{code="201",route="/v1/sessions"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if !strings.Contains(body, "gateway_agent_updates_total") || strings.Contains(body, "gateway_agent_updates_total 0\n") {
+		t.Error("agent updates did not move")
+	}
+}
+
+func mergeHdr(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func truncateStr(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,30 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// FuzzDecodeBodies feeds arbitrary bytes to the REST body decoder for every request type: it must answer a
+// problem (never panic, never a 5xx) or a value that re-encodes.
+func FuzzDecodeBodies(f *testing.F) {
+	f.Add([]byte(`{"text":"hello"}`))
+	f.Add([]byte(`{"prompt":[{"type":"text","text":"x"}]}`))
+	f.Add([]byte(`{"outcome":"cancelled"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, v := range []any{&createRequest{}, &promptRequest{}, &answerRequest{}} {
+			err := decodeJSON(body, v)
+			if err == nil {
+				if _, merr := json.Marshal(v); merr != nil {
+					t.Fatalf("decoded value does not re-encode: %v", merr)
+				}
+				continue
+			}
+			var p *Problem
+			if !errors.As(err, &p) || p.Status != 400 {
+				t.Fatalf("decode error %v is not a 400 problem", err)
+			}
+		}
+	})
+}
