@@ -166,7 +166,13 @@ function renderAgents() {
 }
 
 function renderSessions() {
-  const list = [...state.sessions].sort((a, b) => {
+  const all = [...state.sessions];
+  const cur0 = state.cur;
+  if (cur0 && cur0.session && !all.some((s) => s.id === cur0.id)) {
+    // The gateway forgets closed sessions; keep the one on screen listed until the user leaves it.
+    all.push({ ...cur0.session, status: cur0.status || 'closed' });
+  }
+  const list = all.sort((a, b) => {
     const ca = a.status === 'closed' ? 1 : 0;
     const cb = b.status === 'closed' ? 1 : 0;
     if (ca !== cb) return ca - cb;
@@ -200,14 +206,17 @@ function renderSessions() {
 }
 
 async function refreshSessions() {
+  const started = Date.now();
   try {
     const res = await api.sessions();
     state.sessions = Array.isArray(res && res.sessions) ? res.sessions : [];
     const cur = state.cur;
-    if (cur) {
+    if (cur && cur.session) {
       const s = state.sessions.find((x) => x.id === cur.id);
       if (s && (s.status === 'closed' || s.status === 'failed') && cur.status !== s.status) {
         cur.setStatus(s.status, s.statusReason);
+      } else if (!s && cur.usable && cur.loadedAt && cur.loadedAt < started) {
+        cur.setStatus('closed', 'no longer listed by the gateway');
       }
     }
     renderSessions();
@@ -350,6 +359,7 @@ class Current {
 
   applySession(s, fromSnapshot) {
     this.session = s;
+    this.loadedAt = Date.now();
     this.status = s.status || this.status;
     this.statusReason = s.statusReason || null;
     if (s.modes) this.modes = { ...s.modes };
@@ -524,16 +534,23 @@ class Current {
     }
     const opts = (req && req.options) || [];
     const opt = opts.find((o) => o.optionId === optionId);
-    const allowed = selected && !!opt && String(opt.kind || '').startsWith('allow');
+    const allowed = outcome && typeof outcome === 'object' && typeof outcome.allowed === 'boolean'
+      ? outcome.allowed
+      : selected && !!opt && String(opt.kind || '').startsWith('allow');
     const mine = this.answered.has(pid);
     const by = p.by || '';
-    let what = opt ? opt.name : selected && optionId ? optionId : 'Denied';
-    if (!selected && by === 'deadline') what = 'Timed out, denied';
-    else if (!selected && by === 'cancel') what = 'Cancelled with the turn';
-    else if (!selected && by === 'close') what = 'Session closed, denied';
-    else if (!selected) what = 'Cancelled, denied';
-    const who = mine ? 'by you' : BY_LABEL[by] || (by ? 'by ' + by : '');
-    this.transcript.permissionResolved(pid, who && by !== 'deadline' ? `${what} · ${who}` : what, allowed);
+    let what;
+    if (by === 'deadline') what = 'Timed out, denied';
+    else if (by === 'cancel') what = 'Cancelled with the turn';
+    else if (by === 'close') what = 'Session closed, denied';
+    else if (opt) what = opt.name || opt.optionId;
+    else if (selected && optionId) what = optionId;
+    else what = allowed ? 'Allowed' : 'Cancelled, denied';
+    let who = '';
+    if (mine) who = 'by you';
+    else if (by === 'client' || by === 'rest' || by === 'policy') who = BY_LABEL[by];
+    else if (by && !BY_LABEL[by]) who = 'by ' + by;
+    this.transcript.permissionResolved(pid, who ? `${what} · ${who}` : what, allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
@@ -701,10 +718,16 @@ function renderUsage() {
 
 const PLAN_ICON = { completed: 'check', in_progress: 'spinner', pending: null };
 
+let planWasDone = null;
+
 function renderPlan() {
   const cur = state.cur;
   const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
-  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
+  if (!entries.length) { els.plan.hidden = true; clear(els.planList); planWasDone = null; return; }
+  // Fold the plan away when it completes and unfold it when work starts again; the user can toggle it meanwhile.
+  const allDone = entries.every((e) => e.status === 'completed');
+  if (planWasDone !== allDone) $('plan-details').open = !allDone;
+  planWasDone = allDone;
   els.plan.hidden = false;
   clear(els.planList);
   let done = 0;

@@ -3,8 +3,8 @@
 //
 // Blocks: paragraphs, ATX headings, fenced code blocks (``` or ~~~, an unterminated fence runs to the end, which is
 // what a streaming message looks like), bullet and ordered lists (nested by indentation), block quotes, thematic
-// breaks. Inlines: emphasis and strong (* and _), inline code, links and autolinks with http(s) URLs only, hard
-// breaks, backslash escapes. Anything else is text.
+// breaks, GitHub-style tables. Inlines: emphasis and strong (* and _), ~~strikethrough~~, inline code, links and
+// autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text.
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
@@ -128,16 +128,69 @@ function parseBlocks(lines, depth) {
       continue;
     }
 
+    if (i + 1 < n && isTableStart(line, lines[i + 1])) {
+      const res = parseTable(lines, i);
+      blocks.push(res.node);
+      i = res.next;
+      continue;
+    }
+
     // Paragraph: runs until a blank line or the start of another block.
     const para = [line];
     i++;
-    while (i < n && !BLANK.test(lines[i]) && !isBlockStart(lines[i])) {
+    while (i < n && !BLANK.test(lines[i]) && !isBlockStart(lines[i]) && !(i + 1 < n && isTableStart(lines[i], lines[i + 1]))) {
       para.push(lines[i]);
       i++;
     }
     blocks.push({ type: 'paragraph', children: parseInline(para.map((l) => l.trimStart()).join('\n').replace(/[ \t]+$/, '')) });
   }
   return blocks;
+}
+
+// GitHub-style tables: a header row, a delimiter row (---, :--, --:, :-:), then rows until a blank line.
+const TABLE_DELIM = /^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+function splitRow(line) {
+  let s = line.trim();
+  if (s.startsWith('|')) s = s.slice(1);
+  if (s.endsWith('|') && !s.endsWith('\\|')) s = s.slice(0, -1);
+  const cells = [];
+  let cur = '';
+  let inCode = false;
+  for (let k = 0; k < s.length; k++) {
+    const c = s[k];
+    if (c === '\\' && s[k + 1] === '|') { cur += '|'; k++; continue; }
+    if (c === '`') inCode = !inCode;
+    if (c === '|' && !inCode) { cells.push(cur.trim()); cur = ''; continue; }
+    cur += c;
+  }
+  cells.push(cur.trim());
+  return cells;
+}
+
+function isTableStart(line, next) {
+  if (line.indexOf('|') < 0 || !TABLE_DELIM.test(next) || next.indexOf('-') < 0) return false;
+  if (next.indexOf('|') < 0 && line.trim().indexOf('|') <= 0) return false;
+  return splitRow(line).length === splitRow(next).length;
+}
+
+function parseTable(lines, start) {
+  const head = splitRow(lines[start]);
+  const align = splitRow(lines[start + 1]).map((c) => {
+    const l = c.startsWith(':');
+    const r = c.endsWith(':');
+    return l && r ? 'center' : r ? 'right' : l ? 'left' : '';
+  });
+  const rows = [];
+  let i = start + 2;
+  while (i < lines.length && !BLANK.test(lines[i]) && lines[i].indexOf('|') >= 0 && !FENCE.test(lines[i])) {
+    const cells = splitRow(lines[i]);
+    const row = [];
+    for (let k = 0; k < head.length; k++) row.push(parseInline(cells[k] || ''));
+    rows.push(row);
+    i++;
+  }
+  return { node: { type: 'table', align, head: head.map((c) => parseInline(c)), rows }, next: i };
 }
 
 function parseList(lines, start, depth) {
@@ -393,6 +446,16 @@ function inlineRun(src, depth) {
       continue;
     }
 
+    if (c === '~' && src[i + 1] === '~' && src[i + 2] !== '~' && depth < 16 && src[i + 2] !== undefined && !/\s/.test(src[i + 2])) {
+      const close = findClose(src, i + 2, '~', 2);
+      if (close && close.end - close.at === 2) {
+        flush();
+        out.push({ type: 'del', children: inlineRun(src.slice(i + 2, close.at), depth + 1) });
+        i = close.end;
+        continue;
+      }
+    }
+
     if ((c === '[' || (c === '!' && src[i + 1] === '[')) && depth < 16) {
       const open = c === '!' ? i + 1 : i;
       const close = findBracketClose(src, open);
@@ -521,6 +584,35 @@ function renderBlock(b, doc, highlight, tight) {
     }
     case 'hr':
       return doc.createElement('hr');
+    case 'table': {
+      const wrap = doc.createElement('div');
+      wrap.className = 'table-wrap';
+      const table = doc.createElement('table');
+      const thead = doc.createElement('thead');
+      const tr = doc.createElement('tr');
+      b.head.forEach((cell, k) => {
+        const th = doc.createElement('th');
+        if (b.align[k]) th.className = 'al-' + b.align[k];
+        appendInlines(th, cell, doc);
+        tr.appendChild(th);
+      });
+      thead.appendChild(tr);
+      table.appendChild(thead);
+      const tbody = doc.createElement('tbody');
+      for (const row of b.rows) {
+        const r = doc.createElement('tr');
+        row.forEach((cell, k) => {
+          const td = doc.createElement('td');
+          if (b.align[k]) td.className = 'al-' + b.align[k];
+          appendInlines(td, cell, doc);
+          r.appendChild(td);
+        });
+        tbody.appendChild(r);
+      }
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      return wrap;
+    }
     default:
       return doc.createTextNode('');
   }
@@ -540,7 +632,8 @@ function appendInlines(parent, nodes, doc) {
         break;
       }
       case 'em':
-      case 'strong': {
+      case 'strong':
+      case 'del': {
         const el = doc.createElement(n.type);
         appendInlines(el, n.children, doc);
         parent.appendChild(el);

@@ -6,6 +6,8 @@ import { renderMarkdown, safeHref } from './markdown.js';
 import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
 
+const MAX_IMAGE_B64 = 8 << 20;
+
 const STATUS_LABEL = { pending: 'Pending', in_progress: 'In progress', completed: 'Completed', failed: 'Failed' };
 const KIND_LABEL = {
   read: 'Read', edit: 'Edit', delete: 'Delete', move: 'Move', search: 'Search', execute: 'Run', think: 'Think',
@@ -37,8 +39,15 @@ export function renderContentBlock(block, markdown = true) {
     case 'text':
       if (!markdown) return h('div.plain-text', String(block.text ?? ''));
       return h('div.md', renderMarkdown(String(block.text ?? ''), document, highlight));
-    case 'image':
+    case 'image': {
+      const mime = String(block.mimeType || '').toLowerCase();
+      const data = typeof block.data === 'string' ? block.data.replace(/\s+/g, '') : '';
+      // Raster images only, inline as data: URLs (the page's CSP allows data: for img only).
+      if (/^image\/(png|jpeg|gif|webp)$/.test(mime) && data && data.length <= MAX_IMAGE_B64 && /^[A-Za-z0-9+/]+=*$/.test(data)) {
+        return h('img.content-image', { src: `data:${mime};base64,${data}`, alt: 'Image from the agent', loading: 'lazy' });
+      }
       return h('div.chip', icon('other'), `Image (${block.mimeType || 'unknown type'})`);
+    }
     case 'audio':
       return h('div.chip', icon('other'), `Audio (${block.mimeType || 'unknown type'})`);
     case 'resource_link': {
@@ -288,6 +297,7 @@ export class Transcript {
       if (isUpdate && !u.title) t.tc.title = 'Tool call';
     }
     t.tc = mergeToolCall(t.tc, u);
+    if (t.tc.status === 'completed' || t.tc.status === 'failed') delete t.el.dataset.stale;
     this.renderTool(t);
     this.last = null;
   }
@@ -324,12 +334,23 @@ export class Transcript {
     t.title.textContent = tc.title || 'Tool call';
     t.kind.textContent = KIND_LABEL[kind] || kind;
     clear(t.status);
+    if ((status === 'pending' || status === 'in_progress') && t.el.dataset.stale) {
+      t.status.appendChild(icon('x'));
+      t.status.appendChild(h('span', 'Not finished'));
+      t.status.title = `Last reported status: ${statusLabel(status)}; the turn ended`;
+      return this.renderToolBody(t);
+    }
+    t.status.removeAttribute('title');
     if (status === 'in_progress') t.status.appendChild(icon('spinner', 'spin'));
     else if (status === 'completed') t.status.appendChild(icon('check'));
     else if (status === 'failed') t.status.appendChild(icon('x'));
     else t.status.appendChild(icon('clock'));
     t.status.appendChild(h('span', statusLabel(status)));
+    return this.renderToolBody(t);
+  }
 
+  renderToolBody(t) {
+    const tc = t.tc;
     const locKey = JSON.stringify(tc.locations || []);
     if (locKey !== t.locKey) {
       t.locKey = locKey;
@@ -394,6 +415,14 @@ export class Transcript {
     this.turnEnds.add(key);
     this.flush();
     this.last = null;
+    // Tool calls the agent left open can no longer progress: say so, keeping their last reported status.
+    for (const t of this.tools.values()) {
+      const st = t.tc.status || 'pending';
+      if ((st === 'pending' || st === 'in_progress') && !t.el.dataset.stale) {
+        t.el.dataset.stale = 'true';
+        this.renderTool(t);
+      }
+    }
     const reason = error ? 'error' : stopReason || 'end_turn';
     const label = STOP_LABEL[reason] || `Stopped: ${reason}`;
     let detail = null;

@@ -1,0 +1,145 @@
+// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff), run in node without a browser.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse, parseInline, safeHref } from '../web/static/js/markdown.js';
+import { tokenize, languageOf } from '../web/static/js/highlight.js';
+import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
+
+// Strips the tree to something short to compare.
+function inl(nodes) {
+  return nodes.map((n) => {
+    switch (n.type) {
+      case 'text': return n.text;
+      case 'code': return `<code>${n.text}</code>`;
+      case 'em': return `<em>${inl(n.children)}</em>`;
+      case 'strong': return `<strong>${inl(n.children)}</strong>`;
+      case 'link': return `<a ${n.href}>${inl(n.children)}</a>`;
+      case 'br': return '<br>';
+      default: return `?${n.type}`;
+    }
+  }).join('');
+}
+
+test('inline: emphasis, strong, code, escapes', () => {
+  assert.equal(inl(parseInline('a *b* **c** ***d*** _e_ __f__')), 'a <em>b</em> <strong>c</strong> <strong><em>d</em></strong> <em>e</em> <strong>f</strong>');
+  assert.equal(inl(parseInline('snake_case_name and 2 * 3 * 4')), 'snake_case_name and 2 * 3 * 4');
+  assert.equal(inl(parseInline('`a *not em* b` and ``x ` y``')), '<code>a *not em* b</code> and <code>x ` y</code>');
+  assert.equal(inl(parseInline('\\*literal\\* \\`tick')), '*literal* `tick');
+  assert.equal(inl(parseInline('unclosed *star and `tick')), 'unclosed *star and `tick');
+  assert.equal(inl(parseInline('line one  \nline two\nthree')), 'line one<br>line two\nthree');
+});
+
+test('inline: links allow http(s) only', () => {
+  assert.equal(inl(parseInline('[site](https://example.com/a?b=1)')), '<a https://example.com/a?b=1>site</a>');
+  assert.equal(inl(parseInline('[x](javascript:alert(1))')), 'x');
+  assert.equal(inl(parseInline('[x](data:text/html,hi)')), 'x');
+  assert.equal(inl(parseInline('[x](/relative)')), 'x');
+  assert.equal(inl(parseInline('see https://example.com/path.')), 'see <a https://example.com/path>https://example.com/path</a>.');
+  assert.equal(inl(parseInline('<https://a.example/>')), '<a https://a.example/>https://a.example/</a>');
+  assert.equal(inl(parseInline('(https://example.com/x_(y))')), '(<a https://example.com/x_(y)>https://example.com/x_(y)</a>)');
+  assert.equal(safeHref('JAVASCRIPT:alert(1)'), null);
+  assert.equal(safeHref('https://ok.example/'), 'https://ok.example/');
+  assert.equal(safeHref(' http://x.example '), 'http://x.example/');
+});
+
+test('blocks: headings, paragraphs, rules, quotes', () => {
+  const b = parse('# Title\n\nPara one\ncontinues.\n\n---\n\n> quoted\n> text\n\n###### six #');
+  assert.deepEqual(b.map((x) => x.type), ['heading', 'paragraph', 'hr', 'blockquote', 'heading']);
+  assert.equal(b[0].level, 1);
+  assert.equal(inl(b[1].children), 'Para one\ncontinues.');
+  assert.equal(b[3].children[0].type, 'paragraph');
+  assert.equal(b[4].level, 6);
+  assert.equal(inl(b[4].children), 'six');
+});
+
+test('blocks: fenced code, including an unterminated (streaming) fence', () => {
+  const b = parse('Before\n```go\nfunc main() {\n\tfmt.Println("*x*")\n}\n```\nAfter');
+  assert.deepEqual(b.map((x) => x.type), ['paragraph', 'code', 'paragraph']);
+  assert.equal(b[1].lang, 'go');
+  assert.equal(b[1].text, 'func main() {\n    fmt.Println("*x*")\n}');
+  const s = parse('```py\nprint(1)\n');
+  assert.equal(s.length, 1);
+  assert.equal(s[0].type, 'code');
+  assert.equal(s[0].closed, false);
+  assert.equal(s[0].text, 'print(1)\n');
+  const t = parse('~~~\n```\nstill code\n~~~');
+  assert.equal(t[0].text, '```\nstill code');
+});
+
+test('blocks: lists, nested, ordered with start, loose vs tight', () => {
+  const b = parse('- one\n- two\n  - nested\n- three\n\n3. c\n4. d');
+  assert.equal(b[0].type, 'list');
+  assert.equal(b[0].ordered, false);
+  assert.equal(b[0].loose, false);
+  assert.equal(b[0].items.length, 3);
+  assert.equal(b[0].items[1][1].type, 'list');
+  assert.equal(b[1].ordered, true);
+  assert.equal(b[1].start, 3);
+  const loose = parse('1. a\n\n2. b');
+  assert.equal(loose.length, 1);
+  assert.equal(loose[0].loose, true);
+  const interrupt = parse('Steps:\n1. first\n2. second');
+  assert.deepEqual(interrupt.map((x) => x.type), ['paragraph', 'list']);
+});
+
+test('parser survives hostile input', () => {
+  const deep = '>'.repeat(500) + ' x\n' + '- '.repeat(500) + 'y\n' + '*'.repeat(2000) + '[' .repeat(2000);
+  const t0 = Date.now();
+  const out = parse(deep);
+  assert.ok(Array.isArray(out));
+  assert.ok(Date.now() - t0 < 2000, 'parsing pathological input took too long');
+  assert.deepEqual(parse(''), []);
+  assert.deepEqual(parse(null), []);
+});
+
+test('highlighter tokens', () => {
+  const toks = tokenize('func main() { s := "hi" // c\n return 42 }', 'go');
+  const by = (type) => toks.filter((t) => t.type === type).map((t) => t.text);
+  assert.deepEqual(by('kw'), ['func', 'return']);
+  assert.deepEqual(by('str'), ['"hi"']);
+  assert.deepEqual(by('com'), ['// c']);
+  assert.deepEqual(by('num'), ['42']);
+  assert.deepEqual(by('fn'), ['main']);
+  assert.equal(toks.map((t) => t.text).join(''), 'func main() { s := "hi" // c\n return 42 }');
+  assert.equal(languageOf('TypeScript'), 'js');
+  assert.equal(languageOf('brainfuck'), '');
+  assert.deepEqual(tokenize('<b>x</b>', 'unknown'), [{ type: 'plain', text: '<b>x</b>' }]);
+  const py = tokenize('def f(x):\n    return """doc"""  # note', 'python');
+  assert.ok(py.some((t) => t.type === 'str' && t.text === '"""doc"""'));
+  assert.ok(py.some((t) => t.type === 'com' && t.text === '# note'));
+  const json = tokenize('{"a": 1, "b": true}', 'json');
+  assert.ok(json.some((t) => t.type === 'type' && t.text === '"a"'));
+  assert.ok(json.some((t) => t.type === 'lit' && t.text === 'true'));
+});
+
+test('diff: unified hunks with context', () => {
+  const old = 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n';
+  const neu = 'a\nb\nC\nd\ne\nf\ng\nh\ni\nj\nk\n';
+  const d = unifiedDiff(old, neu);
+  assert.equal(d.added, 2);
+  assert.equal(d.removed, 1);
+  assert.deepEqual(d.hunks.map((x) => x.header), ['@@ -1,6 +1,6 @@', '@@ -8,3 +8,4 @@']);
+  assert.equal(formatUnified('f.txt', null, 'x\n'), '--- /dev/null\n+++ b/f.txt\n@@ -0,0 +1 @@\n+x');
+  assert.deepEqual(unifiedDiff('same\n', 'same\n').hunks, []);
+  const ops = diffLines('x\ny\nz', 'x\nz\nw');
+  assert.deepEqual(ops.map((o) => o.op + o.text), [' x', '-y', ' z', '+w']);
+});
+
+test('blocks: tables and strikethrough', () => {
+  const b = parse('| Name | Size |\n|:-----|-----:|\n| `a|b` | 1 |\n| **c** | 2 |\n\nafter');
+  assert.deepEqual(b.map((x) => x.type), ['table', 'paragraph']);
+  assert.deepEqual(b[0].align, ['left', 'right']);
+  assert.deepEqual(b[0].head.map(inl), ['Name', 'Size']);
+  assert.deepEqual(b[0].rows.map((r) => r.map(inl)), [['<code>a|b</code>', '1'], ['<strong>c</strong>', '2']]);
+  assert.deepEqual(parse('a | b\n--|--\n1 | 2')[0].rows.map((r) => r.map(inl)), [['1', '2']]);
+  assert.deepEqual(parse('just | a pipe').map((x) => x.type), ['paragraph']);
+  const del = parseInline('~~gone~~ and ~single~');
+  assert.equal(del[0].type, 'del');
+  assert.equal(del[0].children[0].text, 'gone');
+  assert.equal(del[1].text, ' and ~single~');
+});
+
+test('a table may follow a paragraph line directly', () => {
+  assert.deepEqual(parse('Results:\n| a | b |\n|---|---|\n| 1 | 2 |').map((x) => x.type), ['paragraph', 'table']);
+});
