@@ -398,6 +398,7 @@ func (s *Session) Close(reason string) {
 // View is a session as REST clients see it.
 type View struct {
 	ID                 string           `json:"id"`
+	Title              string           `json:"title,omitempty"`
 	Agent              string           `json:"agent"`
 	Cwd                string           `json:"cwd"`
 	Status             Status           `json:"status"`
@@ -431,7 +432,7 @@ func (s *Session) View() View {
 func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
-		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.Epoch,
+		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.Epoch,
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),

@@ -408,3 +408,15 @@ func appendBlock(out []byte, b block) []byte {
 	out = append(out, b.text...)
 	return append(out, `"}`...)
 }
+
+// Title is the session title the agent last set with session_info_update ("" when none), for session lists.
+func (c *Context) Title() string {
+	for _, f := range c.snap.sessionInfo {
+		if string(f.key) == "title" {
+			var t string
+			_ = json.Unmarshal(f.val, &t)
+			return t
+		}
+	}
+	return ""
+}

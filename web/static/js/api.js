@@ -10,8 +10,32 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method, path, body) {
+// A gateway started with a token (GATEWAY_TOKEN) wants it on every API call. The UI asks once per tab and keeps
+// it in sessionStorage; `#token=…` in the page URL works too and is removed from the address bar at once.
+const TOKEN_KEY = 'acp-gateway-token';
+
+(function takeTokenFromFragment() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!m) return;
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+})();
+
+/** The access token, or '' when the gateway runs without one. */
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY) || '';
+}
+
+function askToken() {
+  const t = window.prompt('This gateway requires an access token (the GATEWAY_TOKEN it was started with):');
+  if (!t || !t.trim()) return false;
+  sessionStorage.setItem(TOKEN_KEY, t.trim());
+  return true;
+}
+
+async function request(method, path, body, retried = false) {
   const init = { method, headers: { accept: 'application/json' } };
+  if (token()) init.headers.authorization = `Bearer ${token()}`;
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -22,6 +46,7 @@ async function request(method, path, body) {
   } catch (err) {
     throw new ApiError(0, { title: 'Network error', detail: 'The gateway could not be reached.', code: 'network' });
   }
+  if (res.status === 401 && !retried && askToken()) return request(method, path, body, true);
   if (res.status === 204) return null;
   const ct = res.headers.get('content-type') || '';
   let data = null;

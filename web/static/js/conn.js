@@ -1,6 +1,8 @@
 // One session's WebSocket (/v1/sessions/{id}/ws): resume from the last seq, reconnect with backoff, resync from the
 // snapshot when the gateway asks, and report the connection state.
 
+import { token } from './api.js';
+
 const NO_RETRY = new Map([
   [1008, 'refused by the gateway'],
   [4004, 'session not found'],
@@ -87,7 +89,10 @@ export class SessionSocket {
     this.setState(this.attempt === 0 && this.lastSeq === 0 ? 'connecting' : 'reconnecting', { attempt: this.attempt, connecting: true });
     let ws;
     try {
-      ws = new WebSocket(this.url());
+      // Browsers cannot set headers on a WebSocket: the token travels as a subprotocol beside the real one,
+      // and the gateway selects the real one, never echoing the token.
+      const t = token();
+      ws = t ? new WebSocket(this.url(), ['acp-gateway.v1', `bearer.${t}`]) : new WebSocket(this.url());
     } catch {
       this.scheduleRetry(0, 'bad url');
       return;
