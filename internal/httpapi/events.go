@@ -146,6 +146,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 type pageSink struct {
 	limit  int
 	frames []json.RawMessage
+	size   int
 	last   uint64
 	notes  []json.RawMessage
 	wait   *time.Timer
@@ -161,6 +162,7 @@ func (k *pageSink) Frame(seq uint64, frame []byte) error {
 		return nil
 	}
 	k.frames = append(k.frames, frame)
+	k.size += len(frame) + 1
 	k.last = seq
 	if len(k.frames) >= k.limit {
 		return errPageDone
@@ -219,12 +221,22 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 		return err
 	}
 	_, head := sess.Log().Bounds()
-	if sink.frames == nil {
-		sink.frames = []json.RawMessage{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"epoch": sess.Epoch, "frames": sink.frames, "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
+	// Frames go out byte for byte as the log holds them (encoding/json would re-escape them).
+	meta, _ := json.Marshal(map[string]any{
+		"epoch": sess.Epoch, "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
 		"closed": errors.Is(err, sessions.ErrSessionClosed),
 	})
-	return nil
+	out := make([]byte, 0, len(meta)+64+sink.size)
+	out = append(out, `{"frames":[`...)
+	for i, f := range sink.frames {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, f...)
+	}
+	out = append(out, "],"...)
+	out = append(out, meta[1:]...)
+	w.Header().Set("Content-Type", "application/json")
+	_, werr := w.Write(append(out, '\n'))
+	return werr
 }
