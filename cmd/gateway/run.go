@@ -13,6 +13,7 @@ import (
 	"time"
 
 	root "github.com/acp-gateway/gateway"
+	"github.com/acp-gateway/gateway/internal/acpws"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/httpapi"
@@ -81,12 +82,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
 		OriginPatterns: cfg.originPatterns(), Logger: logger, Metrics: m,
 	})
+	acph := acpws.NewHandler(reg, acpws.Options{
+		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
+		OriginPatterns: cfg.originPatterns(), Subprotocols: []string{ws.Subprotocol}, Logger: logger, Version: version,
+	})
 	var auth *httpapi.Auth
 	if cfg.token != "" {
 		auth = httpapi.NewAuth(cfg.token, cfg.rateLimit, 0)
 	}
 	api := &httpapi.Server{
-		Registry: reg, WS: wsh, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
+		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
 		MaxPromptBytes: cfg.maxPromptBytes, Auth: auth, Metrics: m, AllowedOrigins: cfg.originPatterns(),
 	}
@@ -125,11 +130,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	api.SetDraining()
 	var wg sync.WaitGroup
-	var errs [3]error
-	wg.Add(3)
+	var errs [4]error
+	wg.Add(4)
 	go func() { defer wg.Done(); errs[0] = srv.Shutdown(sctx) }()
 	go func() { defer wg.Done(); errs[1] = wsh.Shutdown(sctx) }()
 	go func() { defer wg.Done(); errs[2] = reg.Shutdown(sctx) }()
+	go func() { defer wg.Done(); errs[3] = acph.Shutdown(sctx) }()
 	wg.Wait()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acp-gateway/gateway/internal/acpws"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/ws"
@@ -17,6 +18,7 @@ import (
 type Server struct {
 	Registry     *sessions.Registry
 	WS           *ws.Handler
+	ACP          *acpws.Handler // raw ACP over WebSocket at /acp and /acp/{agent}
 	Logger       *slog.Logger
 	OpenAPI      []byte // served at /openapi.yaml
 	Web          fs.FS  // the UI, served at /; nil = no UI
@@ -74,6 +76,12 @@ func (s *Server) Handler() http.Handler {
 	r.Method(http.MethodGet, "/healthz", handlerFunc(s.healthz))
 	r.Method(http.MethodGet, "/readyz", handlerFunc(s.readyz))
 	r.Method(http.MethodGet, "/openapi.yaml", handlerFunc(s.openapi))
+	r.Method(http.MethodGet, "/acp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ACP.ServeAgent(w, r, "")
+	}))
+	r.Method(http.MethodGet, "/acp/{agent}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ACP.ServeAgent(w, r, chi.URLParam(r, "agent"))
+	}))
 	if s.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
 	}

@@ -1,0 +1,89 @@
+// Package acpws serves raw ACP over WebSocket: `GET /acp` and `GET /acp/{agent}`.
+//
+// This is the face for web clients that already speak ACP (marimo's agent panel through use-acp, anything
+// built on the official TypeScript SDK's `createWebSocketStream`): one JSON-RPC 2.0 message per text frame,
+// the browser is the ACP client and the gateway is its agent, backed by the session registry. Sessions made
+// here are ordinary registry sessions (visible over REST and `/v1/sessions/{id}/ws`), and sessions made
+// elsewhere can be loaded here. The ACP sessionId is the gateway session id.
+//
+// # Connection model
+//
+// Each socket has exactly one reader goroutine and one writer goroutine, joined before the handler returns,
+// plus at most Options.MaxInflight request goroutines (also joined). The reader never blocks for long: every
+// request that talks to a session or an agent runs on its own goroutine; a full budget answers -32603 at
+// once. The writer is the only goroutine that writes data frames. It is fed by a bounded queue of operations
+// (responses, attach/replay steps) and by the event logs of the sessions this socket attached to
+// (session/new, session/load, session/resume): it reads each log from its own cursor, so the agent and the
+// log never wait for this socket. A socket that falls more than QueueFrames/QueueBytes behind a live log is
+// closed with 4001 (raw ACP has no resync; the client reconnects and calls session/load).
+//
+// Responses that concern a session (prompt, load, set_mode, …) are written only after the socket has
+// forwarded that session's log up to the point where the answer was known: `{stopReason}` follows every
+// update of its turn, a load's response follows the whole replay, a set_mode response follows the agent's
+// current_mode_update. This is the ordering a native stdio agent gives.
+//
+// # What is forwarded
+//
+// From the log of an attached session: `session/update` frames byte for byte (unknown variants, fields,
+// `_meta` and wire order intact), and `session/request_permission` requests whose permission is still
+// pending, with the gateway permission id as JSON-RPC id. `_gateway/*` frames are not forwarded (ACP clients
+// do not know them). The `_meta.gateway` stamp ({seq, epoch, turnId, …}) the log puts into every frame is
+// kept: `_meta` is ACP's extension point, clients ignore keys they do not know, and it lets a client
+// correlate frames with the REST API.
+//
+// The `user_message_chunk` updates the gateway logs for a prompt are not echoed live to the socket that sent
+// that prompt (a native agent does not echo the user's prompt during a turn). Prompts sent by other clients
+// (REST, another socket) are forwarded, and session/load replays every user message.
+//
+// The client's JSON-RPC response to a forwarded permission request resolves it through
+// Session.Answer(..., "acp"); an error response means `cancelled`. The same permission may be answered by
+// another client first (REST, another socket) or resolved by the gateway (cancel, close, deadline, turn
+// end): the socket then sends ACP's `$/cancel_request {requestId: <permission id>}` so the client stops
+// asking (the TypeScript and Go SDKs abort the handler), and a late answer is ignored (logged at debug).
+//
+// Each attachment counts as one subscriber of the session (Session.Attach): it is bound by the session's
+// client cap and keeps the idle reaper away until the socket closes or the session does.
+//
+// # Methods
+//
+//   - initialize: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
+//     replays its own log for every agent), sessionCapabilities {list, resume, close}, promptCapabilities as
+//     the agent's (prompts pass through), mcpCapabilities {} (MCP servers are not passed to agents). The
+//     agent's raw capabilities are in `agentCapabilities._meta.gateway.agentCapabilities` when known.
+//     agentInfo is the agent's own when the gateway knows it from a live session of that agent (or one seen
+//     earlier by this handler); otherwise the gateway's own {name: "acp-gateway", …}. The gateway does not
+//     start an agent process just to answer initialize. authMethods is always []: agents behind the gateway
+//     authenticate through the operator's configuration (environment), and registry sessions are created
+//     without an auth step.
+//   - authenticate: forwarded to the agent process of the session most recently attached on this socket;
+//     with no attached session it is answered -32601 (not available).
+//   - session/new: creates a registry session of this socket's agent. cwd must be an absolute directory.
+//     mcpServers is accepted (must be an array when present) and ignored; additionalDirectories is ignored.
+//     `_meta.gateway.permissionPolicy` may choose the session's policy (default "ask").
+//   - session/load: attaches to any registry session by id (of any agent), replays its history, then
+//     answers; permission requests still pending are sent after the answer, live frames after that. The
+//     replay is Options.LoadReplay: by default the log's `session/update` frames byte for byte (what live
+//     clients saw, `_meta.gateway` included); when the log was trimmed (--log-max-frames/--log-max-bytes) and
+//     for ReplayTranscript, the snapshot's compact transcript (Session.Replay: messages, each tool call in
+//     its final state, last plan/commands/title). cwd and mcpServers are accepted and ignored (the session
+//     keeps its own cwd).
+//   - session/resume: attaches without replay, then sends pending permission requests.
+//   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.
+//   - session/prompt, session/cancel, session/set_mode, session/set_config_option: act on a session
+//     attached to this socket (-32602 otherwise). A second prompt while a turn runs: -32602 "a turn is
+//     already running". The prompt response carries `_meta.gateway.turnId`.
+//   - session/list: sessions of this socket's agent, oldest first, filtered by cwd when given, with opaque
+//     cursor pagination (Options.ListPageSize a page). title and updatedAt are not tracked and left out;
+//     `_meta.gateway` carries agent, status and createdAt.
+//
+// Client-side methods (`fs/*`, `terminal/*`) are never sent: the gateway tells agents the client has no
+// such capabilities.
+//
+// # Errors and closes
+//
+// Malformed JSON: -32700 with id null. Valid JSON that is not a request, notification or response: -32600.
+// Unknown method: -32601. Wrong params: -32602. Unknown session: -32002. Agent failures: the agent's own
+// JSON-RPC error when it sent one, else -32603. Unknown notifications are ignored, as ACP asks. Binary
+// frame: close 1003; frame over Options.ReadLimit: close 1009; gateway shutdown: 1001; too slow: 4001.
+// Closing the socket never closes a session or stops its turn.
+package acpws

@@ -1,0 +1,186 @@
+package acpws
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/coder/websocket"
+)
+
+// Options configures the `/acp` face. Zero values mean the documented defaults.
+type Options struct {
+	QueueFrames    int           // frames a socket may lag behind a live log before it is closed (4001); 0 = 4096
+	QueueBytes     int64         // bytes a socket may lag behind a live log before it is closed (4001); 0 = 16 MiB
+	ReadLimit      int64         // largest frame accepted from a client (1009 past it); 0 = 16 MiB
+	OutQueue       int           // operations (responses, attach steps) queued for the writer; 0 = 256
+	MaxInflight    int           // requests handled at once per socket, running prompts included; 0 = 64
+	ListPageSize   int           // sessions per session/list page; 0 = 100
+	PingInterval   time.Duration // 0 = 25 s
+	WriteTimeout   time.Duration // one frame's write; 0 = 10 s
+	OriginPatterns []string      // extra allowed Origin host patterns (same-origin is always allowed)
+	// Subprotocols the server may select when a client offers them (e.g. the one a browser offers beside
+	// its "bearer.<token>" credential). None offered by the client: none selected, as raw-ACP clients expect.
+	Subprotocols    []string
+	InsecureOrigins bool // accept any Origin (tests only)
+	// LoadReplay is what session/load replays: ReplayLog ("" = default) or ReplayTranscript.
+	LoadReplay string
+	Logger     *slog.Logger // nil = slog.Default()
+	Version    string       // the gateway's version in its own agentInfo; "" = "dev"
+}
+
+func (o Options) withDefaults() Options {
+	if o.QueueFrames <= 0 {
+		o.QueueFrames = 4096
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 16 << 20
+	}
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = 16 << 20
+	}
+	if o.OutQueue <= 0 {
+		o.OutQueue = 256
+	}
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = 64
+	}
+	if o.ListPageSize <= 0 {
+		o.ListPageSize = 100
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 25 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}
+
+// What session/load replays.
+const (
+	// ReplayLog replays the `session/update` frames of the session's event log, byte for byte and in wire
+	// order (thoughts, plans, usage and tool_call_updates included), as the socket's live clients saw them.
+	// When the log was trimmed and no longer starts at seq 1, the load falls back to ReplayTranscript.
+	ReplayLog = "log"
+	// ReplayTranscript replays the compact transcript of the session's snapshot (Session.Replay): user and
+	// agent messages, each tool call once in its final state, then the last plan, commands and title.
+	ReplayTranscript = "transcript"
+)
+
+// agentInit is what an agent answered to the gateway's initialize, as far as `/acp` reports it.
+type agentInit struct {
+	Info         json.RawMessage
+	Capabilities json.RawMessage
+}
+
+// Handler serves `/acp` and `/acp/{agent}`.
+type Handler struct {
+	// Static after construction.
+	reg      *sessions.Registry
+	opts     Options
+	shutdown chan struct{}
+	stopOnce sync.Once
+	conns    sync.WaitGroup
+
+	mu    sync.Mutex
+	known map[string]agentInit // Guarded by mu; last initialize answer seen per agent name.
+}
+
+// NewHandler returns the raw-ACP face of reg.
+func NewHandler(reg *sessions.Registry, opts Options) *Handler {
+	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{}), known: map[string]agentInit{}}
+}
+
+// ServeHTTP serves `/acp`: the default agent.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.ServeAgent(w, r, "") }
+
+// ServeAgent upgrades to a raw ACP socket whose new sessions use agent ("" = the registry's default). An
+// unknown agent is a 404 before the upgrade.
+func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent string) {
+	select {
+	case <-h.shutdown:
+		http.Error(w, reasonShutdown, http.StatusServiceUnavailable)
+		return
+	default:
+	}
+	if agent == "" {
+		agent = h.reg.DefaultAgent()
+	}
+	if !h.hasAgent(agent) {
+		http.Error(w, "unknown agent", http.StatusNotFound)
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:     h.opts.OriginPatterns,
+		InsecureSkipVerify: h.opts.InsecureOrigins,
+		Subprotocols:       h.opts.Subprotocols,
+	})
+	if err != nil {
+		return // Accept wrote the HTTP error (bad handshake, forbidden origin).
+	}
+	c.SetReadLimit(h.opts.ReadLimit)
+	h.conns.Add(1)
+	defer h.conns.Done()
+	newConn(h, c, agent).run(r.Context())
+}
+
+// Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the
+// registry's own shutdown.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.stopOnce.Do(func() { close(h.shutdown) })
+	done := make(chan struct{})
+	go func() { h.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Handler) hasAgent(name string) bool {
+	for _, a := range h.reg.Agents() {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records what a session's agent answered to initialize, for later `initialize` answers.
+func (h *Handler) remember(v sessions.View) {
+	if len(v.AgentInfo) == 0 && len(v.AgentCapabilities) == 0 {
+		return
+	}
+	h.mu.Lock()
+	h.known[v.Agent] = agentInit{Info: v.AgentInfo, Capabilities: v.AgentCapabilities}
+	h.mu.Unlock()
+}
+
+// agentInitOf returns the agent's initialize answer from a live session of it, else the last one seen.
+func (h *Handler) agentInitOf(agent string) (agentInit, bool) {
+	for _, s := range h.reg.List() {
+		if s.Agent != agent {
+			continue
+		}
+		if v := s.View(); len(v.AgentInfo) > 0 || len(v.AgentCapabilities) > 0 {
+			h.remember(v)
+			return agentInit{Info: v.AgentInfo, Capabilities: v.AgentCapabilities}, true
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ai, ok := h.known[agent]
+	return ai, ok
+}

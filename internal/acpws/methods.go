@@ -1,0 +1,590 @@
+package acpws
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// methodFunc handles one request on its own goroutine and queues its response.
+type methodFunc func(c *conn, ctx context.Context, id, params json.RawMessage)
+
+var methodTable = map[string]methodFunc{
+	"initialize":                (*conn).initialize,
+	"authenticate":              (*conn).authenticate,
+	"session/new":               (*conn).newSession,
+	"session/load":              (*conn).loadSession,
+	"session/resume":            (*conn).resumeSession,
+	"session/close":             (*conn).closeSession,
+	"session/list":              (*conn).listSessions,
+	"session/prompt":            (*conn).prompt,
+	"session/set_mode":          (*conn).setMode,
+	"session/set_config_option": (*conn).setConfigOption,
+}
+
+func (c *conn) methods() map[string]methodFunc { return methodTable }
+
+// paramsError is a -32602 with a message that names the offending member.
+type paramsError struct{ msg string }
+
+func (e *paramsError) Error() string { return e.msg }
+
+func badParams(format string, args ...any) error { return &paramsError{fmt.Sprintf(format, args...)} }
+
+// decodeParams decodes a params object; a type mismatch names the member in JSON terms.
+func decodeParams(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return badParams("params are required")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			return badParams("%s must be %s", ute.Field, jsonKind(ute.Type))
+		}
+		return badParams("params must be a JSON object")
+	}
+	return nil
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint16, reflect.Uint64:
+		return "an integer"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "of another type"
+}
+
+// fail queues the error response for err.
+func (c *conn) fail(id json.RawMessage, err error) {
+	code, msg, data := rpcErrorOf(err)
+	c.reply(rpcError(id, code, msg, data))
+}
+
+// rpcErrorOf maps an error to a JSON-RPC error. An agent's own JSON-RPC error passes through.
+func rpcErrorOf(err error) (int, string, any) {
+	var pe *paramsError
+	var re *acp.RequestError
+	var ae *sessions.AgentError
+	switch {
+	case errors.As(err, &pe):
+		return codeInvalidParams, "Invalid params: " + pe.msg, nil
+	case errors.Is(err, sessions.ErrTurnRunning):
+		return codeInvalidParams, "a turn is already running", nil
+	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd):
+		return codeInvalidParams, "Invalid params: " + err.Error(), nil
+	case errors.Is(err, sessions.ErrNotFound):
+		return codeNotFound, "Resource not found: session", nil
+	case errors.Is(err, sessions.ErrClosed):
+		return codeNotFound, "Resource not found: session is closed", nil
+	case errors.As(err, &re):
+		return re.Code, re.Message, re.Data
+	case errors.As(err, &ae):
+		return codeInternal, "Internal error: " + ae.Error(), nil
+	}
+	return codeInternal, "Internal error: " + err.Error(), nil
+}
+
+// session finds a session this socket attached to: -32002 when the registry has no such session, -32602
+// when it has but this socket did not attach to it.
+func (c *conn) session(id *string) (*sessions.Session, error) {
+	if id == nil || *id == "" {
+		return nil, badParams("sessionId is required")
+	}
+	if s := c.attachedSession(*id); s != nil {
+		return s, nil
+	}
+	if _, err := c.h.reg.Get(*id); err != nil {
+		return nil, err
+	}
+	return nil, badParams("session %s is not attached to this connection: call session/load or session/resume first", *id)
+}
+
+func (c *conn) initialize(_ context.Context, id, params json.RawMessage) {
+	var p struct {
+		ProtocolVersion *int `json:"protocolVersion"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	if p.ProtocolVersion == nil {
+		c.fail(id, badParams("protocolVersion is required"))
+		return
+	}
+	known, ok := c.h.agentInitOf(c.agent)
+	var agentCaps struct {
+		PromptCapabilities json.RawMessage `json:"promptCapabilities"`
+	}
+	if ok {
+		_ = json.Unmarshal(known.Capabilities, &agentCaps)
+	}
+	prompt := any(map[string]any{})
+	if len(agentCaps.PromptCapabilities) > 0 && string(agentCaps.PromptCapabilities) != "null" {
+		prompt = agentCaps.PromptCapabilities
+	}
+	gw := map[string]any{"agent": c.agent, "version": c.h.opts.Version}
+	if ok && len(known.Capabilities) > 0 {
+		gw["agentCapabilities"] = known.Capabilities
+	}
+	info := any(map[string]string{"name": "acp-gateway", "title": "ACP Gateway (" + c.agent + ")", "version": c.h.opts.Version})
+	if ok && len(known.Info) > 0 {
+		info = known.Info
+	}
+	c.reply(rpcResult(id, map[string]any{
+		"protocolVersion": acp.ProtocolVersionNumber,
+		"agentCapabilities": map[string]any{
+			"loadSession":         true,
+			"promptCapabilities":  prompt,
+			"mcpCapabilities":     map[string]any{},
+			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
+			"_meta":               map[string]any{"gateway": gw},
+		},
+		"agentInfo":   info,
+		"authMethods": []any{},
+	}))
+}
+
+func (c *conn) authenticate(ctx context.Context, id, params json.RawMessage) {
+	var p struct {
+		MethodID *string `json:"methodId"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	if p.MethodID == nil {
+		c.fail(id, badParams("methodId is required"))
+		return
+	}
+	c.mu.Lock()
+	s := c.lastAtt
+	c.mu.Unlock()
+	if s == nil {
+		c.reply(rpcError(id, codeMethodNotFound, "authenticate is not available before a session is attached: agents behind the gateway authenticate through its configuration", nil))
+		return
+	}
+	res, err := s.Authenticate(ctx, params)
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	if len(res) == 0 || string(res) == "null" {
+		res = json.RawMessage(`{}`)
+	}
+	c.reply(rpcResult(id, res))
+}
+
+// sessionResult is the modes/configOptions part of new/load/resume responses.
+func sessionResult(v sessions.View, m map[string]any) map[string]any {
+	if len(v.Modes) > 0 {
+		m["modes"] = v.Modes
+	}
+	if len(v.ConfigOptions) > 0 {
+		m["configOptions"] = v.ConfigOptions
+	}
+	return m
+}
+
+func checkCwd(cwd *string, required bool) error {
+	switch {
+	case cwd == nil && required:
+		return badParams("cwd is required")
+	case cwd != nil && !filepath.IsAbs(*cwd):
+		return badParams("cwd must be an absolute path")
+	}
+	return nil
+}
+
+func checkMcpServers(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var a []json.RawMessage
+	if json.Unmarshal(raw, &a) != nil {
+		return badParams("mcpServers must be an array")
+	}
+	return nil
+}
+
+func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
+	var p struct {
+		Cwd        *string         `json:"cwd"`
+		McpServers json.RawMessage `json:"mcpServers"`
+		Meta       json.RawMessage `json:"_meta"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	err := checkCwd(p.Cwd, true)
+	if err == nil {
+		err = checkMcpServers(p.McpServers)
+	}
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	var meta struct {
+		Gateway struct {
+			PermissionPolicy string `json:"permissionPolicy"`
+		} `json:"gateway"`
+	}
+	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy})
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	v := s.View()
+	c.h.remember(v)
+	frame := rpcResult(id, sessionResult(v, map[string]any{"sessionId": s.ID}))
+	if err := c.subscribe(s); err != nil {
+		c.fail(id, err)
+		return
+	}
+	// The response first, then everything the agent sent after session/new (available_commands_update…),
+	// as a stdio agent would.
+	c.send(func(w *writer) error {
+		if err := w.write(frame); err != nil {
+			return err
+		}
+		w.attach(s, 0, 0)
+		return nil
+	})
+}
+
+type attachParams struct {
+	SessionID  *string         `json:"sessionId"`
+	Cwd        *string         `json:"cwd"`
+	McpServers json.RawMessage `json:"mcpServers"`
+}
+
+func (c *conn) attachTarget(id, params json.RawMessage) *sessions.Session {
+	var p attachParams
+	err := decodeParams(params, &p)
+	if err == nil && (p.SessionID == nil || *p.SessionID == "") {
+		err = badParams("sessionId is required")
+	}
+	if err == nil {
+		err = checkCwd(p.Cwd, false)
+	}
+	if err == nil {
+		err = checkMcpServers(p.McpServers)
+	}
+	if err != nil {
+		c.fail(id, err)
+		return nil
+	}
+	s, err := c.h.reg.Get(*p.SessionID)
+	if err != nil {
+		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		return nil
+	}
+	return s
+}
+
+// loadSession attaches and replays the session's transcript from its log, then answers; permission requests
+// still pending follow the answer.
+func (c *conn) loadSession(_ context.Context, id, params json.RawMessage) {
+	s := c.attachTarget(id, params)
+	if s == nil {
+		return
+	}
+	v := s.View()
+	c.h.remember(v)
+	frame := rpcResult(id, sessionResult(v, map[string]any{}))
+	if err := c.subscribe(s); err != nil {
+		c.fail(id, err)
+		return
+	}
+	transcript := c.h.opts.LoadReplay == ReplayTranscript
+	c.send(func(w *writer) error {
+		first, head := s.Log().Bounds()
+		if transcript || first > 1 {
+			return w.replayTranscript(s, frame)
+		}
+		a := w.attach(s, 0, head)
+		if err := w.flush(a, head); err != nil {
+			return err
+		}
+		if err := w.write(frame); err != nil {
+			return err
+		}
+		return w.sendPending(a, head)
+	})
+}
+
+// replayTranscript sends the session's transcript (from its snapshot), then the load response, then the
+// pending permission requests; live frames follow from the seq the transcript reflects.
+func (w *writer) replayTranscript(s *sessions.Session, response []byte) error {
+	params, last := s.Replay()
+	a := w.attach(s, last, last)
+	for _, p := range params {
+		f := make([]byte, 0, len(p)+64)
+		f = append(f, `{"jsonrpc":"2.0","method":"session/update","params":`...)
+		f = append(f, p...)
+		if err := w.write(append(f, '}')); err != nil {
+			return err
+		}
+	}
+	if err := w.write(response); err != nil {
+		return err
+	}
+	return w.sendPending(a, last)
+}
+
+// resumeSession attaches without replay: live frames from now on, plus permission requests still pending.
+func (c *conn) resumeSession(_ context.Context, id, params json.RawMessage) {
+	s := c.attachTarget(id, params)
+	if s == nil {
+		return
+	}
+	v := s.View()
+	c.h.remember(v)
+	frame := rpcResult(id, sessionResult(v, map[string]any{}))
+	if err := c.subscribe(s); err != nil {
+		c.fail(id, err)
+		return
+	}
+	c.send(func(w *writer) error {
+		if a := w.atts[s.ID]; a != nil && a.s == s {
+			return w.write(frame) // already attached: nothing to change
+		}
+		_, head := s.Log().Bounds()
+		a := w.attach(s, head, head)
+		if err := w.write(frame); err != nil {
+			return err
+		}
+		return w.sendPending(a, head)
+	})
+}
+
+func (c *conn) closeSession(_ context.Context, id, params json.RawMessage) {
+	var p struct {
+		SessionID *string `json:"sessionId"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	if p.SessionID == nil || *p.SessionID == "" {
+		c.fail(id, badParams("sessionId is required"))
+		return
+	}
+	s, err := c.h.reg.Get(*p.SessionID)
+	if err != nil {
+		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		return
+	}
+	s.Close("closed by an ACP client")
+	c.replyAfterLog(s, rpcResult(id, map[string]any{}))
+}
+
+func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
+	var p struct {
+		SessionID *string         `json:"sessionId"`
+		Prompt    json.RawMessage `json:"prompt"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	s, err := c.session(p.SessionID)
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	if len(p.Prompt) == 0 {
+		c.fail(id, badParams("prompt is required"))
+		return
+	}
+	blocks, err := sessions.ParsePrompt(p.Prompt)
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	// Mark the turn as ours before the writer can see its user_message_chunks (they are logged by Prompt).
+	c.mu.Lock()
+	t, err := s.Prompt(blocks)
+	if err == nil {
+		c.ownTurns[t.ID] = struct{}{}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	forget := func() {
+		c.mu.Lock()
+		delete(c.ownTurns, t.ID)
+		c.mu.Unlock()
+	}
+	select {
+	case <-t.Done():
+	case <-ctx.Done():
+		forget() // the socket is gone; the turn goes on
+		return
+	}
+	res := t.Result()
+	var frame []byte
+	if res.Err != nil {
+		code, msg, data := rpcErrorOf(res.Err)
+		frame = rpcError(id, code, msg, data)
+	} else {
+		frame = rpcResult(id, map[string]any{
+			"stopReason": res.StopReason,
+			"_meta":      map[string]any{"gateway": map[string]any{"turnId": t.ID}},
+		})
+	}
+	_, head := s.Log().Bounds()
+	if !c.send(func(w *writer) error {
+		if a := w.atts[s.ID]; a != nil && a.s == s {
+			if err := w.flush(a, head); err != nil {
+				return err
+			}
+		}
+		forget()
+		return w.write(frame)
+	}) {
+		forget()
+	}
+}
+
+func (c *conn) setMode(ctx context.Context, id, params json.RawMessage) {
+	var p struct {
+		SessionID *string `json:"sessionId"`
+		ModeID    *string `json:"modeId"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	s, err := c.session(p.SessionID)
+	if err == nil && (p.ModeID == nil || *p.ModeID == "") {
+		err = badParams("modeId is required")
+	}
+	if err == nil {
+		err = s.SetMode(ctx, *p.ModeID)
+	}
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	c.replyAfterLog(s, rpcResult(id, map[string]any{}))
+}
+
+func (c *conn) setConfigOption(ctx context.Context, id, params json.RawMessage) {
+	var p struct {
+		SessionID *string         `json:"sessionId"`
+		ConfigID  *string         `json:"configId"`
+		Value     json.RawMessage `json:"value"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		c.fail(id, err)
+		return
+	}
+	s, err := c.session(p.SessionID)
+	switch {
+	case err != nil:
+	case p.ConfigID == nil || *p.ConfigID == "":
+		err = badParams("configId is required")
+	case len(p.Value) == 0 || string(p.Value) == "null":
+		err = badParams("value is required")
+	}
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	opts, err := s.SetConfigOption(ctx, *p.ConfigID, p.Value)
+	if err != nil {
+		c.fail(id, err)
+		return
+	}
+	c.replyAfterLog(s, rpcResult(id, map[string]any{"configOptions": opts}))
+}
+
+// listCursor is the position after the last session of a page: sessions are ordered by (createdAt, id).
+type listCursor struct {
+	T int64  `json:"t"`
+	I string `json:"i"`
+}
+
+func (c *conn) listSessions(_ context.Context, id, params json.RawMessage) {
+	var p struct {
+		Cwd    *string `json:"cwd"`
+		Cursor *string `json:"cursor"`
+	}
+	if len(params) > 0 && string(params) != "null" {
+		if err := decodeParams(params, &p); err != nil {
+			c.fail(id, err)
+			return
+		}
+	}
+	if err := checkCwd(p.Cwd, false); err != nil {
+		c.fail(id, err)
+		return
+	}
+	var after *listCursor
+	if p.Cursor != nil {
+		raw, err := base64.RawURLEncoding.DecodeString(*p.Cursor)
+		var cur listCursor
+		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.I == "" {
+			c.fail(id, badParams("cursor is not one this gateway returned"))
+			return
+		}
+		after = &cur
+	}
+	page := c.h.opts.ListPageSize
+	out := []map[string]any{}
+	var next string
+	for _, s := range c.h.reg.List() {
+		if s.Agent != c.agent || (p.Cwd != nil && filepath.Clean(*p.Cwd) != s.Cwd) {
+			continue
+		}
+		t := s.CreatedAt.UnixNano()
+		if after != nil && (t < after.T || t == after.T && s.ID <= after.I) {
+			continue
+		}
+		if len(out) == page {
+			last := out[len(out)-1]["_cursor"].(listCursor)
+			b, _ := json.Marshal(last)
+			next = base64.RawURLEncoding.EncodeToString(b)
+			break
+		}
+		out = append(out, map[string]any{
+			"sessionId": s.ID,
+			"cwd":       s.Cwd,
+			"_meta": map[string]any{"gateway": map[string]any{
+				"agent": s.Agent, "status": s.Status(), "createdAt": s.CreatedAt.Format(time.RFC3339Nano),
+			}},
+			"_cursor": listCursor{T: t, I: s.ID},
+		})
+	}
+	for _, m := range out {
+		delete(m, "_cursor")
+	}
+	res := map[string]any{"sessions": out}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	c.reply(rpcResult(id, res))
+}

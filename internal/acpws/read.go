@@ -1,0 +1,200 @@
+package acpws
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/coder/websocket"
+)
+
+// message is any JSON-RPC message a client sends. A member that is absent stays nil; `"id": null` is the
+// raw bytes `null`.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003) or an
+// oversized one (1009, sent by the library).
+func (c *conn) readLoop(ctx context.Context) error {
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if typ != websocket.MessageText {
+			return &closeErr{codeUnsupported, reasonBinary}
+		}
+		c.dispatch(data)
+	}
+}
+
+var nullID = json.RawMessage("null")
+
+// dispatch handles one client message: errors are queued at once, requests run on their own goroutine.
+func (c *conn) dispatch(data []byte) {
+	var m message
+	if err := json.Unmarshal(data, &m); err != nil {
+		if !json.Valid(data) {
+			c.reply(rpcError(nullID, codeParseError, "Parse error", nil))
+			return
+		}
+		c.reply(rpcError(nullID, codeInvalidRequest, "Invalid request: not a JSON-RPC message object", nil))
+		return
+	}
+	id := m.ID
+	if id != nil && !validID(id) {
+		c.reply(rpcError(nullID, codeInvalidRequest, "Invalid request: id must be a string, a number or null", nil))
+		return
+	}
+	if m.JSONRPC != "2.0" {
+		c.reply(rpcError(orNull(id), codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`, nil))
+		return
+	}
+	switch {
+	case m.Method != nil && id != nil:
+		c.request(id, *m.Method, m.Params)
+	case m.Method != nil:
+		c.notification(*m.Method, m.Params)
+	case id != nil && (m.Result != nil || m.Error != nil):
+		c.response(id, m.Result, m.Error)
+	default:
+		c.reply(rpcError(orNull(id), codeInvalidRequest, "Invalid request: neither a request, a notification nor a response", nil))
+	}
+}
+
+func validID(id json.RawMessage) bool {
+	switch t := bytes.TrimSpace(id); {
+	case len(t) == 0:
+		return false
+	case t[0] == '"', t[0] == '-', t[0] >= '0' && t[0] <= '9':
+		return true
+	default:
+		return string(t) == "null"
+	}
+}
+
+func orNull(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return nullID
+	}
+	return id
+}
+
+// request runs a request on its own goroutine within the socket's budget; over budget it is refused at once.
+func (c *conn) request(id json.RawMessage, method string, params json.RawMessage) {
+	h, ok := c.methods()[method]
+	if !ok {
+		c.reply(rpcError(id, codeMethodNotFound, "Method not found", map[string]any{"method": truncate(method, 128)}))
+		return
+	}
+	select {
+	case c.inflight <- struct{}{}:
+	default:
+		c.reply(rpcError(id, codeInternal, "too many requests in flight on this connection", nil))
+		return
+	}
+	c.work.Add(1)
+	go func() {
+		defer c.work.Done()
+		defer func() { <-c.inflight }()
+		h(c, c.ctx, id, params)
+	}()
+}
+
+// notification handles a client notification. Only session/cancel means something; the rest are ignored,
+// as ACP asks of unknown notifications.
+func (c *conn) notification(method string, params json.RawMessage) {
+	if method != "session/cancel" {
+		return
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	s := c.attachedSession(p.SessionID)
+	if s == nil {
+		return
+	}
+	cancel := func() {
+		if _, err := s.Cancel(c.ctx); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+			c.h.opts.Logger.Debug("acp: session/cancel", "session", s.ID, "err", err)
+		}
+	}
+	select {
+	case c.inflight <- struct{}{}:
+		c.work.Add(1)
+		go func() {
+			defer c.work.Done()
+			defer func() { <-c.inflight }()
+			cancel()
+		}()
+	default:
+		cancel() // a cancel is never dropped; it only sends one notification to the agent
+	}
+}
+
+// response applies the client's answer to a permission request this socket forwarded (its id is the
+// gateway permission id). Late answers and answers for requests another client resolved are ignored.
+func (c *conn) response(id, result, rpcErr json.RawMessage) {
+	var pid string
+	if json.Unmarshal(id, &pid) != nil {
+		return
+	}
+	c.noteAnswered(pid)
+	var ans translate.ClientAnswer
+	if rpcErr != nil && string(rpcErr) != "null" {
+		ans.Outcome.Outcome = "cancelled" // a client that fails the request denies it
+	} else if err := json.Unmarshal(result, &ans); err != nil {
+		ans.Outcome.Outcome = "" // malformed: Answer rejects it and the request stays pending
+	}
+	for _, s := range c.attachedList() {
+		_, err := s.Answer(pid, ans, "acp")
+		if errors.Is(err, sessions.ErrPermissionUnknown) {
+			continue
+		}
+		if err != nil {
+			c.h.opts.Logger.Debug("acp: permission answer not applied", "session", s.ID, "permission", pid, "err", err)
+			if !errors.Is(err, sessions.ErrAlreadyResolved) {
+				c.takeAnswered(pid) // still pending: a later resolution by someone else is withdrawn as usual
+			}
+		}
+		return
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// rpcError encodes a JSON-RPC error response.
+func rpcError(id json.RawMessage, code int, msg string, data any) []byte {
+	e := map[string]any{"code": code, "message": msg}
+	if data != nil {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": orNull(id), "error": e})
+	return b
+}
+
+// rpcResult encodes a JSON-RPC result response.
+func rpcResult(id json.RawMessage, result any) []byte {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": orNull(id), "result": result})
+	if err != nil {
+		return rpcError(id, codeInternal, "Internal error", nil)
+	}
+	return b
+}
