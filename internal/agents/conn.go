@@ -26,6 +26,13 @@ type Handler interface {
 	RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 }
 
+// NoiseHandler is optionally implemented by a Handler that wants to know about stdout lines that are not
+// JSON-RPC (a prefix of at most 512 bytes, and the line's full length). Called on the SDK's reader goroutine:
+// it must not block.
+type NoiseHandler interface {
+	AgentNoise(prefix []byte, total int)
+}
+
 // Options configures one agent connection. Zero values mean the documented defaults.
 type Options struct {
 	Cwd         string       // working directory of the agent process (and the ACP session)
@@ -47,6 +54,7 @@ type Conn struct {
 	grace  time.Duration
 	log    *slog.Logger
 	order  *updateBarrier
+	tap    *tapReader
 	cancel context.CancelFunc // ends a built-in agent
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
@@ -121,8 +129,13 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("agent %q: unknown kind %q", spec.Name, spec.Kind)
 	}
 	ready := make(chan struct{})
-	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.order.tap(stdout, ready))
-	c.rpc.SetLogger(c.log)
+	tap := c.order.tap(stdout, ready)
+	if nh, ok := opts.Handler.(NoiseHandler); ok {
+		tap.lines.onNoise = nh.AgentNoise
+	}
+	c.tap = tap
+	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, tap)
+	c.rpc.SetLogger(boundLogger(c.log, noiseKeep))
 	close(ready)
 	return c, nil
 }
@@ -177,6 +190,10 @@ func (c *Conn) ExitErr() error {
 	<-c.exited
 	return c.exitErr
 }
+
+// LineTooLong reports whether the agent wrote a stdout line past acp-go-sdk's 10 MiB limit, which ends the
+// connection.
+func (c *Conn) LineTooLong() bool { return c.tap.lines.sawTooLong() }
 
 // Stderr returns the last bytes the agent wrote to stderr.
 func (c *Conn) Stderr() string { return c.stderr.String() }

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"sync"
@@ -10,20 +9,17 @@ import (
 
 // updateBarrier restores wire order between `session/update` notifications and the requests that follow them.
 // acp-go-sdk handles notifications on one goroutine and each request on a fresh one, so a permission request
-// can reach the gateway before the tool_call notification the agent sent just before it. The barrier counts
-// `"session/update"` tokens as the SDK reads stdout (the tap) and lets a request wait, bounded, until that many
-// notifications have been handled. A JSON string can only contain a bare quote escaped, so the token matches
-// the method name and nothing inside text content.
+// can reach the gateway before the tool_call notification the agent sent just before it. The tap counts
+// `"method":"session/update"` lines as the SDK reads stdout, and a request waits, bounded, until that many
+// notifications have been handled. A miscount (a line whose params hold that exact member) is healed when a
+// wait times out, so it never delays later requests.
 type updateBarrier struct {
-	mu        sync.Mutex
-	cond      *sync.Cond
-	seen      uint64 // Guarded by mu; written by the tap (the SDK's reader goroutine).
-	handled   uint64 // Guarded by mu; written by the SDK's notification goroutine.
-	maxWait   time.Duration
-	carryOver []byte // Owned by the tap: the tail of the previous read, for tokens split across reads.
+	mu      sync.Mutex
+	cond    *sync.Cond
+	seen    uint64 // Guarded by mu; written by the tap (the SDK's reader goroutine).
+	handled uint64 // Guarded by mu; written by the SDK's notification goroutine.
+	maxWait time.Duration
 }
-
-var updateToken = []byte(`"session/update"`)
 
 func newUpdateBarrier() *updateBarrier {
 	b := &updateBarrier{maxWait: 250 * time.Millisecond}
@@ -33,7 +29,7 @@ func newUpdateBarrier() *updateBarrier {
 
 // tap wraps the agent's stdout. Reads block until ready is closed: the SDK starts its reader goroutine in
 // NewConnection, before SetLogger can be called without a data race.
-func (b *updateBarrier) tap(r io.Reader, ready <-chan struct{}) io.Reader {
+func (b *updateBarrier) tap(r io.Reader, ready <-chan struct{}) *tapReader {
 	return &tapReader{r: r, b: b, ready: ready}
 }
 
@@ -62,6 +58,10 @@ func (b *updateBarrier) wait(ctx context.Context) {
 	for b.handled < target && ctx.Err() == nil && time.Now().Before(deadline) {
 		b.cond.Wait()
 	}
+	if b.handled < target && ctx.Err() == nil {
+		// Timed out: what was counted never arrived. Forget it rather than delay every later request.
+		b.seen -= target - b.handled
+	}
 	b.mu.Unlock()
 }
 
@@ -69,31 +69,18 @@ type tapReader struct {
 	r     io.Reader
 	b     *updateBarrier
 	ready <-chan struct{}
+	lines lineWatch // Owned by the SDK's reader goroutine (the only caller of Read).
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
 	<-t.ready
 	n, err := t.r.Read(p)
 	if n > 0 {
-		t.count(p[:n])
+		if found := t.lines.scan(p[:n]); found > 0 {
+			t.b.mu.Lock()
+			t.b.seen += uint64(found)
+			t.b.mu.Unlock()
+		}
 	}
 	return n, err
-}
-
-func (t *tapReader) count(p []byte) {
-	b := t.b
-	found := uint64(0)
-	// A token split across two reads: look in the seam between the carried tail and this read.
-	if len(b.carryOver) > 0 {
-		seam := append(b.carryOver, p[:min(len(p), len(updateToken)-1)]...)
-		found += uint64(bytes.Count(seam, updateToken))
-	}
-	found += uint64(bytes.Count(p, updateToken))
-	keep := min(len(p), len(updateToken)-1)
-	b.carryOver = append(b.carryOver[:0], p[len(p)-keep:]...)
-	if found > 0 {
-		b.mu.Lock()
-		b.seen += found
-		b.mu.Unlock()
-	}
 }

@@ -64,6 +64,7 @@ type Session struct {
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
+	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	closeOnce     sync.Once
 }
@@ -204,11 +205,16 @@ func (s *Session) watchAgent() {
 	}
 	t.Stop()
 	reason := "agent connection closed"
+	if s.conn.LineTooLong() {
+		reason = "agent wrote a stdout line over 10 MiB (the ACP SDK's limit); the connection was closed"
+	}
 	select {
 	case <-s.conn.Exited():
-		if err := s.conn.ExitErr(); err != nil {
+		switch err := s.conn.ExitErr(); {
+		case s.conn.LineTooLong():
+		case err != nil:
 			reason = "agent exited: " + err.Error()
-		} else {
+		default:
 			reason = "agent exited"
 		}
 	default:
