@@ -20,8 +20,9 @@ import (
 	"github.com/coder/websocket"
 )
 
-// exampleAgent is the acp-go-sdk example agent, built once for the package as a real stdio subprocess.
-var exampleAgent string
+// exampleAgent is the acp-go-sdk example agent, built once for the package as a real stdio subprocess;
+// eventsAgent is the repository's example agent for the native event dialect.
+var exampleAgent, eventsAgent string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "gateway-test-")
@@ -32,6 +33,11 @@ func TestMain(m *testing.M) {
 	out, err := exec.Command("go", "build", "-o", exampleAgent, "github.com/coder/acp-go-sdk/example/agent").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the SDK example agent: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	eventsAgent = filepath.Join(dir, "events-agent")
+	if out, err := exec.Command("go", "build", "-o", eventsAgent, "github.com/acp-gateway/gateway/examples/events-agent").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the events example agent: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpws"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -52,6 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := cfg.isolateHomes(specs); err != nil {
 		return err
 	}
+	cfg.adaptEventAgents(specs, logger)
 	if cfg.insecureNoAuth && cfg.token == "" {
 		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
 	}
@@ -142,6 +144,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("stopped")
 	return errors.Join(errs[:]...)
+}
+
+// adaptEventAgents serves each native-dialect agent through the in-process ACP adapter, which starts the
+// configured process per session (HOME isolation already applied to Spec.Env).
+func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger) {
+	for i := range specs {
+		if specs[i].Kind != agents.KindEvents {
+			continue
+		}
+		spec := specs[i]
+		env := append([]string(nil), c.agentEnv...)
+		for k, v := range spec.Env {
+			env = append(env, k+"="+v)
+		}
+		evcfg := agentevents.Config{
+			Command: spec.Command, Args: spec.Args, Env: env, Name: spec.Name,
+			Logger: logger.With("agent", spec.Name), MaxFieldBytes: c.maxFieldBytes, KeepSecrets: !c.redact,
+		}
+		specs[i].Builtin = func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return agentevents.Serve(ctx, evcfg, in, out)
+		}
+	}
 }
 
 func newLogger(cfg *config, w io.Writer) (*slog.Logger, error) {

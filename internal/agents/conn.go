@@ -82,7 +82,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 	}
 	var stdout io.Reader
 	switch spec.Kind {
-	case KindBuiltin:
+	case KindBuiltin, KindEvents:
 		if spec.Builtin == nil {
 			return nil, fmt.Errorf("agent %q: built-in agent has no implementation", spec.Name)
 		}

@@ -15,6 +15,7 @@ import (
 const (
 	KindACP     = "acp"     // an external process speaking ACP over stdio
 	KindBuiltin = "builtin" // an in-process agent speaking ACP over pipes
+	KindEvents  = "events"  // an external process speaking the native event dialect (docs/events.md), served through an in-process ACP adapter (Spec.Builtin)
 )
 
 // BuiltinFunc runs an in-process agent on the given streams until in reaches EOF or ctx is done.
@@ -65,7 +66,7 @@ func ParseAgentServers(data []byte) ([]Spec, error) {
 		if kind == "" {
 			kind = KindACP
 		}
-		if kind != KindACP {
+		if kind != KindACP && kind != KindEvents {
 			return nil, fmt.Errorf("agents file: agent %q: unsupported kind %q", n, kind)
 		}
 		if a.Command == "" {
