@@ -12,5 +12,9 @@ test:
 test-go:
 	go test -race ./...
 
+# The side-by-side benchmark (direct stdio, gateway x1/x10, stdio-to-ws, scale) and the micro-benchmarks;
+# docs/PERFORMANCE.md explains the figures.
 bench:
+	cd bench && npm ci --no-audit --no-fund --loglevel=error
+	go run ./cmd/gwbench -out bench-results.json
 	go test -run '^$$' -bench . -benchmem ./internal/...

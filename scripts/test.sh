@@ -9,6 +9,10 @@ go mod download
 go vet ./...
 go test -race -count=1 ./...
 
+echo "== gwbench -short (figures only; it fails only when the benchmark cannot run)"
+(cd bench && npm ci --no-audit --no-fund --loglevel=error) || echo "bench: npm ci failed; the stdio-to-ws row will say n/a"
+go run ./cmd/gwbench -short -out "${TMPDIR:-/tmp}/bench-results.json"
+
 if [[ "${SKIP_E2E:-}" == "1" ]]; then
 	echo "SKIP_E2E=1: skipping the browser and conformance suites"
 	exit 0

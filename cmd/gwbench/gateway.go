@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// gatewayProc is the gateway binary, exec'd the way an operator runs it.
+type gatewayProc struct {
+	base      string // http://127.0.0.1:port
+	debugAddr string
+	cmd       *exec.Cmd
+	logPath   string
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// startGateway execs the gateway with the flood agent configured and extra flags, and waits for /healthz.
+func startGateway(bin, dir, name string, debug bool, extra ...string) (*gatewayProc, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	g := &gatewayProc{base: "http://" + addr, logPath: filepath.Join(dir, name+".log")}
+	args := []string{"--addr", addr, "--log-level", "warn", "--workdir", dir, "--max-sessions", "0",
+		"--agent", "flood=" + strings.Join(floodCmd(), " ")}
+	if debug {
+		if g.debugAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--debug-addr", g.debugAddr)
+	}
+	args = append(args, extra...)
+	logf, err := os.Create(g.logPath)
+	if err != nil {
+		return nil, err
+	}
+	g.cmd = exec.Command(bin, args...)
+	g.cmd.Stdout, g.cmd.Stderr = logf, logf
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := g.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	logf.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(g.base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return g, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.stop()
+	return nil, fmt.Errorf("gateway did not become healthy; log: %s", g.logPath)
+}
+
+// stop interrupts the gateway (graceful shutdown) and kills its group after a grace.
+func (g *gatewayProc) stop() {
+	_ = g.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = g.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) // agents left in the group
+}
+
+var httpc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0}, Timeout: 5 * time.Minute}
+
+func (g *gatewayProc) do(ctx context.Context, method, path string, body any, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, g.base+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && len(data) > 0 && resp.StatusCode < 300 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: %v: %q", method, path, err, data)
+		}
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return resp.StatusCode, nil
+}
+
+func (g *gatewayProc) createSession(ctx context.Context, agent string) (string, error) {
+	var s struct {
+		ID string `json:"id"`
+	}
+	_, err := g.do(ctx, "POST", "/v1/sessions", map[string]string{"agent": agent, "permissionPolicy": "approve-all"}, &s)
+	return s.ID, err
+}
+
+func (g *gatewayProc) wsURL(id string) string {
+	return "ws" + strings.TrimPrefix(g.base, "http") + "/v1/sessions/" + id + "/ws"
+}
+
+// frameReader reads whole text frames into one reused buffer, the cheapest a Go client can read.
+type frameReader struct {
+	c   *websocket.Conn
+	buf bytes.Buffer
+}
+
+func (f *frameReader) next(ctx context.Context) ([]byte, error) {
+	_, r, err := f.c.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.buf.Reset()
+	if _, err := f.buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return f.buf.Bytes(), nil
+}
+
+var (
+	tokReplayDone = []byte(`"_gateway/replay_complete"`)
+	tokTurnEnded  = []byte(`"_gateway/turn_ended"`)
+	tokSlow       = []byte(`"_gateway/slow_client"`)
+	tokEndTurn    = []byte(`"stopReason":"end_turn"`)
+)
+
+// gwClient is one WebSocket client on a session during a flood.
+type gwClient struct {
+	fr    frameReader
+	rec   *recorder
+	end   int64
+	errs  int
+	warns int
+	err   error
+}
+
+// runGateway floods one session through the gateway with k WebSocket clients attached, and returns the
+// per-client figures (throughput of the median client, latency pooled over all clients).
+func runGateway(ctx context.Context, g *gatewayProc, k int, prompt string, n, size int) (flood, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	id, err := g.createSession(ctx, "flood")
+	if err != nil {
+		return flood{}, err
+	}
+	defer g.do(context.Background(), "DELETE", "/v1/sessions/"+id, nil, nil)
+	clients := make([]*gwClient, k)
+	var ready, done sync.WaitGroup
+	for i := range clients {
+		c, _, err := websocket.Dial(ctx, g.wsURL(id), nil)
+		if err != nil {
+			return flood{}, fmt.Errorf("dial: %w", err)
+		}
+		c.SetReadLimit(64 << 20)
+		defer c.CloseNow()
+		cl := &gwClient{fr: frameReader{c: c}, rec: newRecorder(n)}
+		clients[i] = cl
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			isReady := false
+			defer func() {
+				if !isReady {
+					ready.Done()
+				}
+			}()
+			for {
+				b, err := cl.fr.next(ctx)
+				now := time.Now().UnixNano()
+				if err != nil {
+					cl.err = err
+					cl.errs++
+					return
+				}
+				if cl.rec.update(b, now) {
+					cl.rec.seq(b)
+					continue
+				}
+				cl.rec.seq(b)
+				switch {
+				case !isReady && bytes.Contains(b, tokReplayDone):
+					isReady = true
+					ready.Done()
+				case bytes.Contains(b, tokTurnEnded):
+					cl.end = now
+					if !bytes.Contains(b, tokEndTurn) {
+						cl.errs++
+					}
+					return
+				case bytes.Contains(b, tokSlow):
+					cl.warns++
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	cpu0 := g.cpuSeconds(ctx)
+	t0 := time.Now()
+	if _, err := g.do(ctx, "POST", "/v1/sessions/"+id+"/prompt", map[string]string{"text": prompt}, nil); err != nil {
+		return flood{}, err
+	}
+	done.Wait()
+	recs := make([]*recorder, k)
+	fl := make([]flood, k)
+	var firstErr error
+	for i, cl := range clients {
+		errs := cl.errs
+		if cl.rec.chunks != n {
+			errs++
+		}
+		if cl.err != nil && firstErr == nil {
+			firstErr = cl.err
+		}
+		recs[i] = cl.rec
+		end := cl.end
+		if end == 0 {
+			end = time.Now().UnixNano()
+		}
+		fl[i] = cl.rec.result(t0, end, size, errs)
+	}
+	out := merge(recs, fl)
+	if cpu1 := g.cpuSeconds(ctx); cpu0 >= 0 && cpu1 >= 0 && out.Updates > 0 {
+		out.CPUus = (cpu1 - cpu0) * 1e6 / float64(out.Updates)
+	}
+	if out.Errors > 0 && firstErr != nil {
+		var ce websocket.CloseError
+		if errors.As(firstErr, &ce) {
+			warnf("gateway x%d: a client ended with close %d %q", k, ce.Code, ce.Reason)
+		} else {
+			warnf("gateway x%d: a client ended with %v", k, firstErr)
+		}
+	}
+	return out, nil
+}
+
+// cpuSeconds is the gateway's process_cpu_seconds_total, -1 when unreadable.
+func (g *gatewayProc) cpuSeconds(ctx context.Context) float64 {
+	req, _ := http.NewRequestWithContext(ctx, "GET", g.base+"/metrics", nil)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	const key = "\nprocess_cpu_seconds_total "
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	line := b[i+len(key):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	v, err := strconv.ParseFloat(string(bytes.TrimSpace(line)), 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
