@@ -104,7 +104,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.Dir = opts.Cwd
 		cmd.Env = append(append([]string(nil), opts.Env...), envList(spec.Env)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Stderr = io.MultiWriter(c.stderr, &lineLogger{log: c.log})
+		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}
 		cmd.WaitDelay = c.grace
 		in, err := cmd.StdinPipe()
 		if err != nil {
@@ -275,6 +275,36 @@ func cmpDur(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
+}
+
+// stderrSink receives an agent's stderr. It implements io.ReaderFrom so os/exec's copying goroutine uses its
+// 4 KiB buffer instead of allocating 32 KiB per agent.
+type stderrSink struct {
+	tail  *tailBuffer
+	lines *lineLogger
+}
+
+func (s *stderrSink) Write(p []byte) (int, error) {
+	s.tail.Write(p)
+	return s.lines.Write(p)
+}
+
+func (s *stderrSink) ReadFrom(r io.Reader) (int64, error) {
+	var buf [4096]byte
+	var n int64
+	for {
+		k, err := r.Read(buf[:])
+		if k > 0 {
+			n += int64(k)
+			_, _ = s.Write(buf[:k])
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // lineLogger logs an agent's stderr line by line at debug level, each line cut to 512 bytes.

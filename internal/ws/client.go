@@ -24,6 +24,12 @@ type client struct {
 	// Owned by the writer goroutine (set in run before Follow starts).
 	ctx  context.Context
 	ping *time.Ticker
+	// The write deadline context is shared by consecutive frames and renewed once less than half of
+	// WriteTimeout is left: every write stays bounded by WriteTimeout/2..WriteTimeout without paying for a
+	// context and a timer per frame.
+	wctx      context.Context
+	wcancel   context.CancelFunc
+	wdeadline time.Time
 
 	readDone chan struct{} // closed by the reader when it ends; readErr is set before
 	readErr  error
@@ -54,6 +60,9 @@ func (cl *client) run(parent context.Context) {
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	cl.ping.Stop()
+	if cl.wcancel != nil {
+		cl.wcancel()
+	}
 	var ce *closeErr
 	switch {
 	case errors.As(err, &ce):
@@ -121,7 +130,13 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 }
 
 func (cl *client) write(frame []byte) error {
-	wctx, cancel := context.WithTimeout(cl.ctx, cl.h.opts.WriteTimeout)
-	defer cancel()
-	return cl.c.Write(wctx, websocket.MessageText, frame)
+	now := time.Now()
+	if cl.wctx == nil || cl.wdeadline.Sub(now) < cl.h.opts.WriteTimeout/2 {
+		if cl.wcancel != nil {
+			cl.wcancel()
+		}
+		cl.wdeadline = now.Add(cl.h.opts.WriteTimeout)
+		cl.wctx, cl.wcancel = context.WithDeadline(cl.ctx, cl.wdeadline)
+	}
+	return cl.c.Write(cl.wctx, websocket.MessageText, frame)
 }
