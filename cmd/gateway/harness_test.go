@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/coder/websocket"
 )
 
@@ -239,6 +240,11 @@ func (w *wsClient) readLoop() {
 			w.status = websocket.CloseStatus(err)
 			w.mu.Unlock()
 			return
+		}
+		// Every frame the gateway sends a client is valid ACP JSON-RPC: agent traffic against the schema agents
+		// speak (unstable), the gateway's own `_gateway/*` frames by their envelope.
+		if err := acpschema.ValidateFrame(acpschema.Unstable, data); err != nil {
+			w.t.Errorf("frame fails the ACP schema: %v\n%s", err, data)
 		}
 		var f frame
 		if err := json.Unmarshal(data, &f); err != nil {

@@ -131,6 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	api.SetDraining()
+	wsh.Drain() // sockets hear 1001 before their sessions close
 	var wg sync.WaitGroup
 	var errs [4]error
 	wg.Add(4)

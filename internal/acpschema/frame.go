@@ -26,6 +26,16 @@ func ValidateFrame(k Kind, frame []byte) error {
 	if err := dec.Decode(&f); err != nil {
 		return fmt.Errorf("acpschema: frame is not a JSON object: %w", err)
 	}
+	// `"id": null` decodes to a nil pointer, yet it is a present id: JSON-RPC answers a request it could
+	// not parse with an error whose id is null.
+	if f.ID == nil {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(frame, &keys) == nil {
+			if raw, ok := keys["id"]; ok {
+				f.ID = &raw
+			}
+		}
+	}
 	if dec.More() {
 		return errors.New("acpschema: trailing data after frame")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 )
@@ -17,7 +18,7 @@ func demoRegistry(t *testing.T, cfg Config) *Registry {
 		cfg.Workdir = t.TempDir()
 	}
 	spec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return demo.Serve(ctx, demo.Options{}, in, out)
+		return demo.Serve(ctx, demo.Options{}, &validatingReader{t: t, r: in}, out)
 	}}
 	r, err := NewRegistry(cfg, []agents.Spec{spec}, "demo")
 	if err != nil {
@@ -31,6 +32,45 @@ func demoRegistry(t *testing.T, cfg Config) *Registry {
 		}
 	})
 	return r
+}
+
+// validatingReader checks every line the gateway sends the agent against ACP's stable schema: what the
+// gateway originates must be plain ACP. The demo agent asks the client only session/request_permission, so
+// every response is checked as its result.
+type validatingReader struct {
+	t    *testing.T
+	r    io.Reader
+	line []byte
+}
+
+func (v *validatingReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	for _, c := range p[:n] {
+		if c != '\n' {
+			v.line = append(v.line, c)
+			continue
+		}
+		v.check(v.line)
+		v.line = v.line[:0]
+	}
+	return n, err
+}
+
+func (v *validatingReader) check(line []byte) {
+	if err := acpschema.ValidateFrame(acpschema.Stable, line); err != nil {
+		v.t.Errorf("gateway sent the agent an invalid frame: %v\n%s", err, line)
+		return
+	}
+	var m struct {
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(line, &m)
+	if m.Method == "" && m.Result != nil {
+		if err := acpschema.ValidateResult(acpschema.Stable, "session/request_permission", m.Result); err != nil {
+			v.t.Errorf("invalid permission response: %v\n%s", err, line)
+		}
+	}
 }
 
 func textPrompt(s string) []json.RawMessage {

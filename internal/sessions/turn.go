@@ -133,7 +133,7 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 	for {
 		select {
 		case o := <-answered:
-			s.finishTurn(t, o.stopReason, o.err)
+			s.finishTurn(t, o.stopReason, o.err, "")
 			return
 		case <-cancelCh:
 			cancelCh = nil
@@ -141,8 +141,12 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 			defer timer.Stop()
 			grace = timer.C
 		case <-grace:
-			s.finishTurn(t, translate.StopCancelled, nil)
-			s.fail(fmt.Sprintf("agent did not answer session/cancel within %s; it was stopped", s.reg.cfg.CancelGrace))
+			// The turn ends and the session fails in one step: no prompt can slip in between.
+			reason := fmt.Sprintf("agent did not answer session/cancel within %s; it was stopped", s.reg.cfg.CancelGrace)
+			if s.finishTurn(t, translate.StopCancelled, nil, reason) {
+				s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+				s.logger.Warn("session failed", "reason", reason)
+			}
 			s.conn.Kill()
 			return
 		}
@@ -150,12 +154,13 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 }
 
 // finishTurn records how the turn ended, closes its open tool calls when it did not end normally, denies
-// its pending permission requests and tells clients. Only the first call for a turn counts.
-func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
+// its pending permission requests and tells clients. Only the first call for a turn counts. With failReason,
+// the session fails in the same step. It reports whether it failed the session.
+func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReason string) bool {
 	s.mu.Lock()
 	if s.turn != t {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	stop := translate.ResolveStopReason(agentStop, t.cancelRequested)
 	closeReason := ""
@@ -176,7 +181,13 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
 	s.lastActive = s.reg.now()
-	if s.status == StatusRunning {
+	failed := false
+	switch {
+	case failReason != "" && !s.closing && s.status != StatusClosed && s.status != StatusFailed:
+		s.status, s.statusReason, failed = StatusFailed, failReason, true
+		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": failReason})
+	case s.status == StatusRunning:
 		s.status = StatusIdle
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String()}
@@ -188,6 +199,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error) {
 	deliver(answers)
 	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
+	return failed
 }
 
 // turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one.

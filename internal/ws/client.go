@@ -67,6 +67,8 @@ func (cl *client) run(parent context.Context) {
 	switch {
 	case errors.As(err, &ce):
 		cl.c.Close(ce.code, ce.reason)
+	case errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
+		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)
 	case errors.Is(err, sessions.ErrEvicted):
@@ -77,6 +79,15 @@ func (cl *client) run(parent context.Context) {
 	}
 	cancel()
 	<-cl.readDone
+}
+
+func (cl *client) draining() bool {
+	select {
+	case <-cl.h.shutdown:
+		return true
+	default:
+		return false
+	}
 }
 
 // Frame implements sessions.Sink.

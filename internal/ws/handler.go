@@ -66,9 +66,13 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{})}
 }
 
+// Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. Call it
+// before closing sessions, so clients learn "reconnect later", not "session closed".
+func (h *Handler) Drain() { h.stopOnce.Do(func() { close(h.shutdown) }) }
+
 // Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.stopOnce.Do(func() { close(h.shutdown) })
+	h.Drain()
 	done := make(chan struct{})
 	go func() { h.conns.Wait(); close(done) }()
 	select {
