@@ -191,6 +191,11 @@ func (c *Conn) ExitErr() error {
 	return c.exitErr
 }
 
+// DrainUpdates waits (at most maxWait of the barrier, 250 ms) until every session/update read from the agent
+// has been handed to the Handler. When the agent dies the SDK fails pending calls at once while queued
+// notifications are still being handled; the gateway waits so a turn's last updates still count as the turn's.
+func (c *Conn) DrainUpdates() { c.order.wait(context.Background()) }
+
 // LineTooLong reports whether the agent wrote a stdout line past acp-go-sdk's 10 MiB limit, which ends the
 // connection.
 func (c *Conn) LineTooLong() bool { return c.tap.lines.sawTooLong() }

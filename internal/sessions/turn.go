@@ -133,6 +133,9 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 	for {
 		select {
 		case o := <-answered:
+			if o.err != nil {
+				s.conn.DrainUpdates()
+			}
 			s.finishTurn(t, o.stopReason, o.err, "")
 			return
 		case <-cancelCh:

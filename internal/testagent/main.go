@@ -1,0 +1,200 @@
+// Command testagent is a deliberately misbehaving ACP agent for the gateway's delivery and fault tests. It
+// speaks ACP over stdio with acp-go-sdk; -mode chooses how each prompt turn behaves:
+//
+//	stubborn  sends an in_progress tool_call and a message chunk, starts a child process in its own process
+//	          group (so a test can check the whole group is killed), then ignores session/cancel and never
+//	          answers the prompt.
+//	garbage   prints non-JSON lines on stdout between its updates (one of them 1 MiB long), then ends the
+//	          turn normally (end_turn).
+//	huge      sends one chunk, then prints a single 11 MiB line (a syntactically valid session/update) and
+//	          blocks; the gateway's reader cannot take a line that long.
+//	exit      sends a tool_call and a chunk, then exits with status 3 in the middle of the turn.
+//	flood     the prompt text is "N SIZE": sends N agent_message_chunks of SIZE bytes each, then end_turn.
+//	perms     asks permission for a read-kind tool call, then for an edit-kind one, and reports each
+//	          outcome as a completed or failed tool_call_update. Option ids are chosen to mislead: the option
+//	          with id "allow" is of kind reject_once, so a policy that picks by id instead of kind is caught.
+//	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
+//	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
+//
+// It is test scaffolding, not part of the gateway.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// lockedWriter lets the agent put raw lines on stdout between the SDK's messages without splitting either:
+// the SDK writes each message with a single Write call.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+type agent struct {
+	acp.Agent // nil: methods the gateway never calls panic, which a test would notice
+	mode      string
+	out       *lockedWriter
+	conn      *acp.AgentSideConnection
+	mu        sync.Mutex
+	n         int
+}
+
+func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	return acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersionNumber,
+		AgentCapabilities: acp.AgentCapabilities{},
+		AgentInfo:         &acp.Implementation{Name: "testagent-" + a.mode, Version: "0"},
+		AuthMethods:       []acp.AuthMethod{},
+	}, nil
+}
+
+func (a *agent) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	a.mu.Lock()
+	a.n++
+	id := "ta-" + strconv.Itoa(a.n)
+	a.mu.Unlock()
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+}
+
+func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, nil
+}
+
+// Cancel is deliberately a no-op in every mode; the modes that end early do so on the prompt's context,
+// which the SDK cancels on session/cancel.
+func (a *agent) Cancel(ctx context.Context, p acp.CancelNotification) error { return nil }
+
+func (a *agent) update(ctx context.Context, sid acp.SessionId, u acp.SessionUpdate) error {
+	return a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: sid, Update: u})
+}
+
+func (a *agent) raw(line string) {
+	_, _ = a.out.Write([]byte(line + "\n"))
+}
+
+func promptText(blocks []acp.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range blocks {
+		if c.Text != nil {
+			b.WriteString(c.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	sid := p.SessionId
+	// The prompt context ends on session/cancel; updates must still go out for the stubborn mode, so
+	// they are sent on a context of their own.
+	bg := context.Background()
+	switch a.mode {
+	case "stubborn":
+		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
+			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err == nil {
+			fmt.Fprintf(os.Stderr, "testagent: child %d\n", child.Process.Pid)
+		}
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("working"))
+		select {} // never answers, whatever session/cancel says
+	case "garbage":
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("one "))
+		a.raw("this is not json")
+		a.raw("{\"truncated\": ")
+		a.raw("")
+		a.raw("]]]")
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("two "))
+		a.raw("Error: something printed a log line on stdout")
+		a.raw(strings.Repeat("#", 1<<20)) // a 1 MiB non-JSON line: under the SDK's limit, so it is read and dropped
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("three"))
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "huge":
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("before the huge line"))
+		big := strings.Repeat("x", 11<<20)
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + string(sid) +
+			`","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + big + `"}}}}`)
+		select {}
+	case "exit":
+		_ = a.update(bg, sid, acp.StartToolCall("exit_1", "About to die",
+			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("goodbye"))
+		os.Exit(3)
+	case "flood":
+		var n, size int
+		fmt.Sscanf(promptText(p.Prompt), "%d %d", &n, &size)
+		chunk := strings.Repeat("f", max(size, 1))
+		for i := 0; i < n; i++ {
+			if err := a.update(bg, sid, acp.UpdateAgentMessageText(chunk)); err != nil {
+				return acp.PromptResponse{}, err
+			}
+		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "perms":
+		for _, tc := range []struct {
+			id   acp.ToolCallId
+			kind acp.ToolKind
+		}{{"perm_read", acp.ToolKindRead}, {"perm_edit", acp.ToolKindEdit}} {
+			_ = a.update(bg, sid, acp.StartToolCall(tc.id, "Tool "+string(tc.kind),
+				acp.WithStartKind(tc.kind), acp.WithStartStatus(acp.ToolCallStatusPending)))
+			opts := []acp.PermissionOption{
+				{OptionId: "allow", Name: "Not really", Kind: acp.PermissionOptionKindRejectOnce},
+				{OptionId: "go", Name: "Go ahead", Kind: acp.PermissionOptionKindAllowOnce},
+				{OptionId: "never", Name: "Never", Kind: acp.PermissionOptionKindRejectAlways},
+			}
+			resp, err := a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{
+				SessionId: sid,
+				ToolCall:  acp.ToolCallUpdate{ToolCallId: tc.id, Kind: acp.Ptr(tc.kind), Status: acp.Ptr(acp.ToolCallStatusPending)},
+				Options:   opts,
+			})
+			if ctx.Err() != nil {
+				return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+			}
+			status, chosen := acp.ToolCallStatusFailed, "none"
+			if err == nil && resp.Outcome.Selected != nil {
+				chosen = string(resp.Outcome.Selected.OptionId)
+				if chosen == "go" {
+					status = acp.ToolCallStatusCompleted
+				}
+			}
+			_ = a.update(bg, sid, acp.UpdateToolCall(tc.id, acp.WithUpdateStatus(status),
+				acp.WithUpdateRawOutput(map[string]any{"chosen": chosen})))
+		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "raw":
+		s := string(sid)
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a<b && c>d"},"x-unknown":{"k":null}}}}`)
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"line` + "\u2028" + `sep é"}}}}`)
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"some_future_update","payload": [1, 2.50, "<tag>"],"_meta":{"vendor":true}}}}`)
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	}
+	return acp.PromptResponse{}, fmt.Errorf("unknown mode %q", a.mode)
+}
+
+func main() {
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms or raw")
+	flag.Parse()
+	out := &lockedWriter{w: os.Stdout}
+	a := &agent{mode: *mode, out: out}
+	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
+	<-a.conn.Done()
+}
