@@ -95,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
-		MaxPromptBytes: cfg.maxPromptBytes, Auth: auth, Metrics: m, AllowedOrigins: cfg.originPatterns(),
+		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, Auth: auth, Metrics: m, AllowedOrigins: cfg.originPatterns(),
 	}
 	if cfg.debugAddr != "" {
 		stopDebug, err := serveDebug(cfg.debugAddr, logger)

@@ -26,6 +26,13 @@ type Handler interface {
 	RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 }
 
+// FSHandler is optionally implemented by a Handler that serves the agent's fs/* requests (the gateway is the
+// agent's client). Each runs on its own goroutine.
+type FSHandler interface {
+	ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
+	WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
+}
+
 // NoiseHandler is optionally implemented by a Handler that wants to know about stdout lines that are not
 // JSON-RPC (a prefix of at most 512 bytes, and the line's full length). Called on the SDK's reader goroutine:
 // it must not block.
@@ -159,6 +166,15 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 				return nil, acp.NewInternalError(map[string]any{"error": "permission request failed"})
 			}
 			return res, nil
+		case acp.ClientMethodFsReadTextFile, acp.ClientMethodFsWriteTextFile:
+			fh, ok := h.(FSHandler)
+			if !ok {
+				return nil, acp.NewMethodNotFound(method)
+			}
+			if method == acp.ClientMethodFsReadTextFile {
+				return fh.ReadTextFile(ctx, params)
+			}
+			return fh.WriteTextFile(ctx, params)
 		default:
 			return nil, acp.NewMethodNotFound(method)
 		}

@@ -15,7 +15,6 @@ import (
 
 // Defaults for the event stream face.
 const (
-	sseHeartbeat   = 15 * time.Second
 	pageLimitMax   = 1000
 	pageWaitMax    = 60 * time.Second
 	sseQueueFrames = 4096
@@ -127,7 +126,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
-	beat := time.NewTicker(sseHeartbeat)
+	beat := time.NewTicker(s.sseHeartbeat())
 	defer beat.Stop()
 	s.Metrics.ClientConnected("sse", 1)
 	defer s.Metrics.ClientConnected("sse", -1)

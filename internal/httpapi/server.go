@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acp-gateway/gateway/internal/acpws"
 	"github.com/acp-gateway/gateway/internal/metrics"
@@ -28,6 +29,9 @@ type Server struct {
 	Version        string
 	Auth           *Auth            // nil = no authentication
 	Metrics        *metrics.Metrics // nil = no metrics
+	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
+	// 0 = 15 s.
+	SSEHeartbeat time.Duration
 	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
 	// besides the gateway's own origin.
 	AllowedOrigins []string
@@ -109,6 +113,13 @@ func (s *Server) Handler() http.Handler {
 		r.Method(http.MethodGet, "/*", webHandler(s.Web))
 	}
 	return r
+}
+
+func (s *Server) sseHeartbeat() time.Duration {
+	if s.SSEHeartbeat <= 0 {
+		return 15 * time.Second
+	}
+	return s.SSEHeartbeat
 }
 
 func truncate(s string, n int) string {

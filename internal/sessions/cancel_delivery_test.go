@@ -39,10 +39,30 @@ func (a *stubbornAgent) Prompt(_ context.Context, p acp.PromptRequest) (acp.Prom
 	return acp.PromptResponse{}, a.dead.Err()
 }
 
+type gatedReader struct {
+	r     io.Reader
+	ready <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
+}
+
+func (g gatedReader) Close() error {
+	if c, ok := g.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 func stubbornSpec() agents.Spec {
 	return agents.Spec{Name: "stubborn", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		a := &stubbornAgent{dead: ctx}
-		a.conn = acp.NewAgentSideConnection(a, out, in)
+		// Nothing is read before a.conn is set: the SDK's handlers start with the first request.
+		ready := make(chan struct{})
+		a.conn = acp.NewAgentSideConnection(a, out, gatedReader{in, ready})
+		close(ready)
 		select {
 		case <-a.conn.Done():
 		case <-ctx.Done():

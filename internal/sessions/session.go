@@ -115,9 +115,10 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
+	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals.
 	initRes, err := conn.Call(ictx, acp.AgentMethodInitialize, map[string]any{
 		"protocolVersion":    acp.ProtocolVersionNumber,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false},
 		"clientInfo":         map[string]string{"name": "acp-gateway", "version": cfg.Version},
 	})
 	if err != nil {

@@ -1,0 +1,182 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// maxFSRead bounds what fs/read_text_file returns: the answer must fit on one JSON-RPC line the agent's SDK
+// accepts (acp-go-sdk allows 10 MiB), with room for JSON escaping.
+const maxFSRead = 4 << 20
+
+// The gateway is the agents' ACP client, so it serves fs/read_text_file and fs/write_text_file itself, confined
+// to the session's cwd: the path must be absolute and, with every symlink resolved, lie inside the cwd. A write
+// is logged as `_gateway/fs_write` so clients can audit what an agent changed through the gateway.
+
+type readFileRequest struct {
+	Path  string `json:"path"`
+	Line  *int   `json:"line"`
+	Limit *int   `json:"limit"`
+}
+
+type writeFileRequest struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// ReadTextFile implements agents.FSHandler.
+func (s *Session) ReadTextFile(_ context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	var req readFileRequest
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, acp.NewInvalidParams(map[string]any{"error": "malformed fs/read_text_file params"})
+	}
+	path, rerr := s.confinePath(req.Path, false)
+	if rerr != nil {
+		return nil, rerr
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, resourceNotFound(req.Path)
+	case err != nil:
+		return nil, acp.NewInternalError(map[string]any{"error": "cannot stat the file"})
+	case fi.IsDir():
+		return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
+	case fi.Size() > maxFSRead && req.Line == nil && req.Limit == nil:
+		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)})
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, acp.NewInternalError(map[string]any{"error": "cannot read the file"})
+	}
+	content, ok := selectLines(data, req.Line, req.Limit)
+	if !ok {
+		return nil, acp.NewInvalidParams(map[string]any{"error": "line must be >= 1 and limit >= 0"})
+	}
+	if len(content) > maxFSRead {
+		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("selection is larger than %d bytes", maxFSRead)})
+	}
+	return map[string]string{"content": string(content)}, nil
+}
+
+// WriteTextFile implements agents.FSHandler.
+func (s *Session) WriteTextFile(_ context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	var req writeFileRequest
+	if err := json.Unmarshal(params, &req); err != nil || req.Content == nil {
+		return nil, acp.NewInvalidParams(map[string]any{"error": "fs/write_text_file needs path and content"})
+	}
+	path, rerr := s.confinePath(req.Path, true)
+	if rerr != nil {
+		return nil, rerr
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
+		}
+		mode = fi.Mode().Perm()
+	}
+	if err := os.WriteFile(path, []byte(*req.Content), mode); err != nil {
+		return nil, acp.NewInternalError(map[string]any{"error": "cannot write the file"})
+	}
+	s.mu.Lock()
+	turnID := ""
+	if s.turn != nil {
+		turnID = s.turn.ID
+	}
+	s.appendGatewayLocked("_gateway/fs_write", turnID, map[string]any{"path": path, "bytes": len(*req.Content)})
+	s.mu.Unlock()
+	return map[string]any{}, nil
+}
+
+// confinePath resolves an agent's path and checks it stays inside the session cwd. For a write the file may
+// not exist yet: its directory must. Paths are compared after resolving symlinks, so neither `..` nor a link
+// leads out.
+func (s *Session) confinePath(p string, forWrite bool) (string, *acp.RequestError) {
+	if p == "" || !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+		return "", acp.NewInvalidParams(map[string]any{"error": "path must be absolute"})
+	}
+	root, err := filepath.EvalSymlinks(s.Cwd)
+	if err != nil {
+		return "", acp.NewInternalError(map[string]any{"error": "session cwd is gone"})
+	}
+	clean := filepath.Clean(p)
+	real, err := filepath.EvalSymlinks(clean)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !forWrite {
+			// Report "not found" only for paths inside: outside paths are refused without telling what exists.
+			if dir, derr := filepath.EvalSymlinks(filepath.Dir(clean)); derr == nil && within(root, filepath.Join(dir, filepath.Base(clean))) {
+				return "", resourceNotFound(p)
+			}
+			return "", outsideErr()
+		}
+		dir, derr := filepath.EvalSymlinks(filepath.Dir(clean))
+		if derr != nil {
+			return "", acp.NewInvalidParams(map[string]any{"error": "the file's directory does not exist"})
+		}
+		real = filepath.Join(dir, filepath.Base(clean))
+	} else if err != nil {
+		return "", acp.NewInvalidParams(map[string]any{"error": "cannot resolve path"})
+	}
+	if !within(root, real) {
+		return "", outsideErr()
+	}
+	return real, nil
+}
+
+// resourceNotFound is ACP's -32002.
+func resourceNotFound(path string) *acp.RequestError {
+	return &acp.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"path": path}}
+}
+
+func outsideErr() *acp.RequestError {
+	return acp.NewInvalidParams(map[string]any{"error": "path is outside the session's working directory"})
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// selectLines returns limit lines starting at line (1-based); nil line/limit mean from the start / to the end.
+func selectLines(data []byte, line, limit *int) ([]byte, bool) {
+	if line == nil && limit == nil {
+		return data, true
+	}
+	start := 1
+	if line != nil {
+		start = *line
+	}
+	if start < 1 || limit != nil && *limit < 0 {
+		return nil, false
+	}
+	for i := 1; i < start; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return nil, true
+		}
+		data = data[j+1:]
+	}
+	if limit == nil {
+		return data, true
+	}
+	end := 0
+	for n := 0; n < *limit && end < len(data); n++ {
+		j := bytes.IndexByte(data[end:], '\n')
+		if j < 0 {
+			end = len(data)
+			break
+		}
+		end += j + 1
+	}
+	return data[:end], true
+}
