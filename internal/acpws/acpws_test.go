@@ -691,11 +691,11 @@ func TestLoadTranscriptReplay(t *testing.T) {
 		cfg  sessions.Config
 	}{
 		{"option", Options{LoadReplay: ReplayTranscript}, sessions.Config{}},
-		{"trimmed log", Options{}, sessions.Config{Log: sessions.LogLimits{MaxFrames: 5}}},
+		{"trimmed log", Options{}, sessions.Config{Log: sessions.LogLimits{MaxFrames: 12}}}, // a full turn is ~25 frames; a "quick" one fits
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnvCfg(t, c.opts, c.cfg)
-			// The turn runs through the session API (a live socket could not keep up with a 5-frame log).
+			// The turn runs through the session API (a live socket could not keep up with a 12-frame log).
 			s, err := e.reg.Create(context.Background(), sessions.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
