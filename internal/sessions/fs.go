@@ -33,8 +33,56 @@ type writeFileRequest struct {
 	Content *string `json:"content"`
 }
 
+// FSDelegate serves an agent's fs/* requests for a session instead of the gateway: an ACP client attached over
+// `/acp` that advertised fs capabilities (an editor with unsaved buffers knows better than the disk). Params
+// carry the gateway's session id.
+type FSDelegate interface {
+	ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
+	WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
+}
+
+// DelegateFS routes the session's fs/* requests to d while it is registered; release unregisters it (only if
+// it is still the current delegate). The latest registration wins. Requests that find no delegate are served
+// by the gateway itself, confined to the cwd.
+func (s *Session) DelegateFS(d FSDelegate) (release func()) {
+	s.mu.Lock()
+	s.fsDelegate = &d
+	mine := s.fsDelegate
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if s.fsDelegate == mine {
+			s.fsDelegate = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) delegate() FSDelegate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fsDelegate == nil {
+		return nil
+	}
+	return *s.fsDelegate
+}
+
+// clientParams rewrites the agent's session id in fs params to the gateway's, for a delegate.
+func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil {
+		return params
+	}
+	m["sessionId"], _ = json.Marshal(s.ID)
+	out, _ := json.Marshal(m)
+	return out
+}
+
 // ReadTextFile implements agents.FSHandler.
-func (s *Session) ReadTextFile(_ context.Context, params json.RawMessage) (any, *acp.RequestError) {
+func (s *Session) ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	if d := s.delegate(); d != nil {
+		return d.ReadTextFile(ctx, s.clientParams(params))
+	}
 	var req readFileRequest
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": "malformed fs/read_text_file params"})
@@ -69,7 +117,10 @@ func (s *Session) ReadTextFile(_ context.Context, params json.RawMessage) (any, 
 }
 
 // WriteTextFile implements agents.FSHandler.
-func (s *Session) WriteTextFile(_ context.Context, params json.RawMessage) (any, *acp.RequestError) {
+func (s *Session) WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	if d := s.delegate(); d != nil {
+		return d.WriteTextFile(ctx, s.clientParams(params))
+	}
 	var req writeFileRequest
 	if err := json.Unmarshal(params, &req); err != nil || req.Content == nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": "fs/write_text_file needs path and content"})

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	acp "github.com/coder/acp-go-sdk"
 	"github.com/acp-gateway/gateway/internal/agents"
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // fsAgent runs the fs/* calls its prompt names ("read PATH", "readlines PATH LINE LIMIT", "write PATH TEXT")
@@ -151,5 +152,49 @@ func TestFSConfinedToCwd(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no _gateway/fs_write frame")
+	}
+}
+
+type fakeEditor struct{ gotSession string }
+
+func (f *fakeEditor) ReadTextFile(_ context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	f.gotSession = p.SessionID
+	return map[string]string{"content": "unsaved buffer"}, nil
+}
+
+func (f *fakeEditor) WriteTextFile(context.Context, json.RawMessage) (any, *acp.RequestError) {
+	return nil, acp.NewInvalidParams(map[string]any{"error": "read-only editor"})
+}
+
+// TestFSDelegate: while an editor is registered, fs/* goes to it (with the gateway's session id); after
+// release, the gateway serves again.
+func TestFSDelegate(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("on disk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistry(Config{Workdir: cwd}, []agents.Spec{fsSpec()}, "fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := &fakeEditor{}
+	release := s.DelegateFS(ed)
+	turn, _ := s.Prompt(textPrompt("read " + cwd + "/a.txt\nwrite " + cwd + "/a.txt x"))
+	if got := turn.Result().Text; got != "ok \"unsaved buffer\"\nerr -32602\n" || ed.gotSession != s.ID {
+		t.Fatalf("with editor: %q (session %q)", got, ed.gotSession)
+	}
+	release()
+	turn, _ = s.Prompt(textPrompt("read " + cwd + "/a.txt"))
+	if got := turn.Result().Text; got != "ok \"on disk\"\n" {
+		t.Fatalf("after release: %q", got)
 	}
 }

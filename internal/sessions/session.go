@@ -65,6 +65,7 @@ type Session struct {
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
+	fsDelegate    *FSDelegate            // Guarded by mu; who serves fs/* instead of the gateway (nil = the gateway).
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	closeOnce     sync.Once
 }
@@ -253,17 +254,24 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg.cfg.Metrics.UpdateIn()
-	u, err := s.tctx.Update(params)
+	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
+	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
+	// would copy and scan the params again).
+	meta := translate.GatewayMeta{Epoch: s.Epoch}
+	if s.turn != nil {
+		meta.TurnID = s.turn.ID
+	}
+	u, err := s.tctx.UpdateFrame(params, meta)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)
 		return
 	}
-	meta := translate.GatewayMeta{Truncated: u.Truncated}
 	if s.turn != nil {
-		meta.TurnID = s.turn.ID
-		s.turn.text.WriteString(u.Text)
+		u.WriteText(&s.turn.text)
 	}
-	s.appendLocked("session/update", u.Params, meta)
+	if _, err := s.log.Append(func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, errLogClosed) {
+		s.logger.Error("append to log", "method", "session/update", "err", err)
+	}
 }
 
 // appendLocked logs a notification frame. The caller holds s.mu, which keeps frames in the order the
