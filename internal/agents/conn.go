@@ -57,7 +57,7 @@ type Conn struct {
 	rpc    *acp.Connection
 	stdin  io.WriteCloser
 	cmd    *exec.Cmd // nil for built-in agents
-	stderr *tailBuffer
+	stderr *TailBuffer
 	grace  time.Duration
 	log    *slog.Logger
 	order  *updateBarrier
@@ -78,7 +78,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 	}
 	c := &Conn{
 		spec:   spec,
-		stderr: newTailBuffer(cmp(opts.StderrBytes, 64<<10)),
+		stderr: NewTailBuffer(cmp(opts.StderrBytes, 64<<10)),
 		grace:  cmpDur(opts.StopGrace, 2*time.Second),
 		log:    opts.Logger,
 		exited: make(chan struct{}),
@@ -301,7 +301,7 @@ func cmpDur(v, def time.Duration) time.Duration {
 // stderrSink receives an agent's stderr. It implements io.ReaderFrom so os/exec's copying goroutine uses its
 // 4 KiB buffer instead of allocating 32 KiB per agent.
 type stderrSink struct {
-	tail  *tailBuffer
+	tail  *TailBuffer
 	lines *lineLogger
 }
 

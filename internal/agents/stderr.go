@@ -2,9 +2,10 @@ package agents
 
 import "sync"
 
-// tailBuffer keeps the last max bytes written to it: an agent's stderr, bounded so a chatty agent cannot grow
-// the gateway's memory. Safe for concurrent use.
-type tailBuffer struct {
+// TailBuffer keeps the last max bytes written to it: an agent's stderr, bounded so a chatty agent cannot grow
+// the gateway's memory. Safe for concurrent use. It is shared with internal/agents/events, whose per-session
+// processes keep their stderr the same way.
+type TailBuffer struct {
 	max int // Static after construction.
 
 	mu      sync.Mutex
@@ -12,9 +13,10 @@ type tailBuffer struct {
 	dropped int64  // Guarded by mu; bytes discarded from the front.
 }
 
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+// NewTailBuffer returns a TailBuffer that keeps the last max bytes.
+func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{max: max} }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
@@ -31,8 +33,19 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String returns the kept tail.
-func (t *tailBuffer) String() string {
+func (t *TailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// Tail returns at most the last n bytes kept.
+func (t *TailBuffer) Tail(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
 }

@@ -2,12 +2,12 @@ package demo
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"path/filepath"
 	"sync"
 
 	"github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 )
 
 // agent implements acp.Agent for one connection. Every handler that sends
@@ -15,7 +15,7 @@ import (
 type agent struct {
 	opts Options      // Static after construction.
 	out  *watchWriter // Static after construction.
-	work tracker
+	work inproc.Tracker
 
 	// base is cancelled when Serve starts shutting down; turns and helper
 	// goroutines derive from it. Static after construction.
@@ -23,7 +23,7 @@ type agent struct {
 	stop context.CancelFunc
 
 	// conn is set by Serve before the SDK reads its first message (see
-	// gatedReader), so handlers may use it freely.
+	// inproc.Agent.Attach), so handlers may use it freely.
 	conn *acp.AgentSideConnection
 
 	mu       sync.Mutex
@@ -45,11 +45,6 @@ func newAgent(opts Options, out *watchWriter) *agent {
 
 // errShuttingDown answers requests that arrive while Serve is returning.
 var errShuttingDown = acp.NewInternalError(map[string]any{"error": "demo agent is shutting down"})
-
-// unknownSession is the error for a session id this connection never created.
-func unknownSession(id acp.SessionId) error {
-	return &acp.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"sessionId": string(id)}}
-}
 
 // Initialize implements acp.Agent.
 func (a *agent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
@@ -74,12 +69,12 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be an absolute path"})
 	}
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.NewSessionResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 
-	s := newSession(newSessionID(), p.Cwd)
+	s := newSession(inproc.NewSessionID("demo"), p.Cwd)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	resp := acp.NewSessionResponse{SessionId: s.id, Modes: s.modeState(), ConfigOptions: s.configOptions()}
@@ -90,9 +85,9 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	// so wait for it on the wire. We are inside work, so enter succeeds.
 	marker := `"sessionId":"` + string(s.id) + `"`
 	written := a.out.watch(marker)
-	a.work.enter()
+	a.work.Enter()
 	go func() {
-		defer a.work.leave()
+		defer a.work.Leave()
 		select {
 		case <-written:
 		case <-a.base.Done():
@@ -102,13 +97,6 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 		_ = a.conn.SessionUpdate(a.base, acp.SessionNotification{SessionId: s.id, Update: availableCommands()})
 	}()
 	return resp, nil
-}
-
-// newSessionID returns "demo_" and 16 random hex digits.
-func newSessionID() acp.SessionId {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return acp.SessionId("demo_" + hex.EncodeToString(b[:]))
 }
 
 // Cancel implements acp.Agent: it stops the session's running turn, if any.

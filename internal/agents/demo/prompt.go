@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 )
 
 // errPermissionCancelled ends a turn whose permission request was answered
@@ -23,21 +25,21 @@ var errTurnRunning = acp.NewInvalidRequest(map[string]any{"error": "a turn is al
 // second prompt instead of giving up the first. The turn stops on
 // session/cancel, a "cancelled" permission outcome, or shutdown.
 func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.PromptResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 
 	ctx, cancel := context.WithCancel(a.base)
 	defer cancel()
-	text := promptText(p.Prompt)
+	text := inproc.PromptText(p.Prompt)
 	kind, arg := classify(text)
 
 	a.mu.Lock()
 	s := a.sessions[p.SessionId]
 	if s == nil {
 		a.mu.Unlock()
-		return acp.PromptResponse{}, unknownSession(p.SessionId)
+		return acp.PromptResponse{}, inproc.UnknownSession(p.SessionId)
 	}
 	if s.cancelTurn != nil {
 		a.mu.Unlock()

@@ -2,12 +2,13 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 )
 
 // Options configures the demo agent. The zero value is ready to use.
@@ -21,10 +22,6 @@ type Options struct {
 	// every time.
 	Logger *slog.Logger
 }
-
-// errClosedEarly is returned when the SDK's reader stopped without the input
-// reporting an error, e.g. on a line longer than the SDK's 10 MiB limit.
-var errClosedEarly = errors.New("demo: ACP connection closed before end of input")
 
 // Serve runs one demo agent speaking ACP on the given streams (it reads
 // requests from in, writes to out) until in reaches EOF or ctx is done. It
@@ -40,46 +37,17 @@ var errClosedEarly = errors.New("demo: ACP connection closed before end of input
 // contexts while writing), so the caller must keep reading out, or close its
 // read end, until Serve has returned.
 func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
-	src := newGatedReader(in)
 	sink := newWatchWriter(out)
 	a := newAgent(opts, sink)
 	defer a.stop()
-
-	conn := acp.NewAgentSideConnection(a, sink, src)
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	conn.SetLogger(logger)
-	a.conn = conn
-	src.open()
-
-	var ctxErr error
-	select {
-	case <-conn.Done():
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
-	}
-	// Stop turns first: a turn blocked on a permission answer or a pause
-	// returns at once.
-	a.stop()
-	if ctxErr != nil {
-		if c, ok := in.(io.Closer); ok {
-			_ = c.Close()
-			<-conn.Done()
-		}
-	}
-	a.work.closeAndWait()
-
-	if ctxErr != nil {
-		return ctxErr
-	}
-	switch err := src.err(); {
-	case errors.Is(err, io.EOF):
-		return nil
-	case err != nil:
-		return err
-	default:
-		return errClosedEarly
-	}
+	return inproc.Serve(ctx, in, sink, inproc.Agent{
+		Name:    "demo",
+		Handler: a,
+		Attach:  func(conn *acp.AgentSideConnection) { a.conn = conn },
+		// Stopping cancels a.base: a turn blocked on a permission answer or a
+		// pause returns at once.
+		Stop:   a.stop,
+		Work:   &a.work,
+		Logger: opts.Logger,
+	})
 }

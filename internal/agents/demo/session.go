@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 )
 
 // Mode and config values the demo agent offers. They are state only: a turn
@@ -81,16 +83,16 @@ func (a *agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (
 	if p.ModeId != modeDefault && p.ModeId != modePlan {
 		return acp.SetSessionModeResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown mode", "modeId": string(p.ModeId)})
 	}
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.SetSessionModeResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 
 	a.mu.Lock()
 	s := a.sessions[p.SessionId]
 	if s == nil {
 		a.mu.Unlock()
-		return acp.SetSessionModeResponse{}, unknownSession(p.SessionId)
+		return acp.SetSessionModeResponse{}, inproc.UnknownSession(p.SessionId)
 	}
 	s.mode = p.ModeId
 	a.mu.Unlock()
@@ -115,16 +117,16 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfig
 	if v.Value != stylePlain && v.Value != styleFancy {
 		return acp.SetSessionConfigOptionResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown value", "value": string(v.Value)})
 	}
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.SetSessionConfigOptionResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 
 	a.mu.Lock()
 	s := a.sessions[v.SessionId]
 	if s == nil {
 		a.mu.Unlock()
-		return acp.SetSessionConfigOptionResponse{}, unknownSession(v.SessionId)
+		return acp.SetSessionConfigOptionResponse{}, inproc.UnknownSession(v.SessionId)
 	}
 	s.style = v.Value
 	options := s.configOptions()

@@ -3,22 +3,7 @@ package demo
 import (
 	"strings"
 	"unicode"
-
-	"github.com/coder/acp-go-sdk"
 )
-
-// promptText is the text the demo agent reacts to: the prompt's text blocks
-// joined with "\n". Other blocks (images, links, resources) carry nothing the
-// demo agent could echo deterministically, so they are ignored.
-func promptText(blocks []acp.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if b.Text != nil {
-			parts = append(parts, b.Text.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
 
 // headline collapses whitespace to single spaces and keeps the first n runes,
 // for one-line texts (the thought, the session title).

@@ -41,13 +41,6 @@ func TestHeadline(t *testing.T) {
 	}
 }
 
-func TestPromptText(t *testing.T) {
-	blocks := []acp.ContentBlock{acp.TextBlock("one"), acp.ResourceLinkBlock("x", "file:///x"), acp.TextBlock("two")}
-	if got := promptText(blocks); got != "one\ntwo" {
-		t.Errorf("promptText = %q", got)
-	}
-}
-
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -3,10 +3,8 @@ package demo
 import (
 	"bytes"
 	"errors"
-	"io"
 	"strings"
 	"testing"
-	"testing/synctest"
 )
 
 func closed(ch <-chan struct{}) bool {
@@ -60,26 +58,4 @@ func TestWatchWriterIgnoresFailedWrites(t *testing.T) {
 	if len(ww.watches) != 0 {
 		t.Fatal("unwatch left the watch behind")
 	}
-}
-
-func TestGatedReader(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newGatedReader(strings.NewReader("hi"))
-		got := make(chan []byte, 1)
-		go func() {
-			b, _ := io.ReadAll(r)
-			got <- b
-		}()
-		synctest.Wait()
-		if len(got) != 0 {
-			t.Fatal("read before open")
-		}
-		r.open()
-		if b := <-got; string(b) != "hi" {
-			t.Fatalf("read %q", b)
-		}
-		if !errors.Is(r.err(), io.EOF) {
-			t.Fatalf("err = %v, want EOF", r.err())
-		}
-	})
 }

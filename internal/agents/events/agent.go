@@ -2,26 +2,25 @@ package events
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 )
 
 // agent implements acp.Agent for one connection.
 type agent struct {
 	cfg  Config // Static after construction.
-	work tracker
+	work inproc.Tracker
 
 	// base is cancelled when Serve starts shutting down; turns and permission requests derive from it.
 	// Static after construction.
 	base context.Context
 	stop context.CancelFunc
 
-	// conn is set by Serve before the SDK reads its first message (see gatedReader).
+	// conn is set by Serve before the SDK reads its first message (see inproc.Agent.Attach).
 	conn *acp.AgentSideConnection
 
 	mu       sync.Mutex
@@ -60,10 +59,6 @@ func (a *agent) shutdown() {
 
 var errShuttingDown = acp.NewInternalError(map[string]any{"error": "events agent is shutting down"})
 
-func unknownSession(id acp.SessionId) error {
-	return &acp.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"sessionId": string(id)}}
-}
-
 func (a *agent) session(id acp.SessionId) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -92,16 +87,16 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be an absolute path"})
 	}
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.NewSessionResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
 		return acp.NewSessionResponse{}, errShuttingDown
 	}
-	id := newSessionID()
+	id := inproc.NewSessionID("events")
 	s, err := startSession(a, id, filepath.Clean(p.Cwd))
 	if err != nil {
 		a.mu.Unlock()
@@ -113,22 +108,16 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	return acp.NewSessionResponse{SessionId: id}, nil
 }
 
-func newSessionID() acp.SessionId {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return acp.SessionId("events_" + hex.EncodeToString(b[:]))
-}
-
 // Prompt implements acp.Agent. The turn does not derive from the request's context: acp-go-sdk cancels it
 // when a second prompt for the session arrives, and that prompt is refused instead.
 func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
-	if !a.work.enter() {
+	if !a.work.Enter() {
 		return acp.PromptResponse{}, errShuttingDown
 	}
-	defer a.work.leave()
+	defer a.work.Leave()
 	s := a.session(p.SessionId)
 	if s == nil {
-		return acp.PromptResponse{}, unknownSession(p.SessionId)
+		return acp.PromptResponse{}, inproc.UnknownSession(p.SessionId)
 	}
 	return s.prompt(p.Prompt)
 }
@@ -166,15 +155,4 @@ func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.
 // SetSessionConfigOption implements acp.Agent.
 func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
-}
-
-// promptText is the concatenation of the prompt's text blocks, joined with "\n".
-func promptText(blocks []acp.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if b.Text != nil {
-			parts = append(parts, b.Text.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

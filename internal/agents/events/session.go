@@ -16,6 +16,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/inproc"
 	evt "github.com/acp-gateway/gateway/internal/translate/events"
 )
 
@@ -26,7 +28,7 @@ type session struct {
 	id     acp.SessionId
 	cwd    string
 	cmd    *exec.Cmd
-	stderr *tailBuffer
+	stderr *agents.TailBuffer
 
 	stdinMu   sync.Mutex     // serialises writes so each event is one whole line
 	stdin     io.WriteCloser // closed (once) by closeStdin; concurrent Close and Write are safe on *os.File
@@ -67,7 +69,7 @@ type turnResult struct {
 func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	s := &session{
 		a: a, id: id, cwd: cwd,
-		stderr:     &tailBuffer{max: a.cfg.StderrBytes},
+		stderr:     agents.NewTailBuffer(a.cfg.StderrBytes),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -196,15 +198,15 @@ func (s *session) handle(line []byte) {
 	s.sendAll(res.Updates)
 	if p := res.Permission; p != nil && s.turn != nil {
 		t := s.turn
-		if s.a.work.enter() {
+		if s.a.work.Enter() {
 			go s.askPermission(t, p)
 		}
 	} else if p != nil {
 		// Outside a turn nobody can answer: deny at once.
 		d := s.tctx.PermissionDecision(p.ID, nil, errors.New("no turn is running"))
-		if s.a.work.enter() {
+		if s.a.work.Enter() {
 			go func() { // not under mu: a stuck stdin must not stall stdout
-				defer s.a.work.leave()
+				defer s.a.work.Leave()
 				_ = s.writeLine(d.Line())
 			}()
 		}
@@ -238,7 +240,7 @@ func (s *session) finish(r turnResult) {
 
 // askPermission forwards a permission request to the client and writes the decision back.
 func (s *session) askPermission(t *turn, p *evt.PermissionAsk) {
-	defer s.a.work.leave()
+	defer s.a.work.Leave()
 	var raw json.RawMessage
 	var req acp.RequestPermissionRequest
 	err := json.Unmarshal(p.Params, &req)
@@ -278,7 +280,7 @@ func (s *session) prompt(blocks []acp.ContentBlock) (acp.PromptResponse, error) 
 	if blocks == nil {
 		blocks = []acp.ContentBlock{}
 	}
-	line, _ := json.Marshal(map[string]any{"type": evt.TypePrompt, "turnId": t.id, "text": promptText(blocks), "prompt": blocks})
+	line, _ := json.Marshal(map[string]any{"type": evt.TypePrompt, "turnId": t.id, "text": inproc.PromptText(blocks), "prompt": blocks})
 	if err := s.writeLine(line); err != nil {
 		// The process is gone or going; the reader ends the turn with the exit. Wait for that below.
 		s.a.cfg.Logger.Debug("events agent: writing the prompt failed", "session", s.id, "err", err)
@@ -372,7 +374,7 @@ func (s *session) exitError(msg string) error {
 		}
 	default:
 	}
-	return acp.NewInternalError(map[string]any{"error": msg, "exit": status, "stderr": s.stderr.tail(1024)})
+	return acp.NewInternalError(map[string]any{"error": msg, "exit": status, "stderr": s.stderr.Tail(1024)})
 }
 
 // shutdown stops the process: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group,
