@@ -33,12 +33,16 @@ type conn struct {
 	lastAtt  *sessions.Session        // Guarded by mu; most recently attached (authenticate goes there).
 	ownTurns map[string]struct{}      // Guarded by mu; running turns this socket prompted.
 	answered map[string]struct{}      // Guarded by mu; permission ids this socket answered (bounded).
+	fs       fsCaps                   // Guarded by mu; what the client advertised in initialize.
+	calls    map[uint64]*clientCall   // Guarded by mu; requests sent to the client (fs/*), by the id minted.
+	nextCall uint64                   // Guarded by mu; the last id minted.
 }
 
 // subscription is this socket counted as one of a session's subscribers (its client cap, the idle reaper).
 type subscription struct {
 	s      *sessions.Session
-	detach func() // from Session.Attach; called once, by unsubscribe
+	detach func()      // from Session.Attach; called once, by unsubscribe
+	fsd    *fsDelegate // registered with fsOwners while this socket serves the session's fs/*; else nil
 }
 
 func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
@@ -49,6 +53,7 @@ func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
 		attached: map[string]*subscription{},
 		ownTurns: map[string]struct{}{},
 		answered: map[string]struct{}{},
+		calls:    map[uint64]*clientCall{},
 	}
 }
 
@@ -74,6 +79,7 @@ func (c *conn) run(parent context.Context) {
 
 	w := &writer{c: c, atts: map[string]*attachment{}}
 	err := w.loop(c.ctx, readDone, &readErr)
+	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr
 	if errors.As(err, &ce) {
 		c.ws.Close(ce.code, ce.reason)
@@ -86,6 +92,7 @@ func (c *conn) run(parent context.Context) {
 	c.mu.Lock()
 	for id, sub := range c.attached {
 		delete(c.attached, id)
+		c.releaseFSLocked(sub)
 		sub.detach()
 	}
 	c.mu.Unlock()
@@ -133,20 +140,25 @@ func (c *conn) attachedSession(id string) *sessions.Session {
 // errTooManyClients is a session at its subscriber cap (sessions.Config.MaxClients).
 var errTooManyClients = errors.New("the session is at its client limit")
 
-// subscribe counts this socket as a subscriber of s (once, however often it attaches).
+// subscribe counts this socket as a subscriber of s (once, however often it attaches) and, when the client
+// advertised fs, makes it the delegate of s's fs/* requests (again at every attach: the latest wins).
 func (c *conn) subscribe(s *sessions.Session) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if sub := c.attached[s.ID]; sub != nil && sub.s == s {
-		c.lastAtt = s
-		return nil
+	sub := c.attached[s.ID]
+	if sub == nil || sub.s != s {
+		detach, ok := s.Attach()
+		if !ok {
+			return errTooManyClients
+		}
+		if sub != nil {
+			c.releaseFSLocked(sub)
+		}
+		sub = &subscription{s: s, detach: detach}
+		c.attached[s.ID] = sub
 	}
-	detach, ok := s.Attach()
-	if !ok {
-		return errTooManyClients
-	}
-	c.attached[s.ID] = &subscription{s: s, detach: detach}
 	c.lastAtt = s
+	c.delegateFSLocked(sub)
 	return nil
 }
 
@@ -156,6 +168,7 @@ func (c *conn) unsubscribe(s *sessions.Session) {
 	defer c.mu.Unlock()
 	if sub := c.attached[s.ID]; sub != nil && sub.s == s {
 		delete(c.attached, s.ID)
+		c.releaseFSLocked(sub)
 		sub.detach()
 	}
 	if c.lastAtt == s {

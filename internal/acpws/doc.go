@@ -46,7 +46,8 @@
 //
 // # Methods
 //
-//   - initialize: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
+//   - initialize: `clientCapabilities.fs` is read (see File access); the rest of clientCapabilities is
+//     ignored. The answer: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
 //     replays its own log for every agent), sessionCapabilities {list, resume, close}, promptCapabilities as
 //     the agent's (prompts pass through), mcpCapabilities {} (MCP servers are not passed to agents). The
 //     agent's raw capabilities are in `agentCapabilities._meta.gateway.agentCapabilities` when known.
@@ -76,8 +77,26 @@
 //     cursor pagination (Options.ListPageSize a page). title and updatedAt are not tracked and left out;
 //     `_meta.gateway` carries agent, status and createdAt.
 //
-// Client-side methods (`fs/*`, `terminal/*`) are never sent: the gateway tells agents the client has no
-// such capabilities.
+// # File access
+//
+// The gateway is every agent's ACP client and serves its fs/read_text_file and fs/write_text_file itself,
+// confined to the session's cwd. A client that advertised `clientCapabilities.fs.readTextFile` and/or
+// `writeTextFile` in initialize becomes the fs delegate (Session.DelegateFS) of each session it attaches
+// (session/new, session/load, session/resume): the agent's request goes to the client on this socket, with a
+// JSON-RPC id the socket mints (a number; permission requests carry string ids) and the gateway session id
+// in its params, written after the session's log as it stood when the request arrived (the updates the
+// agent sent before it). The client's response, result or error, goes back to the agent as is; a result
+// must be an object (null counts as {}). A method the client did not advertise is served by the gateway
+// (Session.ServeFSLocally): a read-only client gets the reads, the gateway does the writes.
+//
+// The socket that attached last is the delegate; when it closes or its attachment ends (the session
+// closed), the previous fs-capable socket still attached takes over, or else the gateway. A delegated
+// request waits at most Options.FSTimeout (30 s), then fails with -32603 and is withdrawn from the client
+// with `$/cancel_request {requestId}`; the agent cancelling it does the same (-32800). One still waiting when
+// the socket closes fails with -32603. Late answers are ignored. The wait runs on the agent's request
+// goroutine: the socket's reader only hands the answer over, and the request is written by its one writer.
+//
+// `terminal/*` is never sent: the gateway tells agents the client has no terminal.
 //
 // # Errors and closes
 //

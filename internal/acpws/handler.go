@@ -22,6 +22,7 @@ type Options struct {
 	ListPageSize   int           // sessions per session/list page; 0 = 100
 	PingInterval   time.Duration // 0 = 25 s
 	WriteTimeout   time.Duration // one frame's write; 0 = 10 s
+	FSTimeout      time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
 	OriginPatterns []string      // extra allowed Origin host patterns (same-origin is always allowed)
 	// Subprotocols the server may select when a client offers them (e.g. the one a browser offers beside
 	// its "bearer.<token>" credential). None offered by the client: none selected, as raw-ACP clients expect.
@@ -58,6 +59,9 @@ func (o Options) withDefaults() Options {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
 	}
+	if o.FSTimeout <= 0 {
+		o.FSTimeout = 30 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -92,6 +96,7 @@ type Handler struct {
 	shutdown chan struct{}
 	stopOnce sync.Once
 	conns    sync.WaitGroup
+	fsOwners fsOwners // sockets serving sessions' fs/*
 
 	mu    sync.Mutex
 	known map[string]agentInit // Guarded by mu; last initialize answer seen per agent name.

@@ -47,8 +47,9 @@ func newEnv(t *testing.T, opts Options) *env {
 	return newEnvCfg(t, opts, sessions.Config{})
 }
 
-// newEnvCfg is newEnv with registry settings (Workdir and Logger are filled in).
-func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config) *env {
+// newEnvCfg is newEnv with registry settings (Workdir and Logger are filled in) and, optionally, agents
+// besides "demo" and "other".
+func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config, extra ...agents.Spec) *env {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	spec := func(name string) agents.Spec {
@@ -59,7 +60,7 @@ func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config) *env {
 	dir := t.TempDir()
 	cfg.Workdir, cfg.Logger, cfg.CancelGrace, cfg.StopGrace = dir, logger, 5*time.Second, time.Second
 	reg, err := sessions.NewRegistry(cfg,
-		[]agents.Spec{spec("demo"), spec("other")}, "demo")
+		append([]agents.Spec{spec("demo"), spec("other")}, extra...), "demo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,15 @@ func (c *conn) initialize(_ context.Context, id, params json.RawMessage) {
 		c.fail(id, badParams("protocolVersion is required"))
 		return
 	}
+	var client struct {
+		ClientCapabilities struct {
+			Fs fsCaps `json:"fs"`
+		} `json:"clientCapabilities"`
+	}
+	_ = json.Unmarshal(params, &client) // best effort: what is not `true` is not advertised
+	c.mu.Lock()
+	c.fs = client.ClientCapabilities.Fs
+	c.mu.Unlock()
 	known, ok := c.h.agentInitOf(c.agent)
 	var agentCaps struct {
 		PromptCapabilities json.RawMessage `json:"promptCapabilities"`

@@ -144,9 +144,13 @@ func (c *conn) notification(method string, params json.RawMessage) {
 	}
 }
 
-// response applies the client's answer to a permission request this socket forwarded (its id is the
-// gateway permission id). Late answers and answers for requests another client resolved are ignored.
+// response applies the client's answer to a request this socket sent: an fs/* request (a numeric id it
+// minted) or a forwarded permission request (its id is the gateway permission id). Late answers and answers
+// for requests another client resolved are ignored.
 func (c *conn) response(id, result, rpcErr json.RawMessage) {
+	if c.deliverReply(id, result, rpcErr) {
+		return
+	}
 	var pid string
 	if json.Unmarshal(id, &pid) != nil {
 		return

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -78,75 +76,20 @@ func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-// ReadTextFile implements agents.FSHandler.
+// ReadTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
 func (s *Session) ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
 	if d := s.delegate(); d != nil {
 		return d.ReadTextFile(ctx, s.clientParams(params))
 	}
-	var req readFileRequest
-	if err := json.Unmarshal(params, &req); err != nil {
-		return nil, acp.NewInvalidParams(map[string]any{"error": "malformed fs/read_text_file params"})
-	}
-	path, rerr := s.confinePath(req.Path, false)
-	if rerr != nil {
-		return nil, rerr
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, resourceNotFound(req.Path)
-	case err != nil:
-		return nil, acp.NewInternalError(map[string]any{"error": "cannot stat the file"})
-	case fi.IsDir():
-		return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
-	case fi.Size() > maxFSRead && req.Line == nil && req.Limit == nil:
-		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)})
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, acp.NewInternalError(map[string]any{"error": "cannot read the file"})
-	}
-	content, ok := selectLines(data, req.Line, req.Limit)
-	if !ok {
-		return nil, acp.NewInvalidParams(map[string]any{"error": "line must be >= 1 and limit >= 0"})
-	}
-	if len(content) > maxFSRead {
-		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("selection is larger than %d bytes", maxFSRead)})
-	}
-	return map[string]string{"content": string(content)}, nil
+	return s.readLocal(params)
 }
 
-// WriteTextFile implements agents.FSHandler.
+// WriteTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
 func (s *Session) WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
 	if d := s.delegate(); d != nil {
 		return d.WriteTextFile(ctx, s.clientParams(params))
 	}
-	var req writeFileRequest
-	if err := json.Unmarshal(params, &req); err != nil || req.Content == nil {
-		return nil, acp.NewInvalidParams(map[string]any{"error": "fs/write_text_file needs path and content"})
-	}
-	path, rerr := s.confinePath(req.Path, true)
-	if rerr != nil {
-		return nil, rerr
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
-		}
-		mode = fi.Mode().Perm()
-	}
-	if err := os.WriteFile(path, []byte(*req.Content), mode); err != nil {
-		return nil, acp.NewInternalError(map[string]any{"error": "cannot write the file"})
-	}
-	s.mu.Lock()
-	turnID := ""
-	if s.turn != nil {
-		turnID = s.turn.ID
-	}
-	s.appendGatewayLocked("_gateway/fs_write", turnID, map[string]any{"path": path, "bytes": len(*req.Content)})
-	s.mu.Unlock()
-	return map[string]any{}, nil
+	return s.writeLocal(params)
 }
 
 // confinePath resolves an agent's path and checks it stays inside the session cwd. For a write the file may
