@@ -32,15 +32,21 @@ type LogLimits struct {
 type Log struct {
 	limits LogLimits // Static after construction.
 
-	mu      sync.Mutex
-	entries []Entry       // Guarded by mu; entries[i].Seq == first+i.
-	first   uint64        // Guarded by mu; seq of entries[0] (next when empty).
-	next    uint64        // Guarded by mu; seq the next append gets.
-	bytes   int64         // Guarded by mu; size of the frames held.
-	total   int64         // Guarded by mu; size of every frame ever appended.
-	wake    chan struct{} // Guarded by mu; closed and replaced on every append and on close.
-	head    atomic.Uint64 // Written under mu; read without it by subscribers checking their lag per frame.
-	closed  bool          // Guarded by mu.
+	mu sync.Mutex
+	// ring holds the frames first..next-1 from ring[start], wrapping; its length is 0 or a power of two and
+	// doubles when full, so appends and trims move no entries and leave no garbage. Guarded by mu.
+	ring  []Entry
+	start int           // Guarded by mu; index in ring of seq first.
+	first uint64        // Guarded by mu; seq of the oldest frame held (next when empty).
+	next  uint64        // Guarded by mu; seq the next append gets.
+	bytes int64         // Guarded by mu; size of the frames held.
+	total int64         // Guarded by mu; size of every frame ever appended.
+	wake  chan struct{} // Guarded by mu; closed on close, and on an append when handedOut (then replaced).
+	// handedOut is set when Read gave out wake: only then must the next append close it. Appends that no
+	// reader can be waiting for (a flood outrunning its readers) cost no channel. Guarded by mu.
+	handedOut bool
+	head      atomic.Uint64 // Written under mu; read without it by subscribers checking their lag per frame.
+	closed    bool          // Guarded by mu.
 }
 
 // NewLog returns an empty log.
@@ -61,30 +67,48 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	l.entries = append(l.entries, Entry{Seq: seq, Frame: frame, offset: l.total})
+	n := int(l.next - l.first)
+	if n == len(l.ring) {
+		l.grow()
+	}
+	l.ring[(l.start+n)&(len(l.ring)-1)] = Entry{Seq: seq, Frame: frame, offset: l.total}
 	l.next++
 	l.head.Store(seq)
 	l.bytes += int64(len(frame))
 	l.total += int64(len(frame))
 	l.trim()
-	close(l.wake)
-	l.wake = make(chan struct{})
+	if l.handedOut {
+		close(l.wake)
+		l.wake = make(chan struct{})
+		l.handedOut = false
+	}
 	return seq, nil
 }
 
+// grow doubles the ring (from 16), keeping the frames in order from index 0.
+func (l *Log) grow() {
+	n := int(l.next - l.first)
+	r := make([]Entry, max(16, 2*len(l.ring)))
+	if n > 0 {
+		k := copy(r, l.ring[l.start:])
+		copy(r[k:n], l.ring[:l.start])
+	}
+	l.ring, l.start = r, 0
+}
+
+// at returns the entry of seq first+i (i < next-first).
+func (l *Log) at(i int) *Entry { return &l.ring[(l.start+i)&(len(l.ring)-1)] }
+
 // trim drops the oldest frames past the limits, always keeping the newest one.
 func (l *Log) trim() {
-	drop := 0
-	for len(l.entries)-drop > 1 &&
-		(l.limits.MaxFrames > 0 && len(l.entries)-drop > l.limits.MaxFrames ||
-			l.limits.MaxBytes > 0 && l.bytes > l.limits.MaxBytes) {
-		l.bytes -= int64(len(l.entries[drop].Frame))
-		l.entries[drop] = Entry{}
-		drop++
-	}
-	if drop > 0 {
-		l.entries = l.entries[drop:]
-		l.first += uint64(drop)
+	for n := int(l.next - l.first); n > 1 &&
+		(l.limits.MaxFrames > 0 && n > l.limits.MaxFrames ||
+			l.limits.MaxBytes > 0 && l.bytes > l.limits.MaxBytes); n-- {
+		e := l.at(0)
+		l.bytes -= int64(len(e.Frame))
+		*e = Entry{}
+		l.start = (l.start + 1) & (len(l.ring) - 1)
+		l.first++
 	}
 }
 
@@ -105,6 +129,7 @@ func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := ReadResult{Wake: l.wake, Head: l.next - 1, Closed: l.closed}
+	l.handedOut = true
 	if after+1 < l.first {
 		return res, ErrTruncated
 	}
@@ -113,9 +138,15 @@ func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
 		return res, nil
 	}
 	i := int(after + 1 - l.first)
-	res.LagBytes = l.total - l.entries[i].offset
-	end := min(len(l.entries), i+max)
-	res.Entries = append(dst[:0], l.entries[i:end]...)
+	res.LagBytes = l.total - l.at(i).offset
+	end := min(int(l.next-l.first), i+max)
+	// [i, end) in ring order is at most two runs of the ring.
+	from, to := (l.start+i)&(len(l.ring)-1), (l.start+end)&(len(l.ring)-1)
+	if from < to || end-i == 0 {
+		res.Entries = append(dst[:0], l.ring[from:from+end-i]...)
+	} else {
+		res.Entries = append(append(dst[:0], l.ring[from:]...), l.ring[:to]...)
+	}
 	return res, nil
 }
 

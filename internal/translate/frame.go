@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -60,6 +61,8 @@ func (m GatewayMeta) appendTo(dst []byte) []byte {
 // carry `_meta.gateway`. params must be a JSON object; the agent's own members, including its own `_meta`
 // keys, are copied byte for byte and in wire order.
 func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	// One allocation at most: frames are kept in the log, so growing by doubling would leave garbage behind.
+	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","method":"","params":}`)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
 	dst = appendString(dst, method)
 	dst = append(dst, `,"params":`...)
@@ -72,6 +75,7 @@ func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta)
 
 // AppendRequest appends a JSON-RPC request with a string id (a gateway permission id).
 func AppendRequest(dst []byte, id, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","id":"","method":"","params":}`)+len(id)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendString(dst, id)
 	dst = append(dst, `,"method":`...)

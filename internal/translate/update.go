@@ -36,21 +36,76 @@ var errNoUpdate = errors.New("session/update: params have no update object")
 // (bound.go) and, with Config.Redact, redacted (redact.go). Unknown variants, unknown fields, null values and
 // the agent's `_meta` (params-level and update-level) pass through untouched, in wire order.
 func (c *Context) Update(params []byte) (Update, error) {
+	u, err := c.update(params, nil)
+	if err != nil {
+		return Update{}, err
+	}
+	if u.text != nil {
+		u.Text, _ = decodeString(u.text)
+	}
+	return u.Update, nil
+}
+
+// UpdateFrame is Update for the event log: the same translation, laid out in place as the complete
+// `{"jsonrpc":"2.0","method":"session/update","params":…}` frame with room for the gateway's stamp, which
+// Update.Frame writes once the log has assigned the seq. m is that stamp without its seq; Truncated is set
+// when the update was bounded. The whole update then costs one allocation, the frame, and the params are
+// scanned once instead of again for `_meta`.
+//
+// Params aliases the frame and is only valid until Frame is called. Text is left empty: WriteText writes it
+// without a string per update.
+func (c *Context) UpdateFrame(params []byte, m GatewayMeta) (FrameUpdate, error) {
+	return c.update(params, &m)
+}
+
+// maxScanned is how many members of an object one scan remembers; objects with more are scanned again when
+// written.
+const maxScanned = 12
+
+// scanned is an object's members as one eachMember pass found them, so writing the object does not scan it
+// again.
+type scanned struct {
+	n int // members found; when > maxScanned, m holds only the first maxScanned
+	m [maxScanned]member
+}
+
+func (s *scanned) add(m member) {
+	if s.n < maxScanned {
+		s.m[s.n] = m
+	}
+	s.n++
+}
+
+// each calls fn for every member of b (the object s was scanned from), in wire order.
+func (s *scanned) each(b []byte, fn func(m member)) {
+	if s.n > maxScanned {
+		_ = eachMember(b, func(m member) bool { fn(m); return true })
+		return
+	}
+	for _, m := range s.m[:s.n] {
+		fn(m)
+	}
+}
+
+func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error) {
 	var upd []byte
+	var pm, um scanned
 	if err := eachMember(params, func(m member) bool {
+		pm.add(m)
 		if string(m.key(params)) == "update" {
 			upd = m.value(params)
 		}
 		return true
 	}); err != nil {
-		return Update{}, fmt.Errorf("session/update: %w", err)
+		return FrameUpdate{}, fmt.Errorf("session/update: %w", err)
 	}
 	if len(upd) == 0 || upd[0] != '{' {
-		return Update{}, errNoUpdate
+		return FrameUpdate{}, errNoUpdate
 	}
 	var kindRaw, msgID, content []byte
 	hasID := false
 	if err := eachMember(upd, func(m member) bool {
+		um.add(m)
 		switch string(m.key(upd)) {
 		case "sessionUpdate":
 			kindRaw = m.value(upd)
@@ -62,9 +117,9 @@ func (c *Context) Update(params []byte) (Update, error) {
 		}
 		return true
 	}); err != nil {
-		return Update{}, fmt.Errorf("session/update: update: %w", err)
+		return FrameUpdate{}, fmt.Errorf("session/update: update: %w", err)
 	}
-	u := Update{Kind: kindOf(kindRaw)}
+	u := FrameUpdate{Update: Update{Kind: kindOf(kindRaw)}}
 	out := upd
 	var splice []byte // a minted messageId to add to the update
 	switch u.Kind {
@@ -81,20 +136,31 @@ func (c *Context) Update(params []byte) (Update, error) {
 		if len(content) > 0 && content[0] == '{' {
 			typ, text := blockText(content)
 			c.foldBlock(kind, c.turn, idRaw, content, typ, text)
-			if kind == entryAgent && string(typ) == `"text"` {
-				u.Text, _ = decodeString(text)
+			if kind == entryAgent && string(typ) == `"text"` && text != nil {
+				u.text = text
 			}
 		}
 	case "tool_call", "tool_call_update":
 		var err error
 		out, u.Truncated, err = c.toolUpdate(upd, u.Kind == "tool_call")
 		if err != nil {
-			return Update{}, fmt.Errorf("session/update: update: %w", err)
+			return FrameUpdate{}, fmt.Errorf("session/update: update: %w", err)
 		}
 	default:
 		c.foldState(u.Kind, upd)
 	}
-	u.Params = c.appendParams(make([]byte, 0, len(params)+len(c.cfg.SessionID)+len(splice)+24), params, out, splice)
+	n := len(params) - len(upd) + len(out) + len(c.cfg.SessionID) + len(splice) + 32
+	if stamp == nil {
+		u.Params, _ = c.appendParams(make([]byte, 0, n), params, &pm, out, &um, splice)
+		return u, nil
+	}
+	u.stamp = *stamp
+	u.stamp.Truncated = u.stamp.Truncated || u.Truncated
+	dst := make([]byte, 0, len(updateFramePrefix)+n+u.stamp.maxStampLen())
+	dst = append(dst, updateFramePrefix...)
+	dst, u.meta = c.appendParams(dst, params, &pm, out, &um, splice)
+	u.frame = dst
+	u.Params = dst[len(updateFramePrefix):]
 	return u, nil
 }
 
@@ -108,12 +174,14 @@ func chunkEntryKind(k string) entryKind {
 	return entryUser
 }
 
-// appendParams writes params with the gateway's session id and upd as the update. With splice set, upd
-// gets `"messageId":"<splice>"` (replacing a null messageId, else appended last).
-func (c *Context) appendParams(dst, params, upd, splice []byte) []byte {
+// appendParams writes params (whose members pm holds) with the gateway's session id and upd as the update.
+// With splice set, upd (whose members um holds) gets `"messageId":"<splice>"` (replacing a null messageId,
+// else appended last). It also reports where in dst the gateway's stamp goes (see metaSplice).
+func (c *Context) appendParams(dst, params []byte, pm *scanned, upd []byte, um *scanned, splice []byte) ([]byte, metaSplice) {
 	dst = append(dst, '{')
-	first, sawSession := true, false
-	_ = eachMember(params, func(m member) bool {
+	first, sawSession, metas := true, false, 0
+	var ms metaSplice
+	pm.each(params, func(m member) {
 		if !first {
 			dst = append(dst, ',')
 		}
@@ -128,12 +196,17 @@ func (c *Context) appendParams(dst, params, upd, splice []byte) []byte {
 			if splice == nil {
 				dst = append(dst, upd...)
 			} else {
-				dst = appendWithMessageID(dst, upd, splice)
+				dst = appendWithMessageID(dst, upd, um, splice)
 			}
+		case "_meta":
+			metas++
+			if at, comma, ok := metaInsertAt(params[m.keyStart:m.valEnd]); ok {
+				ms = metaSplice{at: len(dst) + at, comma: comma}
+			}
+			dst = append(dst, params[m.keyStart:m.valEnd]...)
 		default:
 			dst = append(dst, params[m.keyStart:m.valEnd]...)
 		}
-		return true
 	})
 	if !sawSession {
 		if !first {
@@ -142,13 +215,20 @@ func (c *Context) appendParams(dst, params, upd, splice []byte) []byte {
 		dst = append(dst, `"sessionId":`...)
 		dst = appendString(dst, c.cfg.SessionID)
 	}
-	return append(dst, '}')
+	switch metas {
+	case 0:
+		ms = metaSplice{at: len(dst), add: true}
+	case 1:
+	default:
+		ms = metaSplice{} // several `_meta` members: AppendNotification's general path
+	}
+	return append(dst, '}'), ms
 }
 
-func appendWithMessageID(dst, upd, idRaw []byte) []byte {
+func appendWithMessageID(dst, upd []byte, um *scanned, idRaw []byte) []byte {
 	dst = append(dst, '{')
 	first, done := true, false
-	_ = eachMember(upd, func(m member) bool {
+	um.each(upd, func(m member) {
 		if !first {
 			dst = append(dst, ',')
 		}
@@ -158,10 +238,9 @@ func appendWithMessageID(dst, upd, idRaw []byte) []byte {
 			dst = append(dst, `"messageId":"`...)
 			dst = append(dst, idRaw...)
 			dst = append(dst, '"')
-			return true
+			return
 		}
 		dst = append(dst, upd[m.keyStart:m.valEnd]...)
-		return true
 	})
 	if !done {
 		if !first {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -24,12 +25,18 @@ type client struct {
 	// Owned by the writer goroutine (set in run before Follow starts).
 	ctx  context.Context
 	ping *time.Ticker
-	// The write deadline context is shared by consecutive frames and renewed once less than half of
-	// WriteTimeout is left: every write stays bounded by WriteTimeout/2..WriteTimeout without paying for a
-	// context and a timer per frame.
-	wctx      context.Context
-	wcancel   context.CancelFunc
-	wdeadline time.Time
+
+	// Frames are written without a context: given one that can end, coder/websocket arms and disarms a
+	// context.AfterFunc around every frame (about a tenth of the gateway's CPU with ten clients). A watchdog
+	// bounds writes instead: it runs every WriteTimeout/2 and closes the connection when the same write was
+	// in progress at its previous run too, so a stuck write ends after WriteTimeout/2..WriteTimeout, as
+	// with a deadline; and the connection is closed when ctx ends during a write. Per frame, that costs two
+	// atomic stores.
+	wstarted atomic.Uint64 // writes begun; written by the writer goroutine
+	wdone    atomic.Uint64 // the number of the last write finished; written by the writer goroutine
+	wseen    uint64        // wstarted at the watchdog's previous run; owned by the watchdog
+	wdog     *time.Timer   // the watchdog; re-arms itself until wstop
+	wstop    atomic.Bool
 
 	readDone chan struct{} // closed by the reader when it ends; readErr is set before
 	readErr  error
@@ -56,13 +63,11 @@ func (cl *client) run(parent context.Context) {
 		close(cl.readDone)
 	}()
 
-	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
+	stopWriter := cl.startWriter(ctx)
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	cl.ping.Stop()
-	if cl.wcancel != nil {
-		cl.wcancel()
-	}
+	stopWriter()
 	var ce *closeErr
 	switch {
 	case errors.As(err, &ce):
@@ -141,13 +146,45 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 }
 
 func (cl *client) write(frame []byte) error {
-	now := time.Now()
-	if cl.wctx == nil || cl.wdeadline.Sub(now) < cl.h.opts.WriteTimeout/2 {
-		if cl.wcancel != nil {
-			cl.wcancel()
-		}
-		cl.wdeadline = now.Add(cl.h.opts.WriteTimeout)
-		cl.wctx, cl.wcancel = context.WithDeadline(cl.ctx, cl.wdeadline)
+	if err := cl.ctx.Err(); err != nil {
+		return err
 	}
-	return cl.c.Write(cl.wctx, websocket.MessageText, frame)
+	n := cl.wstarted.Add(1)
+	err := cl.c.Write(context.Background(), websocket.MessageText, frame)
+	cl.wdone.Store(n)
+	return err
+}
+
+// startWriter readies write for the writer goroutine: its context and the watchdog. stop disarms them.
+func (cl *client) startWriter(ctx context.Context) (stop func()) {
+	cl.ctx = ctx
+	cl.wdog = time.AfterFunc(time.Hour, cl.watch) // armed below, once cl.wdog is set for watch to re-arm
+	cl.wdog.Reset(cl.h.opts.WriteTimeout / 2)
+	stopOnCancel := context.AfterFunc(ctx, func() {
+		if cl.writing() {
+			cl.c.CloseNow()
+		}
+	})
+	return func() {
+		stopOnCancel()
+		cl.wstop.Store(true)
+		cl.wdog.Stop()
+	}
+}
+
+// writing reports whether a write is in progress.
+func (cl *client) writing() bool { return cl.wdone.Load() != cl.wstarted.Load() }
+
+// watch is the write watchdog (see wstarted).
+func (cl *client) watch() {
+	if cl.wstop.Load() {
+		return
+	}
+	started := cl.wstarted.Load()
+	if started == cl.wseen && cl.wdone.Load() != started {
+		cl.c.CloseNow() // the write fails and the writer ends the connection
+		return
+	}
+	cl.wseen = started
+	cl.wdog.Reset(cl.h.opts.WriteTimeout / 2)
 }
