@@ -24,3 +24,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/coder/acp-go-sdk => ./third_party/acp-go-sdk

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/conngroup"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -93,10 +94,9 @@ type Handler struct {
 	// Static after construction.
 	reg      *sessions.Registry
 	opts     Options
-	shutdown chan struct{}
-	stopOnce sync.Once
-	conns    sync.WaitGroup
-	fsOwners fsOwners // sockets serving sessions' fs/*
+	conns    *conngroup.Group // open sockets; closing it is the shutdown signal
+	shutdown <-chan struct{}  // conns.Closing()
+	fsOwners fsOwners         // sockets serving sessions' fs/*
 
 	mu    sync.Mutex
 	known map[string]agentInit // Guarded by mu; last initialize answer seen per agent name.
@@ -104,7 +104,8 @@ type Handler struct {
 
 // NewHandler returns the raw-ACP face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
-	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{}), known: map[string]agentInit{}}
+	g := conngroup.New()
+	return &Handler{reg: reg, opts: opts.withDefaults(), conns: g, shutdown: g.Closing(), known: map[string]agentInit{}}
 }
 
 // ServeHTTP serves `/acp`: the default agent.
@@ -135,23 +136,18 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		return // Accept wrote the HTTP error (bad handshake, forbidden origin).
 	}
 	c.SetReadLimit(h.opts.ReadLimit)
-	h.conns.Add(1)
-	defer h.conns.Done()
+	if !h.conns.Join() {
+		c.Close(websocket.StatusGoingAway, reasonShutdown)
+		return
+	}
+	defer h.conns.Leave()
 	newConn(h, c, agent).run(r.Context())
 }
 
 // Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the
 // registry's own shutdown.
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.stopOnce.Do(func() { close(h.shutdown) })
-	done := make(chan struct{})
-	go func() { h.conns.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return h.conns.Wait(ctx)
 }
 
 func (h *Handler) hasAgent(name string) bool {

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/conngroup"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
@@ -55,32 +55,23 @@ type Handler struct {
 	// Static after construction.
 	reg      *sessions.Registry
 	opts     Options
-	shutdown chan struct{}
-	stopOnce sync.Once
-
-	conns sync.WaitGroup // one per open connection, for Shutdown to wait on
+	conns    *conngroup.Group // open connections; closing it is the shutdown signal
+	shutdown <-chan struct{}  // conns.Closing()
 }
 
 // NewHandler returns the WebSocket face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
-	return &Handler{reg: reg, opts: opts.withDefaults(), shutdown: make(chan struct{})}
+	g := conngroup.New()
+	return &Handler{reg: reg, opts: opts.withDefaults(), conns: g, shutdown: g.Closing()}
 }
 
 // Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. Call it
 // before closing sessions, so clients learn "reconnect later", not "session closed".
-func (h *Handler) Drain() { h.stopOnce.Do(func() { close(h.shutdown) }) }
+func (h *Handler) Drain() { h.conns.Close() }
 
 // Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.Drain()
-	done := make(chan struct{})
-	go func() { h.conns.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return h.conns.Wait(ctx)
 }
 
 // ServeSession upgrades and streams session id. Problems found before the upgrade that a browser could not
@@ -123,8 +114,11 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		c.Close(CodeNotFound, reasonNotFound)
 		return
 	}
-	h.conns.Add(1)
-	defer h.conns.Done()
+	if !h.conns.Join() {
+		c.Close(CodeGoingAway, reasonShutdown)
+		return
+	}
+	defer h.conns.Leave()
 	h.opts.Metrics.ClientConnected("ws", 1)
 	defer h.opts.Metrics.ClientConnected("ws", -1)
 	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
