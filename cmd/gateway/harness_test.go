@@ -19,6 +19,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/coder/websocket"
+	"go.uber.org/goleak"
 )
 
 // exampleAgent is the acp-go-sdk example agent, built once for the package as a real stdio subprocess;
@@ -43,6 +44,14 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		// Every gateway the tests ran has shut down: none of its goroutines may be left.
+		http.DefaultClient.CloseIdleConnections()
+		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left after the tests:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

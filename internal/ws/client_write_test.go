@@ -16,6 +16,7 @@ import (
 func stuckPeer(t *testing.T) *websocket.Conn {
 	t.Helper()
 	accepted := make(chan *websocket.Conn, 1)
+	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -23,9 +24,10 @@ func stuckPeer(t *testing.T) *websocket.Conn {
 			return
 		}
 		accepted <- c
-		<-r.Context().Done()
+		<-released // a hijacked request's context never ends: the test says when
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(released) })
 	cc, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +93,7 @@ func TestWriteEndsWhenContextEnds(t *testing.T) {
 // TestWriteWatchdogLeavesHealthyWritesAlone: a peer that reads keeps its connection however long it lasts.
 func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
 	accepted := make(chan *websocket.Conn, 1)
+	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -98,9 +101,10 @@ func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
 			return
 		}
 		accepted <- c
-		<-r.Context().Done()
+		<-released // a hijacked request's context never ends: the test says when
 	}))
 	defer srv.Close()
+	defer close(released)
 	cc, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
