@@ -24,7 +24,4 @@ const (
 	reasonNotFound = "session not found"
 	reasonClosed   = "session closed"
 	reasonBinary   = "binary frames not supported"
-	reasonTooBig   = "frame too big"
-	reasonInternal = "internal error"
-	reasonTooMany  = "too many clients"
 )
