@@ -43,7 +43,8 @@ type Session struct {
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 
-	// Set once by start, before the session is idle; read-only afterwards.
+	// Set once by start under mu, before the session is idle (never once Close has begun); read-only
+	// afterwards, so code that runs only on a usable session reads them without mu.
 	conn     *agents.Conn
 	agentSID string
 	initInfo struct {
@@ -153,8 +154,14 @@ func (s *Session) start(ctx context.Context) error {
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
 		return fail("session/new", errors.New("malformed response: no sessionId"))
 	}
-	s.conn, s.agentSID = conn, nr.SessionID
 	s.mu.Lock()
+	if s.closing {
+		// Closed (gateway shutdown) while starting: Close found no agent to stop, so stop it here.
+		s.mu.Unlock()
+		conn.Stop()
+		return ErrClosed
+	}
+	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
 	if s.status == StatusStarting {
 		s.status = StatusIdle
@@ -369,6 +376,7 @@ func (s *Session) Close(reason string) {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closing = true
+		conn := s.conn // nil while starting: start sees closing and stops the agent itself
 		t := s.turn
 		if t != nil {
 			t.requestCancel()
@@ -378,9 +386,9 @@ func (s *Session) Close(reason string) {
 		s.mu.Unlock()
 		deliver(answers)
 		if t != nil && wasUsable {
-			_ = s.conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
 		}
-		if s.conn != nil {
+		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
 			if t != nil {
 				w := time.NewTimer(s.reg.cfg.StopGrace)
@@ -390,7 +398,7 @@ func (s *Session) Close(reason string) {
 				}
 				w.Stop()
 			}
-			s.conn.Stop()
+			conn.Stop()
 			if wasUsable {
 				s.reg.cfg.Metrics.AgentExited(s.Agent, false)
 			}

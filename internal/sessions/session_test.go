@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	acp "github.com/coder/acp-go-sdk"
 )
 
 func demoRegistry(t *testing.T, cfg Config) *Registry {
@@ -140,4 +141,81 @@ func TestRegistryShutdownWithRunningTurns(t *testing.T) {
 	if n := len(r.List()); n != 0 {
 		t.Fatalf("%d sessions left", n)
 	}
+}
+
+// slowStartAgent answers initialize only once released: a session stays "starting" as long as the test wants.
+type slowStartAgent struct {
+	acp.Agent
+	release <-chan struct{}
+}
+
+func (a *slowStartAgent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
+	<-a.release
+	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber}, nil
+}
+
+func (a *slowStartAgent) NewSession(context.Context, acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	return acp.NewSessionResponse{SessionId: "slow"}, nil
+}
+
+// TestShutdownWhileStarting: the gateway shuts down while a session's agent is still starting. Creation fails,
+// the agent is stopped all the same, and nothing is left registered.
+func TestShutdownWhileStarting(t *testing.T) {
+	release := make(chan struct{})
+	stopped := make(chan struct{})
+	spec := agents.Spec{Name: "slow", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		defer close(stopped)
+		ready := make(chan struct{})
+		conn := acp.NewAgentSideConnection(&slowStartAgent{release: release}, out, gatedReader{in, ready})
+		close(ready)
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
+		}
+		_ = gatedReader{in, ready}.Close()
+		<-conn.Done()
+		return nil
+	}}
+	r, err := NewRegistry(Config{Workdir: t.TempDir()}, []agents.Spec{spec}, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := r.Create(context.Background(), CreateOptions{})
+		created <- err
+	}()
+	for len(r.List()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- r.Shutdown(context.Background()) }()
+	for {
+		if s := r.List(); len(s) == 0 || s[0].closingNow() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-created; err == nil {
+		t.Fatal("a session closed while starting was created")
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the starting agent was never stopped")
+	}
+	if n := len(r.List()); n != 0 {
+		t.Fatalf("%d sessions left", n)
+	}
+}
+
+// closingNow reports whether Close has begun (for tests that race it).
+func (s *Session) closingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
