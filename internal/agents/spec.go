@@ -30,8 +30,11 @@ type Spec struct {
 	Env     map[string]string `json:"-"` // added to the allowlisted environment; never shown to clients
 	// Home is "isolated" for an agent that gets a HOME of its own (its state kept apart from the user's),
 	// or "" for the gateway's HOME.
-	Home    string      `json:"-"`
-	Builtin BuiltinFunc `json:"-"` // KindBuiltin only
+	Home string `json:"-"`
+	// AuthMethod, when set, is sent as ACP `authenticate {methodId}` after initialize and before
+	// session/new (codex-acp with an API key in its env: "openai-api-key").
+	AuthMethod string      `json:"-"`
+	Builtin    BuiltinFunc `json:"-"` // KindBuiltin only
 }
 
 // agentServersFile is the shape of Zed's `agent_servers` setting, which users already have.
@@ -42,6 +45,7 @@ type agentServersFile struct {
 		Env     map[string]string `json:"env"`
 		Kind    string            `json:"kind"`
 		Home    string            `json:"home"`
+		Auth    string            `json:"authenticate"`
 	} `json:"agent_servers"`
 }
 
@@ -75,7 +79,7 @@ func ParseAgentServers(data []byte) ([]Spec, error) {
 		if a.Home != "" && a.Home != "isolated" {
 			return nil, fmt.Errorf(`agents file: agent %q: "home" must be "isolated" or absent`, n)
 		}
-		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home})
+		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home, AuthMethod: a.Auth})
 	}
 	return specs, nil
 }

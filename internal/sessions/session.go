@@ -139,6 +139,16 @@ func (s *Session) start(ctx context.Context) error {
 		return fail("initialize", fmt.Errorf("agent speaks ACP protocol version %d, the gateway speaks %d", ir.ProtocolVersion, acp.ProtocolVersionNumber))
 	}
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ir.AgentInfo, ir.AgentCapabilities, ir.AuthMethods
+	if m := s.spec.AuthMethod; m != "" {
+		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
+		if err != nil {
+			err = callError(actx, err, cfg.StartTimeout)
+			cancel()
+			return fail("authenticate "+m, err)
+		}
+		cancel()
+	}
 
 	nctx, cancel2 := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel2()

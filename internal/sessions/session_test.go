@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,4 +220,70 @@ func (s *Session) closingNow() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closing
+}
+
+// authAgent refuses session/new until authenticate("key") was called, like codex-acp without a login.
+type authAgent struct {
+	acp.Agent
+	mu     sync.Mutex
+	authed bool
+}
+
+func (a *authAgent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
+	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber, AuthMethods: []acp.AuthMethod{}}, nil
+}
+
+func (a *authAgent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if r.MethodId != "key" {
+		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown method"})
+	}
+	a.mu.Lock()
+	a.authed = true
+	a.mu.Unlock()
+	return acp.AuthenticateResponse{}, nil
+}
+
+func (a *authAgent) NewSession(context.Context, acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.authed {
+		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
+	}
+	return acp.NewSessionResponse{SessionId: "authed"}, nil
+}
+
+func authSpec(method string) agents.Spec {
+	return agents.Spec{Name: "auth", Kind: agents.KindBuiltin, AuthMethod: method, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		ready := make(chan struct{})
+		conn := acp.NewAgentSideConnection(&authAgent{}, out, gatedReader{in, ready})
+		close(ready)
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
+		}
+		_ = gatedReader{in, ready}.Close()
+		<-conn.Done()
+		return nil
+	}}
+}
+
+// TestAuthenticateBeforeNewSession: an agent that requires ACP authenticate gets it from the agent's
+// configured method; without one, creation fails with the agent's -32000.
+func TestAuthenticateBeforeNewSession(t *testing.T) {
+	for _, c := range []struct {
+		method, wantErr string
+	}{{"key", ""}, {"", "-32000"}, {"wrong", "authenticate wrong"}} {
+		r, err := NewRegistry(Config{Workdir: t.TempDir()}, []agents.Spec{authSpec(c.method)}, "auth")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Create(context.Background(), CreateOptions{})
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("method %q: %v", c.method, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("method %q: err %v, want %q", c.method, err, c.wantErr)
+		}
+		_ = r.Shutdown(context.Background())
+	}
 }
