@@ -28,5 +28,10 @@ type AgentError struct {
 	Stderr string
 }
 
-func (e *AgentError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *AgentError) Error() string {
+	if e.Stderr != "" {
+		return e.Op + ": " + e.Err.Error() + " (the agent's stderr is in the gateway log)"
+	}
+	return e.Op + ": " + e.Err.Error()
+}
 func (e *AgentError) Unwrap() error { return e.Err }

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,6 +132,12 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	r.mu.Unlock()
 	if err := s.start(ctx); err != nil {
 		r.remove(s.ID)
+		// The operator needs the agent's own words (a bad config, a missing login); clients get only the
+		// error, since stderr may hold anything.
+		var ae *AgentError
+		if errors.As(err, &ae) {
+			s.logger.Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
+		}
 		return nil, err
 	}
 	return s, nil
