@@ -365,7 +365,7 @@ func formatCanonicalJSONRPCNumericID(negative bool, digits string, exp10 int) (s
 
 func (c *Connection) receive() {
 	const (
-		initialBufSize = 64 * 1024 // acp-gateway patch: was 1 MiB per connection; the scanner still grows to maxBufSize
+		initialBufSize = 16 * 1024 // acp-gateway patch: was 1 MiB per connection; the scanner still grows to maxBufSize
 		maxBufSize     = 10 * 1024 * 1024
 	)
 
