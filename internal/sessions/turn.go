@@ -247,3 +247,18 @@ func (s *Session) CurrentTurn() *Turn {
 	defer s.mu.Unlock()
 	return s.turn
 }
+
+// textOf concatenates the text blocks of a prompt, for logs.
+func textOf(blocks []json.RawMessage) string {
+	var b strings.Builder
+	for _, raw := range blocks {
+		var c struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &c) == nil && c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,228 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// A session's life: start (agent, initialize, authenticate, session/new), failure when the agent goes
+// away, and Close.
+
+// start launches the agent and opens the ACP session.
+func (s *Session) start(ctx context.Context) error {
+	cfg := s.reg.cfg
+	conn, err := agents.Start(s.spec, agents.Options{
+		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
+	})
+	if err != nil {
+		return &AgentError{Op: "start agent", Err: err}
+	}
+	cfg.Metrics.AgentStarted(s.Agent)
+	fail := func(op string, err error) error {
+		conn.Stop()
+		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
+	}
+	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals.
+	initRes, err := conn.Call(ictx, acp.AgentMethodInitialize, map[string]any{
+		"protocolVersion":    acp.ProtocolVersionNumber,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false},
+		"clientInfo":         map[string]string{"name": "acp-gateway", "version": cfg.Version},
+	})
+	if err != nil {
+		return fail("initialize", callError(ictx, err, cfg.StartTimeout))
+	}
+	var ir struct {
+		ProtocolVersion   int             `json:"protocolVersion"`
+		AgentInfo         json.RawMessage `json:"agentInfo"`
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+		AuthMethods       json.RawMessage `json:"authMethods"`
+	}
+	if err := json.Unmarshal(initRes, &ir); err != nil {
+		return fail("initialize", fmt.Errorf("malformed response: %w", err))
+	}
+	if ir.ProtocolVersion != acp.ProtocolVersionNumber {
+		return fail("initialize", fmt.Errorf("agent speaks ACP protocol version %d, the gateway speaks %d", ir.ProtocolVersion, acp.ProtocolVersionNumber))
+	}
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ir.AgentInfo, ir.AgentCapabilities, ir.AuthMethods
+	if m := s.spec.AuthMethod; m != "" {
+		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
+		if err != nil {
+			err = callError(actx, err, cfg.StartTimeout)
+			cancel()
+			return fail("authenticate "+m, err)
+		}
+		cancel()
+	}
+
+	nctx, cancel2 := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel2()
+	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": []any{}})
+	if err != nil {
+		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
+	}
+	var nr struct {
+		SessionID     string          `json:"sessionId"`
+		Modes         json.RawMessage `json:"modes"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
+		return fail("session/new", errors.New("malformed response: no sessionId"))
+	}
+	s.mu.Lock()
+	if s.closing {
+		// Closed (gateway shutdown) while starting: Close found no agent to stop, so stop it here.
+		s.mu.Unlock()
+		conn.Stop()
+		return ErrClosed
+	}
+	s.conn, s.agentSID = conn, nr.SessionID
+	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
+	if s.status == StatusStarting {
+		s.status = StatusIdle
+	}
+	s.mu.Unlock()
+	go s.watchAgent()
+	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
+	return nil
+}
+
+// callError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
+func callError(ctx context.Context, err error, limit time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("agent did not answer within %s", limit)
+	}
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		return rpcError{re}
+	}
+	return err
+}
+
+// rpcError is an agent's JSON-RPC error, readable for people and still an *acp.RequestError for errors.As.
+type rpcError struct{ re *acp.RequestError }
+
+func (e rpcError) Error() string { return fmt.Sprintf("agent error %d: %s", e.re.Code, e.re.Message) }
+func (e rpcError) Unwrap() error { return e.re }
+
+func nullToNil(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
+}
+
+// watchAgent fails the session when its agent goes away while the session is open.
+func (s *Session) watchAgent() {
+	<-s.conn.Done()
+	s.mu.Lock()
+	if s.status == StatusClosed || s.status == StatusFailed {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	// Give the process a moment to be reaped so the reason carries its exit status.
+	t := time.NewTimer(time.Second)
+	select {
+	case <-s.conn.Exited():
+	case <-t.C:
+	}
+	t.Stop()
+	reason := "agent connection closed"
+	if s.conn.LineTooLong() {
+		reason = "agent wrote a stdout line over 10 MiB (the ACP SDK's limit); the connection was closed"
+	}
+	select {
+	case <-s.conn.Exited():
+		switch err := s.conn.ExitErr(); {
+		case s.conn.LineTooLong():
+		case err != nil:
+			reason = "agent exited: " + err.Error()
+		default:
+			reason = "agent exited"
+		}
+	default:
+	}
+	s.fail(reason)
+}
+
+// fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
+// running turn (if any) ends through its own goroutine when the agent call returns.
+func (s *Session) fail(reason string) {
+	s.mu.Lock()
+	if s.closing || s.status == StatusClosed || s.status == StatusFailed {
+		s.mu.Unlock()
+		return
+	}
+	s.status, s.statusReason = StatusFailed, reason
+	answers := s.denyPendingLocked("", "agent_exit", "agent exited")
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": reason})
+	s.mu.Unlock()
+	deliver(answers)
+	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+	s.logger.Warn("session failed", "reason", reason, "stderr", tail(s.conn.Stderr(), 2048))
+	go s.conn.Stop()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
+// see `_gateway/session_status {status: closed}` as the last frame.
+func (s *Session) Close(reason string) {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		conn := s.conn // nil while starting: start sees closing and stops the agent itself
+		t := s.turn
+		if t != nil {
+			t.requestCancel()
+		}
+		wasUsable := s.status == StatusIdle || s.status == StatusRunning
+		answers := s.denyPendingLocked("", "close", "session closed")
+		s.mu.Unlock()
+		deliver(answers)
+		if t != nil && wasUsable {
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+		}
+		if conn != nil {
+			// Wait a little for the agent's own answer to the cancel before stopping it.
+			if t != nil {
+				w := time.NewTimer(s.reg.cfg.StopGrace)
+				select {
+				case <-t.done:
+				case <-w.C:
+				}
+				w.Stop()
+			}
+			conn.Stop()
+			if wasUsable {
+				s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+			}
+		}
+		if t != nil {
+			<-t.done
+		}
+		s.mu.Lock()
+		s.status, s.statusReason = StatusClosed, reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusClosed, "reason": reason})
+		s.mu.Unlock()
+		s.log.Close()
+		close(s.closed)
+		s.reg.remove(s.ID)
+		s.logger.Info("session closed", "reason", reason)
+	})
+	<-s.closed
+}

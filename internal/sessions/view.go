@@ -1,0 +1,85 @@
+package sessions
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// View is a session as REST clients see it.
+type View struct {
+	ID                 string           `json:"id"`
+	Title              string           `json:"title,omitempty"`
+	Agent              string           `json:"agent"`
+	Cwd                string           `json:"cwd"`
+	Status             Status           `json:"status"`
+	StatusReason       string           `json:"statusReason,omitempty"`
+	Epoch              string           `json:"epoch"`
+	LastSeq            uint64           `json:"lastSeq"`
+	CreatedAt          time.Time        `json:"createdAt"`
+	PermissionPolicy   string           `json:"permissionPolicy"`
+	Modes              json.RawMessage  `json:"modes,omitempty"`
+	ConfigOptions      json.RawMessage  `json:"configOptions,omitempty"`
+	AgentInfo          json.RawMessage  `json:"agentInfo,omitempty"`
+	AgentCapabilities  json.RawMessage  `json:"agentCapabilities,omitempty"`
+	CurrentTurn        *TurnView        `json:"currentTurn"`
+	PendingPermissions []PermissionView `json:"pendingPermissions"`
+}
+
+// TurnView is the running turn as clients see it.
+type TurnView struct {
+	TurnID          string    `json:"turnId"`
+	StartedAt       time.Time `json:"startedAt"`
+	CancelRequested bool      `json:"cancelRequested"`
+}
+
+// View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
+func (s *Session) View() View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.viewLocked()
+}
+
+func (s *Session) viewLocked() View {
+	_, last := s.log.Bounds()
+	v := View{
+		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.Epoch,
+		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy,
+		Modes: s.modes, ConfigOptions: s.configOptions,
+		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
+		PendingPermissions: s.pendingViewsLocked(),
+	}
+	if t := s.turn; t != nil {
+		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
+	}
+	return v
+}
+
+// Status returns the session's status.
+func (s *Session) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Detail is View plus the snapshot of the transcript; LastSeq and the snapshot's seq are the same point.
+type Detail struct {
+	View
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+}
+
+// Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then
+// stream with `after=lastSeq`.
+func (s *Session) Detail() Detail {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.viewLocked()
+	return Detail{View: v, Snapshot: s.tctx.Snapshot(v.LastSeq)}
+}
+
+// Replay returns the transcript as `session/update` params for an ACP `session/load`, and the seq it reflects.
+func (s *Session) Replay() ([][]byte, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, last := s.log.Bounds()
+	return s.tctx.Replay(), last
+}
