@@ -52,6 +52,7 @@ type config struct {
 	maxPerAgent       int
 	homeRoot          string
 	sseHeartbeat      time.Duration
+	wsPingInterval    time.Duration
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -90,6 +91,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a WebSocket client may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsMaxFrame, "ws-max-frame", 16<<20, "largest WebSocket frame accepted from a client (1009 past it)")
 	fs.IntVar(&c.maxClients, "max-clients", 64, "most clients (WebSockets, event streams) per session; 503 past it")
+	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle session WebSockets are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns allowed for WebSocket upgrades besides same-origin (e.g. localhost:5173)")

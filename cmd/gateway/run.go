@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		OriginPatterns: cfg.originPatterns(), Logger: logger, Metrics: m,
+		PingInterval: cfg.wsPingInterval, OriginPatterns: cfg.originPatterns(), Logger: logger, Metrics: m,
 	})
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,

@@ -17,6 +17,7 @@ type View struct {
 	LastSeq            uint64           `json:"lastSeq"`
 	CreatedAt          time.Time        `json:"createdAt"`
 	PermissionPolicy   string           `json:"permissionPolicy"`
+	Clients            int              `json:"clients"`
 	Modes              json.RawMessage  `json:"modes,omitempty"`
 	ConfigOptions      json.RawMessage  `json:"configOptions,omitempty"`
 	AgentInfo          json.RawMessage  `json:"agentInfo,omitempty"`
@@ -43,7 +44,7 @@ func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
 		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.Epoch,
-		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy,
+		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
 		PendingPermissions: s.pendingViewsLocked(),

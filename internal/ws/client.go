@@ -122,7 +122,7 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 			}
 		case <-cl.ping.C:
 			go func() {
-				pctx, cancel := context.WithTimeout(cl.ctx, cl.h.opts.WriteTimeout)
+				pctx, cancel := context.WithTimeout(cl.ctx, min(cl.h.opts.WriteTimeout, cl.h.opts.PingInterval))
 				defer cancel()
 				if err := cl.c.Ping(pctx); err != nil {
 					cl.c.CloseNow() // missed pong: the reader fails and the writer follows
