@@ -475,6 +475,12 @@ class Current {
         this.transcript.scrollToEnd();
         renderAll();
         break;
+      case '_gateway/fs_write':
+        this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
+        break;
+      case '_gateway/agent_output':
+        this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
+        break;
       case '_gateway/slow_client':
         toast('This page is falling behind the session; it may reconnect.', 'warn');
         break;

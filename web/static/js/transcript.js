@@ -431,6 +431,16 @@ export class Transcript {
       h('span.turn-end-label', label), detail ? h('span.turn-end-detail', detail) : null));
   }
 
+  /**
+   * A gateway diagnostic in the transcript (not agent text): a file the agent wrote through the gateway, or a line
+   * it printed on stdout that is not ACP. Rendered as plain text.
+   */
+  note(kind, text) {
+    this.flush();
+    this.last = null;
+    this.add(h('div.entry.gw-note', { dataset: { kind } }, h('span.gw-note-text', text)));
+  }
+
   /** Renders a snapshot's entries (GET /v1/sessions/{id} → snapshot) from scratch. */
   loadSnapshot(snapshot) {
     this.reset();
