@@ -15,6 +15,13 @@ import (
 // socket buffers are full.
 func stuckPeer(t *testing.T) *websocket.Conn {
 	t.Helper()
+	server, _ := peers(t)
+	return server
+}
+
+// peers returns both ends of a WebSocket on a loopback test server, closed at cleanup.
+func peers(t *testing.T) (server, client *websocket.Conn) {
+	t.Helper()
 	accepted := make(chan *websocket.Conn, 1)
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,7 +42,7 @@ func stuckPeer(t *testing.T) *websocket.Conn {
 	t.Cleanup(func() { cc.CloseNow() })
 	c := <-accepted
 	t.Cleanup(func() { c.CloseNow() })
-	return c
+	return c, cc
 }
 
 // TestWriteWatchdogEndsStuckWrite: frames are written without a context, so the watchdog must end a write
@@ -92,24 +99,7 @@ func TestWriteEndsWhenContextEnds(t *testing.T) {
 
 // TestWriteWatchdogLeavesHealthyWritesAlone: a peer that reads keeps its connection however long it lasts.
 func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
-	accepted := make(chan *websocket.Conn, 1)
-	released := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		accepted <- c
-		<-released // a hijacked request's context never ends: the test says when
-	}))
-	defer srv.Close()
-	defer close(released)
-	cc, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.CloseNow()
+	c, cc := peers(t)
 	go func() {
 		for {
 			if _, _, err := cc.Read(context.Background()); err != nil {
@@ -117,8 +107,6 @@ func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
 			}
 		}
 	}()
-	c := <-accepted
-	defer c.CloseNow()
 	const wt = 100 * time.Millisecond
 	cl := &client{h: &Handler{opts: Options{WriteTimeout: wt}.withDefaults()}, c: c}
 	stop := cl.startWriter(context.Background())
