@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -17,8 +19,8 @@ import (
 const maxFSRead = 4 << 20
 
 // The gateway is the agents' ACP client, so it serves fs/read_text_file and fs/write_text_file itself, confined
-// to the session's cwd: the path must be absolute and, with every symlink resolved, lie inside the cwd. A write
-// is logged as `_gateway/fs_write` so clients can audit what an agent changed through the gateway.
+// to the session's cwd: the path must be absolute, lie inside the cwd, and every symlink on it must resolve inside
+// the cwd too (os.Root enforces it on the open itself). A write is logged as `_gateway/fs_write` so clients can audit what an agent changed through the gateway.
 
 type readFileRequest struct {
 	Path  string `json:"path"`
@@ -92,39 +94,58 @@ func (s *Session) WriteTextFile(ctx context.Context, params json.RawMessage) (an
 	return s.writeLocal(params)
 }
 
-// confinePath resolves an agent's path and checks it stays inside the session cwd. For a write the file may
-// not exist yet: its directory must. Paths are compared after resolving symlinks, so neither `..` nor a link
-// leads out.
-func (s *Session) confinePath(p string, forWrite bool) (string, *acp.RequestError) {
+// confinePath checks an agent's path lexically and returns it relative to the session cwd, with the cwd it is
+// relative to (s.Cwd, or s.Cwd with its own symlinks resolved, for agents that resolved it). Symlinks inside the
+// cwd are left to os.Root (openInCwd): checking them here and opening later would let a link be swapped in
+// between, and a link that does not resolve yet (a dangling one) would be followed by the write.
+func (s *Session) confinePath(p string) (base, rel string, rerr *acp.RequestError) {
 	if p == "" || !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
-		return "", acp.NewInvalidParams(map[string]any{"error": "path must be absolute"})
-	}
-	root, err := filepath.EvalSymlinks(s.Cwd)
-	if err != nil {
-		return "", acp.NewInternalError(map[string]any{"error": "session cwd is gone"})
+		return "", "", acp.NewInvalidParams(map[string]any{"error": "path must be absolute"})
 	}
 	clean := filepath.Clean(p)
-	real, err := filepath.EvalSymlinks(clean)
-	if errors.Is(err, fs.ErrNotExist) {
-		if !forWrite {
-			// Report "not found" only for paths inside: outside paths are refused without telling what exists.
-			if dir, derr := filepath.EvalSymlinks(filepath.Dir(clean)); derr == nil && within(root, filepath.Join(dir, filepath.Base(clean))) {
-				return "", resourceNotFound(p)
-			}
-			return "", outsideErr()
-		}
-		dir, derr := filepath.EvalSymlinks(filepath.Dir(clean))
-		if derr != nil {
-			return "", acp.NewInvalidParams(map[string]any{"error": "the file's directory does not exist"})
-		}
-		real = filepath.Join(dir, filepath.Base(clean))
-	} else if err != nil {
-		return "", acp.NewInvalidParams(map[string]any{"error": "cannot resolve path"})
+	if within(s.Cwd, clean) {
+		rel, _ := filepath.Rel(s.Cwd, clean)
+		return s.Cwd, rel, nil
 	}
-	if !within(root, real) {
-		return "", outsideErr()
+	if real, err := filepath.EvalSymlinks(s.Cwd); err == nil && within(real, clean) {
+		rel, _ := filepath.Rel(real, clean)
+		return real, rel, nil
 	}
-	return real, nil
+	return "", "", outsideErr()
+}
+
+// openInCwd opens rel inside base through os.Root: every component is opened relative to the one before it and
+// a symlink is followed only while it stays inside, so nothing can lead out between the check and the use.
+func openInCwd(base, rel string, flag int) (*os.File, error) {
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, errCwdGone
+	}
+	defer root.Close()
+	return root.OpenFile(rel, flag, 0o644)
+}
+
+var errCwdGone = errors.New("session cwd is gone")
+
+// fsError maps an os.Root error to the agent's answer. os.Root's "path escapes" error is not exported; it is the
+// only one that carries no errno, so that is what marks a path (or a symlink on it) that leads out.
+func fsError(err error, path string, forWrite bool) *acp.RequestError {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, errCwdGone):
+		return acp.NewInternalError(map[string]any{"error": "session cwd is gone"})
+	case errors.Is(err, fs.ErrNotExist) && forWrite:
+		return acp.NewInvalidParams(map[string]any{"error": "the file's directory does not exist"})
+	case errors.Is(err, fs.ErrNotExist):
+		return resourceNotFound(path)
+	case errors.Is(err, syscall.EISDIR):
+		return acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENAMETOOLONG):
+		return acp.NewInvalidParams(map[string]any{"error": "cannot resolve path"})
+	case !errors.As(err, &errno):
+		return outsideErr()
+	}
+	return acp.NewInternalError(map[string]any{"error": "cannot open the file"})
 }
 
 // resourceNotFound is ACP's -32002.

@@ -3,10 +3,10 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
+	"path/filepath"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -32,14 +32,17 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": "malformed fs/read_text_file params"})
 	}
-	path, rerr := s.confinePath(req.Path, false)
+	base, rel, rerr := s.confinePath(req.Path)
 	if rerr != nil {
 		return nil, rerr
 	}
-	fi, err := os.Stat(path)
+	f, err := openInCwd(base, rel, os.O_RDONLY)
+	if err != nil {
+		return nil, fsError(err, req.Path, false)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, resourceNotFound(req.Path)
 	case err != nil:
 		return nil, acp.NewInternalError(map[string]any{"error": "cannot stat the file"})
 	case fi.IsDir():
@@ -47,7 +50,7 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 	case fi.Size() > maxFSRead && req.Line == nil && req.Limit == nil:
 		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)})
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, acp.NewInternalError(map[string]any{"error": "cannot read the file"})
 	}
@@ -61,25 +64,29 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 	return map[string]string{"content": string(content)}, nil
 }
 
+// writeLocal creates or truncates the file (an existing file keeps its mode) through os.Root, so a symlink on
+// the path, dangling or not, is followed only inside the cwd.
 func (s *Session) writeLocal(params json.RawMessage) (any, *acp.RequestError) {
 	var req writeFileRequest
 	if err := json.Unmarshal(params, &req); err != nil || req.Content == nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": "fs/write_text_file needs path and content"})
 	}
-	path, rerr := s.confinePath(req.Path, true)
+	base, rel, rerr := s.confinePath(req.Path)
 	if rerr != nil {
 		return nil, rerr
 	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
-		}
-		mode = fi.Mode().Perm()
+	f, err := openInCwd(base, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return nil, fsError(err, req.Path, true)
 	}
-	if err := os.WriteFile(path, []byte(*req.Content), mode); err != nil {
+	_, err = io.WriteString(f, *req.Content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, acp.NewInternalError(map[string]any{"error": "cannot write the file"})
 	}
+	path := filepath.Join(base, rel)
 	s.mu.Lock()
 	turnID := ""
 	if s.turn != nil {
