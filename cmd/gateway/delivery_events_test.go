@@ -382,8 +382,8 @@ func TestDeliveryResyncThenLive(t *testing.T) {
 }
 
 // TestDeliverySSEPendingRequestWithoutID: on an SSE stream resumed past a pending permission request, the
-// request is re-sent before replay_complete without an id (so Last-Event-ID never moves backwards), and a
-// JSON page never repeats it.
+// request is re-sent before replay_complete without an id (so Last-Event-ID never moves backwards), as the
+// logged frame marked `_meta.gateway.resent: true`, and a JSON page never repeats it.
 func TestDeliverySSEPendingRequestWithoutID(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
@@ -401,7 +401,8 @@ func TestDeliverySSEPendingRequestWithoutID(t *testing.T) {
 			req = append(req, ev)
 		}
 	}
-	if len(req) != 1 || req[0].ID != "" || !bytes.Equal(req[0].Data, perm.Raw) {
+	if len(req) != 1 || req[0].ID != "" || !bytes.Equal(bytes.Replace(req[0].Data, []byte(`,"resent":true}`), []byte(`}`), 1), perm.Raw) ||
+		!bytes.Contains(req[0].Data, []byte(`"resent":true}`)) {
 		t.Fatalf("re-sent requests %+v, want one without an id", req)
 	}
 	var p eventsPage

@@ -19,7 +19,8 @@ type permission struct {
 	createdAt time.Time
 	deadline  time.Time
 	toolCall  json.RawMessage        // the request's tool call merged over what the agent sent before
-	frame     []byte                 // the logged request frame, re-sent to clients that connect later
+	params    []byte                 // the request's params as clients see them
+	meta      translate.GatewayMeta  // the logged frame's stamp, seq included
 	seq       uint64                 // its seq
 	answer    chan translate.Outcome // buffered 1; written once by whoever resolves it
 }
@@ -70,10 +71,9 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, PermissionID: p.id, Deadline: p.deadline.Format(time.RFC3339Nano)}
 	p.seq, _ = s.log.Append(func(seq uint64) ([]byte, error) {
 		meta.Seq = seq
-		f, err := translate.AppendRequest(nil, p.id, "session/request_permission", clientParams, meta)
-		p.frame = f
-		return f, err
+		return translate.AppendRequest(nil, p.id, "session/request_permission", clientParams, meta)
 	})
+	p.params, p.meta = clientParams, meta
 	var auto []answerTo
 	switch {
 	case s.turn == nil || s.turn.cancelRequested || s.status != StatusRunning:
@@ -220,16 +220,28 @@ func (s *Session) PendingPermissions() []PermissionView {
 	return s.pendingViewsLocked()
 }
 
-// PendingFrames returns the logged request frames of pending permissions with seq <= upTo: a client that
-// resumes after them would otherwise never see requests it still has to answer.
+// PendingFrames returns the request frames of pending permissions with seq <= upTo, for a client that resumes
+// after them and would otherwise never see requests it still has to answer. Each is the logged frame with
+// `_meta.gateway.resent: true`: it keeps its original seq, which is older than what the client has seen, so
+// clients must not move their cursor on it. Entry.Seq is that original seq.
 func (s *Session) PendingFrames(upTo uint64) []Entry {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Entry
+	var ps []*permission
 	for _, p := range s.pendingLocked() {
 		if p.seq <= upTo {
-			out = append(out, Entry{Seq: p.seq, Frame: p.frame})
+			ps = append(ps, p)
 		}
+	}
+	s.mu.Unlock()
+	out := make([]Entry, 0, len(ps))
+	for _, p := range ps {
+		m := p.meta
+		m.Resent = true
+		f, err := translate.AppendRequest(nil, p.id, "session/request_permission", p.params, m)
+		if err != nil {
+			continue // the same params encoded when the request was logged
+		}
+		out = append(out, Entry{Seq: p.seq, Frame: f})
 	}
 	return out
 }

@@ -340,9 +340,10 @@ func (k *dlSink) Note(method string, params any) error {
 
 func (k *dlSink) Wait(wake <-chan struct{}) error { return errDLSinkDone }
 
-// TestPermissionRedeliveredToLateSubscriber: a subscriber that resumes after a pending request's seq still gets
-// the request frame (once, byte-identical) before replay_complete; one that resumes before it gets it in the
-// replay only; a resolved request is never re-sent.
+// TestPermissionRedeliveredToLateSubscriber: a subscriber that resumes after a pending request's seq (also after
+// newer frames) still gets the request frame once before replay_complete, marked `_meta.gateway.resent: true`
+// with its original seq, and otherwise the logged frame byte for byte, so its cursor never moves backwards; one
+// that resumes before it gets it in the replay only, unmarked; a resolved request is never re-sent.
 func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := dlRegistry(t, Config{})
@@ -355,7 +356,19 @@ func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 		if len(req) != 1 {
 			t.Fatalf("%d request frames", len(req))
 		}
+		// The agent goes on talking while the request is pending: the resume below is after newer frames.
+		s.SessionUpdate(json.RawMessage(`{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"meanwhile"}}}`))
 		_, head := s.Log().Bounds()
+		if head <= req[0].Seq {
+			t.Fatalf("no frame after the request (seq %d, head %d): the resume would not be after newer frames", req[0].Seq, head)
+		}
+		resent := req[0].Raw
+		if i := strings.Index(resent, `,"deadline":"`); i < 0 {
+			t.Fatalf("request frame without a deadline: %s", resent)
+		} else {
+			end := i + len(`,"deadline":"`) + strings.IndexByte(resent[i+len(`,"deadline":"`):], '"') + 1
+			resent = resent[:end] + `,"resent":true` + resent[end:]
+		}
 		follow := func(after uint64) *dlSink {
 			k := &dlSink{}
 			err := s.Follow(s.StartAt(after, true, s.Epoch), k, FollowLimits{})
@@ -370,13 +383,17 @@ func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 				t.Fatalf("after %d: notes %v", after, k.notes)
 			}
 			got := dlFind(dlDecode(t, k.frames), func(f dlFrame) bool { return f.Method == "session/request_permission" })
-			if len(got) != 1 || got[0].Raw != req[0].Raw || got[0].ID != p.ID {
-				t.Fatalf("after %d: request frames %+v", after, got)
+			if len(got) != 1 || got[0].Raw != resent || got[0].ID != p.ID || got[0].Seq != 0 {
+				t.Fatalf("after %d: request frames %+v\nwant the logged frame marked resent: %s", after, got, resent)
+			}
+			if g := dlGatewayMeta(t, got[0].Raw); !g.Resent || g.Seq != req[0].Seq {
+				t.Fatalf("after %d: re-sent request's _meta.gateway %+v, want resent with seq %d", after, g, req[0].Seq)
 			}
 		}
 		k := follow(req[0].Seq - 1)
-		if got := dlFind(dlDecode(t, k.frames), func(f dlFrame) bool { return f.Method == "session/request_permission" }); len(got) != 1 {
-			t.Fatalf("resume before the request: %d request frames, want it exactly once (in the replay)", len(got))
+		got := dlFind(dlDecode(t, k.frames), func(f dlFrame) bool { return f.Method == "session/request_permission" })
+		if len(got) != 1 || got[0].Raw != req[0].Raw {
+			t.Fatalf("resume before the request: request frames %+v, want it exactly once (in the replay, unmarked)", got)
 		}
 		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); err != nil {
 			t.Fatal(err)
@@ -387,6 +404,25 @@ func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 			t.Fatalf("a resolved request was re-sent: %+v", got)
 		}
 	})
+}
+
+// dlGatewayMeta decodes a frame's `params._meta.gateway`.
+func dlGatewayMeta(t *testing.T, frame string) (g struct {
+	Seq    uint64 `json:"seq"`
+	Resent bool   `json:"resent"`
+}) {
+	t.Helper()
+	var f struct {
+		Params struct {
+			Meta struct {
+				Gateway json.RawMessage `json:"gateway"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(frame), &f); err != nil || json.Unmarshal(f.Params.Meta.Gateway, &g) != nil {
+		t.Fatalf("no _meta.gateway in %s", frame)
+	}
+	return g
 }
 
 func dlDecode(t *testing.T, es []Entry) []dlFrame {

@@ -71,7 +71,8 @@ func (s *Session) idleSince(t time.Time) bool {
 }
 
 // Sink receives a subscriber's stream. Frame gets logged frames with their seq, or with seq 0 for a pending
-// permission request re-sent after the replay (it was logged before the cursor: it must not move it); Note gets the gateway's
+// permission request re-sent after the replay (it was logged before the cursor: it must not move it; its frame
+// says `_meta.gateway.resent: true` for clients, see PendingFrames); Note gets the gateway's
 // per-subscriber notifications that are not part of the log (replay_complete, resync_required, slow_client).
 // Wait is called when the subscriber has caught up: it returns when wake is closed (more to read), or with an
 // error to end the stream; it is where a face also serves its own events (pings, replies, heartbeats).

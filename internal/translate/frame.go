@@ -15,6 +15,9 @@ type GatewayMeta struct {
 	PermissionID string
 	Deadline     string // RFC 3339; permission requests only
 	Truncated    bool   // a field of this frame was cut to the payload bound
+	// Resent marks a pending permission request sent again after a replay: it keeps its original (older) seq,
+	// so clients must not move their cursor on it.
+	Resent bool
 }
 
 // appendJSON appends b as its own JSON encoding. Plain ASCII strings without specials, which is what ids,
@@ -53,6 +56,9 @@ func (m GatewayMeta) appendTo(dst []byte) []byte {
 	}
 	if m.Truncated {
 		dst = append(dst, `,"truncated":true`...)
+	}
+	if m.Resent {
+		dst = append(dst, `,"resent":true`...)
 	}
 	return append(dst, '}')
 }

@@ -80,6 +80,9 @@ func (m GatewayMeta) maxStampLen() int {
 	if m.Truncated {
 		n += len(`,"truncated":true`)
 	}
+	if m.Resent {
+		n += len(`,"resent":true`)
+	}
 	return n
 }
 
