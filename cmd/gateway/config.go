@@ -26,6 +26,7 @@ type config struct {
 	logLevel          string
 	logMaxFrames      int
 	logMaxBytes       int64
+	turnTextMaxBytes  int
 	maxSessions       int
 	maxBodyBytes      int64
 	maxFieldBytes     int
@@ -80,6 +81,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.IntVar(&c.logMaxFrames, "log-max-frames", 10000, "frames kept per session event log (oldest trimmed first)")
 	fs.Int64Var(&c.logMaxBytes, "log-max-bytes", 64<<20, "bytes kept per session event log")
+	fs.IntVar(&c.turnTextMaxBytes, "turn-text-max-bytes", 1<<20, "agent text of a turn kept for prompt?wait=true; past it the result is cut and says truncated")
 	fs.IntVar(&c.maxSessions, "max-sessions", 64, "most sessions at once (0 = unlimited)")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", 4<<20, "largest REST request body")
 	fs.IntVar(&c.maxFieldBytes, "max-field-bytes", 64<<10, "bound on a tool call's content, rawInput and rawOutput sent to clients (0 = none)")
@@ -127,6 +129,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.turnTextMaxBytes < 1 {
+		return nil, fmt.Errorf("--turn-text-max-bytes must be at least 1, got %d", c.turnTextMaxBytes)
 	}
 	if c.workdir == "" {
 		wd, err := os.Getwd()

@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:             m,
 		WorkspaceRoots:      cfg.workspaceRoots,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
+		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
 	}, specs, cfg.defaultAgent)
 	if err != nil {
 		return err

@@ -30,7 +30,14 @@ type Config struct {
 	WorkspaceRoots []string
 	// MaxSessionsPerAgent bounds the sessions of any one agent; 0 = unlimited.
 	MaxSessionsPerAgent int
+	// MaxTurnTextBytes bounds the agent text a turn collects for its result (REST `prompt?wait=true`): past it
+	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
+	MaxTurnTextBytes int
 }
+
+// defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than
+// an agent can stream into a turn.
+const defaultTurnTextBytes = 1 << 20
 
 func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
@@ -43,6 +50,9 @@ func (c Config) withDefaults() Config {
 	def(&c.CancelGrace, 10*time.Second)
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
+	if c.MaxTurnTextBytes <= 0 {
+		c.MaxTurnTextBytes = defaultTurnTextBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

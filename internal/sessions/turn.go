@@ -23,7 +23,8 @@ type Turn struct {
 	cancelCh  chan struct{} // closed on the first cancel request
 
 	cancelRequested bool            // Guarded by the session's mu.
-	text            strings.Builder // Guarded by the session's mu; agent message text of this turn.
+	text            strings.Builder // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
+	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
 	cancelOnce      sync.Once
 	result          TurnResult // Written once before done is closed.
 }
@@ -33,6 +34,8 @@ type TurnResult struct {
 	TurnID     string `json:"turnId"`
 	StopReason string `json:"stopReason"`
 	Text       string `json:"text"`
+	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
+	Truncated bool `json:"truncated"`
 	// Err is set when the agent failed the turn (a JSON-RPC error, or it died). StopReason is then end_turn.
 	Err error `json:"-"`
 }
@@ -193,7 +196,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	case s.status == StatusRunning:
 		s.status = StatusIdle
 	}
-	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String()}
+	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String(), Truncated: t.textTruncated}
 	if callErr != nil && !t.cancelRequested {
 		t.result.Err = callErr
 	}

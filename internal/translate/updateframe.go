@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // FrameUpdate is an agent update translated by Context.UpdateFrame: an Update laid out as its log frame,
@@ -119,17 +120,33 @@ func (u *FrameUpdate) Frame(seq uint64) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// WriteText writes the update's agent message text (what Update returns as Text) to sb, without a string
-// per update.
-func (u *FrameUpdate) WriteText(sb *strings.Builder) {
+// WriteText appends the update's agent message text (what Update returns as Text) to sb, without a string per
+// update, keeping sb at most limit bytes (limit <= 0: no bound). Past the limit the text is cut on a rune
+// boundary and WriteText reports truncated; the caller then stops collecting.
+func (u *FrameUpdate) WriteText(sb *strings.Builder, limit int) (truncated bool) {
 	body, ok := stringBody(u.text)
 	if !ok {
-		return
+		return false
 	}
 	if bytes.IndexByte(body, '\\') < 0 {
-		sb.Write(body)
-		return
+		n := fitText(body, limit-sb.Len(), limit)
+		sb.Write(body[:n])
+		return n < len(body)
 	}
 	s, _ := decodeString(u.text)
-	sb.WriteString(s)
+	n := fitText(s, limit-sb.Len(), limit)
+	sb.WriteString(s[:n])
+	return n < len(s)
+}
+
+// fitText is how much of text fits in room bytes, cut on a rune boundary; all of it when limit <= 0.
+func fitText[T string | []byte](text T, room, limit int) int {
+	if limit <= 0 || len(text) <= room {
+		return len(text)
+	}
+	n := max(room, 0)
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return n
 }

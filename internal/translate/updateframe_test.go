@@ -54,7 +54,7 @@ func checkFrameMatches(t *testing.T, a, b *Context, params []byte, m GatewayMeta
 		t.Fatalf("%s: params differ\nUpdate      %s\nUpdateFrame %s", params, u.Params, f.Params)
 	}
 	var sb strings.Builder
-	f.WriteText(&sb)
+	f.WriteText(&sb, 0)
 	if sb.String() != u.Text {
 		t.Fatalf("%s: text %q, want %q", params, sb.String(), u.Text)
 	}
@@ -100,7 +100,7 @@ func TestUpdateFrameAllocatesOnlyTheFrame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.WriteText(&sb)
+			f.WriteText(&sb, 0)
 			if _, err := f.Frame(12345); err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func BenchmarkUpdateFrameChunk(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if f.WriteText(&sb); sb.Len() > 1<<20 {
+				if f.WriteText(&sb, 0); sb.Len() > 1<<20 {
 					sb.Reset()
 				}
 				seq++
@@ -215,6 +215,40 @@ func BenchmarkUpdateThenAppendNotification(b *testing.B) {
 		m.Seq++
 		if _, err := AppendNotification(nil, "session/update", u.Params, m); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestWriteTextBounded: the collected text never grows past the limit; a cut lands on a rune boundary, for
+// plain and escaped JSON strings alike, and is reported.
+func TestWriteTextBounded(t *testing.T) {
+	for _, tc := range []struct {
+		chunks    []string // JSON string literals
+		limit     int
+		want      string
+		truncated bool
+	}{
+		{[]string{`"abc"`, `"def"`}, 6, "abcdef", false},
+		{[]string{`"abc"`, `"def"`}, 5, "abcde", true},
+		{[]string{`"ab"`, `"\u00e9\u00e9"`}, 5, "ab\u00e9", true},
+		{[]string{`"ab"`, `"éé"`}, 5, "ab\u00e9", true},
+		{[]string{`"a\nb"`, `"c"`}, 2, "a\n", true},
+		{[]string{`"日本"`}, 2, "", true},
+		{[]string{`"abc"`}, 0, "abc", false},
+	} {
+		c := NewContext(Config{SessionID: "s"})
+		c.BeginTurn("T")
+		var sb strings.Builder
+		truncated := false
+		for _, ch := range tc.chunks {
+			f, err := c.UpdateFrame([]byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":`+ch+`}}}`), GatewayMeta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			truncated = f.WriteText(&sb, tc.limit) || truncated
+		}
+		if sb.String() != tc.want || truncated != tc.truncated {
+			t.Errorf("%v limit %d: %q truncated %v, want %q %v", tc.chunks, tc.limit, sb.String(), truncated, tc.want, tc.truncated)
 		}
 	}
 }
