@@ -41,6 +41,8 @@ type Session struct {
 	log       *Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
+	beforeSnapshotJSON func()
 
 	// Set once by start under mu, before the session is idle (never once Close has begun); read-only
 	// afterwards, so code that runs only on a usable session reads them without mu.

@@ -69,12 +69,17 @@ type Detail struct {
 }
 
 // Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then
-// stream with `after=lastSeq`.
+// stream with `after=lastSeq`. The state is frozen under mu and the snapshot document (megabytes) is built
+// after unlocking: the agent's updates need mu and must not wait for a client loading the transcript.
 func (s *Session) Detail() Detail {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	v := s.viewLocked()
-	return Detail{View: v, Snapshot: s.tctx.Snapshot(v.LastSeq)}
+	frozen := s.tctx.FreezeSnapshot(v.LastSeq)
+	s.mu.Unlock()
+	if s.beforeSnapshotJSON != nil {
+		s.beforeSnapshotJSON()
+	}
+	return Detail{View: v, Snapshot: frozen.JSON()}
 }
 
 // Replay returns the transcript as `session/update` params for an ACP `session/load`, and the seq it reflects.

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"encoding/json"
-	"strconv"
 )
 
 // The snapshot folds everything a client would have seen into one document, so a client that joins late or
@@ -329,76 +328,8 @@ func objectWithout(obj []byte, key string) []byte {
 }
 
 // Snapshot returns the folded state as of the log's seq (the caller passes the seq of the last frame it
-// logged, under the same lock).
-func (c *Context) Snapshot(seq uint64) json.RawMessage {
-	s := &c.snap
-	out := make([]byte, 0, 256+s.bytes+64*(len(s.entries)-s.head))
-	out = append(out, `{"seq":`...)
-	out = strconv.AppendUint(out, seq, 10)
-	out = append(out, `,"entries":[`...)
-	for i, e := range s.entries[s.head:] {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = c.appendEntry(out, e)
-	}
-	out = append(out, `],"plan":`...)
-	if s.plan != nil {
-		out = append(out, `{"entries":`...)
-		out = append(out, s.plan...)
-		out = append(out, '}')
-	} else {
-		out = append(out, "null"...)
-	}
-	appendOpt := func(key string, v []byte) {
-		if v != nil {
-			out = append(out, `,"`...)
-			out = append(out, key...)
-			out = append(out, `":`...)
-			out = append(out, v...)
-		}
-	}
-	appendOpt("currentModeId", s.currentModeID)
-	appendOpt("configOptions", s.configOptions)
-	appendOpt("usage", s.usage)
-	if len(s.sessionInfo) > 0 {
-		info := &toolCall{fields: s.sessionInfo}
-		appendOpt("sessionInfo", info.appendObject(nil, ""))
-	}
-	appendOpt("availableCommands", s.availableCommands)
-	if s.truncated {
-		out = append(out, `,"truncated":true`...)
-	}
-	return append(out, '}')
-}
-
-func (c *Context) appendEntry(out []byte, e *entry) []byte {
-	out = append(out, `{"kind":"`...)
-	out = append(out, entryKindNames[e.kind]...)
-	out = append(out, '"')
-	if e.kind != entryTool {
-		out = append(out, `,"messageId":"`...)
-		out = append(out, e.idRaw...)
-		out = append(out, '"')
-	}
-	if e.turn != nil {
-		out = append(out, `,"turnId":`...)
-		out = appendString(out, e.turn.id)
-	}
-	if e.kind == entryTool {
-		out = append(out, `,"toolCall":`...)
-		out = e.tool.appendObject(out, "")
-		return append(out, '}')
-	}
-	out = append(out, `,"content":[`...)
-	for i, b := range e.blocks {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendBlock(out, b)
-	}
-	return append(out, "]}"...)
-}
+// logged, under the same lock). It is FreezeSnapshot(seq).JSON().
+func (c *Context) Snapshot(seq uint64) json.RawMessage { return c.FreezeSnapshot(seq).JSON() }
 
 func appendBlock(out []byte, b block) []byte {
 	if !b.isText {
