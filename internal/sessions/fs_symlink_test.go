@@ -12,8 +12,8 @@ import (
 
 // TestFSSymlinksStayInsideCwd: a symlink on an fs/* path is followed only while it stays inside the cwd. A
 // dangling link to a file outside must not let a write create it there (the check used to look at the link's
-// unresolved name and the write followed it), and neither may a link in a directory component; links that
-// stay inside keep working.
+// unresolved name and the write followed it), and neither may a link in a directory component; relative links
+// that stay inside keep working.
 func TestFSSymlinksStayInsideCwd(t *testing.T) {
 	root := t.TempDir()
 	cwd := filepath.Join(root, "proj")
@@ -34,6 +34,7 @@ func TestFSSymlinksStayInsideCwd(t *testing.T) {
 	must(os.Symlink("../../outside", filepath.Join(cwd, "sub", "up")))
 	must(os.Symlink("sub", filepath.Join(cwd, "subLink")))
 	must(os.Symlink("sub/fresh.txt", filepath.Join(cwd, "dangling-in")))
+	must(os.Symlink(filepath.Join(cwd, "sub"), filepath.Join(cwd, "absLink")))
 
 	r, err := NewRegistry(Config{Workdir: root}, []agents.Spec{fsSpec()}, "fs")
 	must(err)
@@ -49,12 +50,14 @@ func TestFSSymlinksStayInsideCwd(t *testing.T) {
 		"write " + cwd + "/subLink/new.txt via-link",
 		"write " + cwd + "/dangling-in fresh",
 		"read " + cwd + "/sub/fresh.txt",
+		"read " + cwd + "/absLink/in.txt",
 	}, "\n")
 	turn, err := s.Prompt(textPrompt(script))
 	must(err)
 	want := strings.Join([]string{
 		"err -32602", "err -32602", "err -32602", "err -32602",
 		`ok "inside"`, `ok ""`, `ok ""`, `ok "fresh"`,
+		"err -32602", // os.Root refuses absolute links, even to inside
 	}, "\n") + "\n"
 	if got := turn.Result().Text; got != want {
 		t.Fatalf("fs results:\n%s\nwant:\n%s", got, want)
