@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,6 +31,21 @@ func TestPromptWaitTextBounded(t *testing.T) {
 		}
 		if len(res.Text) != tc.wantLen || strings.Trim(res.Text, "f") != "" || res.Truncated == nil || *res.Truncated != tc.truncated {
 			t.Fatalf("%s: text of %d bytes, truncated %v; want %d bytes, truncated %v", tc.prompt, len(res.Text), res.Truncated, tc.wantLen, tc.truncated)
+		}
+	}
+}
+
+// TestTurnTextMaxBytesFlag: the bound is read from the flag or GATEWAY_TURN_TEXT_MAX_BYTES; a bound below 1
+// is refused with an error that names the flag.
+func TestTurnTextMaxBytesFlag(t *testing.T) {
+	env := map[string]string{"GATEWAY_TURN_TEXT_MAX_BYTES": "4096"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || c.turnTextMaxBytes != 4096 {
+		t.Fatalf("from the environment: %v %+v", err, c)
+	}
+	for _, v := range []string{"0", "-1"} {
+		if _, err := parseConfig([]string{"--turn-text-max-bytes", v}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "--turn-text-max-bytes") {
+			t.Fatalf("--turn-text-max-bytes %s: %v", v, err)
 		}
 	}
 }
