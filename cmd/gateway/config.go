@@ -39,6 +39,7 @@ type config struct {
 	maxClients        int
 	idleTTL           time.Duration
 	allowedOrigins    string
+	allowedHosts      string
 	shutdownTimeout   time.Duration
 	version           bool
 	agentEnv          []string
@@ -94,7 +95,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle session WebSockets are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
-	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns allowed for WebSocket upgrades besides same-origin (e.g. localhost:5173)")
+	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")
+	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "comma-separated Host patterns served besides loopback names and the --addr host (e.g. gateway.lan, *.example.com:8443); without a token nothing else is served, with one any Host is unless this is set")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")
@@ -237,9 +239,16 @@ func (c *config) isolateHomes(specs []agents.Spec) error {
 	return nil
 }
 
-func (c *config) originPatterns() []string {
+// listenHost is the host part of --addr, which clients may use as a literal Host.
+func (c *config) listenHost() string {
+	host, _, _ := net.SplitHostPort(c.addr)
+	return host
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(list string) []string {
 	var out []string
-	for _, p := range strings.Split(c.allowedOrigins, ",") {
+	for _, p := range strings.Split(list, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}

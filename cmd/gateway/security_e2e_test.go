@@ -17,11 +17,16 @@ import (
 
 const testToken = "s3cret-token-for-tests"
 
-// request sends a raw request with optional headers and returns status, problem code and body.
+// request sends a raw request with optional headers ("Host" sets the request's Host) and returns status,
+// problem code and body.
 func (g *gateway) request(method, path string, body []byte, hdr map[string]string) (int, string, string) {
 	g.t.Helper()
 	req, _ := http.NewRequest(method, g.base+path, bytes.NewReader(body))
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -29,6 +34,9 @@ func (g *gateway) request(method, path string, body []byte, hdr map[string]strin
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp.StatusCode, "", "" // the body is the WebSocket: nothing to read
+	}
 	data, _ := io.ReadAll(resp.Body)
 	var p struct {
 		Code string `json:"code"`

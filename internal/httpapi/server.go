@@ -35,6 +35,14 @@ type Server struct {
 	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
 	// besides the gateway's own origin.
 	AllowedOrigins []string
+	// AllowedHosts are Host header patterns served besides loopback names and ListenHost. Without Auth only
+	// those are served (DNS rebinding); with Auth any Host is, unless AllowedHosts is set.
+	AllowedHosts []string
+	// ListenHost is the host part of the listen address, served as a literal Host.
+	ListenHost string
+
+	hosts   hostPolicy   // Set by Handler.
+	origins originPolicy // Set by Handler.
 
 	draining  atomic.Bool
 	drainOnce sync.Once
@@ -68,8 +76,10 @@ func (s *Server) Handler() http.Handler {
 	if s.MaxBodyBytes <= 0 {
 		s.MaxBodyBytes = 4 << 20
 	}
+	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
+	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(s.observe, s.guardOrigin, s.authenticate)
+	r.Use(s.observe, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)
