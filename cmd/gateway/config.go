@@ -54,6 +54,10 @@ type config struct {
 	homeRoot          string
 	sseHeartbeat      time.Duration
 	wsPingInterval    time.Duration
+	headerTimeout     time.Duration
+	bodyTimeout       time.Duration
+	httpIdleTimeout   time.Duration
+	maxUnauthConns    int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -97,6 +101,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")
 	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "comma-separated Host patterns served besides loopback names and the --addr host (e.g. gateway.lan, *.example.com:8443); without a token nothing else is served, with one any Host is unless this is set")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", 30*time.Second, "how long a client may take to send a request body (408 past it; not WebSockets or event streams; 0 = unbounded)")
+	fs.DurationVar(&c.httpIdleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&c.maxUnauthConns, "max-unauthenticated-conns", 256, "most open connections that have not yet made an authenticated request; more are closed at once (0 = unlimited)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"unicode/utf8"
 )
 
@@ -18,6 +19,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return err
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return problem(http.StatusRequestTimeout, "body_timeout", "the request body did not arrive in time")
 		}
 		return badRequest("reading body: %v", err)
 	}

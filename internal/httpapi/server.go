@@ -38,6 +38,8 @@ type Server struct {
 	// AllowedHosts are Host header patterns served besides loopback names and ListenHost. Without Auth only
 	// those are served (DNS rebinding); with Auth any Host is, unless AllowedHosts is set.
 	AllowedHosts []string
+	// BodyTimeout bounds how long a request body may take to arrive (408 body_timeout); 0 = unbounded.
+	BodyTimeout time.Duration
 	// ListenHost is the host part of the listen address, served as a literal Host.
 	ListenHost string
 
@@ -79,7 +81,7 @@ func (s *Server) Handler() http.Handler {
 	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
 	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(s.observe, s.guardHost, s.guardOrigin, s.authenticate)
+	r.Use(s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)

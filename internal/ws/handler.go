@@ -17,13 +17,13 @@ import (
 
 // Options configures the WebSocket face. Zero values mean the documented defaults.
 type Options struct {
-	QueueFrames     int           // frames a client may lag behind live before eviction; 0 = 4096
-	QueueBytes      int64         // bytes a client may lag behind live before eviction; 0 = 16 MiB
-	ReadLimit       int64         // largest frame accepted from a client; 0 = 16 MiB
-	PingInterval    time.Duration // 0 = 25 s
-	WriteTimeout    time.Duration // one frame's write; 0 = 10 s
-	Logger          *slog.Logger
-	Metrics         *metrics.Metrics
+	QueueFrames  int           // frames a client may lag behind live before eviction; 0 = 4096
+	QueueBytes   int64         // bytes a client may lag behind live before eviction; 0 = 16 MiB
+	ReadLimit    int64         // largest frame accepted from a client; 0 = 16 MiB
+	PingInterval time.Duration // 0 = 25 s
+	WriteTimeout time.Duration // one frame's write; 0 = 10 s
+	Logger       *slog.Logger
+	Metrics      *metrics.Metrics
 }
 
 func (o Options) withDefaults() Options {
