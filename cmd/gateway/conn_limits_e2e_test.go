@@ -72,11 +72,27 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	if !c.closedByPeer() {
 		t.Fatal("the connection stayed open after the body timed out")
 	}
-	// A body that arrives in time still works, and a prompt that waits past the body timeout is not cut.
-	s := g.createSession(`{"permissionPolicy":"approve-all"}`)
-	var res struct{ StopReason string }
-	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"hi"}`, &res); code != 200 || res.StopReason != "end_turn" {
-		t.Fatalf("prompt %d %+v", code, res)
+	// A body that arrives in time still works, and a prompt that waits past the body timeout (here for a
+	// permission answer) is not cut: the deadline ends with the body.
+	s := g.createSession(nil)
+	w := g.dial("/v1/sessions/" + s.ID + "/ws")
+	type result struct {
+		code int
+		res  struct{ StopReason string }
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.code = g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"hi"}`, &r.res)
+		done <- r
+	}()
+	perm, _ := w.waitFor("permission", isPermissionRequest)
+	<-time.After(1 * time.Second) // what is under test: the body timeout passes while the prompt waits
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/permissions/"+permIDOf(perm), `{"optionId":"allow-once"}`, nil); code != 200 {
+		t.Fatalf("answer %d", code)
+	}
+	if r := <-done; r.code != 200 || r.res.StopReason != "end_turn" {
+		t.Fatalf("waiting prompt %d %+v", r.code, r.res)
 	}
 }
 
