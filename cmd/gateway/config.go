@@ -160,6 +160,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 			return nil, errors.New("--token-file: the file is empty")
 		}
 	}
+	if err := checkToken(c.token); err != nil {
+		return nil, err
+	}
 	if c.homeRoot == "" {
 		state := getenv("XDG_STATE_HOME")
 		if state == "" && getenv("HOME") != "" {
@@ -262,4 +265,22 @@ func splitList(list string) []string {
 		}
 	}
 	return out
+}
+
+// checkToken refuses, at start, a token browsers could not present: the UI sends it as a WebSocket subprotocol
+// ("bearer.<token>"), and a subprotocol is an RFC 7230 token. Refused later it would look like a wrong token,
+// and the UI would retry for ever. "" is no token.
+func checkToken(token string) error {
+	if token == "" {
+		return nil
+	}
+	if strings.TrimSpace(token) == "" {
+		return errors.New("the token is blank: set a real one (e.g. openssl rand -hex 32)")
+	}
+	for _, r := range token {
+		if r > 0x7e || !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return errors.New("the token holds a character that cannot travel in a WebSocket subprotocol: use only letters, digits and !#$%&'*+-.^_`|~ (e.g. openssl rand -hex 32)")
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -26,12 +27,22 @@ type Auth struct {
 	mu       sync.Mutex
 	tickets  map[string]ticket        // Guarded by mu.
 	limiters map[string]*rate.Limiter // Guarded by mu; per credential.
+	failures map[string]*rate.Limiter // Guarded by mu; failed attempts per remote IP.
 }
+
+// Failed attempts allowed per remote IP: a burst, then one a second. Past that the address gets 429 before
+// its credential is even looked at, so guessing is slow and costs the gateway little.
+const (
+	failureBurst = 20
+	failureRate  = rate.Limit(1)
+	// failureIPs bounds the failures map: past it, addresses that have recovered their burst are forgotten.
+	failureIPs = 10000
+)
 
 // NewAuth returns an Auth for token. rps is the per-token request rate (0 = unlimited).
 func NewAuth(token string, rps float64, burst int) *Auth {
 	a := &Auth{digest: sha256.Sum256([]byte(token)), ticketTTL: 30 * time.Second, now: time.Now,
-		tickets: map[string]ticket{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(rps), burst: burst}
+		tickets: map[string]ticket{}, failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(rps), burst: burst}
 	if rps <= 0 {
 		a.rps = rate.Inf
 	}
@@ -136,6 +147,53 @@ func (a *Auth) redeem(t, session string) bool {
 	return ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session)
 }
 
+// failureWait reports how long ip must wait before its credential is checked again (0 = now).
+func (a *Auth) failureWait(ip string) time.Duration {
+	a.mu.Lock()
+	l := a.failures[ip]
+	a.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	if tokens := l.Tokens(); tokens < 1 { // looking must not use up an attempt: only a failure does
+		return time.Duration((1 - tokens) / float64(failureRate) * float64(time.Second))
+	}
+	return 0
+}
+
+// failed counts a failed attempt from ip.
+func (a *Auth) failed(ip string) {
+	a.mu.Lock()
+	l := a.failures[ip]
+	if l == nil {
+		if len(a.failures) >= failureIPs {
+			for k, old := range a.failures {
+				if old.Tokens() >= failureBurst {
+					delete(a.failures, k)
+				}
+			}
+			for k := range a.failures { // still full: forget one address rather than grow
+				if len(a.failures) < failureIPs {
+					break
+				}
+				delete(a.failures, k)
+			}
+		}
+		l = rate.NewLimiter(failureRate, failureBurst)
+		a.failures[ip] = l
+	}
+	a.mu.Unlock()
+	l.Allow()
+}
+
+// remoteIP is the address failed attempts are counted by (behind a proxy: the proxy's).
+func remoteIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
 func (a *Auth) allow(key string) (bool, time.Duration) {
 	if a.rps == rate.Inf {
 		return true, 0
@@ -174,8 +232,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		ip := remoteIP(r)
+		if wait := a.failureWait(ip); wait > 0 {
+			p := problem(http.StatusTooManyRequests, "rate_limited", "too many failed attempts from this address")
+			p.RetryAfter = max(1, int(wait.Seconds()+0.999))
+			writeError(w, p)
+			return
+		}
 		key, ok := a.credential(r)
 		if !ok {
+			a.failed(ip)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="acp-gateway"`)
 			writeError(w, problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token (or WebSocket ticket) is required"))
 			return
