@@ -42,6 +42,8 @@ func TestDNSRebindingRefused(t *testing.T) {
 		{"no Origin at all", "GET", "/v1/agents", map[string]string{"Host": evil}},
 		{"UI", "GET", "/", attacker},
 		{"acp upgrade", "GET", "/acp", upgradeHeaders(attacker)},
+		{"session ws upgrade", "GET", "/v1/sessions/any/ws", upgradeHeaders(attacker)},
+		{"event stream", "GET", "/v1/sessions/any/events", mergeHdr(attacker, map[string]string{"Accept": "text/event-stream"})},
 		{"empty Host", "GET", "/v1/agents", map[string]string{"Host": ""}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
