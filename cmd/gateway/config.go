@@ -40,6 +40,7 @@ type config struct {
 	maxClients        int
 	idleTTL           time.Duration
 	allowedOrigins    string
+	allowedHosts      string
 	shutdownTimeout   time.Duration
 	version           bool
 	agentEnv          []string
@@ -54,6 +55,10 @@ type config struct {
 	homeRoot          string
 	sseHeartbeat      time.Duration
 	wsPingInterval    time.Duration
+	headerTimeout     time.Duration
+	bodyTimeout       time.Duration
+	httpIdleTimeout   time.Duration
+	maxUnauthConns    int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -96,7 +101,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle session WebSockets are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
-	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns allowed for WebSocket upgrades besides same-origin (e.g. localhost:5173)")
+	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")
+	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "comma-separated Host patterns served besides loopback names and the --addr host (e.g. gateway.lan, *.example.com:8443); without a token nothing else is served, with one any Host is unless this is set")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", 30*time.Second, "how long a client may take to send a request body (408 past it; not WebSockets or event streams; 0 = unbounded)")
+	fs.DurationVar(&c.httpIdleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&c.maxUnauthConns, "max-unauthenticated-conns", 256, "most open connections that have not yet made an authenticated request; more are closed at once (0 = unlimited)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")
@@ -154,6 +164,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		if c.token == "" {
 			return nil, errors.New("--token-file: the file is empty")
 		}
+	}
+	if err := checkToken(c.token); err != nil {
+		return nil, err
 	}
 	if c.homeRoot == "" {
 		state := getenv("XDG_STATE_HOME")
@@ -242,12 +255,37 @@ func (c *config) isolateHomes(specs []agents.Spec) error {
 	return nil
 }
 
-func (c *config) originPatterns() []string {
+// listenHost is the host part of --addr, which clients may use as a literal Host.
+func (c *config) listenHost() string {
+	host, _, _ := net.SplitHostPort(c.addr)
+	return host
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(list string) []string {
 	var out []string
-	for _, p := range strings.Split(c.allowedOrigins, ",") {
+	for _, p := range strings.Split(list, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// checkToken refuses, at start, a token browsers could not present: the UI sends it as a WebSocket subprotocol
+// ("bearer.<token>"), and a subprotocol is an RFC 7230 token. Refused later it would look like a wrong token,
+// and the UI would retry for ever. "" is no token.
+func checkToken(token string) error {
+	if token == "" {
+		return nil
+	}
+	if strings.TrimSpace(token) == "" {
+		return errors.New("the token is blank: set a real one (e.g. openssl rand -hex 32)")
+	}
+	for _, r := range token {
+		if r > 0x7e || !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return errors.New("the token holds a character that cannot travel in a WebSocket subprotocol: use only letters, digits and !#$%&'*+-.^_`|~ (e.g. openssl rand -hex 32)")
+		}
+	}
+	return nil
 }

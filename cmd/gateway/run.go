@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	root "github.com/acp-gateway/gateway"
 	"github.com/acp-gateway/gateway/internal/acpws"
@@ -83,11 +82,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		PingInterval: cfg.wsPingInterval, OriginPatterns: cfg.originPatterns(), Logger: logger, Metrics: m,
+		PingInterval: cfg.wsPingInterval, Logger: logger, Metrics: m,
 	})
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		OriginPatterns: cfg.originPatterns(), Subprotocols: []string{ws.Subprotocol}, Logger: logger, Version: version,
+		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Version: version,
 	})
 	var auth *httpapi.Auth
 	if cfg.token != "" {
@@ -96,7 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
-		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, Auth: auth, Metrics: m, AllowedOrigins: cfg.originPatterns(),
+		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
+		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
 	if cfg.debugAddr != "" {
 		stopDebug, err := serveDebug(cfg.debugAddr, logger)
@@ -109,7 +109,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	// No ReadTimeout: it would cut WebSockets and event streams; bodies get api.BodyTimeout instead.
+	srv := &http.Server{
+		Handler: api.Handler(), ReadHeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.httpIdleTimeout,
+		ConnContext: httpapi.ConnContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		names = append(names, s.Name)
@@ -122,7 +126,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go reg.ReapIdle(reapCtx)
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns)) }()
 	select {
 	case err := <-serveErr:
 		return err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,16 @@ import (
 
 const testToken = "s3cret-token-for-tests"
 
-// request sends a raw request with optional headers and returns status, problem code and body.
+// request sends a raw request with optional headers ("Host" sets the request's Host) and returns status,
+// problem code and body.
 func (g *gateway) request(method, path string, body []byte, hdr map[string]string) (int, string, string) {
 	g.t.Helper()
 	req, _ := http.NewRequest(method, g.base+path, bytes.NewReader(body))
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -29,6 +35,9 @@ func (g *gateway) request(method, path string, body []byte, hdr map[string]strin
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp.StatusCode, "", "" // the body is the WebSocket: nothing to read
+	}
 	data, _ := io.ReadAll(resp.Body)
 	var p struct {
 		Code string `json:"code"`
@@ -98,6 +107,16 @@ func TestBadInputCorpus(t *testing.T) {
 		{"cancel when idle", "POST", sp + "/cancel", nil, nil, 409, "no_turn"},
 		{"cross-origin POST", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Origin": "https://evil.example"}, 403, "forbidden_origin"},
 		{"ticket without auth", "POST", "/v1/ws-tickets", nil, nil, 404, "auth_disabled"},
+		{"null body", "POST", "/v1/sessions", []byte(`null`), nil, 400, "bad_request"},
+		{"array body", "POST", "/v1/sessions", []byte(`[]`), nil, 400, "invalid_json"},
+		{"string body", "POST", sp + "/prompt", []byte(`"hi"`), nil, 400, "invalid_json"},
+		{"nested wrong type", "POST", "/v1/sessions", []byte(`{"agent":["demo"]}`), nil, 400, "invalid_json"},
+		{"ws without upgrade", "GET", sp + "/ws", nil, nil, 426, "upgrade_required"},
+		{"acp without upgrade", "GET", "/acp", nil, nil, 426, "upgrade_required"},
+		{"acp agent without upgrade", "GET", "/acp/demo", nil, nil, 426, "upgrade_required"},
+		{"rebinding Host", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Host": "rebind.attacker.example"}, 403, "misdirected_host"},
+		{"cross-site fetch", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "forbidden_origin"},
+		{"foreign upgrade", "GET", "/acp", nil, upgradeHeaders(map[string]string{"Origin": "https://evil.example"}), 403, "forbidden_origin"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +124,17 @@ func TestBadInputCorpus(t *testing.T) {
 			if status != c.status || code != c.code {
 				t.Fatalf("got %d %q, want %d %q: %s", status, code, c.status, c.code, truncateStr(body, 300))
 			}
+			for _, leak := range []string{"httpapi.", "sessions.", "json.RawMessage", "acp."} {
+				if strings.Contains(body, leak) {
+					t.Fatalf("the answer names a Go type (%q): %s", leak, truncateStr(body, 300))
+				}
+			}
 		})
+	}
+	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET", sp + "/prompt": "POST"} {
+		if resp := g.rawResponse("PUT", path, nil); resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
+			t.Errorf("PUT %s: %d, Allow %q, want %q", path, resp.StatusCode, resp.Header.Get("Allow"), want)
+		}
 	}
 	// A session with a relative-but-inside cwd works; the escape attempts created nothing.
 	var list struct{ Sessions []sessionJSON }
@@ -215,6 +244,62 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestFailedAuthIsRateLimited: wrong tokens from one address are refused with 429 and Retry-After after a
+// burst, before the credential is even checked: the right token from there waits too.
+func TestFailedAuthIsRateLimited(t *testing.T) {
+	g := startGateway(t, "--token", testToken, "--rate-limit", "0")
+	limited := false
+	for i := 0; i < 60 && !limited; i++ {
+		resp := g.rawResponse("GET", "/v1/agents", map[string]string{"Authorization": "Bearer guess-" + strconv.Itoa(i)})
+		switch resp.StatusCode {
+		case 401:
+		case 429:
+			limited = true
+			if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 {
+				t.Fatalf("429 with Retry-After %q", resp.Header.Get("Retry-After"))
+			}
+		default:
+			t.Fatalf("wrong token: %d", resp.StatusCode)
+		}
+	}
+	if !limited {
+		t.Fatal("60 wrong tokens in a row were never refused with 429")
+	}
+	if st, code, _ := g.request("GET", "/v1/agents", nil, map[string]string{"Authorization": "Bearer " + testToken}); st != 429 || code != "rate_limited" {
+		t.Fatalf("right token from a limited address: %d %q", st, code)
+	}
+}
+
+// TestRefusesUnusableTokens: a token the UI could not send as a WebSocket subprotocol, or a blank one, is
+// refused at start with a clear error, never accepted and then failed on every upgrade.
+func TestRefusesUnusableTokens(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("two words\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"slash and padding", []string{"--token", "abc/def+gh="}, nil},
+		{"blank", []string{"--token", "   "}, nil},
+		{"blank env", nil, map[string]string{"GATEWAY_TOKEN": " \t"}},
+		{"non-ASCII", []string{"--token", "pässword"}, nil},
+		{"space in file", []string{"--token-file", file}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseConfig(c.args, func(k string) string { return c.env[k] }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "token") {
+				t.Fatalf("parseConfig = %v, want a token error", err)
+			}
+		})
+	}
+	if _, err := parseConfig([]string{"--token", "Abc-123_x.y~z"}, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatalf("a valid token: %v", err)
+	}
+}
+
 func TestRefusesNonLoopbackWithoutToken(t *testing.T) {
 	err := run(context.Background(), []string{"--addr", "0.0.0.0:0"}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "without a token") {
@@ -268,4 +353,20 @@ func truncateStr(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// TestMissingAgentBinaryHidesPath: an agent whose binary is missing fails with its name and a stable code;
+// the path (the gateway's file system) stays in the log.
+func TestMissingAgentBinaryHidesPath(t *testing.T) {
+	g := startGateway(t, "--agent", "ghost=/nonexistent/secret-dir/ghost-agent --flag")
+	st, code, body := g.request("POST", "/v1/sessions", []byte(`{"agent":"ghost"}`), nil)
+	if st != 502 || code != "agent_start_failed" || !strings.Contains(body, `\"ghost\"`) {
+		t.Fatalf("got %d %q: %s", st, code, body)
+	}
+	if strings.Contains(body, "secret-dir") {
+		t.Fatalf("the answer shows the binary's path: %s", body)
+	}
+	if !strings.Contains(g.logs.String(), "secret-dir") {
+		t.Fatal("the log lacks the binary's path")
+	}
 }

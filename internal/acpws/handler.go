@@ -15,20 +15,18 @@ import (
 
 // Options configures the `/acp` face. Zero values mean the documented defaults.
 type Options struct {
-	QueueFrames    int           // frames a socket may lag behind a live log before it is closed (4001); 0 = 4096
-	QueueBytes     int64         // bytes a socket may lag behind a live log before it is closed (4001); 0 = 16 MiB
-	ReadLimit      int64         // largest frame accepted from a client (1009 past it); 0 = 16 MiB
-	OutQueue       int           // operations (responses, attach steps) queued for the writer; 0 = 256
-	MaxInflight    int           // requests handled at once per socket, running prompts included; 0 = 64
-	ListPageSize   int           // sessions per session/list page; 0 = 100
-	PingInterval   time.Duration // 0 = 25 s
-	WriteTimeout   time.Duration // one frame's write; 0 = 10 s
-	FSTimeout      time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
-	OriginPatterns []string      // extra allowed Origin host patterns (same-origin is always allowed)
+	QueueFrames  int           // frames a socket may lag behind a live log before it is closed (4001); 0 = 4096
+	QueueBytes   int64         // bytes a socket may lag behind a live log before it is closed (4001); 0 = 16 MiB
+	ReadLimit    int64         // largest frame accepted from a client (1009 past it); 0 = 16 MiB
+	OutQueue     int           // operations (responses, attach steps) queued for the writer; 0 = 256
+	MaxInflight  int           // requests handled at once per socket, running prompts included; 0 = 64
+	ListPageSize int           // sessions per session/list page; 0 = 100
+	PingInterval time.Duration // 0 = 25 s
+	WriteTimeout time.Duration // one frame's write; 0 = 10 s
+	FSTimeout    time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
 	// Subprotocols the server may select when a client offers them (e.g. the one a browser offers beside
 	// its "bearer.<token>" credential). None offered by the client: none selected, as raw-ACP clients expect.
-	Subprotocols    []string
-	InsecureOrigins bool // accept any Origin (tests only)
+	Subprotocols []string
 	// LoadReplay is what session/load replays: ReplayLog ("" = default) or ReplayTranscript.
 	LoadReplay string
 	Logger     *slog.Logger // nil = slog.Default()
@@ -128,8 +126,9 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		return
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		OriginPatterns:     h.opts.OriginPatterns,
-		InsecureSkipVerify: h.opts.InsecureOrigins,
+		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
+		// matcher with other rules here would only disagree with it.
+		InsecureSkipVerify: true,
 		Subprotocols:       h.opts.Subprotocols,
 	})
 	if err != nil {

@@ -64,11 +64,10 @@ func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config, extra ...agents.
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.InsecureOrigins = true
 	opts.Logger = logger
 	e := &env{t: t, reg: reg, dir: dir}
 	e.acp = NewHandler(reg, opts)
-	e.ws = ws.NewHandler(reg, ws.Options{InsecureOrigins: true, Logger: logger})
+	e.ws = ws.NewHandler(reg, ws.Options{Logger: logger})
 	mux := http.NewServeMux()
 	mux.Handle("GET /acp", e.acp)
 	mux.HandleFunc("GET /acp/{agent}", func(w http.ResponseWriter, r *http.Request) { e.acp.ServeAgent(w, r, r.PathValue("agent")) })

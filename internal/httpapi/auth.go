@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,14 +25,24 @@ type Auth struct {
 	now       func() time.Time
 
 	mu       sync.Mutex
-	tickets  map[string]time.Time     // Guarded by mu; ticket → expiry.
+	tickets  map[string]ticket        // Guarded by mu.
 	limiters map[string]*rate.Limiter // Guarded by mu; per credential.
+	failures map[string]*rate.Limiter // Guarded by mu; failed attempts per remote IP.
 }
+
+// Failed attempts allowed per remote IP: a burst, then one a second. Past that the address gets 429 before
+// its credential is even looked at, so guessing is slow and costs the gateway little.
+const (
+	failureBurst = 20
+	failureRate  = rate.Limit(1)
+	// failureIPs bounds the failures map: past it, addresses that have recovered their burst are forgotten.
+	failureIPs = 10000
+)
 
 // NewAuth returns an Auth for token. rps is the per-token request rate (0 = unlimited).
 func NewAuth(token string, rps float64, burst int) *Auth {
 	a := &Auth{digest: sha256.Sum256([]byte(token)), ticketTTL: 30 * time.Second, now: time.Now,
-		tickets: map[string]time.Time{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(rps), burst: burst}
+		tickets: map[string]ticket{}, failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(rps), burst: burst}
 	if rps <= 0 {
 		a.rps = rate.Inf
 	}
@@ -51,18 +62,22 @@ func (a *Auth) tokenOK(token string) bool {
 // application protocol, never echoing the token.
 const bearerProtocolPrefix = "bearer."
 
-// credential extracts the presented credential: the Authorization header, a WebSocket ticket, or a bearer
-// subprotocol. It returns ok=false when none is valid.
+// credential extracts the presented credential: the Authorization header anywhere; a WebSocket ticket or a
+// bearer subprotocol only where browsers cannot set headers, on the stream routes. It returns ok=false when
+// none is valid.
 func (a *Auth) credential(r *http.Request) (key string, ok bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, found := strings.CutPrefix(h, "Bearer ")
 		return "token", found && a.tokenOK(tok)
 	}
-	// Browsers cannot set headers on WebSocket and EventSource connections: those may carry a ticket.
-	if isUpgrade(r) || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		if t := r.URL.Query().Get("ticket"); t != "" {
-			return "token", a.redeem(t)
-		}
+	session, stream := streamRoute(r)
+	if !stream {
+		return "", false
+	}
+	if t := r.URL.Query().Get("ticket"); t != "" {
+		return "token", a.redeem(t, session)
+	}
+	if isUpgrade(r) {
 		for _, p := range strings.Split(r.Header.Get("Sec-WebSocket-Protocol"), ",") {
 			if tok, found := strings.CutPrefix(strings.TrimSpace(p), bearerProtocolPrefix); found {
 				return "token", a.tokenOK(tok)
@@ -72,8 +87,40 @@ func (a *Auth) credential(r *http.Request) (key string, ok bool) {
 	return "", false
 }
 
-// Ticket issues a single-use ticket valid for ticketTTL.
-func (a *Auth) Ticket() (string, time.Time) {
+// streamRoute reports whether r is a GET of a stream route a browser opens without headers
+// (`/v1/sessions/{id}/ws`, `/v1/sessions/{id}/events`, `/acp`, `/acp/{agent}`), and the session it names.
+// It reads the path itself: authentication runs before routing.
+func streamRoute(r *http.Request) (session string, ok bool) {
+	if r.Method != http.MethodGet {
+		return "", false
+	}
+	p := r.URL.Path
+	if p == "/acp" {
+		return "", true
+	}
+	if agent, found := strings.CutPrefix(p, "/acp/"); found {
+		return "", agent != "" && !strings.Contains(agent, "/")
+	}
+	rest, found := strings.CutPrefix(p, "/v1/sessions/")
+	if !found {
+		return "", false
+	}
+	id, face, found := strings.Cut(rest, "/")
+	if !found || id == "" || face != "ws" && face != "events" {
+		return "", false
+	}
+	return id, true
+}
+
+// ticket is an issued WebSocket ticket.
+type ticket struct {
+	expires time.Time
+	session string // "" = any stream; else only this session's streams
+}
+
+// Ticket issues a single-use ticket valid for ticketTTL on the stream routes; bound to session when it is
+// not "".
+func (a *Auth) Ticket(session string) (string, time.Time) {
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	t := base64.RawURLEncoding.EncodeToString(b[:])
@@ -82,20 +129,69 @@ func (a *Auth) Ticket() (string, time.Time) {
 	defer a.mu.Unlock()
 	now := a.now()
 	for k, e := range a.tickets { // expired tickets go as new ones come: the map stays small
-		if now.After(e) {
+		if now.After(e.expires) {
 			delete(a.tickets, k)
 		}
 	}
-	a.tickets[t] = exp
+	a.tickets[t] = ticket{expires: exp, session: session}
 	return t, exp
 }
 
-func (a *Auth) redeem(t string) bool {
+// redeem uses up ticket t for a stream of session ("" = not a session's stream). A ticket bound to another
+// session is used up too: single use means one presentation.
+func (a *Auth) redeem(t, session string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.tickets[t]
+	tk, ok := a.tickets[t]
 	delete(a.tickets, t)
-	return ok && !a.now().After(exp)
+	return ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session)
+}
+
+// failureWait reports how long ip must wait before its credential is checked again (0 = now).
+func (a *Auth) failureWait(ip string) time.Duration {
+	a.mu.Lock()
+	l := a.failures[ip]
+	a.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	if tokens := l.Tokens(); tokens < 1 { // looking must not use up an attempt: only a failure does
+		return time.Duration((1 - tokens) / float64(failureRate) * float64(time.Second))
+	}
+	return 0
+}
+
+// failed counts a failed attempt from ip.
+func (a *Auth) failed(ip string) {
+	a.mu.Lock()
+	l := a.failures[ip]
+	if l == nil {
+		if len(a.failures) >= failureIPs {
+			for k, old := range a.failures {
+				if old.Tokens() >= failureBurst {
+					delete(a.failures, k)
+				}
+			}
+			for k := range a.failures { // still full: forget one address rather than grow
+				if len(a.failures) < failureIPs {
+					break
+				}
+				delete(a.failures, k)
+			}
+		}
+		l = rate.NewLimiter(failureRate, failureBurst)
+		a.failures[ip] = l
+	}
+	a.mu.Unlock()
+	l.Allow()
+}
+
+// remoteIP is the address failed attempts are counted by (behind a proxy: the proxy's).
+func remoteIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 func (a *Auth) allow(key string) (bool, time.Duration) {
@@ -127,12 +223,25 @@ func publicPath(r *http.Request) bool {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := s.Auth
-		if a == nil || publicPath(r) || r.Method == http.MethodOptions {
+		if publicPath(r) || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if a == nil { // without a token whoever the host policy lets in is trusted
+			connAuthenticated(r)
+			next.ServeHTTP(w, r)
+			return
+		}
+		ip := remoteIP(r)
+		if wait := a.failureWait(ip); wait > 0 {
+			p := problem(http.StatusTooManyRequests, "rate_limited", "too many failed attempts from this address")
+			p.RetryAfter = max(1, int(wait.Seconds()+0.999))
+			writeError(w, p)
 			return
 		}
 		key, ok := a.credential(r)
 		if !ok {
+			a.failed(ip)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="acp-gateway"`)
 			writeError(w, problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token (or WebSocket ticket) is required"))
 			return
@@ -143,15 +252,35 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, p)
 			return
 		}
+		connAuthenticated(r)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ticketRequest is the optional body of `POST /v1/ws-tickets`: a sessionId binds the ticket to that
+// session's streams.
+type ticketRequest struct {
+	SessionID string `json:"sessionId"`
 }
 
 func (s *Server) wsTicket(w http.ResponseWriter, r *http.Request) error {
 	if s.Auth == nil {
 		return problem(http.StatusNotFound, "auth_disabled", "the gateway runs without a token; WebSockets need no ticket")
 	}
-	t, exp := s.Auth.Ticket()
-	writeJSON(w, http.StatusCreated, map[string]any{"ticket": t, "expiresAt": exp.UTC().Format(time.RFC3339), "ttlSeconds": int(s.Auth.ticketTTL.Seconds())})
+	var req ticketRequest
+	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	if req.SessionID != "" {
+		if _, err := s.Registry.Get(req.SessionID); err != nil {
+			return err
+		}
+	}
+	t, exp := s.Auth.Ticket(req.SessionID)
+	res := map[string]any{"ticket": t, "expiresAt": exp.UTC().Format(time.RFC3339), "ttlSeconds": int(s.Auth.ticketTTL.Seconds())}
+	if req.SessionID != "" {
+		res["sessionId"] = req.SessionID
+	}
+	writeJSON(w, http.StatusCreated, res)
 	return nil
 }

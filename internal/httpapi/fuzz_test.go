@@ -3,11 +3,12 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
 // FuzzDecodeBodies feeds arbitrary bytes to the REST body decoder for every request type: it must answer a
-// problem (never panic, never a 5xx) or a value that re-encodes.
+// problem in the client's terms (never panic, never a 5xx, never a Go type name) or a value that re-encodes.
 func FuzzDecodeBodies(f *testing.F) {
 	f.Add([]byte(`{"text":"hello"}`))
 	f.Add([]byte(`{"prompt":[{"type":"text","text":"x"}]}`))
@@ -24,6 +25,9 @@ func FuzzDecodeBodies(f *testing.F) {
 			var p *Problem
 			if !errors.As(err, &p) || p.Status != 400 {
 				t.Fatalf("decode error %v is not a 400 problem", err)
+			}
+			if strings.Contains(p.Detail, "httpapi.") || strings.Contains(p.Detail, "json.") {
+				t.Fatalf("decode error %q names a Go type", p.Detail)
 			}
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,16 @@ type Server struct {
 	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
 	// besides the gateway's own origin.
 	AllowedOrigins []string
+	// AllowedHosts are Host header patterns served besides loopback names and ListenHost. Without Auth only
+	// those are served (DNS rebinding); with Auth any Host is, unless AllowedHosts is set.
+	AllowedHosts []string
+	// BodyTimeout bounds how long a request body may take to arrive (408 body_timeout); 0 = unbounded.
+	BodyTimeout time.Duration
+	// ListenHost is the host part of the listen address, served as a literal Host.
+	ListenHost string
+
+	hosts   hostPolicy   // Set by Handler.
+	origins originPolicy // Set by Handler.
 
 	draining  atomic.Bool
 	drainOnce sync.Once
@@ -68,22 +80,25 @@ func (s *Server) Handler() http.Handler {
 	if s.MaxBodyBytes <= 0 {
 		s.MaxBodyBytes = 4 << 20
 	}
+	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
+	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(s.observe, s.guardOrigin, s.authenticate)
+	r.Use(s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)
-	r.MethodNotAllowed(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		return problem(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on this route")
+	r.MethodNotAllowed(handlerFunc(func(w http.ResponseWriter, req *http.Request) error {
+		w.Header().Set("Allow", strings.Join(allowedMethods(r, req.URL.Path), ", "))
+		return problem(http.StatusMethodNotAllowed, "method_not_allowed", req.Method+" is not allowed on this route")
 	}).ServeHTTP)
 
 	r.Method(http.MethodGet, "/healthz", handlerFunc(s.healthz))
 	r.Method(http.MethodGet, "/readyz", handlerFunc(s.readyz))
 	r.Method(http.MethodGet, "/openapi.yaml", handlerFunc(s.openapi))
-	r.Method(http.MethodGet, "/acp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.Method(http.MethodGet, "/acp", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
 		s.ACP.ServeAgent(w, r, "")
 	}))
-	r.Method(http.MethodGet, "/acp/{agent}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.Method(http.MethodGet, "/acp/{agent}", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
 		s.ACP.ServeAgent(w, r, chi.URLParam(r, "agent"))
 	}))
 	if s.Metrics != nil {
@@ -104,7 +119,7 @@ func (s *Server) Handler() http.Handler {
 			r.Method(http.MethodGet, "/permissions", handlerFunc(s.listPermissions))
 			r.Method(http.MethodGet, "/events", handlerFunc(s.events))
 			r.Method(http.MethodPost, "/permissions/{permissionId}", handlerFunc(s.answerPermission))
-			r.Method(http.MethodGet, "/ws", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Method(http.MethodGet, "/ws", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
 				s.WS.ServeSession(w, r, chi.URLParam(r, "id"))
 			}))
 		})
@@ -113,6 +128,53 @@ func (s *Server) Handler() http.Handler {
 		r.Method(http.MethodGet, "/*", webHandler(s.Web))
 	}
 	return r
+}
+
+// allowedMethods lists the methods router serves on path, for the Allow header of a 405. It walks the
+// routes and matches their patterns itself: chi keeps the methods it found to itself.
+func allowedMethods(router chi.Routes, path string) []string {
+	var allow []string
+	_ = chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route != "/*" && patternMatches(route, path) && !slices.Contains(allow, method) {
+			allow = append(allow, method)
+		}
+		return nil
+	})
+	slices.Sort(allow)
+	return allow
+}
+
+// patternMatches matches a chi route pattern ("/v1/sessions/{id}/") against a path, "{…}" being one segment.
+func patternMatches(pattern, path string) bool {
+	ps := strings.Split(strings.TrimSuffix(pattern, "/"), "/")
+	xs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") {
+			if xs[i] == "" {
+				return false
+			}
+		} else if p != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// requireUpgrade answers a plain request to a WebSocket route with 426 in the API's error format, before
+// the WebSocket library would answer it in plain text.
+func requireUpgrade(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isUpgrade(r) {
+			w.Header().Set("Upgrade", "websocket")
+			w.Header().Set("Connection", "Upgrade")
+			writeError(w, problem(http.StatusUpgradeRequired, "upgrade_required", "this route is a WebSocket: send a WebSocket upgrade"))
+			return
+		}
+		h(w, r)
+	})
 }
 
 func (s *Server) sseHeartbeat() time.Duration {

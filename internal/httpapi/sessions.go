@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os/exec"
 	"strconv"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -34,7 +37,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy})
 	if err != nil {
-		return err
+		return s.hideStartFailure(r, req.Agent, err)
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
 	writeJSON(w, http.StatusCreated, sess.View())
@@ -253,4 +256,19 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})
 	return nil
+}
+
+// hideStartFailure keeps the reason an agent's process could not be started (its binary's path, the
+// gateway's file system) in the log and shows clients the agent's name and a stable code instead.
+func (s *Server) hideStartFailure(r *http.Request, agent string, err error) error {
+	var execErr *exec.Error
+	var pathErr *fs.PathError
+	if !errors.As(err, &execErr) && !errors.As(err, &pathErr) {
+		return err
+	}
+	if agent == "" {
+		agent = s.Registry.DefaultAgent()
+	}
+	s.logger().Warn("agent start failed", "request", RequestID(r.Context()), "agent", agent, "err", err)
+	return problem(http.StatusBadGateway, "agent_start_failed", fmt.Sprintf("agent %q could not be started; the gateway log has the reason", agent))
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// rawConn is a client connection driven by hand, so a test can be the slow or idle client the gateway must
+// shed. Every read is bounded by a generous deadline: a gateway that never sheds fails the test, it does
+// not hang it.
+type rawConn struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func (g *gateway) rawDial() *rawConn {
+	g.t.Helper()
+	c, err := net.Dial("tcp", g.base[len("http://"):])
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(func() { c.Close() })
+	return &rawConn{t: g.t, c: c, r: bufio.NewReader(c)}
+}
+
+func (rc *rawConn) write(s string) {
+	rc.t.Helper()
+	if _, err := io.WriteString(rc.c, s); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// response reads one response and its problem code.
+func (rc *rawConn) response() (*http.Response, string) {
+	rc.t.Helper()
+	_ = rc.c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	resp, err := http.ReadResponse(rc.r, nil)
+	if err != nil {
+		rc.t.Fatalf("reading a response: %v", err)
+	}
+	defer resp.Body.Close()
+	var p struct{ Code string }
+	_ = json.NewDecoder(resp.Body).Decode(&p)
+	return resp, p.Code
+}
+
+// closedByPeer reports whether the gateway closed the connection (EOF or reset) before the deadline.
+func (rc *rawConn) closedByPeer() bool {
+	_ = rc.c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	_, err := rc.r.ReadByte()
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestSlowBodyIsCutOff: a client that sends headers and then trickles (here: withholds) its body gets
+// 408 body_timeout and loses the connection once --body-timeout has passed.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	g := startGateway(t, "--body-timeout", "300ms")
+	c := g.rawDial()
+	c.write("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+	resp, code := c.response()
+	if resp.StatusCode != http.StatusRequestTimeout || code != "body_timeout" {
+		t.Fatalf("got %d %q, want 408 body_timeout", resp.StatusCode, code)
+	}
+	if !c.closedByPeer() {
+		t.Fatal("the connection stayed open after the body timed out")
+	}
+	// A body that arrives in time still works, and a prompt that waits past the body timeout (here for a
+	// permission answer) is not cut: the deadline ends with the body.
+	s := g.createSession(nil)
+	w := g.dial("/v1/sessions/" + s.ID + "/ws")
+	type result struct {
+		code int
+		res  struct{ StopReason string }
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.code = g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"hi"}`, &r.res)
+		done <- r
+	}()
+	perm, _ := w.waitFor("permission", isPermissionRequest)
+	<-time.After(1 * time.Second) // what is under test: the body timeout passes while the prompt waits
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/permissions/"+permIDOf(perm), `{"optionId":"allow-once"}`, nil); code != 200 {
+		t.Fatalf("answer %d", code)
+	}
+	if r := <-done; r.code != 200 || r.res.StopReason != "end_turn" {
+		t.Fatalf("waiting prompt %d %+v", r.code, r.res)
+	}
+}
+
+// TestIdleKeepAliveIsClosed: a keep-alive connection with no request on it is closed after
+// --http-idle-timeout.
+func TestIdleKeepAliveIsClosed(t *testing.T) {
+	g := startGateway(t, "--http-idle-timeout", "300ms")
+	c := g.rawDial()
+	c.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	if resp, _ := c.response(); resp.StatusCode != 200 {
+		t.Fatalf("healthz %d", resp.StatusCode)
+	}
+	if !c.closedByPeer() {
+		t.Fatal("the idle keep-alive connection was never closed")
+	}
+}
+
+// TestUnauthenticatedConnectionCap fills --max-unauthenticated-conns with slowlorises (request line sent,
+// headers never finished): one more connection is closed at once, while authenticated connections do not
+// count. When the slowlorises finish their headers but withhold the body, --body-timeout sheds them, and a
+// fresh client's /healthz is answered again.
+func TestUnauthenticatedConnectionCap(t *testing.T) {
+	g := startGateway(t, "--token", testToken, "--max-unauthenticated-conns", "2", "--body-timeout", "300ms")
+	// Two authenticated keep-alive connections stay open beside the cap.
+	for range 2 {
+		c := g.rawDial()
+		c.write("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + testToken + "\r\n\r\n")
+		if resp, _ := c.response(); resp.StatusCode != 200 {
+			t.Fatalf("authenticated request %d", resp.StatusCode)
+		}
+	}
+	var lorises []*rawConn
+	for range 2 {
+		c := g.rawDial()
+		c.write("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		lorises = append(lorises, c)
+	}
+	// The kernel hands connections to accept in arrival order: this one comes after both slowlorises.
+	extra := g.rawDial()
+	extra.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+	if !extra.closedByPeer() {
+		t.Fatal("a connection past the unauthenticated cap was served")
+	}
+	for _, c := range lorises {
+		c.write("Content-Length: 100\r\n\r\n{")
+	}
+	for _, c := range lorises {
+		if resp, code := c.response(); resp.StatusCode != http.StatusUnauthorized || code != "unauthorized" {
+			t.Fatalf("slowloris got %d %q", resp.StatusCode, code)
+		}
+		if !c.closedByPeer() {
+			t.Fatal("a slowloris withholding its body kept its connection")
+		}
+	}
+	fresh := g.rawDial()
+	fresh.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+	if resp, _ := fresh.response(); resp.StatusCode != 200 {
+		t.Fatalf("healthz after the slowlorises were shed: %d", resp.StatusCode)
+	}
+}

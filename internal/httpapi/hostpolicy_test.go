@@ -1,0 +1,41 @@
+package httpapi
+
+import "testing"
+
+// TestHostPolicy covers the spellings of loopback names and the pattern rules without a live server.
+func TestHostPolicy(t *testing.T) {
+	p := hostPolicy{restrict: true, listenHost: "192.168.1.5", patterns: []string{"gateway.lan", "*.corp.example:8443"}}
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST:8080": true, "localhost.:8080": true, "app.localhost:1": true,
+		"127.0.0.1:8080": true, "127.9.9.9": true, "[::1]:8080": true, "[::1]": true,
+		"192.168.1.5:8080": true, "gateway.lan": true, "gateway.lan:9000": true, "a.corp.example:8443": true,
+		"a.corp.example:80": false, "corp.example:8443": false, "localhost.attacker.example": false,
+		"127.0.0.1.nip.io": false, "attacker.example:8080": false, "": false, "[::2]:8080": false,
+		"192.168.1.6": false,
+	} {
+		if got := p.allows(host); got != want {
+			t.Errorf("allows(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if !(hostPolicy{}).allows("anything.example") {
+		t.Error("an unrestricted policy refused a host")
+	}
+}
+
+// TestPatternMatches is the route matching behind the Allow header of a 405.
+func TestPatternMatches(t *testing.T) {
+	for _, c := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/v1/sessions/{id}/", "/v1/sessions/abc", true},
+		{"/v1/sessions/{id}/prompt", "/v1/sessions/abc/prompt", true},
+		{"/v1/sessions/{id}/prompt", "/v1/sessions//prompt", false},
+		{"/v1/sessions", "/v1/sessions/abc", false},
+		{"/acp/{agent}", "/acp/demo", true},
+	} {
+		if got := patternMatches(c.pattern, c.path); got != c.want {
+			t.Errorf("patternMatches(%q, %q) = %v", c.pattern, c.path, got)
+		}
+	}
+}
