@@ -18,8 +18,8 @@ import (
 // Handler receives what an agent sends to its client. The gateway's session implements it.
 type Handler interface {
 	// SessionUpdate receives the raw params of a `session/update` notification, in wire order. It runs on the
-	// SDK's single notification goroutine and must not block: the SDK closes the connection when 1 024
-	// notifications queue up behind a slow handler.
+	// SDK's single notification goroutine and must not block: while 1 024 notifications queue up behind it,
+	// the SDK stops reading the agent's stdout (the agent's writes then block), and requests wait for it.
 	SessionUpdate(params json.RawMessage)
 	// RequestPermission receives the raw params of `session/request_permission` and returns the raw
 	// RequestPermissionResponse. It may block until a client answers; ctx ends when the agent goes away.
@@ -60,8 +60,7 @@ type Conn struct {
 	stderr *TailBuffer
 	grace  time.Duration
 	log    *slog.Logger
-	order  *updateBarrier
-	tap    *tapReader
+	stdout *stdoutWatch
 	cancel context.CancelFunc // ends a built-in agent
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
@@ -82,7 +81,6 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		grace:  cmpDur(opts.StopGrace, 2*time.Second),
 		log:    opts.Logger,
 		exited: make(chan struct{}),
-		order:  newUpdateBarrier(),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -136,12 +134,11 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("agent %q: unknown kind %q", spec.Name, spec.Kind)
 	}
 	ready := make(chan struct{})
-	tap := c.order.tap(stdout, ready)
+	c.stdout = &stdoutWatch{r: stdout, ready: ready}
 	if nh, ok := opts.Handler.(NoiseHandler); ok {
-		tap.lines.onNoise = nh.AgentNoise
+		c.stdout.lines.onNoise = nh.AgentNoise
 	}
-	c.tap = tap
-	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, tap)
+	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
 	c.rpc.SetLogger(boundLogger(c.log, noiseKeep))
 	close(ready)
 	return c, nil
@@ -152,12 +149,14 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 		switch method {
 		case acp.ClientMethodSessionUpdate:
 			h.SessionUpdate(params)
-			c.order.processed()
 			return nil, nil
 		case acp.ClientMethodSessionRequestPermission:
 			// Requests run on their own goroutine and can overtake the tool_call notification read before
-			// them; wait (bounded) until those are handled so clients see wire order.
-			c.order.wait(ctx)
+			// them; wait until every notification read before this request is handled so clients see wire
+			// order.
+			if c.rpc.WaitNotificationsBefore(ctx) != nil {
+				return nil, acp.NewRequestCancelled(nil)
+			}
 			res, err := h.RequestPermission(ctx, params)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -207,14 +206,17 @@ func (c *Conn) ExitErr() error {
 	return c.exitErr
 }
 
-// DrainUpdates waits (at most maxWait of the barrier, 250 ms) until every session/update read from the agent
-// has been handed to the Handler. When the agent dies the SDK fails pending calls at once while queued
-// notifications are still being handled; the gateway waits so a turn's last updates still count as the turn's.
-func (c *Conn) DrainUpdates() { c.order.wait(context.Background()) }
+// DrainUpdates waits until every notification read from the agent so far has been handed to the Handler.
+// When the agent dies the SDK fails pending calls at once while queued notifications are still being handled;
+// the gateway waits so a turn's last updates still count as the turn's. It cannot hang: the Handler never
+// blocks, and the SDK hands over what it read even after the connection ended.
+func (c *Conn) DrainUpdates() {
+	_ = c.rpc.WaitNotificationsHandled(context.Background(), c.rpc.NotificationsRead())
+}
 
 // LineTooLong reports whether the agent wrote a stdout line past acp-go-sdk's 10 MiB limit, which ends the
 // connection.
-func (c *Conn) LineTooLong() bool { return c.tap.lines.sawTooLong() }
+func (c *Conn) LineTooLong() bool { return c.stdout.lines.sawTooLong() }
 
 // Stderr returns the last bytes the agent wrote to stderr.
 func (c *Conn) Stderr() string { return c.stderr.String() }
