@@ -61,6 +61,7 @@ type Conn struct {
 	grace  time.Duration
 	log    *slog.Logger
 	stdout *stdoutWatch
+	noise  *noiseLimiter      // the SDK's log of unusable stdout lines
 	cancel context.CancelFunc // ends a built-in agent
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
@@ -139,7 +140,8 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		c.stdout.lines.onNoise = nh.AgentNoise
 	}
 	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
-	c.rpc.SetLogger(boundLogger(c.log, noiseKeep))
+	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep).Handler())
+	c.rpc.SetLogger(slog.New(c.noise))
 	close(ready)
 	return c, nil
 }
@@ -230,8 +232,10 @@ func (c *Conn) Pid() int {
 }
 
 // Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group. It
-// returns once the agent has exited. Safe to call more than once and concurrently.
+// returns once the agent has exited and its stdout is read to the end. Safe to call more than once and
+// concurrently.
 func (c *Conn) Stop() {
+	defer c.flushNoise()
 	c.stopOnce.Do(func() {
 		_ = c.stdin.Close()
 		if c.cmd == nil {
@@ -265,6 +269,12 @@ func (c *Conn) Kill() {
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	<-c.exited
+}
+
+// flushNoise logs the count of suppressed stdout noise once the SDK's reader has ended.
+func (c *Conn) flushNoise() {
+	<-c.rpc.Done()
+	c.noise.state.flushOnce.Do(c.noise.flush)
 }
 
 func (c *Conn) waitExit(d time.Duration) bool {

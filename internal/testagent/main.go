@@ -13,6 +13,11 @@
 //	perms     asks permission for a read-kind tool call, then for an edit-kind one, and reports each
 //	          outcome as a completed or failed tool_call_update. Option ids are chosen to mislead: the option
 //	          with id "allow" is of kind reject_once, so a policy that picks by id instead of kind is caught.
+//	noise     the prompt text is "N": prints N short non-JSON lines on stdout, then ends the turn (end_turn).
+//	deaf      stops reading its stdin when a prompt arrives and never answers it: the gateway's next writes
+//	          fill the pipe and block.
+//	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
+//	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn).
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //
@@ -29,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -51,8 +57,24 @@ type agent struct {
 	mode      string
 	out       *lockedWriter
 	conn      *acp.AgentSideConnection
+	deaf      chan struct{} // closed when the agent stops reading stdin (deaf mode)
 	mu        sync.Mutex
 	n         int
+}
+
+// deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
+type deafReader struct {
+	r    io.Reader
+	deaf <-chan struct{}
+}
+
+func (d deafReader) Read(p []byte) (int, error) {
+	select {
+	case <-d.deaf:
+		select {}
+	default:
+	}
+	return d.r.Read(p)
 }
 
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
@@ -180,6 +202,25 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 				acp.WithUpdateRawOutput(map[string]any{"chosen": chosen})))
 		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "noise":
+		var n int
+		fmt.Sscanf(promptText(p.Prompt), "%d", &n)
+		for i := 0; i < n; i++ {
+			a.raw("noise " + strconv.Itoa(i))
+		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "deaf":
+		close(a.deaf)
+		select {}
+	case "escape":
+		child := exec.Command("sleep", "1000")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			return acp.PromptResponse{}, err
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", child.Process.Pid)
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(child.Process.Pid)))
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "raw":
 		s := string(sid)
 		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a<b && c>d"},"x-unknown":{"k":null}}}}`)
@@ -191,10 +232,10 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms or raw")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape or raw")
 	flag.Parse()
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{mode: *mode, out: out}
-	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
+	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}
+	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
