@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -48,6 +49,9 @@ type Options struct {
 	Logger      *slog.Logger // nil = slog.Default()
 	StderrBytes int          // stderr kept for diagnostics; 0 = 64 KiB
 	StopGrace   time.Duration
+	// WriteTimeout bounds each write to an external agent's stdin; 0 = 30 s. An agent that does not take a
+	// message within it is stopped (see Conn.Failure).
+	WriteTimeout time.Duration
 }
 
 // Conn is one running agent and the ACP connection to it.
@@ -66,6 +70,10 @@ type Conn struct {
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
 	exitErr error         // written before exited is closed
+
+	mu      sync.Mutex
+	failure string         // Guarded by mu; why the gateway ended the connection, "" if it did not.
+	strays  map[int]uint64 // Guarded by mu; the agent's descendants recorded before signals (strays.go), pid → start time.
 
 	stopOnce sync.Once
 }
@@ -112,22 +120,37 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}
 		cmd.WaitDelay = c.grace
-		in, err := cmd.StdinPipe()
+		// Not cmd.StdinPipe: the gateway's end must take write deadlines (stdinWriter).
+		inR, inW, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
+		cmd.Stdin = inR
 		out, err := cmd.StdoutPipe()
 		if err != nil {
+			inR.Close()
+			inW.Close()
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
+		err = cmd.Start()
+		inR.Close() // the agent has its own copy
+		if err != nil {
+			inW.Close()
 			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
 		}
-		c.cmd, c.stdin, stdout = cmd, in, out
+		c.cmd, stdout = cmd, out
+		c.stdin = &stdinWriter{f: inW, timeout: cmpDur(opts.WriteTimeout, defaultWriteTimeout), stuck: c.stdinStuck}
 		go func() {
 			err := cmd.Wait()
-			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it.
+			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it,
+			// and so do the descendants recorded while it ran that left the group (setsid).
+			c.recordStrays()
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			c.mu.Lock()
+			strays := c.strays
+			c.strays = nil
+			c.mu.Unlock()
+			killStrays(strays, c.grace)
 			c.exitErr = err
 			close(c.exited)
 		}()
@@ -220,6 +243,40 @@ func (c *Conn) DrainUpdates() {
 // connection.
 func (c *Conn) LineTooLong() bool { return c.stdout.lines.sawTooLong() }
 
+// Failure says why the gateway ended the connection to a misbehaving agent, for the session's failure
+// reason; "" when it did not.
+func (c *Conn) Failure() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failure
+}
+
+// stdinStuck ends an agent that stopped reading its stdin. It runs on the writing goroutine with the SDK's
+// write lock held, so it only signals; the exit is handled as any other.
+func (c *Conn) stdinStuck(err error) {
+	c.mu.Lock()
+	if c.failure == "" {
+		c.failure = err.Error() + "; the agent was stopped"
+	}
+	c.mu.Unlock()
+	c.log.Warn("agent stopped reading its stdin; killing it", "err", err)
+	c.recordStrays()
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// recordStrays adds the agent's current descendants to those killed after it exits (strays.go).
+func (c *Conn) recordStrays() {
+	found := descendantsOf(c.cmd.Process.Pid, allProcs())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.strays == nil {
+		c.strays = make(map[int]uint64, len(found))
+	}
+	for pid, start := range found {
+		c.strays[pid] = start
+	}
+}
+
 // Stderr returns the last bytes the agent wrote to stderr.
 func (c *Conn) Stderr() string { return c.stderr.String() }
 
@@ -231,12 +288,16 @@ func (c *Conn) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group. It
+// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group, and
+// its recorded descendants that left the group are killed after it (strays.go). It
 // returns once the agent has exited and its stdout is read to the end. Safe to call more than once and
 // concurrently.
 func (c *Conn) Stop() {
 	defer c.flushNoise()
 	c.stopOnce.Do(func() {
+		if c.cmd != nil {
+			c.recordStrays() // while the agent is alive its descendants are still findable as such
+		}
 		_ = c.stdin.Close()
 		if c.cmd == nil {
 			t := time.NewTimer(c.grace)
@@ -251,10 +312,12 @@ func (c *Conn) Stop() {
 		if c.waitExit(c.grace) {
 			return
 		}
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 		if c.waitExit(c.grace) {
 			return
 		}
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	})
 	<-c.exited
@@ -266,6 +329,7 @@ func (c *Conn) Kill() {
 		_ = c.stdin.Close()
 		c.cancel()
 	} else {
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	<-c.exited

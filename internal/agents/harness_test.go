@@ -18,6 +18,10 @@ import (
 var testAgent string
 
 func TestMain(m *testing.M) {
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER):", err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "agents-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

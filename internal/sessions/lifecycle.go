@@ -151,6 +151,9 @@ func (s *Session) watchAgent() {
 		}
 	default:
 	}
+	if f := s.conn.Failure(); f != "" {
+		reason = f // the gateway ended the connection itself (an agent that stopped reading its stdin)
+	}
 	s.fail(reason)
 }
 

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -71,7 +72,7 @@ type deafReader struct {
 func (d deafReader) Read(p []byte) (int, error) {
 	select {
 	case <-d.deaf:
-		select {}
+		hang()
 	default:
 	}
 	return d.r.Read(p)
@@ -211,7 +212,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "deaf":
 		close(a.deaf)
-		select {}
+		fmt.Fprintln(os.Stderr, "testagent: deaf")
+		hang()
 	case "escape":
 		child := exec.Command("sleep", "1000")
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -238,4 +240,12 @@ func main() {
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
+}
+
+// hang blocks forever. Not `select {}`: with every goroutine blocked that way the runtime would report a
+// deadlock and exit.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

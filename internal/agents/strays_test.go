@@ -1,0 +1,74 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopKillsDescendantThatLeftTheGroup: a process the agent started in a session of its own (setsid) is
+// outside the agent's process group, so the group kill misses it. After Stop it is gone — killed and, the
+// test process being a subreaper like the gateway, reaped.
+func TestStopKillsDescendantThatLeftTheGroup(t *testing.T) {
+	c, sid := startTestAgent(t, "escape", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if stop, err := prompt(ctx, c, sid, "escape"); err != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, err)
+	}
+	m := regexp.MustCompile(`testagent: escaped (\d+)`).FindStringSubmatch(c.Stderr())
+	if m == nil {
+		t.Fatalf("no escaped pid on stderr: %q", c.Stderr())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("escaped process %d not running before Stop: %v", pid, err)
+	}
+	st, _ := readProcStat(pid)
+	if st.pgrp == c.Pid() {
+		t.Fatalf("escaped process %d is in the agent's group; the test proves nothing", pid)
+	}
+	c.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := readProcStat(pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL) // do not leave it behind
+			t.Fatalf("process %d that left the agent's group still exists 10 s after Stop (kill 0: %v, stat %+v)", pid, err, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDescendantsOf: children, grandchildren and members of the root's group, not the root, not strangers.
+func TestDescendantsOf(t *testing.T) {
+	procs := []procStat{
+		{pid: 1, ppid: 0, pgrp: 1, start: 1},
+		{pid: 100, ppid: 1, pgrp: 100, start: 10},   // the gateway
+		{pid: 200, ppid: 100, pgrp: 200, start: 20}, // the agent
+		{pid: 201, ppid: 200, pgrp: 200, start: 21}, // its child
+		{pid: 202, ppid: 201, pgrp: 202, start: 22}, // a grandchild that called setsid
+		{pid: 203, ppid: 100, pgrp: 200, start: 23}, // an orphan of the group, re-parented to the gateway
+		{pid: 204, ppid: 203, pgrp: 204, start: 24}, // its setsid child
+		{pid: 300, ppid: 100, pgrp: 300, start: 30}, // another agent
+		{pid: 301, ppid: 300, pgrp: 300, start: 31},
+	}
+	got := descendantsOf(200, procs)
+	want := map[int]uint64{201: 21, 202: 22, 203: 23, 204: 24}
+	if len(got) != len(want) {
+		t.Fatalf("descendants %v, want %v", got, want)
+	}
+	for pid, start := range want {
+		if got[pid] != start {
+			t.Fatalf("descendants %v, want %v", got, want)
+		}
+	}
+}
