@@ -14,8 +14,8 @@
 //	          outcome as a completed or failed tool_call_update. Option ids are chosen to mislead: the option
 //	          with id "allow" is of kind reject_once, so a policy that picks by id instead of kind is caught.
 //	noise     the prompt text is "N": prints N short non-JSON lines on stdout, then ends the turn (end_turn).
-//	deaf      stops reading its stdin when a prompt arrives and never answers it: the gateway's next writes
-//	          fill the pipe and block.
+//	deaf      stops reading its stdin once it has answered session/new: the gateway's next writes fill the
+//	          pipe and block.
 //	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
 //	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn).
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
@@ -96,6 +96,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
+	if a.mode == "deaf" && a.n == 1 {
+		close(a.deaf) // the answer still goes out; nothing more is read
+	}
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
@@ -210,10 +213,6 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 			a.raw("noise " + strconv.Itoa(i))
 		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
-	case "deaf":
-		close(a.deaf)
-		fmt.Fprintln(os.Stderr, "testagent: deaf")
-		hang()
 	case "escape":
 		child := exec.Command("sleep", "1000")
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
