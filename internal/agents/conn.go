@@ -151,6 +151,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 			c.strays = nil
 			c.mu.Unlock()
 			killStrays(strays, c.grace)
+			reapEscapedZombies()
 			c.exitErr = err
 			close(c.exited)
 		}()
@@ -264,8 +265,14 @@ func (c *Conn) stdinStuck(err error) {
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 }
 
-// recordStrays adds the agent's current descendants to those killed after it exits (strays.go).
+// recordStrays adds the agent's current descendants to those killed after it exits (strays.go). Once the
+// agent has exited its pid may be reused, so nothing more is recorded.
 func (c *Conn) recordStrays() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
 	found := descendantsOf(c.cmd.Process.Pid, allProcs())
 	c.mu.Lock()
 	defer c.mu.Unlock()

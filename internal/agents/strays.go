@@ -18,8 +18,9 @@ import (
 
 // procStat is what the gateway needs from /proc/<pid>/stat.
 type procStat struct {
-	pid, ppid, pgrp int
-	start           uint64 // start time in clock ticks since boot: tells a recycled pid apart
+	pid, ppid, pgrp, session int
+	zombie                   bool
+	start                    uint64 // start time in clock ticks since boot: tells a recycled pid apart
 }
 
 // readProcStat parses /proc/<pid>/stat. The command name is in parentheses and may contain anything, so
@@ -34,17 +35,18 @@ func readProcStat(pid int) (procStat, bool) {
 	if i < 0 {
 		return procStat{}, false
 	}
-	f := strings.Fields(s[i+1:]) // f[0] state, f[1] ppid, f[2] pgrp, ..., f[19] starttime
+	f := strings.Fields(s[i+1:]) // f[0] state, f[1] ppid, f[2] pgrp, f[3] session, ..., f[19] starttime
 	if len(f) < 20 {
 		return procStat{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
-	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	session, err3 := strconv.Atoi(f[3])
+	start, err4 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return procStat{}, false
 	}
-	return procStat{pid: pid, ppid: ppid, pgrp: pgrp, start: start}, true
+	return procStat{pid: pid, ppid: ppid, pgrp: pgrp, session: session, zombie: f[0] == "Z", start: start}, true
 }
 
 // allProcs reads every process's stat. Empty where there is no /proc.
@@ -137,4 +139,22 @@ func killStrays(strays map[int]uint64, limit time.Duration) {
 func recorded(strays map[int]uint64, pid int) bool {
 	_, ok := strays[pid]
 	return ok
+}
+
+// reapEscapedZombies reaps the gateway's zombie children that are in a session other than the gateway's:
+// descendants of agents that called setsid, were re-parented to the gateway (a subreaper) and have exited
+// since, without having been recorded (their agent exited on its own). Every process the gateway starts
+// itself through os/exec stays in the gateway's session, so this never takes a pid os/exec waits for.
+func reapEscapedZombies() {
+	self := os.Getpid()
+	mine, ok := readProcStat(self)
+	if !ok {
+		return
+	}
+	for _, p := range allProcs() {
+		if p.ppid == self && p.zombie && p.session != mine.session {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
 }

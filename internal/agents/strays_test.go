@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"errors"
+	"os"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -70,5 +71,39 @@ func TestDescendantsOf(t *testing.T) {
 		if got[pid] != start {
 			t.Fatalf("descendants %v, want %v", got, want)
 		}
+	}
+}
+
+// TestEscapedZombieIsReaped: an agent that exits on its own leaves a setsid process behind, which the gateway
+// (a subreaper) inherits unrecorded. When that process ends, it must not stay a zombie of the gateway: the
+// next agent exit reaps it.
+func TestEscapedZombieIsReaped(t *testing.T) {
+	c, sid := startTestAgent(t, "escape", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := prompt(ctx, c, sid, "escape and exit"); err == nil {
+		t.Fatal("the prompt succeeded; the agent was to exit")
+	}
+	<-c.Exited()
+	m := regexp.MustCompile(`testagent: escaped (\d+)`).FindStringSubmatch(c.Stderr())
+	if m == nil {
+		t.Fatalf("no escaped pid on stderr: %q", c.Stderr())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil { // the escaped process ends by itself
+		t.Fatalf("escaped process %d: %v", pid, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for st, ok := readProcStat(pid); !ok || !st.zombie || st.ppid != os.Getpid(); st, ok = readProcStat(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not become a zombie of the test process (%+v, %v)", pid, st, ok)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	other, _ := startTestAgent(t, "escape", Options{})
+	other.Stop()
+	if _, ok := readProcStat(pid); ok {
+		t.Fatalf("zombie %d was not reaped when the next agent exited", pid)
 	}
 }

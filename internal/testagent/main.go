@@ -17,7 +17,8 @@
 //	deaf      stops reading its stdin once it has answered session/new: the gateway's next writes fill the
 //	          pipe and block.
 //	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
-//	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn).
+//	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn) — or,
+//	          when the prompt text is "escape and exit", exits at once, leaving the process behind.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //
@@ -221,6 +222,9 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		}
 		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", child.Process.Pid)
 		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(child.Process.Pid)))
+		if promptText(p.Prompt) == "escape and exit" {
+			os.Exit(0)
+		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "raw":
 		s := string(sid)
