@@ -295,10 +295,9 @@ func (c *Conn) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group, and
-// its recorded descendants that left the group are killed after it (strays.go). It
-// returns once the agent has exited and its stdout is read to the end. Safe to call more than once and
-// concurrently.
+// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group; its
+// recorded descendants that left the group are killed after it (strays.go). It returns once the agent has
+// exited and its stdout is read to the end. Safe to call more than once and concurrently.
 func (c *Conn) Stop() {
 	defer c.flushNoise()
 	c.stopOnce.Do(func() {
