@@ -21,11 +21,7 @@ func TestStopKillsDescendantThatLeftTheGroup(t *testing.T) {
 	if stop, err := prompt(ctx, c, sid, "escape"); err != nil || stop != "end_turn" {
 		t.Fatalf("prompt: %q %v", stop, err)
 	}
-	m := regexp.MustCompile(`testagent: escaped (\d+)`).FindStringSubmatch(c.Stderr())
-	if m == nil {
-		t.Fatalf("no escaped pid on stderr: %q", c.Stderr())
-	}
-	pid, _ := strconv.Atoi(m[1])
+	pid := escapedPid(t, c)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("escaped process %d not running before Stop: %v", pid, err)
 	}
@@ -85,11 +81,7 @@ func TestEscapedZombieIsReaped(t *testing.T) {
 		t.Fatal("the prompt succeeded; the agent was to exit")
 	}
 	<-c.Exited()
-	m := regexp.MustCompile(`testagent: escaped (\d+)`).FindStringSubmatch(c.Stderr())
-	if m == nil {
-		t.Fatalf("no escaped pid on stderr: %q", c.Stderr())
-	}
-	pid, _ := strconv.Atoi(m[1])
+	pid := escapedPid(t, c)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil { // the escaped process ends by itself
 		t.Fatalf("escaped process %d: %v", pid, err)
 	}
@@ -105,5 +97,23 @@ func TestEscapedZombieIsReaped(t *testing.T) {
 	other.Stop()
 	if _, ok := readProcStat(pid); ok {
 		t.Fatalf("zombie %d was not reaped when the next agent exited", pid)
+	}
+}
+
+// escapedPid reads the pid the escape-mode test agent prints on stderr, which os/exec copies on a goroutine
+// of its own: it may arrive after the prompt's answer.
+func escapedPid(t *testing.T, c *Conn) int {
+	t.Helper()
+	re := regexp.MustCompile(`testagent: escaped (\d+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(c.Stderr()); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no escaped pid on stderr: %q", c.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
