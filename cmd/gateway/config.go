@@ -33,6 +33,7 @@ type config struct {
 	redact            bool
 	startTimeout      time.Duration
 	cancelGrace       time.Duration
+	agentWriteTimeout time.Duration
 	permissionTimeout time.Duration
 	wsQueueFrames     int
 	wsQueueBytes      int64
@@ -93,6 +94,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.BoolVar(&c.redact, "redact", true, "redact secrets in tool-call fields sent to clients")
 	fs.DurationVar(&c.startTimeout, "start-timeout", 60*time.Second, "deadline for an agent's initialize and session/new")
 	fs.DurationVar(&c.cancelGrace, "cancel-grace", 10*time.Second, "how long to wait for the agent's answer after session/cancel before killing it")
+	fs.DurationVar(&c.agentWriteTimeout, "agent-write-timeout", 30*time.Second, "deadline of each write to an agent's stdin; an agent that stops reading is killed and its session fails")
 	fs.DurationVar(&c.permissionTimeout, "permission-timeout", 5*time.Minute, "deadline of a pending permission request (then denied)")
 	fs.IntVar(&c.wsQueueFrames, "ws-queue-frames", 4096, "frames a WebSocket client may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a WebSocket client may lag behind before it is evicted (4001)")

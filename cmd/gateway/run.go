@@ -41,6 +41,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// Descendants of agents that leave their process group (setsid) are re-parented to the gateway, which
+	// kills and reaps them when it stops the agent (internal/agents/strays.go).
+	if err := becomeSubreaper(); err != nil {
+		logger.Warn("cannot become a child subreaper; processes an agent starts in a session of their own may outlive it", "err", err)
+	}
 	demoDelay := cfg.demoDelay
 	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return demo.Serve(ctx, demo.Options{Delay: demoDelay, Logger: logger.With("agent", "demo")}, in, out)
@@ -68,6 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Redact:              cfg.redact,
 		StartTimeout:        cfg.startTimeout,
 		CancelGrace:         cfg.cancelGrace,
+		AgentWriteTimeout:   cfg.agentWriteTimeout,
 		PermissionTimeout:   cfg.permissionTimeout,
 		AgentEnv:            cfg.agentEnv,
 		Logger:              logger,

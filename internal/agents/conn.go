@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -18,8 +19,8 @@ import (
 // Handler receives what an agent sends to its client. The gateway's session implements it.
 type Handler interface {
 	// SessionUpdate receives the raw params of a `session/update` notification, in wire order. It runs on the
-	// SDK's single notification goroutine and must not block: the SDK closes the connection when 1 024
-	// notifications queue up behind a slow handler.
+	// SDK's single notification goroutine and must not block: while 1 024 notifications queue up behind it,
+	// the SDK stops reading the agent's stdout (the agent's writes then block), and requests wait for it.
 	SessionUpdate(params json.RawMessage)
 	// RequestPermission receives the raw params of `session/request_permission` and returns the raw
 	// RequestPermissionResponse. It may block until a client answers; ctx ends when the agent goes away.
@@ -48,6 +49,9 @@ type Options struct {
 	Logger      *slog.Logger // nil = slog.Default()
 	StderrBytes int          // stderr kept for diagnostics; 0 = 64 KiB
 	StopGrace   time.Duration
+	// WriteTimeout bounds each write to an external agent's stdin; 0 = 30 s. An agent that does not take a
+	// message within it is stopped (see Conn.Failure).
+	WriteTimeout time.Duration
 }
 
 // Conn is one running agent and the ACP connection to it.
@@ -60,12 +64,16 @@ type Conn struct {
 	stderr *TailBuffer
 	grace  time.Duration
 	log    *slog.Logger
-	order  *updateBarrier
-	tap    *tapReader
+	stdout *stdoutWatch
+	noise  *noiseLimiter      // the SDK's log of unusable stdout lines
 	cancel context.CancelFunc // ends a built-in agent
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
 	exitErr error         // written before exited is closed
+
+	mu      sync.Mutex
+	failure string         // Guarded by mu; why the gateway ended the connection, "" if it did not.
+	strays  map[int]uint64 // Guarded by mu; the agent's descendants recorded before signals (strays.go), pid → start time.
 
 	stopOnce sync.Once
 }
@@ -82,7 +90,6 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		grace:  cmpDur(opts.StopGrace, 2*time.Second),
 		log:    opts.Logger,
 		exited: make(chan struct{}),
-		order:  newUpdateBarrier(),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -113,22 +120,38 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}
 		cmd.WaitDelay = c.grace
-		in, err := cmd.StdinPipe()
+		// Not cmd.StdinPipe: the gateway's end must take write deadlines (stdinWriter).
+		inR, inW, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
+		cmd.Stdin = inR
 		out, err := cmd.StdoutPipe()
 		if err != nil {
+			inR.Close()
+			inW.Close()
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
+		err = cmd.Start()
+		inR.Close() // the agent has its own copy
+		if err != nil {
+			inW.Close()
 			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
 		}
-		c.cmd, c.stdin, stdout = cmd, in, out
+		c.cmd, stdout = cmd, out
+		c.stdin = &stdinWriter{f: inW, timeout: cmpDur(opts.WriteTimeout, defaultWriteTimeout), stuck: c.stdinStuck}
 		go func() {
 			err := cmd.Wait()
-			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it.
+			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it,
+			// and so do the descendants recorded while it ran that left the group (setsid).
+			c.recordStrays()
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			c.mu.Lock()
+			strays := c.strays
+			c.strays = nil
+			c.mu.Unlock()
+			killStrays(strays, c.grace)
+			reapEscapedZombies()
 			c.exitErr = err
 			close(c.exited)
 		}()
@@ -136,13 +159,13 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("agent %q: unknown kind %q", spec.Name, spec.Kind)
 	}
 	ready := make(chan struct{})
-	tap := c.order.tap(stdout, ready)
+	c.stdout = &stdoutWatch{r: stdout, ready: ready}
 	if nh, ok := opts.Handler.(NoiseHandler); ok {
-		tap.lines.onNoise = nh.AgentNoise
+		c.stdout.lines.onNoise = nh.AgentNoise
 	}
-	c.tap = tap
-	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, tap)
-	c.rpc.SetLogger(boundLogger(c.log, noiseKeep))
+	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
+	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep).Handler())
+	c.rpc.SetLogger(slog.New(c.noise))
 	close(ready)
 	return c, nil
 }
@@ -152,12 +175,14 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 		switch method {
 		case acp.ClientMethodSessionUpdate:
 			h.SessionUpdate(params)
-			c.order.processed()
 			return nil, nil
 		case acp.ClientMethodSessionRequestPermission:
 			// Requests run on their own goroutine and can overtake the tool_call notification read before
-			// them; wait (bounded) until those are handled so clients see wire order.
-			c.order.wait(ctx)
+			// them; wait until every notification read before this request is handled so clients see wire
+			// order.
+			if c.rpc.WaitNotificationsBefore(ctx) != nil {
+				return nil, acp.NewRequestCancelled(nil)
+			}
 			res, err := h.RequestPermission(ctx, params)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -207,14 +232,57 @@ func (c *Conn) ExitErr() error {
 	return c.exitErr
 }
 
-// DrainUpdates waits (at most maxWait of the barrier, 250 ms) until every session/update read from the agent
-// has been handed to the Handler. When the agent dies the SDK fails pending calls at once while queued
-// notifications are still being handled; the gateway waits so a turn's last updates still count as the turn's.
-func (c *Conn) DrainUpdates() { c.order.wait(context.Background()) }
+// DrainUpdates waits until every notification read from the agent so far has been handed to the Handler.
+// When the agent dies the SDK fails pending calls at once while queued notifications are still being handled;
+// the gateway waits so a turn's last updates still count as the turn's. It cannot hang: the Handler never
+// blocks, and the SDK hands over what it read even after the connection ended.
+func (c *Conn) DrainUpdates() {
+	_ = c.rpc.WaitNotificationsHandled(context.Background(), c.rpc.NotificationsRead())
+}
 
 // LineTooLong reports whether the agent wrote a stdout line past acp-go-sdk's 10 MiB limit, which ends the
 // connection.
-func (c *Conn) LineTooLong() bool { return c.tap.lines.sawTooLong() }
+func (c *Conn) LineTooLong() bool { return c.stdout.lines.sawTooLong() }
+
+// Failure says why the gateway ended the connection to a misbehaving agent, for the session's failure
+// reason; "" when it did not.
+func (c *Conn) Failure() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failure
+}
+
+// stdinStuck ends an agent that stopped reading its stdin. It runs on the writing goroutine with the SDK's
+// write lock held, so it only signals; the exit is handled as any other.
+func (c *Conn) stdinStuck(err error) {
+	c.mu.Lock()
+	if c.failure == "" {
+		c.failure = err.Error() + "; the agent was stopped"
+	}
+	c.mu.Unlock()
+	c.log.Warn("agent stopped reading its stdin; killing it", "err", err)
+	c.recordStrays()
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// recordStrays adds the agent's current descendants to those killed after it exits (strays.go). Once the
+// agent has exited its pid may be reused, so nothing more is recorded.
+func (c *Conn) recordStrays() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	found := descendantsOf(c.cmd.Process.Pid, allProcs())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.strays == nil {
+		c.strays = make(map[int]uint64, len(found))
+	}
+	for pid, start := range found {
+		c.strays[pid] = start
+	}
+}
 
 // Stderr returns the last bytes the agent wrote to stderr.
 func (c *Conn) Stderr() string { return c.stderr.String() }
@@ -227,10 +295,15 @@ func (c *Conn) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group. It
-// returns once the agent has exited. Safe to call more than once and concurrently.
+// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group; its
+// recorded descendants that left the group are killed after it (strays.go). It returns once the agent has
+// exited and its stdout is read to the end. Safe to call more than once and concurrently.
 func (c *Conn) Stop() {
+	defer c.flushNoise()
 	c.stopOnce.Do(func() {
+		if c.cmd != nil {
+			c.recordStrays() // while the agent is alive its descendants are still findable as such
+		}
 		_ = c.stdin.Close()
 		if c.cmd == nil {
 			t := time.NewTimer(c.grace)
@@ -245,10 +318,12 @@ func (c *Conn) Stop() {
 		if c.waitExit(c.grace) {
 			return
 		}
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 		if c.waitExit(c.grace) {
 			return
 		}
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	})
 	<-c.exited
@@ -260,9 +335,16 @@ func (c *Conn) Kill() {
 		_ = c.stdin.Close()
 		c.cancel()
 	} else {
+		c.recordStrays()
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	<-c.exited
+}
+
+// flushNoise logs the count of suppressed stdout noise once the SDK's reader has ended.
+func (c *Conn) flushNoise() {
+	<-c.rpc.Done()
+	c.noise.state.flushOnce.Do(c.noise.flush)
 }
 
 func (c *Conn) waitExit(d time.Duration) bool {

@@ -1,6 +1,9 @@
 package agents
 
-import "sync"
+import (
+	"io"
+	"sync"
+)
 
 // Limits of what the gateway reports about an agent's stdout lines that are not JSON-RPC.
 const (
@@ -18,24 +21,17 @@ type lineWatch struct {
 	json    bool   // its first non-space byte is '{'
 	keep    []byte // prefix of a non-JSON line
 	length  int    // bytes of the current line so far
-	match   int    // progress through `"method"` ws* ':' ws* `"session/update"` (see step)
-	counted bool   // the current line was counted as a session/update notification
 
 	mu      sync.Mutex
 	tooLong bool // Guarded by mu.
 }
 
-// scan watches a chunk of stdout and returns how many `session/update` notification lines it completed the
-// method member of (at most one per line).
-func (w *lineWatch) scan(p []byte) (updates int) {
+// scan watches a chunk of stdout.
+func (w *lineWatch) scan(p []byte) {
 	for _, c := range p {
 		if c == '\n' {
 			w.endLine()
 			continue
-		}
-		if !w.counted && w.step(c) {
-			w.counted = true
-			updates++
 		}
 		w.length++
 		if w.length == maxLineBytes { // the SDK's scanner gives up once its 10 MiB buffer is full
@@ -53,60 +49,13 @@ func (w *lineWatch) scan(p []byte) (updates int) {
 			w.keep = append(w.keep, c)
 		}
 	}
-	return updates
-}
-
-const (
-	methodKey   = `"method"`
-	updateValue = `"session/update"`
-)
-
-// step advances the matcher for `"method"\s*:\s*"session/update"` by one byte, streaming (tokens may span
-// reads) and without buffering. It reports a complete match.
-func (w *lineWatch) step(c byte) bool {
-	const keyEnd = len(methodKey)           // matched the key
-	const colon = keyEnd + 1                // matched the colon
-	const valEnd = colon + len(updateValue) // matched the value
-	m := w.match
-	switch {
-	case m < keyEnd:
-		if c == methodKey[m] {
-			w.match++
-			return false
-		}
-	case m == keyEnd:
-		if c == ' ' || c == '\t' || c == '\r' {
-			return false
-		}
-		if c == ':' {
-			w.match = colon
-			return false
-		}
-	case m == colon && (c == ' ' || c == '\t' || c == '\r'):
-		return false
-	case m < valEnd:
-		if c == updateValue[m-colon] {
-			w.match++
-			if w.match == valEnd {
-				w.match = 0
-				return true
-			}
-			return false
-		}
-	}
-	// Mismatch: this byte may start the key again.
-	w.match = 0
-	if c == methodKey[0] {
-		w.match = 1
-	}
-	return false
 }
 
 func (w *lineWatch) endLine() {
 	if w.started && !w.json && w.onNoise != nil {
 		w.onNoise(w.keep, w.length)
 	}
-	w.started, w.json, w.keep, w.length, w.match, w.counted = false, false, w.keep[:0], 0, 0, false
+	w.started, w.json, w.keep, w.length = false, false, w.keep[:0], 0
 }
 
 // sawTooLong reports whether the agent wrote a line longer than the SDK accepts.
@@ -114,4 +63,22 @@ func (w *lineWatch) sawTooLong() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.tooLong
+}
+
+// stdoutWatch wraps the agent's stdout as the SDK reads it, feeding a lineWatch. Reads block until ready is
+// closed: the SDK starts its reader goroutine in NewConnection, before SetLogger can be called without a data
+// race.
+type stdoutWatch struct {
+	r     io.Reader
+	ready <-chan struct{}
+	lines lineWatch // Owned by the SDK's reader goroutine (the only caller of Read).
+}
+
+func (s *stdoutWatch) Read(p []byte) (int, error) {
+	<-s.ready
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.lines.scan(p[:n])
+	}
+	return n, err
 }

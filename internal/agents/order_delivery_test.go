@@ -1,85 +1,94 @@
 package agents
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"strings"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// The update barrier counts the notifications the SDK will hand to the session so a permission request can
-// wait for the tool_call sent before it. It must count exactly the lines whose JSON-RPC method is
-// session/update: one it counts but the SDK never hands over (the string "session/update" as a value inside
-// params, a response, a garbage or truncated line) desynchronises it for the rest of the connection, and every
-// later permission request then waits the full maxWait and loses its ordering guarantee.
-func TestUpdateBarrierCountsOnlyUpdateMethods(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		input string
-		want  uint64
-	}{
-		{"one notification", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, 1},
-		{"spaces around the colon", `{"jsonrpc":"2.0", "method" : "session/update", "params":{}}`, 1},
-		{"the method name as tool input", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"grep","rawInput":{"pattern":"session/update"}}}}`, 1},
-		{"the method name as message text", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"session/update"}}}}`, 1},
-		{"a response mentioning it", `{"jsonrpc":"2.0","id":3,"result":{"methods":["session/update"]}}`, 0},
-		{"a permission request about it", `{"jsonrpc":"2.0","id":4,"method":"session/request_permission","params":{"toolCall":{"title":"session/update"}}}`, 0},
-		{"a log line on stdout", `debug: sending "session/update" now`, 0},
-	} {
-		// Whole lines in one read, and reads smaller than the token (a pipe returns whatever the agent wrote;
-		// an agent that writes a message in pieces produces such reads).
-		for _, n := range []int{1 << 16, 7} {
-			t.Run(fmt.Sprintf("%s/reads_of_%d", tc.name, n), func(t *testing.T) {
-				b := newUpdateBarrier()
-				ready := make(chan struct{})
-				close(ready)
-				r := b.tap(&chunkReader{s: tc.input + "\n", n: n}, ready)
-				if _, err := io.Copy(io.Discard, r); err != nil {
-					t.Fatal(err)
-				}
-				if b.seen != tc.want {
-					t.Fatalf("counted %d session/update notifications, want %d", b.seen, tc.want)
-				}
-			})
-		}
-	}
-}
+const (
+	toolCallLine = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"edit","status":"pending"}}}`
+	// A request whose params hold the member "method":"session/update": a byte matcher on stdout counted it
+	// as a notification that never came.
+	decoyPermissionLine = `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"decoy","rawInput":{"method":"session/update"}},"options":[]}}`
+	permissionLine      = `{"jsonrpc":"2.0","id":2,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1"},"options":[]}}`
+)
 
-// TestUpdateBarrierDesyncDelaysLaterRequests shows the cost of a miscount in fake time: after one notification
-// whose params contain the string "session/update", a later permission request (with nothing left to wait
-// for) is held for the whole maxWait.
-func TestUpdateBarrierDesyncDelaysLaterRequests(t *testing.T) {
+// TestPermissionWaitsForEarlierUpdates: a permission request runs on its own goroutine, so it could overtake
+// the tool_call notification the agent sent before it. The handler for the request is called only once that
+// notification has been handled, however long that takes (here: held for a fake minute), and a request
+// before any notification is not held at all, even when its params mention "method":"session/update".
+func TestPermissionWaitsForEarlierUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := newUpdateBarrier()
-		ready := make(chan struct{})
-		close(ready)
-		line := `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call","rawInput":{"pattern":"session/update"}}}}` + "\n"
-		if _, err := io.Copy(io.Discard, b.tap(strings.NewReader(line), ready)); err != nil {
-			t.Fatal(err)
-		}
-		b.processed() // the SDK handed over the one notification there was
+		gate := make(chan struct{})
+		rec := newRecorder(gate)
+		c := startRaw(t, &rawAgent{lines: []string{decoyPermissionLine, toolCallLine, permissionLine}}, rec)
+		defer c.Stop()
+		defer releaseOnce(gate) // a failed check must not leave the handler held
+
 		start := time.Now()
-		b.wait(context.Background())
+		if got := <-rec.called; got != "permission decoy" {
+			t.Fatalf("first call %q, want the decoy permission request", got)
+		}
 		if d := time.Since(start); d != 0 {
-			t.Fatalf("a request with nothing to wait for was held %s", d)
+			t.Fatalf("a permission request with no notification before it was held %s", d)
+		}
+		time.Sleep(time.Minute) // the notification handler is slow: the second request must keep waiting
+		synctest.Wait()
+		if got := rec.snapshot(); !slices.Equal(got, []string{"permission decoy"}) {
+			t.Fatalf("while the tool_call was still being handled the handler saw %q", got)
+		}
+		releaseOnce(gate)
+		<-rec.called
+		<-rec.called
+		if got, want := rec.snapshot(), []string{"permission decoy", "update", "permission t1"}; !slices.Equal(got, want) {
+			t.Fatalf("handler saw %q, want wire order %q", got, want)
 		}
 	})
 }
 
-type chunkReader struct {
-	s string
-	n int
+// TestFastAgentIsBackPressured: while the session's handler is held, an agent writing far more notifications
+// than the SDK's queue holds (1 024) is made to wait on its stdout instead of having its connection closed;
+// once the handler catches up, every notification is delivered in order.
+func TestFastAgentIsBackPressured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 5000
+		lines := make([]string, n)
+		for i := range lines {
+			lines[i] = fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%d"}}}}`, i)
+		}
+		gate := make(chan struct{})
+		rec := newRecorder(gate)
+		c := startRaw(t, &rawAgent{lines: lines}, rec)
+		defer c.Stop()
+		defer releaseOnce(gate) // a failed check must not leave the handler held
+
+		synctest.Wait() // the agent has written all it can; everything is blocked on the held handler
+		select {
+		case <-c.Done():
+			t.Fatal("the connection was closed while the handler was busy")
+		default:
+		}
+		releaseOnce(gate)
+		synctest.Wait() // the agent wrote the rest and waits for stdin to close
+		select {
+		case <-c.Done():
+			t.Fatalf("connection closed after %d notifications", len(rec.snapshot()))
+		default:
+		}
+		c.DrainUpdates()
+		if got := len(rec.snapshot()); got != n {
+			t.Fatalf("handled %d notifications, want %d", got, n)
+		}
+	})
 }
 
-func (c *chunkReader) Read(p []byte) (int, error) {
-	if c.s == "" {
-		return 0, io.EOF
+func releaseOnce(gate chan struct{}) {
+	select {
+	case <-gate:
+	default:
+		close(gate)
 	}
-	k := min(len(p), c.n, len(c.s))
-	copy(p, c.s[:k])
-	c.s = c.s[k:]
-	return k, nil
 }

@@ -21,6 +21,7 @@ type Config struct {
 	CancelGrace       time.Duration // wait for the agent's answer after session/cancel; 0 = 10 s
 	PermissionTimeout time.Duration // deadline of a pending permission request; 0 = 5 min
 	StopGrace         time.Duration // per shutdown step of an agent process; 0 = 2 s
+	AgentWriteTimeout time.Duration // each write to an agent's stdin; 0 = agents' default (30 s)
 	AgentEnv          []string      // environment given to external agents (already allowlisted)
 	Logger            *slog.Logger  // nil = slog.Default()
 	Version           string        // reported to agents as clientInfo.version

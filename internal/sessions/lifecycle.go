@@ -19,6 +19,7 @@ func (s *Session) start(ctx context.Context) error {
 	cfg := s.reg.cfg
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
+		WriteTimeout: cfg.AgentWriteTimeout,
 	})
 	if err != nil {
 		return &AgentError{Op: "start agent", Err: err}
@@ -150,6 +151,9 @@ func (s *Session) watchAgent() {
 			reason = "agent exited"
 		}
 	default:
+	}
+	if f := s.conn.Failure(); f != "" {
+		reason = f // the gateway ended the connection itself (an agent that stopped reading its stdin)
 	}
 	s.fail(reason)
 }

@@ -13,6 +13,12 @@
 //	perms     asks permission for a read-kind tool call, then for an edit-kind one, and reports each
 //	          outcome as a completed or failed tool_call_update. Option ids are chosen to mislead: the option
 //	          with id "allow" is of kind reject_once, so a policy that picks by id instead of kind is caught.
+//	noise     the prompt text is "N": prints N short non-JSON lines on stdout, then ends the turn (end_turn).
+//	deaf      stops reading its stdin once it has answered session/new: the gateway's next writes fill the
+//	          pipe and block.
+//	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
+//	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn) — or,
+//	          when the prompt text is "escape and exit", exits at once, leaving the process behind.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //
@@ -29,6 +35,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -51,8 +59,24 @@ type agent struct {
 	mode      string
 	out       *lockedWriter
 	conn      *acp.AgentSideConnection
+	deaf      chan struct{} // closed when the agent stops reading stdin (deaf mode)
 	mu        sync.Mutex
 	n         int
+}
+
+// deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
+type deafReader struct {
+	r    io.Reader
+	deaf <-chan struct{}
+}
+
+func (d deafReader) Read(p []byte) (int, error) {
+	select {
+	case <-d.deaf:
+		hang()
+	default:
+	}
+	return d.r.Read(p)
 }
 
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
@@ -73,6 +97,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
+	if a.mode == "deaf" && a.n == 1 {
+		close(a.deaf) // the answer still goes out; nothing more is read
+	}
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
@@ -180,6 +207,25 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 				acp.WithUpdateRawOutput(map[string]any{"chosen": chosen})))
 		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "noise":
+		var n int
+		fmt.Sscanf(promptText(p.Prompt), "%d", &n)
+		for i := 0; i < n; i++ {
+			a.raw("noise " + strconv.Itoa(i))
+		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "escape":
+		child := exec.Command("sleep", "1000")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			return acp.PromptResponse{}, err
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", child.Process.Pid)
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(child.Process.Pid)))
+		if promptText(p.Prompt) == "escape and exit" {
+			os.Exit(0)
+		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "raw":
 		s := string(sid)
 		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a<b && c>d"},"x-unknown":{"k":null}}}}`)
@@ -191,10 +237,18 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms or raw")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape or raw")
 	flag.Parse()
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{mode: *mode, out: out}
-	a.conn = acp.NewAgentSideConnection(a, out, os.Stdin)
+	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}
+	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
+}
+
+// hang blocks forever. Not `select {}`: with every goroutine blocked that way the runtime would report a
+// deadlock and exit.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

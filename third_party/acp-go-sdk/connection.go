@@ -19,8 +19,6 @@ const (
 	defaultMaxQueuedNotifications = 1024
 )
 
-var errNotificationQueueOverflow = errors.New("notification queue overflow")
-
 type anyMessage struct {
 	JSONRPC string           `json:"jsonrpc"`
 	ID      *json.RawMessage `json:"id,omitempty"`
@@ -403,6 +401,11 @@ func (c *Connection) receive() {
 					idKey = string(*msg.ID)
 				}
 				reqCtx, cancel := context.WithCancelCause(c.ctx)
+				// acp-gateway patch: remember how many notifications were read before this request, so its
+				// handler can wait for them (WaitNotificationsBefore) and see wire order.
+				c.notifyMu.Lock()
+				reqCtx = context.WithValue(reqCtx, notificationsBeforeKey{}, c.lastEnqueuedNotificationSeq)
+				c.notifyMu.Unlock()
 
 				c.mu.Lock()
 				c.inflight[idKey] = cancel
@@ -424,29 +427,17 @@ func (c *Connection) receive() {
 
 			// Queue the notification for sequential processing. The sequence number marks
 			// the response-scoped barrier boundary for requests that observe later responses.
+			//
+			// acp-gateway patch: when the queue is full, block (stop reading the peer's output) until the
+			// handler catches up instead of closing the connection: the pipe carries the back-pressure to a
+			// peer that writes faster than notifications are handled. Only this goroutine sends on the queue,
+			// so taking the seq and sending are still in order without holding notifyMu across the send.
 			m := msg
 			c.notifyMu.Lock()
 			c.lastEnqueuedNotificationSeq++
 			seq := c.lastEnqueuedNotificationSeq
-			select {
-			case c.notificationQueue <- queuedNotification{seq: seq, msg: &m}:
-				c.notifyMu.Unlock()
-			default:
-				if c.lastEnqueuedNotificationSeq != seq {
-					c.notifyMu.Unlock()
-					panic("notification sequence advanced while receive goroutine was queueing")
-				}
-				c.lastEnqueuedNotificationSeq--
-				// invariant: completedNotificationSeq never exceeds the highest accepted enqueue.
-				if c.completedNotificationSeq > c.lastEnqueuedNotificationSeq {
-					c.notifyMu.Unlock()
-					panic("completed notification sequence exceeded enqueued notification sequence")
-				}
-				c.notifyMu.Unlock()
-				c.loggerOrDefault().Error("failed to queue notification; closing connection", "err", errNotificationQueueOverflow, "capacity", cap(c.notificationQueue), "queued", len(c.notificationQueue))
-				c.shutdownReceive(errNotificationQueueOverflow)
-				return
-			}
+			c.notifyMu.Unlock()
+			c.notificationQueue <- queuedNotification{seq: seq, msg: &m}
 		default:
 			c.loggerOrDefault().Error("received message with neither id nor method", "raw", string(line))
 		}

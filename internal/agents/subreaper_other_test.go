@@ -1,0 +1,5 @@
+//go:build !linux
+
+package agents
+
+func becomeSubreaper() error { return nil }

@@ -1,0 +1,45 @@
+package acp
+
+import "context"
+
+// acp-gateway patch: the exact notification watermark, exposed so a client can keep wire order between
+// notifications (handled on one goroutine) and requests (each on its own goroutine).
+
+// notificationsBeforeKey keys, in an inbound request's context, how many notifications were read from the
+// peer before that request.
+type notificationsBeforeKey struct{}
+
+// WaitNotificationsBefore blocks until every notification read before the inbound request whose handler
+// context is ctx has been handled, or ctx ends. With any other context it returns at once.
+func (c *Connection) WaitNotificationsBefore(ctx context.Context) error {
+	seq, _ := ctx.Value(notificationsBeforeKey{}).(uint64)
+	return c.WaitNotificationsHandled(ctx, seq)
+}
+
+// WaitNotificationsHandled blocks until the first seq notifications read from the peer have been handled, or
+// ctx ends. Unlike the wait behind SendRequest it keeps waiting after the peer disconnects: notifications
+// already read are still handled then.
+func (c *Connection) WaitNotificationsHandled(ctx context.Context, seq uint64) error {
+	stop := context.AfterFunc(ctx, func() {
+		c.notifyMu.Lock()
+		c.notifyCond.Broadcast()
+		c.notifyMu.Unlock()
+	})
+	defer stop()
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	for c.completedNotificationSeq < seq {
+		if ctx.Err() != nil {
+			return toReqErr(context.Cause(ctx))
+		}
+		c.notifyCond.Wait()
+	}
+	return nil
+}
+
+// NotificationsRead is how many notifications have been read from the peer so far (handled or queued).
+func (c *Connection) NotificationsRead() uint64 {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	return c.lastEnqueuedNotificationSeq
+}
