@@ -57,12 +57,14 @@ type Handler struct {
 	opts     Options
 	conns    *conngroup.Group // open connections; closing it is the shutdown signal
 	shutdown <-chan struct{}  // conns.Closing()
+	face     *metrics.Face    // this face's counters
 }
 
 // NewHandler returns the WebSocket face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	g := conngroup.New()
-	return &Handler{reg: reg, opts: opts.withDefaults(), conns: g, shutdown: g.Closing()}
+	o := opts.withDefaults()
+	return &Handler{reg: reg, opts: o, conns: g, shutdown: g.Closing(), face: o.Metrics.Face("ws")}
 }
 
 // Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. Call it
@@ -119,8 +121,8 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	defer h.conns.Leave()
-	h.opts.Metrics.ClientConnected("ws", 1)
-	defer h.opts.Metrics.ClientConnected("ws", -1)
+	h.face.Connected(1)
+	defer h.face.Connected(-1)
 	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }
