@@ -57,15 +57,21 @@ func (w *Writer) Stop() {
 // Write runs write, one frame of n bytes, under the watchdog and counts it. It fails at once when the
 // writer's context has ended.
 func (w *Writer) Write(n int, write func() error) error {
+	err := w.Run(write)
+	if err == nil {
+		w.face.FrameOut(n)
+	}
+	return err
+}
+
+// Run runs write under the watchdog without counting a frame (an SSE heartbeat).
+func (w *Writer) Run(write func() error) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	k := w.started.Add(1)
 	err := write()
 	w.done.Store(k)
-	if err == nil {
-		w.face.FrameOut(n)
-	}
 	return err
 }
 

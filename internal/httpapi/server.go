@@ -32,6 +32,9 @@ type Server struct {
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
+	// StreamWriteTimeout bounds one write to an event stream: a client that stops reading is dropped after
+	// it (the frame writer's watchdog, as on the WebSocket faces); 0 = 10 s.
+	StreamWriteTimeout time.Duration
 	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
 	// besides the gateway's own origin.
 	AllowedOrigins []string
@@ -113,6 +116,13 @@ func (s *Server) Handler() http.Handler {
 		r.Method(http.MethodGet, "/*", webHandler(s.Web))
 	}
 	return r
+}
+
+func (s *Server) streamWriteTimeout() time.Duration {
+	if s.StreamWriteTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return s.StreamWriteTimeout
 }
 
 func (s *Server) sseHeartbeat() time.Duration {
