@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -57,7 +58,7 @@ func (w *writer) forward(a *attachment, e sessions.Entry) error {
 		if w.c.takeAnswered(id) {
 			return nil
 		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel_request", "params": map[string]any{"requestId": id}})
+		b, _ := frameout.Notification("$/cancel_request", map[string]any{"requestId": id})
 		return w.write(b)
 	}
 	return nil // other `_gateway/*` frames: not ACP

@@ -29,6 +29,11 @@ func RPCResult(id json.RawMessage, result any) []byte {
 	return b
 }
 
+// Request encodes a JSON-RPC request the gateway sends to a client.
+func Request(id any, method string, params any) ([]byte, error) {
+	return json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
 // Notification encodes a JSON-RPC notification.
 func Notification(method string, params any) ([]byte, error) {
 	return json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})

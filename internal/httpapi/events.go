@@ -178,7 +178,7 @@ func (k *pageSink) Note(method string, params any) error {
 	if method == "_gateway/replay_complete" {
 		return nil // a page is always "replay"; lastSeq says where to continue
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	b, _ := frameout.Notification(method, params)
 	k.notes = append(k.notes, b)
 	return nil
 }
