@@ -2,6 +2,7 @@ package frameout
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,14 +22,19 @@ type Writer struct {
 	// Static after construction.
 	ctx     context.Context
 	timeout time.Duration
-	abort   func() // makes the write in progress fail (closes the socket, expires the write deadline)
+	abort   func() // makes the write in progress fail (closes the socket, expires the write deadline); must not block
 	face    *metrics.Face
 
 	started atomic.Uint64 // writes begun; written by the writing goroutine
 	done    atomic.Uint64 // the number of the last write finished; written by the writing goroutine
-	seen    uint64        // started at the watchdog's previous run; owned by the watchdog
+	seen    uint64        // started at the watchdog's previous run; owned by the watchdog (read under mu)
 	dog     *time.Timer   // the watchdog; re-arms itself until stopped
-	stopped atomic.Bool
+
+	// Once Stop has returned, abort is never called (an SSE response must not be touched after its handler
+	// has returned): an abort registers under mu, runs without it, and Stop waits for it.
+	mu       sync.Mutex
+	stopped  bool          // Guarded by mu.
+	aborting chan struct{} // Guarded by mu; non-nil while an abort runs, closed when it has returned.
 
 	stopOnCancel func() bool // Static after Start.
 }
@@ -39,19 +45,21 @@ func Start(ctx context.Context, timeout time.Duration, face *metrics.Face, abort
 	w := &Writer{ctx: ctx, timeout: timeout, abort: abort, face: face}
 	w.dog = time.AfterFunc(time.Hour, w.watch) // armed below, once w.dog is set for watch to re-arm
 	w.dog.Reset(timeout / 2)
-	w.stopOnCancel = context.AfterFunc(ctx, func() {
-		if w.writing() {
-			abort()
-		}
-	})
+	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }) })
 	return w
 }
 
 // Stop disarms the watchdog; the writer must not be used after.
 func (w *Writer) Stop() {
 	w.stopOnCancel()
-	w.stopped.Store(true)
+	w.mu.Lock()
+	w.stopped = true
+	inFlight := w.aborting
+	w.mu.Unlock()
 	w.dog.Stop()
+	if inFlight != nil {
+		<-inFlight
+	}
 }
 
 // Write runs write, one frame of n bytes, under the watchdog and counts it. It fails at once when the
@@ -78,16 +86,34 @@ func (w *Writer) Run(write func() error) error {
 // writing reports whether a write is in progress.
 func (w *Writer) writing() bool { return w.done.Load() != w.started.Load() }
 
+// abortIf aborts the connection when stuck() holds, unless the writer is stopped or an abort already runs.
+func (w *Writer) abortIf(stuck func() bool) bool {
+	w.mu.Lock()
+	if w.stopped || w.aborting != nil || !stuck() {
+		w.mu.Unlock()
+		return false
+	}
+	done := make(chan struct{})
+	w.aborting = done
+	w.mu.Unlock()
+	w.abort()
+	w.mu.Lock()
+	w.aborting = nil
+	w.mu.Unlock()
+	close(done)
+	return true
+}
+
 // watch is the write watchdog (see Writer).
 func (w *Writer) watch() {
-	if w.stopped.Load() {
-		return
-	}
 	started := w.started.Load()
-	if started == w.seen && w.done.Load() != started {
-		w.abort() // the write fails and the writer ends the connection
-		return
+	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }) {
+		return // the write fails and the writer ends the connection
 	}
-	w.seen = started
-	w.dog.Reset(w.timeout / 2)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.seen = started
+		w.dog.Reset(w.timeout / 2)
+	}
 }
