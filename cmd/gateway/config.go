@@ -60,6 +60,8 @@ type config struct {
 	bodyTimeout       time.Duration
 	httpIdleTimeout   time.Duration
 	maxUnauthConns    int
+	writeTimeout      time.Duration
+	maxACPConns       int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -101,6 +103,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Int64Var(&c.wsMaxFrame, "ws-max-frame", 16<<20, "largest WebSocket frame accepted from a client (1009 past it)")
 	fs.IntVar(&c.maxClients, "max-clients", 64, "most clients (WebSockets, event streams) per session; 503 past it")
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle session WebSockets are pinged; a client that does not answer within the interval is closed")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 10*time.Second, "how long one frame's write to a streaming client (WebSocket, /acp, SSE) may take; a client that stops reading is dropped after it")
+	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp sockets open at once; 503 past it")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")

@@ -88,11 +88,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		PingInterval: cfg.wsPingInterval, Logger: logger, Metrics: m,
+		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, Logger: logger, Metrics: m,
 	})
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
-		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Version: version,
+		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, MaxConns: cfg.maxACPConns,
+		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
 	var auth *httpapi.Auth
 	if cfg.token != "" {
@@ -101,7 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
-		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
+		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
 	if cfg.debugAddr != "" {

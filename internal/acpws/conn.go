@@ -2,12 +2,10 @@ package acpws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"reflect"
 	"sync"
-	"time"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -58,12 +56,7 @@ func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
 }
 
 // closeErr carries the close code the connection ends with.
-type closeErr struct {
-	code   websocket.StatusCode
-	reason string
-}
-
-func (e *closeErr) Error() string { return e.reason }
+type closeErr = frameout.CloseError
 
 // run starts the reader, runs the writer on this goroutine, and returns when both and every request
 // goroutine have ended. Sessions and their turns live on.
@@ -77,12 +70,17 @@ func (c *conn) run(parent context.Context) {
 		readErr = c.readLoop(c.ctx)
 	}()
 
-	w := &writer{c: c, atts: map[string]*attachment{}}
+	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
+	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() })
 	err := w.loop(c.ctx, readDone, &readErr)
+	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr
+	if err == errSlow {
+		c.h.face.Evicted()
+	}
 	if errors.As(err, &ce) {
-		c.ws.Close(ce.code, ce.reason)
+		c.ws.Close(ce.Code, ce.Reason)
 	} else {
 		c.ws.CloseNow()
 	}
@@ -213,278 +211,4 @@ func (c *conn) takeAnswered(id string) bool {
 	_, ok := c.answered[id]
 	delete(c.answered, id)
 	return ok
-}
-
-// attachment is the writer's view of one attached session. Owned by the writer.
-type attachment struct {
-	s           *sessions.Session
-	cursor      uint64              // seq of the last frame handled (forwarded or skipped)
-	replayUntil uint64              // frames up to this seq are history: no permission requests, no lag count
-	wake        <-chan struct{}     // from the last read; closed when the log has more
-	closed      bool                // the log is closed and fully read
-	asked       map[string]struct{} // permission ids sent to the client and not yet resolved
-}
-
-// writer is the connection's only writer of data frames.
-type writer struct {
-	c    *conn
-	atts map[string]*attachment // Owned by the writer.
-	buf  []sessions.Entry
-}
-
-// attach starts forwarding s's log after seq from; frames up to replayUntil are history. Re-attaching
-// replaces the cursor.
-func (w *writer) attach(s *sessions.Session, from, replayUntil uint64) *attachment {
-	a := &attachment{s: s, cursor: from, replayUntil: replayUntil, asked: map[string]struct{}{}}
-	if old := w.atts[s.ID]; old != nil && old.s == s {
-		a.asked = old.asked // still asked: a re-load re-sends only what is pending
-	}
-	w.atts[s.ID] = a
-	return a
-}
-
-func (w *writer) detach(a *attachment) {
-	if w.atts[a.s.ID] == a {
-		delete(w.atts, a.s.ID)
-	}
-	w.c.unsubscribe(a.s)
-}
-
-func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *error) error {
-	c := w.c
-	ping := time.NewTicker(c.h.opts.PingInterval)
-	defer ping.Stop()
-	var cases []reflect.SelectCase
-	for {
-		busy := false
-		for _, a := range w.atts {
-			n, err := w.pump(a, 0)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				busy = true
-			}
-			if a.closed {
-				w.detach(a)
-			}
-		}
-		if busy {
-			// Interleave queued responses with a long log so neither starves, and notice an ending socket.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-readDone:
-				return readErrToClose(*readErr)
-			case <-c.h.shutdown:
-				return &closeErr{codeGoingAway, reasonShutdown}
-			case o := <-c.out:
-				if err := o(w); err != nil {
-					return err
-				}
-			default:
-			}
-			continue
-		}
-		const (
-			iCtx = iota
-			iRead
-			iShutdown
-			iPing
-			iOut
-			iFirstLog
-		)
-		cases = append(cases[:0],
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(readDone)},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.h.shutdown)},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ping.C)},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.out)},
-		)
-		for _, a := range w.atts {
-			if a.wake != nil {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(a.wake)})
-			}
-		}
-		chosen, v, _ := reflect.Select(cases)
-		switch chosen {
-		case iCtx:
-			return ctx.Err()
-		case iRead:
-			return readErrToClose(*readErr)
-		case iShutdown:
-			return &closeErr{codeGoingAway, reasonShutdown}
-		case iPing:
-			c.work.Add(1)
-			go func() {
-				defer c.work.Done()
-				pctx, cancel := context.WithTimeout(ctx, c.h.opts.WriteTimeout)
-				defer cancel()
-				if err := c.ws.Ping(pctx); err != nil && ctx.Err() == nil {
-					c.ws.CloseNow() // missed pong: the reader fails and the writer follows
-				}
-			}()
-		case iOut:
-			if err := v.Interface().(op)(w); err != nil {
-				return err
-			}
-		default:
-			// A log woke up: the next round pumps it.
-		}
-	}
-}
-
-// pump reads the next batch of a's log (up to seq limit when limit > 0) and forwards what this socket
-// forwards. It returns how many frames it handled.
-func (w *writer) pump(a *attachment, limit uint64) (int, error) {
-	if a.closed {
-		return 0, nil
-	}
-	log := a.s.Log()
-	res, err := log.Read(a.cursor, 256, w.buf)
-	if errors.Is(err, sessions.ErrTruncated) {
-		if a.cursor < a.replayUntil {
-			// Replaying history the log no longer holds entirely: start at its oldest frame.
-			first, _ := log.Bounds()
-			a.cursor = first - 1
-			res, err = log.Read(a.cursor, 256, w.buf)
-		}
-		if err != nil {
-			return 0, &closeErr{codeSlowClient, reasonTruncated}
-		}
-	}
-	w.buf = res.Entries
-	a.wake = res.Wake
-	n, handled := 0, int64(0)
-	for _, e := range res.Entries {
-		if limit > 0 && e.Seq > limit {
-			break
-		}
-		if err := w.forward(a, e); err != nil {
-			return n, err
-		}
-		a.cursor = e.Seq
-		n++
-		handled += int64(len(e.Frame))
-	}
-	if len(res.Entries) == 0 && res.Closed {
-		a.closed = true
-		return 0, nil
-	}
-	if a.cursor >= a.replayUntil && res.Head > a.cursor {
-		o := w.c.h.opts
-		if res.Head-a.cursor > uint64(o.QueueFrames) || res.LagBytes-handled > o.QueueBytes {
-			return n, &closeErr{codeSlowClient, reasonSlow}
-		}
-	}
-	return n, nil
-}
-
-// flush forwards a's log up to seq upTo.
-func (w *writer) flush(a *attachment, upTo uint64) error {
-	for a.cursor < upTo && !a.closed {
-		n, err := w.pump(a, upTo)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-	return nil
-}
-
-// logFrame is the part of a logged frame the writer looks at to decide whether to forward it.
-type logFrame struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Update struct {
-			SessionUpdate string `json:"sessionUpdate"`
-		} `json:"update"`
-		PermissionID string `json:"permissionId"` // _gateway/permission_resolved
-		Meta         struct {
-			Gateway struct {
-				TurnID string `json:"turnId"`
-			} `json:"gateway"`
-		} `json:"_meta"`
-	} `json:"params"`
-}
-
-// forward writes one log frame if this socket forwards it.
-func (w *writer) forward(a *attachment, e sessions.Entry) error {
-	var f logFrame
-	if err := json.Unmarshal(e.Frame, &f); err != nil {
-		return nil // the log only holds frames the gateway encoded; never expected
-	}
-	switch f.Method {
-	case "session/update":
-		if f.Params.Update.SessionUpdate == "user_message_chunk" && e.Seq > a.replayUntil && w.c.isOwnTurn(f.Params.Meta.Gateway.TurnID) {
-			return nil // the prompt's sender knows what it sent
-		}
-		return w.write(e.Frame)
-	case "session/request_permission":
-		if e.Seq <= a.replayUntil {
-			return nil // history; still-pending ones are re-sent after the attach
-		}
-		var id string
-		if json.Unmarshal(f.ID, &id) != nil || !a.s.PermissionPending(id) {
-			return nil
-		}
-		return w.ask(a, id, e.Frame)
-	case "_gateway/permission_resolved":
-		// Resolved by someone else (REST, another socket, the gateway on cancel/close/deadline): withdraw the
-		// request from this client with ACP's `$/cancel_request`, so its UI stops asking. Its late answer, if
-		// any, is ignored.
-		id := f.Params.PermissionID
-		if _, ok := a.asked[id]; !ok {
-			return nil
-		}
-		delete(a.asked, id)
-		if w.c.takeAnswered(id) {
-			return nil
-		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel_request", "params": map[string]any{"requestId": id}})
-		return w.write(b)
-	}
-	return nil // other `_gateway/*` frames: not ACP
-}
-
-// ask sends a permission request frame to the client and remembers it until it is resolved.
-func (w *writer) ask(a *attachment, id string, frame []byte) error {
-	if _, dup := a.asked[id]; dup {
-		return nil
-	}
-	a.asked[id] = struct{}{}
-	return w.write(frame)
-}
-
-// sendPending writes the request frames of a's permissions still pending and logged at or before upTo.
-func (w *writer) sendPending(a *attachment, upTo uint64) error {
-	for _, e := range a.s.PendingFrames(upTo) {
-		var f struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(e.Frame, &f) != nil {
-			continue
-		}
-		if err := w.ask(a, f.ID, e.Frame); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *writer) write(frame []byte) error {
-	ctx, cancel := context.WithTimeout(w.c.ctx, w.c.h.opts.WriteTimeout)
-	defer cancel()
-	return w.c.ws.Write(ctx, websocket.MessageText, frame)
-}
-
-func readErrToClose(err error) error {
-	var ce *closeErr
-	if errors.As(err, &ce) {
-		return ce
-	}
-	return err
 }

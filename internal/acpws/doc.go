@@ -11,11 +11,15 @@
 // Each socket has exactly one reader goroutine and one writer goroutine, joined before the handler returns,
 // plus at most Options.MaxInflight request goroutines (also joined). The reader never blocks for long: every
 // request that talks to a session or an agent runs on its own goroutine; a full budget answers -32603 at
-// once. The writer is the only goroutine that writes data frames. It is fed by a bounded queue of operations
-// (responses, attach/replay steps) and by the event logs of the sessions this socket attached to
-// (session/new, session/load, session/resume): it reads each log from its own cursor, so the agent and the
-// log never wait for this socket. A socket that falls more than QueueFrames/QueueBytes behind a live log is
-// closed with 4001 (raw ACP has no resync; the client reconnects and calls session/load).
+// once. The writer is the only goroutine that writes data frames, through the frame writer every streaming
+// face shares (frameout: no per-frame context, a watchdog ends a write stuck past WriteTimeout). It is fed by
+// a bounded queue of operations (responses, attach/replay steps) and by the event logs of the sessions this
+// socket attached to (session/new, session/load, session/resume): it reads each log through its own
+// sessions.Cursor, so the agent and the log never wait for this socket. While it has nothing to write it waits
+// on a fixed set of channels: a log with nothing new has one watcher goroutine that wakes the writer when the
+// log grows. A socket that falls more than QueueFrames/QueueBytes behind a live log is closed with 4001 (raw
+// ACP has no resync; the client reconnects and calls session/load). At most Options.MaxConns sockets are
+// open at once; past it the upgrade is refused with a 503.
 //
 // Responses that concern a session (prompt, load, set_mode, …) are written only after the socket has
 // forwarded that session's log up to the point where the answer was known: `{stopReason}` follows every

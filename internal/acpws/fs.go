@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -162,7 +163,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	withdraw := false
 	defer func() { c.abandon(n, withdraw) }()
 
-	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+	frame, err := frameout.Request(n, method, params)
 	if err != nil {
 		return nil, fsError("cannot encode the request for the client")
 	}
@@ -219,7 +220,7 @@ func (c *conn) abandon(n uint64, withdraw bool) {
 	if !withdraw || call == nil || !call.sent {
 		return
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel_request", "params": map[string]any{"requestId": n}})
+	b, _ := frameout.Notification("$/cancel_request", map[string]any{"requestId": n})
 	select {
 	case c.out <- func(w *writer) error { return w.write(b) }:
 	default: // advisory; a writer this far behind is about to be closed anyway

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
+	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -20,6 +22,7 @@ type Options struct {
 	ReadLimit    int64         // largest frame accepted from a client (1009 past it); 0 = 16 MiB
 	OutQueue     int           // operations (responses, attach steps) queued for the writer; 0 = 256
 	MaxInflight  int           // requests handled at once per socket, running prompts included; 0 = 64
+	MaxConns     int           // sockets open at once; past it the upgrade is refused with 503; 0 = 256
 	ListPageSize int           // sessions per session/list page; 0 = 100
 	PingInterval time.Duration // 0 = 25 s
 	WriteTimeout time.Duration // one frame's write; 0 = 10 s
@@ -29,8 +32,9 @@ type Options struct {
 	Subprotocols []string
 	// LoadReplay is what session/load replays: ReplayLog ("" = default) or ReplayTranscript.
 	LoadReplay string
-	Logger     *slog.Logger // nil = slog.Default()
-	Version    string       // the gateway's version in its own agentInfo; "" = "dev"
+	Logger     *slog.Logger     // nil = slog.Default()
+	Metrics    *metrics.Metrics // nil = no metrics
+	Version    string           // the gateway's version in its own agentInfo; "" = "dev"
 }
 
 func (o Options) withDefaults() Options {
@@ -48,6 +52,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 64
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 256
 	}
 	if o.ListPageSize <= 0 {
 		o.ListPageSize = 100
@@ -95,6 +102,8 @@ type Handler struct {
 	conns    *conngroup.Group // open sockets; closing it is the shutdown signal
 	shutdown <-chan struct{}  // conns.Closing()
 	fsOwners fsOwners         // sockets serving sessions' fs/*
+	slots    chan struct{}    // one per open socket, MaxConns deep: the connection cap
+	face     *metrics.Face    // this face's counters
 
 	mu    sync.Mutex
 	known map[string]agentInit // Guarded by mu; last initialize answer seen per agent name.
@@ -103,7 +112,11 @@ type Handler struct {
 // NewHandler returns the raw-ACP face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	g := conngroup.New()
-	return &Handler{reg: reg, opts: opts.withDefaults(), conns: g, shutdown: g.Closing(), known: map[string]agentInit{}}
+	o := opts.withDefaults()
+	return &Handler{
+		reg: reg, opts: o, conns: g, shutdown: g.Closing(), known: map[string]agentInit{},
+		slots: make(chan struct{}, o.MaxConns), face: o.Metrics.Face("acp"),
+	}
 }
 
 // ServeHTTP serves `/acp`: the default agent.
@@ -125,6 +138,14 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		http.Error(w, "unknown agent", http.StatusNotFound)
 		return
 	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit")
+		return
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
@@ -140,6 +161,8 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		return
 	}
 	defer h.conns.Leave()
+	h.face.Connected(1)
+	defer h.face.Connected(-1)
 	newConn(h, c, agent).run(r.Context())
 }
 

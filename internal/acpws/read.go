@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/coder/websocket"
@@ -31,7 +32,7 @@ func (c *conn) readLoop(ctx context.Context) error {
 			return err
 		}
 		if typ != websocket.MessageText {
-			return &closeErr{codeUnsupported, reasonBinary}
+			return &closeErr{Code: codeUnsupported, Reason: reasonBinary}
 		}
 		c.dispatch(data)
 	}
@@ -186,19 +187,8 @@ func truncate(s string, n int) string {
 
 // rpcError encodes a JSON-RPC error response.
 func rpcError(id json.RawMessage, code int, msg string, data any) []byte {
-	e := map[string]any{"code": code, "message": msg}
-	if data != nil {
-		e["data"] = data
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": orNull(id), "error": e})
-	return b
+	return frameout.RPCError(id, code, msg, data)
 }
 
 // rpcResult encodes a JSON-RPC result response.
-func rpcResult(id json.RawMessage, result any) []byte {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": orNull(id), "result": result})
-	if err != nil {
-		return rpcError(id, codeInternal, "Internal error", nil)
-	}
-	return b
-}
+func rpcResult(id json.RawMessage, result any) []byte { return frameout.RPCResult(id, result) }

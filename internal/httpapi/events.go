@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -56,39 +56,38 @@ func afterParam(r *http.Request) (uint64, bool, error) {
 }
 
 // sseSink writes the stream as Server-Sent Events: `id:` is the frame's seq; notifications outside the log
-// carry no id, so a reconnect resumes from the last logged frame.
+// carry no id, so a reconnect resumes from the last logged frame. Every write goes through the shared frame
+// writer: a client that stops reading is dropped by its watchdog, as on the WebSocket faces.
 type sseSink struct {
 	w     http.ResponseWriter
-	m     *metrics.Metrics
 	rc    *http.ResponseController
+	out   *frameout.Writer
 	r     *http.Request
 	beat  *time.Ticker
 	drain <-chan struct{}
 }
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
-	k.m.FrameOut("sse", len(frame))
-	var err error
-	if seq == 0 { // a re-sent pending request: no id, so Last-Event-ID never moves backwards
-		_, err = fmt.Fprintf(k.w, "data: %s\n\n", frame)
-	} else {
-		_, err = fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame)
-	}
-	if err != nil {
-		return err
-	}
-	return k.rc.Flush()
+	return k.out.Write(len(frame), func() error {
+		var err error
+		if seq == 0 { // a re-sent pending request: no id, so Last-Event-ID never moves backwards
+			_, err = fmt.Fprintf(k.w, "data: %s\n\n", frame)
+		} else {
+			_, err = fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame)
+		}
+		if err != nil {
+			return err
+		}
+		return k.rc.Flush()
+	})
 }
 
 func (k *sseSink) Note(method string, params any) error {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	b, err := frameout.Notification(method, params)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(k.w, "data: %s\n\n", b); err != nil {
-		return err
-	}
-	return k.rc.Flush()
+	return k.Frame(0, b)
 }
 
 func (k *sseSink) Wait(wake <-chan struct{}) error {
@@ -97,10 +96,12 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 		case <-wake:
 			return nil
 		case <-k.beat.C:
-			if _, err := fmt.Fprint(k.w, ": heartbeat\n\n"); err != nil {
-				return err
-			}
-			if err := k.rc.Flush(); err != nil {
+			if err := k.out.Run(func() error {
+				if _, err := fmt.Fprint(k.w, ": heartbeat\n\n"); err != nil {
+					return err
+				}
+				return k.rc.Flush()
+			}); err != nil {
 				return err
 			}
 		case <-k.drain:
@@ -128,12 +129,16 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	_ = rc.Flush()
 	beat := time.NewTicker(s.sseHeartbeat())
 	defer beat.Stop()
-	s.Metrics.ClientConnected("sse", 1)
-	defer s.Metrics.ClientConnected("sse", -1)
-	sink := &sseSink{w: w, m: s.Metrics, rc: rc, r: r, beat: beat, drain: s.drainCh()}
+	face := s.Metrics.Face("sse")
+	face.Connected(1)
+	defer face.Connected(-1)
+	// A stuck write is ended by expiring the connection's write deadline: the handler cannot close it.
+	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
+	defer out.Stop()
+	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh()}
 	err := sess.Follow(start, sink, sessions.FollowLimits{Frames: sseQueueFrames, Bytes: sseQueueBytes})
 	if errors.Is(err, sessions.ErrEvicted) {
-		s.Metrics.Evicted("sse")
+		face.Evicted()
 	}
 	if errors.Is(err, sessions.ErrSessionClosed) {
 		_ = sink.Note("_gateway/session_status", map[string]any{"status": "closed"})
@@ -173,7 +178,7 @@ func (k *pageSink) Note(method string, params any) error {
 	if method == "_gateway/replay_complete" {
 		return nil // a page is always "replay"; lastSeq says where to continue
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	b, _ := frameout.Notification(method, params)
 	k.notes = append(k.notes, b)
 	return nil
 }

@@ -34,6 +34,9 @@ type Server struct {
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
+	// StreamWriteTimeout bounds one write to an event stream: a client that stops reading is dropped after
+	// it (the frame writer's watchdog, as on the WebSocket faces); 0 = 10 s.
+	StreamWriteTimeout time.Duration
 	// AllowedOrigins are host patterns ("app.example.com", "localhost:*") that browsers may call from,
 	// besides the gateway's own origin.
 	AllowedOrigins []string
@@ -175,6 +178,13 @@ func requireUpgrade(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+func (s *Server) streamWriteTimeout() time.Duration {
+	if s.StreamWriteTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return s.StreamWriteTimeout
 }
 
 func (s *Server) sseHeartbeat() time.Duration {

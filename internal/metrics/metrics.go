@@ -29,12 +29,8 @@ type Metrics struct {
 	agentExits      *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 
-	// Per-face children of framesOut/bytesOut, looked up once: FrameOut runs for every frame and client.
-	faceOut map[string][2]prometheus.Counter
+	faces map[string]*Face // Static after construction; the streaming faces' counters.
 }
-
-// Faces are the streaming faces whose frame counters are prepared in advance.
-var faces = []string{"ws", "sse", "acp"}
 
 // New returns metrics with Go runtime and process collectors. sessionsByStatus, when not nil, is called at
 // scrape time for the sessions gauge, so the count is never out of step with the registry.
@@ -58,9 +54,9 @@ func New(sessionsByStatus func() map[string]int) *Metrics {
 	for _, c := range []prometheus.Collector{m.turnsStarted, m.turnsEnded, m.updatesIn, m.framesOut, m.bytesOut, m.clients, m.evictions, m.permissions, m.permLatency, m.agentStarts, m.agentExits, m.requestDuration} {
 		f(c)
 	}
-	m.faceOut = map[string][2]prometheus.Counter{}
-	for _, f := range faces {
-		m.faceOut[f] = [2]prometheus.Counter{m.framesOut.WithLabelValues(f), m.bytesOut.WithLabelValues(f)}
+	m.faces = map[string]*Face{}
+	for _, name := range faces {
+		m.faces[name] = m.newFace(name)
 	}
 	if sessionsByStatus != nil {
 		f(&sessionsCollector{fn: sessionsByStatus, desc: prometheus.NewDesc("gateway_sessions", "Sessions by status.", []string{"status"}, nil)})
@@ -94,34 +90,6 @@ func (m *Metrics) TurnEnded(stopReason string, failed bool) {
 func (m *Metrics) UpdateIn() {
 	if m != nil {
 		m.updatesIn.Inc()
-	}
-}
-
-// FrameOut counts a frame (and its bytes) written to a client of a face.
-func (m *Metrics) FrameOut(face string, n int) {
-	if m == nil {
-		return
-	}
-	if c, ok := m.faceOut[face]; ok {
-		c[0].Inc()
-		c[1].Add(float64(n))
-		return
-	}
-	m.framesOut.WithLabelValues(face).Inc()
-	m.bytesOut.WithLabelValues(face).Add(float64(n))
-}
-
-// ClientConnected adds delta (+1 on connect, -1 on disconnect) to a face's connected clients.
-func (m *Metrics) ClientConnected(face string, delta int) {
-	if m != nil {
-		m.clients.WithLabelValues(face).Add(float64(delta))
-	}
-}
-
-// Evicted counts a client closed for falling too far behind.
-func (m *Metrics) Evicted(face string) {
-	if m != nil {
-		m.evictions.WithLabelValues(face).Inc()
 	}
 }
 

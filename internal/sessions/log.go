@@ -46,6 +46,7 @@ type Log struct {
 	// reader can be waiting for (a flood outrunning its readers) cost no channel. Guarded by mu.
 	handedOut bool
 	head      atomic.Uint64 // Written under mu; read without it by subscribers checking their lag per frame.
+	totalNow  atomic.Int64  // total, written under mu; read without it by subscribers checking their lag per frame.
 	closed    bool          // Guarded by mu.
 }
 
@@ -76,6 +77,7 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	l.head.Store(seq)
 	l.bytes += int64(len(frame))
 	l.total += int64(len(frame))
+	l.totalNow.Store(l.total)
 	l.trim()
 	if l.handedOut {
 		close(l.wake)

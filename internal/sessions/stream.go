@@ -82,12 +82,6 @@ type Sink interface {
 	Wait(wake <-chan struct{}) error
 }
 
-// FollowLimits bounds how far a subscriber may lag behind live frames. Zero means unbounded.
-type FollowLimits struct {
-	Frames int
-	Bytes  int64
-}
-
 // Errors that end a Follow.
 var (
 	ErrEvicted       = errors.New("subscriber too slow")
@@ -99,7 +93,7 @@ var (
 // (ErrSessionClosed), the subscriber falls too far behind (a `_gateway/slow_client` warning at 75 %, then
 // ErrEvicted), or sink returns an error. The agent and the log never wait for it.
 func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
-	cursor, replayed := start.Cursor, false
+	replayed := false
 	if start.Resync != "" {
 		// Nothing partial: the subscriber reloads the snapshot (`GET /v1/sessions/{id}`, which reflects at
 		// least headSeq) and ignores live frames with seq <= its snapshot's.
@@ -110,7 +104,7 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 		}
 		replayed = true
 	}
-	finishReplay := func() error {
+	finishReplay := func(cursor uint64) error {
 		replayed = true
 		for _, e := range s.PendingFrames(start.Cursor) {
 			if err := sink.Frame(0, e.Frame); err != nil {
@@ -119,63 +113,48 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 		}
 		return sink.Note("_gateway/replay_complete", map[string]any{"lastSeq": cursor, "epoch": s.Epoch})
 	}
-	warned := false
-	var buf []Entry
+	c := s.NewCursor(start.Cursor, start.ReplayUntil, lim)
 	for {
-		if !replayed && cursor >= start.ReplayUntil {
-			if err := finishReplay(); err != nil {
+		if !replayed && c.Pos() >= start.ReplayUntil {
+			if err := finishReplay(c.Pos()); err != nil {
 				return err
 			}
 		}
-		res, err := s.log.Read(cursor, 256, buf)
-		if errors.Is(err, ErrTruncated) {
+		b, err := c.Next()
+		switch {
+		case errors.Is(err, ErrTruncated):
 			first, head := s.log.Bounds()
 			_ = sink.Note("_gateway/resync_required", map[string]any{"reason": "log_truncated", "earliestSeq": first, "headSeq": head, "epoch": s.Epoch})
 			return ErrEvicted
+		case err != nil:
+			return err
 		}
-		// Lag counts only what was appended since the subscriber started: replaying history is not lag. It is
-		// checked as soon as the read shows it, before writing: a writer that was blocked on a full socket
-		// must not "catch up" on frames it never delivered.
-		if base := max(cursor, start.ReplayUntil); res.Head > base {
-			frames, bytes := int(res.Head-base), res.LagBytes
-			if cursor < start.ReplayUntil {
-				bytes = 0
+		if b.Warn != nil {
+			if err := sink.Note("_gateway/slow_client", map[string]any{"lagFrames": b.Warn.Frames, "lagBytes": b.Warn.Bytes, "maxFrames": b.Warn.MaxFrames, "maxBytes": b.Warn.MaxBytes}); err != nil {
+				return err
 			}
-			if lim.Frames > 0 && frames > lim.Frames || lim.Bytes > 0 && bytes > lim.Bytes {
-				return ErrEvicted
-			}
-			if !warned && (lim.Frames > 0 && frames*4 >= lim.Frames*3 || lim.Bytes > 0 && bytes*4 >= lim.Bytes*3) {
-				warned = true
-				if err := sink.Note("_gateway/slow_client", map[string]any{"lagFrames": frames, "lagBytes": bytes, "maxFrames": lim.Frames, "maxBytes": lim.Bytes}); err != nil {
-					return err
-				}
-			}
-		} else {
-			warned = false
 		}
-		buf = res.Entries
-		for _, e := range res.Entries {
-			// The same check frame by frame, for a batch during which the socket blocked.
-			if lim.Frames > 0 && cursor >= start.ReplayUntil && int(s.log.Head()-cursor) > lim.Frames {
-				return ErrEvicted
+		for _, e := range b.Entries {
+			if err := c.Check(e); err != nil {
+				return err
 			}
 			if err := sink.Frame(e.Seq, e.Frame); err != nil {
 				return err
 			}
-			cursor = e.Seq
-			if !replayed && cursor >= start.ReplayUntil {
-				if err := finishReplay(); err != nil {
+			c.Advance(e.Seq)
+			if !replayed && e.Seq >= start.ReplayUntil {
+				if err := finishReplay(e.Seq); err != nil {
 					return err
 				}
 			}
 		}
-		if len(res.Entries) > 0 {
+		if len(b.Entries) > 0 {
 			continue
 		}
-		if res.Closed {
+		if b.Closed {
 			return ErrSessionClosed
 		}
-		if err := sink.Wait(res.Wake); err != nil {
+		if err := sink.Wait(b.Wake); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,10 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"sync/atomic"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -25,18 +24,7 @@ type client struct {
 	// Owned by the writer goroutine (set in run before Follow starts).
 	ctx  context.Context
 	ping *time.Ticker
-
-	// Frames are written without a context: given one that can end, coder/websocket arms and disarms a
-	// context.AfterFunc around every frame (about a tenth of the gateway's CPU with ten clients). A watchdog
-	// bounds writes instead: it runs every WriteTimeout/2 and closes the connection when the same write was
-	// in progress at its previous run too, so a stuck write ends after WriteTimeout/2..WriteTimeout, as
-	// with a deadline; and the connection is closed when ctx ends during a write. Per frame, that costs two
-	// atomic stores.
-	wstarted atomic.Uint64 // writes begun; written by the writer goroutine
-	wdone    atomic.Uint64 // the number of the last write finished; written by the writer goroutine
-	wseen    uint64        // wstarted at the watchdog's previous run; owned by the watchdog
-	wdog     *time.Timer   // the watchdog; re-arms itself until wstop
-	wstop    atomic.Bool
+	out  *frameout.Writer
 
 	readDone chan struct{} // closed by the reader when it ends; readErr is set before
 	readErr  error
@@ -47,12 +35,7 @@ func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start session
 }
 
 // closeErr carries the close code the connection ends with.
-type closeErr struct {
-	code   websocket.StatusCode
-	reason string
-}
-
-func (e *closeErr) Error() string { return e.reason }
+type closeErr = frameout.CloseError
 
 // run starts the reader, runs the writer on this goroutine, and returns when both have ended.
 func (cl *client) run(parent context.Context) {
@@ -63,21 +46,22 @@ func (cl *client) run(parent context.Context) {
 		close(cl.readDone)
 	}()
 
+	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
-	stopWriter := cl.startWriter(ctx)
+	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() })
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	cl.ping.Stop()
-	stopWriter()
+	cl.out.Stop()
 	var ce *closeErr
 	switch {
 	case errors.As(err, &ce):
-		cl.c.Close(ce.code, ce.reason)
+		cl.c.Close(ce.Code, ce.Reason)
 	case errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)
 	case errors.Is(err, sessions.ErrEvicted):
-		cl.h.opts.Metrics.Evicted("ws")
+		cl.h.face.Evicted()
 		cl.c.Close(CodeSlowClient, reasonSlow)
 	default:
 		cl.c.CloseNow()
@@ -96,14 +80,11 @@ func (cl *client) draining() bool {
 }
 
 // Frame implements sessions.Sink.
-func (cl *client) Frame(_ uint64, frame []byte) error {
-	cl.h.opts.Metrics.FrameOut("ws", len(frame))
-	return cl.write(frame)
-}
+func (cl *client) Frame(_ uint64, frame []byte) error { return cl.write(frame) }
 
 // Note implements sessions.Sink: a gateway notification that is not part of the log (no seq).
 func (cl *client) Note(method string, params any) error {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	b, err := frameout.Notification(method, params)
 	if err != nil {
 		return err
 	}
@@ -138,7 +119,7 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 			}
 			return cl.readErr
 		case <-cl.h.shutdown:
-			return &closeErr{CodeGoingAway, reasonShutdown}
+			return &closeErr{Code: CodeGoingAway, Reason: reasonShutdown}
 		case <-cl.ctx.Done():
 			return cl.ctx.Err()
 		}
@@ -146,45 +127,7 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 }
 
 func (cl *client) write(frame []byte) error {
-	if err := cl.ctx.Err(); err != nil {
-		return err
-	}
-	n := cl.wstarted.Add(1)
-	err := cl.c.Write(context.Background(), websocket.MessageText, frame)
-	cl.wdone.Store(n)
-	return err
-}
-
-// startWriter readies write for the writer goroutine: its context and the watchdog. stop disarms them.
-func (cl *client) startWriter(ctx context.Context) (stop func()) {
-	cl.ctx = ctx
-	cl.wdog = time.AfterFunc(time.Hour, cl.watch) // armed below, once cl.wdog is set for watch to re-arm
-	cl.wdog.Reset(cl.h.opts.WriteTimeout / 2)
-	stopOnCancel := context.AfterFunc(ctx, func() {
-		if cl.writing() {
-			cl.c.CloseNow()
-		}
+	return cl.out.Write(len(frame), func() error {
+		return cl.c.Write(context.Background(), websocket.MessageText, frame)
 	})
-	return func() {
-		stopOnCancel()
-		cl.wstop.Store(true)
-		cl.wdog.Stop()
-	}
-}
-
-// writing reports whether a write is in progress.
-func (cl *client) writing() bool { return cl.wdone.Load() != cl.wstarted.Load() }
-
-// watch is the write watchdog (see wstarted).
-func (cl *client) watch() {
-	if cl.wstop.Load() {
-		return
-	}
-	started := cl.wstarted.Load()
-	if started == cl.wseen && cl.wdone.Load() != started {
-		cl.c.CloseNow() // the write fails and the writer ends the connection
-		return
-	}
-	cl.wseen = started
-	cl.wdog.Reset(cl.h.opts.WriteTimeout / 2)
 }

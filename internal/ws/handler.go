@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
@@ -55,12 +55,14 @@ type Handler struct {
 	opts     Options
 	conns    *conngroup.Group // open connections; closing it is the shutdown signal
 	shutdown <-chan struct{}  // conns.Closing()
+	face     *metrics.Face    // this face's counters
 }
 
 // NewHandler returns the WebSocket face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	g := conngroup.New()
-	return &Handler{reg: reg, opts: opts.withDefaults(), conns: g, shutdown: g.Closing()}
+	o := opts.withDefaults()
+	return &Handler{reg: reg, opts: o, conns: g, shutdown: g.Closing(), face: o.Metrics.Face("ws")}
 }
 
 // Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. Call it
@@ -77,13 +79,13 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string) {
 	select {
 	case <-h.shutdown:
-		writeProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		return
 	default:
 	}
 	after, hasAfter, err := parseAfter(r)
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, "bad_request", err.Error())
+		frameout.WriteProblem(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
 	s, sessErr := h.reg.Get(id)
@@ -92,7 +94,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		var ok bool
 		if detach, ok = s.Attach(); !ok {
 			w.Header().Set("Retry-After", "5")
-			writeProblem(w, http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit")
+			frameout.WriteProblem(w, http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit")
 			return
 		}
 		defer detach()
@@ -118,17 +120,10 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	defer h.conns.Leave()
-	h.opts.Metrics.ClientConnected("ws", 1)
-	defer h.opts.Metrics.ClientConnected("ws", -1)
+	h.face.Connected(1)
+	defer h.face.Connected(-1)
 	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
-}
-
-// writeProblem answers a refused upgrade in the API's error format (application/problem+json).
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "/problems/" + code, "title": http.StatusText(status), "status": status, "code": code, "detail": detail})
 }
 
 func parseAfter(r *http.Request) (uint64, bool, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/coder/websocket"
@@ -40,7 +41,7 @@ func (cl *client) readLoop(ctx context.Context) error {
 			return err
 		}
 		if typ != websocket.MessageText {
-			return &closeErr{CodeUnsupported, reasonBinary}
+			return &closeErr{Code: CodeUnsupported, Reason: reasonBinary}
 		}
 		if reply := cl.handleMessage(data); reply != nil {
 			select {
@@ -116,10 +117,9 @@ func truncate(s string, n int) string {
 }
 
 func rpcError(id *json.RawMessage, code int, msg string) []byte {
-	var rawID json.RawMessage = json.RawMessage("null")
+	var raw json.RawMessage
 	if id != nil {
-		rawID = *id
+		raw = *id
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rawID, "error": map[string]any{"code": code, "message": msg}})
-	return b
+	return frameout.RPCError(raw, code, msg, nil)
 }

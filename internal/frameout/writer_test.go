@@ -1,4 +1,4 @@
-package ws
+package frameout
 
 import (
 	"context"
@@ -9,15 +9,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.uber.org/goleak"
 )
 
-// stuckPeer returns the server side of a WebSocket whose client never reads, so writes block once the
-// socket buffers are full.
-func stuckPeer(t *testing.T) *websocket.Conn {
-	t.Helper()
-	server, _ := peers(t)
-	return server
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // peers returns both ends of a WebSocket on a loopback test server, closed at cleanup.
 func peers(t *testing.T) (server, client *websocket.Conn) {
@@ -45,25 +40,30 @@ func peers(t *testing.T) (server, client *websocket.Conn) {
 	return c, cc
 }
 
-// TestWriteWatchdogEndsStuckWrite: frames are written without a context, so the watchdog must end a write
-// the peer never drains, after WriteTimeout/2..WriteTimeout.
-func TestWriteWatchdogEndsStuckWrite(t *testing.T) {
-	const wt = 400 * time.Millisecond
-	cl := &client{h: &Handler{opts: Options{WriteTimeout: wt}.withDefaults()}, c: stuckPeer(t)}
-	stop := cl.startWriter(context.Background())
-	defer stop()
+// writeUntilError writes frames to c through w on its own goroutine until one fails.
+func writeUntilError(w *Writer, c *websocket.Conn) <-chan error {
 	frame := []byte(`"` + strings.Repeat("x", 64<<10) + `"`)
 	done := make(chan error, 1)
 	go func() {
 		for {
-			if err := cl.write(frame); err != nil {
+			if err := w.Write(len(frame), func() error { return c.Write(context.Background(), websocket.MessageText, frame) }); err != nil {
 				done <- err
 				return
 			}
 		}
 	}()
+	return done
+}
+
+// TestWriteWatchdogEndsStuckWrite: frames are written without a context, so the watchdog must end a write
+// the peer never drains, after timeout/2..timeout.
+func TestWriteWatchdogEndsStuckWrite(t *testing.T) {
+	const wt = 400 * time.Millisecond
+	c, _ := peers(t) // the client never reads
+	w := Start(context.Background(), wt, nil, func() { c.CloseNow() })
+	defer w.Stop()
 	select {
-	case <-done:
+	case <-writeUntilError(w, c):
 	case <-time.After(20 * wt):
 		t.Fatal("a write the peer never drains was not ended")
 	}
@@ -71,24 +71,17 @@ func TestWriteWatchdogEndsStuckWrite(t *testing.T) {
 
 // TestWriteEndsWhenContextEnds: a write blocked on the peer ends when the connection's context does.
 func TestWriteEndsWhenContextEnds(t *testing.T) {
-	cl := &client{h: &Handler{opts: Options{WriteTimeout: time.Hour}.withDefaults()}, c: stuckPeer(t)}
+	c, _ := peers(t) // the client never reads
 	ctx, cancel := context.WithCancel(context.Background())
-	stop := cl.startWriter(ctx)
-	defer stop()
-	frame := []byte(`"` + strings.Repeat("x", 64<<10) + `"`)
-	done := make(chan error, 1)
-	go func() {
-		for {
-			if err := cl.write(frame); err != nil {
-				done <- err
-				return
-			}
+	w := Start(ctx, time.Hour, nil, func() { c.CloseNow() })
+	defer w.Stop()
+	done := writeUntilError(w, c)
+	for deadline := time.Now().Add(10 * time.Second); !w.writing() || w.started.Load() < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never started writing")
 		}
-	}()
-	for !cl.writing() || cl.wstarted.Load() < 3 {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // let the writer block on the full socket
 	cancel()
 	select {
 	case <-done:
@@ -108,13 +101,13 @@ func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
 		}
 	}()
 	const wt = 100 * time.Millisecond
-	cl := &client{h: &Handler{opts: Options{WriteTimeout: wt}.withDefaults()}, c: c}
-	stop := cl.startWriter(context.Background())
-	defer stop()
+	w := Start(context.Background(), wt, nil, func() { c.CloseNow() })
+	defer w.Stop()
+	frame := []byte(`{"jsonrpc":"2.0","method":"x"}`)
 	for end := time.Now().Add(6 * wt); time.Now().Before(end); {
-		if err := cl.write([]byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+		if err := w.Write(len(frame), func() error { return c.Write(context.Background(), websocket.MessageText, frame) }); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // pacing, not synchronisation
 	}
 }

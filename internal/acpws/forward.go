@@ -1,0 +1,98 @@
+package acpws
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// logFrame is the part of a logged frame the writer looks at to decide whether to forward it.
+type logFrame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Update struct {
+			SessionUpdate string `json:"sessionUpdate"`
+		} `json:"update"`
+		PermissionID string `json:"permissionId"` // _gateway/permission_resolved
+		Meta         struct {
+			Gateway struct {
+				TurnID string `json:"turnId"`
+			} `json:"gateway"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+// forward writes one log frame if this socket forwards it.
+func (w *writer) forward(a *attachment, e sessions.Entry) error {
+	var f logFrame
+	if err := json.Unmarshal(e.Frame, &f); err != nil {
+		return nil // the log only holds frames the gateway encoded; never expected
+	}
+	switch f.Method {
+	case "session/update":
+		if f.Params.Update.SessionUpdate == "user_message_chunk" && e.Seq > a.replayUntil && w.c.isOwnTurn(f.Params.Meta.Gateway.TurnID) {
+			return nil // the prompt's sender knows what it sent
+		}
+		return w.write(e.Frame)
+	case "session/request_permission":
+		if e.Seq <= a.replayUntil {
+			return nil // history; still-pending ones are re-sent after the attach
+		}
+		var id string
+		if json.Unmarshal(f.ID, &id) != nil || !a.s.PermissionPending(id) {
+			return nil
+		}
+		return w.ask(a, id, e.Frame)
+	case "_gateway/permission_resolved":
+		// Resolved by someone else (REST, another socket, the gateway on cancel/close/deadline): withdraw the
+		// request from this client with ACP's `$/cancel_request`, so its UI stops asking. Its late answer, if
+		// any, is ignored.
+		id := f.Params.PermissionID
+		if _, ok := a.asked[id]; !ok {
+			return nil
+		}
+		delete(a.asked, id)
+		if w.c.takeAnswered(id) {
+			return nil
+		}
+		b, _ := frameout.Notification("$/cancel_request", map[string]any{"requestId": id})
+		return w.write(b)
+	}
+	return nil // other `_gateway/*` frames: not ACP
+}
+
+// ask sends a permission request frame to the client and remembers it until it is resolved.
+func (w *writer) ask(a *attachment, id string, frame []byte) error {
+	if _, dup := a.asked[id]; dup {
+		return nil
+	}
+	a.asked[id] = struct{}{}
+	return w.write(frame)
+}
+
+// sendPending writes the request frames of a's permissions still pending and logged at or before upTo.
+func (w *writer) sendPending(a *attachment, upTo uint64) error {
+	for _, e := range a.s.PendingFrames(upTo) {
+		var f struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(e.Frame, &f) != nil {
+			continue
+		}
+		if err := w.ask(a, f.ID, e.Frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readErrToClose(err error) error {
+	var ce *closeErr
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return err
+}
