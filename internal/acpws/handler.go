@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -32,7 +33,10 @@ type Options struct {
 	// LoadReplay is what session/load replays: ReplayLog ("" = default) or ReplayTranscript.
 	LoadReplay string
 	Logger     *slog.Logger // nil = slog.Default()
-	Version    string       // the gateway's version in its own agentInfo; "" = "dev"
+	// Inbound is the bound of client frame bytes held by readers, shared by every socket (and with the
+	// session WebSocket); nil = unbounded.
+	Inbound *inbound.Budget
+	Version string // the gateway's version in its own agentInfo; "" = "dev"
 }
 
 func (o Options) withDefaults() Options {

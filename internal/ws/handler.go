@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
@@ -25,7 +26,8 @@ type Options struct {
 	OriginPatterns  []string      // extra allowed Origin host patterns (same-origin is always allowed)
 	Logger          *slog.Logger
 	Metrics         *metrics.Metrics
-	InsecureOrigins bool // accept any Origin (tests only)
+	Inbound         *inbound.Budget // shared bound of client frame bytes held by readers; nil = unbounded
+	InsecureOrigins bool            // accept any Origin (tests only)
 }
 
 func (o Options) withDefaults() Options {
