@@ -16,15 +16,16 @@ var (
 	ErrBinary      = errors.New("binary frame")                  // 1003 unsupported data
 )
 
-// firstChunk is what a reader reserves for a frame before reading any of it: a typical JSON-RPC message fits.
-const firstChunk = 32 << 10
+// firstChunk is what a reader reserves (and allocates) for a frame before reading any of it: a typical
+// JSON-RPC message fits, and a client that sends a frame's first bytes and stalls holds no more than this.
+const firstChunk = 4 << 10
 
 // Frame is one text frame read under the budget. Call Release once the frame has been handled.
 type Frame struct {
-	Data []byte
+	Data []byte // Owned by the caller until Release.
 
-	b    *Budget
-	held int64 // bytes reserved for Data
+	b    *Budget // Static after construction.
+	held int64   // bytes reserved for Data (at least its capacity)
 }
 
 // Release returns the frame's bytes to the budget. Data must not be used afterwards.
