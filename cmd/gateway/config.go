@@ -38,6 +38,7 @@ type config struct {
 	wsQueueFrames     int
 	wsQueueBytes      int64
 	wsMaxFrame        int64
+	maxInboundBytes   int64
 	maxClients        int
 	idleTTL           time.Duration
 	allowedOrigins    string
@@ -101,6 +102,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.wsQueueFrames, "ws-queue-frames", 4096, "frames a WebSocket client may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a WebSocket client may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsMaxFrame, "ws-max-frame", 16<<20, "largest WebSocket frame accepted from a client (1009 past it)")
+	fs.Int64Var(&c.maxInboundBytes, "max-inbound-bytes", 64<<20, "bytes of client WebSocket frames all sockets together hold while reading them (1013 past it); at least --ws-max-frame")
 	fs.IntVar(&c.maxClients, "max-clients", 64, "most clients (WebSockets, event streams) per session; 503 past it")
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle session WebSockets are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 10*time.Second, "how long one frame's write to a streaming client (WebSocket, /acp, SSE) may take; a client that stops reading is dropped after it")
@@ -183,6 +185,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 			state = os.TempDir()
 		}
 		c.homeRoot = filepath.Join(state, "acp-gateway", "homes")
+	}
+	if c.maxInboundBytes < c.wsMaxFrame {
+		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
 	}
 	if err := c.checkExposure(); err != nil {
 		return nil, err

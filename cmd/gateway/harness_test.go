@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/coder/websocket"
@@ -249,6 +250,10 @@ func (w *wsClient) readLoop() {
 			w.status = websocket.CloseStatus(err)
 			w.mu.Unlock()
 			return
+		}
+		// A browser fails the socket on a text frame that is not UTF-8 (RFC 6455 §8.1): so does this client.
+		if !utf8.Valid(data) {
+			w.t.Errorf("frame is not valid UTF-8: %q", data)
 		}
 		// Every frame the gateway sends a client is valid ACP JSON-RPC: agent traffic against the schema agents
 		// speak (unstable), the gateway's own `_gateway/*` frames by their envelope.

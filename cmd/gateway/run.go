@@ -17,6 +17,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
 	"github.com/acp-gateway/gateway/internal/httpapi"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/ws"
@@ -86,12 +87,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// One budget for every socket reader: many sockets sending large frames hold at most this much.
+	inb := inbound.New(cfg.maxInboundBytes, 0)
 	wsh := ws.NewHandler(reg, ws.Options{
-		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
+		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, Logger: logger, Metrics: m,
 	})
 	acph := acpws.NewHandler(reg, acpws.Options{
-		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame,
+		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, MaxConns: cfg.maxACPConns,
 		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})

@@ -143,7 +143,8 @@ func TestBadInputCorpus(t *testing.T) {
 		t.Fatalf("%d sessions, want 2", len(list.Sessions))
 	}
 
-	// WebSocket: cross-origin upgrade refused, oversized frame closed with 1009, binary with 1003.
+	// WebSocket: cross-origin upgrade refused, oversized frame closed with 1009, binary with 1003, a text frame
+	// that is not UTF-8 with 1007; an error reply never echoes an id that is not a string or number.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	wsURL := strings.Replace(g.base, "http", "ws", 1) + sp + "/ws"
@@ -162,9 +163,19 @@ func TestBadInputCorpus(t *testing.T) {
 	w2.waitFor("unknown request error", func(f frame) bool { return f.Error != nil && f.Error.Code == -32011 })
 	_ = w2.c.Write(ctx, websocket.MessageText, []byte(`{not json`))
 	w2.waitFor("parse error", func(f frame) bool { return f.Error != nil && f.Error.Code == -32700 })
+	_ = w2.c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":{"evil":[1]},"method":"x"}`))
+	if f, _ := w2.waitFor("method not found", func(f frame) bool { return f.Error != nil && f.Error.Code == -32601 }); string(f.ID) != "null" {
+		t.Fatalf("an object id was echoed: %s", f.Raw)
+	}
 	_ = w2.c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3})
 	if st := w2.waitClosed(); st != websocket.StatusUnsupportedData {
 		t.Fatalf("binary frame: close %d, want 1003", st)
+	}
+	w3 := g.dial(sp + "/ws")
+	w3.waitFor("replay_complete", func(f frame) bool { return f.Method == "_gateway/replay_complete" })
+	_ = w3.c.Write(ctx, websocket.MessageText, []byte("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\",\"result\":{}}"))
+	if st := w3.waitClosed(); st != websocket.StatusInvalidFramePayloadData {
+		t.Fatalf("invalid UTF-8 text frame: close %d, want 1007", st)
 	}
 
 	// The bystander's turn ran on, answered and finished.

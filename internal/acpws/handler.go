@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
@@ -34,7 +35,10 @@ type Options struct {
 	LoadReplay string
 	Logger     *slog.Logger     // nil = slog.Default()
 	Metrics    *metrics.Metrics // nil = no metrics
-	Version    string           // the gateway's version in its own agentInfo; "" = "dev"
+	// Inbound is the bound of client frame bytes held by readers, shared by every socket (and with the
+	// session WebSocket); nil = unbounded.
+	Inbound *inbound.Budget
+	Version string // the gateway's version in its own agentInfo; "" = "dev"
 }
 
 func (o Options) withDefaults() Options {

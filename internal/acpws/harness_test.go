@@ -67,7 +67,8 @@ func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config, extra ...agents.
 	opts.Logger = logger
 	e := &env{t: t, reg: reg, dir: dir}
 	e.acp = NewHandler(reg, opts)
-	e.ws = ws.NewHandler(reg, ws.Options{Logger: logger})
+	// The session face shares the socket readers' inbound budget and read limit, as in the gateway.
+	e.ws = ws.NewHandler(reg, ws.Options{Logger: logger, Inbound: opts.Inbound, ReadLimit: opts.ReadLimit})
 	mux := http.NewServeMux()
 	mux.Handle("GET /acp", e.acp)
 	mux.HandleFunc("GET /acp/{agent}", func(w http.ResponseWriter, r *http.Request) { e.acp.ServeAgent(w, r, r.PathValue("agent")) })

@@ -7,9 +7,9 @@ import (
 	"errors"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/coder/websocket"
 )
 
 // message is any JSON-RPC message a client sends. A member that is absent stays nil; `"id": null` is the
@@ -23,18 +23,32 @@ type message struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003) or an
-// oversized one (1009, sent by the library).
+// readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003), a text
+// frame that is not UTF-8 (1007) or an oversized one (1009, sent by the library); a frame the inbound budget
+// has no room for ends it with 1013. A frame's budget is released once dispatch is done with its bytes
+// (requests get copies of their id and params).
 func (c *conn) readLoop(ctx context.Context) error {
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		f, err := c.h.opts.Inbound.Read(ctx, c.ws, c.h.opts.ReadLimit)
 		if err != nil {
-			return err
+			return readCloseErr(err)
 		}
-		if typ != websocket.MessageText {
-			return &closeErr{Code: codeUnsupported, Reason: reasonBinary}
-		}
-		c.dispatch(data)
+		c.dispatch(f.Data)
+		f.Release()
+	}
+}
+
+// readCloseErr maps a refused frame to the close code that says why.
+func readCloseErr(err error) error {
+	switch {
+	case errors.Is(err, inbound.ErrBinary):
+		return &closeErr{Code: codeUnsupported, Reason: reasonBinary}
+	case errors.Is(err, inbound.ErrInvalidUTF8):
+		return &closeErr{Code: codeInvalidData, Reason: reasonInvalidUTF8}
+	case errors.Is(err, inbound.ErrBusy):
+		return &closeErr{Code: codeTryAgain, Reason: reasonBusy}
+	default:
+		return err
 	}
 }
 
@@ -55,6 +69,10 @@ func (c *conn) dispatch(data []byte) {
 	if id != nil && !validID(id) {
 		c.reply(rpcError(nullID, codeInvalidRequest, "Invalid request: id must be a string, a number or null", nil))
 		return
+	}
+	if id != nil {
+		// Every reply echoes the id: it is re-encoded once here, never echoed as the client's raw bytes.
+		id = translate.EchoID(id)
 	}
 	if m.JSONRPC != "2.0" {
 		c.reply(rpcError(orNull(id), codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`, nil))

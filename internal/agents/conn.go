@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -206,13 +207,15 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 	}
 }
 
-// Call sends a request and returns the raw result. A JSON-RPC error from the agent is an *acp.RequestError.
+// Call sends a request and returns the raw result, with invalid UTF-8 replaced (translate.ValidUTF8): raw
+// results reach clients as they are (agentInfo, modes, config options). A JSON-RPC error from the agent is an
+// *acp.RequestError.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	res, err := acp.SendRequest[json.RawMessage](c.rpc, ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return translate.ValidUTF8(res), nil
 }
 
 // Notify sends a notification (session/cancel).

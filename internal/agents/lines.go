@@ -3,6 +3,7 @@ package agents
 import (
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // Limits of what the gateway reports about an agent's stdout lines that are not JSON-RPC.
@@ -53,7 +54,11 @@ func (w *lineWatch) scan(p []byte) {
 
 func (w *lineWatch) endLine() {
 	if w.started && !w.json && w.onNoise != nil {
-		w.onNoise(w.keep, w.length)
+		keep := w.keep
+		if w.length > len(keep) {
+			keep = cutIncompleteRune(keep)
+		}
+		w.onNoise(keep, w.length)
 	}
 	w.started, w.json, w.keep, w.length = false, false, w.keep[:0], 0
 }
@@ -81,4 +86,19 @@ func (s *stdoutWatch) Read(p []byte) (int, error) {
 		s.lines.scan(p[:n])
 	}
 	return n, err
+}
+
+// cutIncompleteRune drops a UTF-8 sequence the noiseKeep cut split, which would otherwise show as a spurious
+// U+FFFD after a valid line's prefix. Bytes that are invalid in themselves are left for the log's encoder to
+// replace.
+func cutIncompleteRune(p []byte) []byte {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				return p[:i]
+			}
+			break
+		}
+	}
+	return p
 }

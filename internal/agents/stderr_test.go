@@ -28,3 +28,23 @@ func TestTailBufferKeepsTheLastBytes(t *testing.T) {
 		t.Errorf("after a long write: %q", got)
 	}
 }
+
+// TestTailBufferIsValidUTF8: a tail never starts inside a character the cut split, and invalid bytes the
+// agent wrote come back as U+FFFD.
+func TestTailBufferIsValidUTF8(t *testing.T) {
+	b := NewTailBuffer(5)
+	_, _ = b.Write([]byte("€€")) // 6 bytes: the kept tail starts inside the first €
+	if got := b.String(); got != "€" {
+		t.Errorf("String = %q, want %q", got, "€")
+	}
+	_, _ = b.Write([]byte("a\xff"))
+	if got := b.String(); got != "€a\uFFFD" {
+		t.Errorf("String = %q, want %q", got, "€a\uFFFD")
+	}
+	if got := b.Tail(3); got != "a\uFFFD" { // starts inside the €
+		t.Errorf("Tail(3) = %q, want %q", got, "a\uFFFD")
+	}
+	if got := b.Tail(2); got != "a\uFFFD" {
+		t.Errorf("Tail(2) = %q, want %q", got, "a\uFFFD")
+	}
+}

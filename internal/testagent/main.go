@@ -21,6 +21,8 @@
 //	          when the prompt text is "escape and exit", exits at once, leaving the process behind.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
+//	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
+//	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //
 // It is test scaffolding, not part of the gateway.
 package main
@@ -232,12 +234,23 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"line` + "\u2028" + `sep é"}}}}`)
 		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"some_future_update","payload": [1, 2.50, "<tag>"],"_meta":{"vendor":true}}}}`)
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "badutf8":
+		s, bad := string(sid), "\xff\xfe"
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"bad ` + bad + ` text"}}}}`)
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"tool_call","toolCallId":"bad_1","title":"edit ` + bad + `","kind":"edit","status":"pending","rawInput":{"path":"/x/` + bad + `"}}}}`)
+		a.raw("noise line " + bad)
+		fmt.Fprint(os.Stderr, "stderr "+bad+"\n")
+		// A permission request with raw bytes, written by hand: the SDK would replace them. Its answer comes
+		// back with an id the SDK never sent and is dropped; the request is resolved when the turn ends.
+		a.raw(`{"jsonrpc":"2.0","id":"badperm","method":"session/request_permission","params":{"sessionId":"` + s + `","toolCall":{"toolCallId":"bad_1","title":"rm ` + bad + `"},"options":[{"optionId":"ok","name":"Allow ` + bad + `","kind":"allow_once"}]}}`)
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("done"))
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	return acp.PromptResponse{}, fmt.Errorf("unknown mode %q", a.mode)
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape or raw")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, raw or badutf8")
 	flag.Parse()
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}

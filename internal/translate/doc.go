@@ -6,6 +6,9 @@
 // bytes: the agent's payload is never decoded into acp-go-sdk types for forwarding, because that decoding is
 // lossy for unknown variants and fields.
 //
+// Raw bytes from outside (agent params, prompt blocks, the params of the frames it builds) pass ValidUTF8 on
+// the way in: the log and the snapshot never hold invalid UTF-8, which browsers must reject on a WebSocket.
+//
 // One concern per file:
 //
 //	jsonobj.go    allocation-free scanner for top-level JSON object members
@@ -22,6 +25,7 @@
 //	replay.go     `session/load` replay policy
 //	permission.go permission request/outcome mapping, default-deny
 //	stopreason.go stop-reason resolution, cancel race
+//	utf8.go       invalid UTF-8 replacement; JSON-RPC ids re-encoded for echoing
 //
 // Dedupe: ACP has no "final text" event, so on the ACP path every chunk is forwarded as sent (two identical
 // chunks are legitimate text). Deduplicating a streamed answer against a final one belongs to the native

@@ -65,8 +65,10 @@ func (m GatewayMeta) appendTo(dst []byte) []byte {
 
 // AppendNotification appends a JSON-RPC notification `{"jsonrpc":"2.0","method":…,"params":…}` whose params
 // carry `_meta.gateway`. params must be a JSON object; the agent's own members, including its own `_meta`
-// keys, are copied byte for byte and in wire order.
+// keys, are copied byte for byte and in wire order, except invalid UTF-8 (ValidUTF8): the log only holds
+// frames a browser can read.
 func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	params = ValidUTF8(params)
 	// One allocation at most: frames are kept in the log, so growing by doubling would leave garbage behind.
 	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","method":"","params":}`)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
@@ -81,6 +83,7 @@ func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta)
 
 // AppendRequest appends a JSON-RPC request with a string id (a gateway permission id).
 func AppendRequest(dst []byte, id, method string, params []byte, m GatewayMeta) ([]byte, error) {
+	params = ValidUTF8(params)
 	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","id":"","method":"","params":}`)+len(id)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendString(dst, id)

@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzUpdate: never panics; valid JSON in, valid JSON out, for the forwarded params and for everything the
@@ -16,6 +17,8 @@ func FuzzUpdate(f *testing.F) {
 		`{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":null}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}}`,
 		`{"update":{"sessionUpdate":"brand_new","x":[[[[{}]]]]}}`,
+		badChunk,
+		"{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c\xff\",\"title\":\"\xfe\xed\xa0\x80\"}}",
 	} {
 		f.Add([]byte(s), uint8(40))
 	}
@@ -26,6 +29,9 @@ func FuzzUpdate(f *testing.F) {
 		if err == nil && json.Valid(params) && !json.Valid(u.Params) {
 			t.Fatalf("valid %s produced invalid %s", params, u.Params)
 		}
+		if err == nil && !utf8.Valid(u.Params) {
+			t.Fatalf("%q produced invalid UTF-8 %q", params, u.Params)
+		}
 		_, _ = c.Update(params) // a second time merges into the state the first created
 		if !json.Valid(params) {
 			return
@@ -35,7 +41,7 @@ func FuzzUpdate(f *testing.F) {
 				t.Fatalf("closer %s", p)
 			}
 		}
-		if s := c.Snapshot(1); !json.Valid(s) {
+		if s := c.Snapshot(1); !json.Valid(s) || !utf8.Valid(s) {
 			t.Fatalf("snapshot %s from %s", s, params)
 		}
 		for _, p := range c.Replay() {

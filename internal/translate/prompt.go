@@ -12,6 +12,7 @@ func (c *Context) UserPrompt(turnID string, blocks []json.RawMessage) [][]byte {
 	idRaw := idQ[1 : len(idQ)-1]
 	out := make([][]byte, 0, len(blocks))
 	for _, b := range blocks {
+		b = ValidUTF8(b)
 		if !json.Valid(b) || eachMember(b, func(member) bool { return true }) != nil {
 			continue
 		}

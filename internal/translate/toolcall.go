@@ -273,6 +273,7 @@ func (c *Context) wrapParams(upd []byte) []byte {
 // diff the agent announced earlier even when the request carries only the id. An unknown or malformed
 // toolCall is returned cleaned but otherwise as the agent sent it. It does not change the state.
 func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
+	raw = ValidUTF8(raw)
 	cleaned := &toolCall{}
 	var idRaw []byte
 	err := eachMember(raw, func(m member) bool {
@@ -305,6 +306,7 @@ func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
 // PermissionParams returns an agent's `session/request_permission` params for clients: the session id
 // rewritten and the toolCall replaced by PermissionToolCall's merge. Everything else is kept byte for byte.
 func (c *Context) PermissionParams(params []byte) ([]byte, error) {
+	params = ValidUTF8(params)
 	out := make([]byte, 0, len(params)+256)
 	out = append(out, '{')
 	first, sawSession := true, false

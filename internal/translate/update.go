@@ -88,6 +88,7 @@ func (s *scanned) each(b []byte, fn func(m member)) {
 }
 
 func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error) {
+	params = ValidUTF8(params)
 	var upd []byte
 	var pm, um scanned
 	if err := eachMember(params, func(m member) bool {

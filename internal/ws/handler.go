@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
@@ -24,6 +25,7 @@ type Options struct {
 	WriteTimeout time.Duration // one frame's write; 0 = 10 s
 	Logger       *slog.Logger
 	Metrics      *metrics.Metrics
+	Inbound      *inbound.Budget // shared bound of client frame bytes held by readers; nil = unbounded
 }
 
 func (o Options) withDefaults() Options {

@@ -6,9 +6,9 @@ import (
 	"errors"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/coder/websocket"
 )
 
 // JSON-RPC error codes.
@@ -22,8 +22,8 @@ const (
 	codeUnknownRequest  = -32011
 )
 
-// inbound is any JSON-RPC message a client sends.
-type inbound struct {
+// clientMessage is any JSON-RPC message a client sends.
+type clientMessage struct {
 	JSONRPC string           `json:"jsonrpc"`
 	ID      *json.RawMessage `json:"id"`
 	Method  string           `json:"method"`
@@ -32,24 +32,38 @@ type inbound struct {
 }
 
 // readLoop is the connection's only reader. Clients answer permission requests here; everything else gets a
-// JSON-RPC error. Bad input never kills the socket short of a binary frame (1003) or an oversized one (1009).
+// JSON-RPC error. Bad input never kills the socket short of a binary frame (1003), a text frame that is not
+// UTF-8 (1007) or an oversized one (1009); a frame the inbound budget has no room for closes it with 1013.
 func (cl *client) readLoop(ctx context.Context) error {
 	for {
-		typ, data, err := cl.c.Read(ctx)
+		f, err := cl.h.opts.Inbound.Read(ctx, cl.c, cl.h.opts.ReadLimit)
 		if err != nil {
 			// On ErrMessageTooBig the library has already closed the socket with 1009.
-			return err
+			return readCloseErr(err)
 		}
-		if typ != websocket.MessageText {
-			return &closeErr{Code: CodeUnsupported, Reason: reasonBinary}
-		}
-		if reply := cl.handleMessage(data); reply != nil {
+		reply := cl.handleMessage(f.Data)
+		f.Release()
+		if reply != nil {
 			select {
 			case cl.replies <- reply:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+	}
+}
+
+// readCloseErr maps a refused frame to the close code that says why.
+func readCloseErr(err error) error {
+	switch {
+	case errors.Is(err, inbound.ErrBinary):
+		return &closeErr{Code: CodeUnsupported, Reason: reasonBinary}
+	case errors.Is(err, inbound.ErrInvalidUTF8):
+		return &closeErr{Code: CodeInvalidData, Reason: reasonInvalidUTF8}
+	case errors.Is(err, inbound.ErrBusy):
+		return &closeErr{Code: CodeTryAgain, Reason: reasonBusy}
+	default:
+		return err
 	}
 }
 
@@ -63,7 +77,7 @@ type permissionAnswer struct {
 // decodeClientMessage classifies one client frame. It returns either a permission answer to apply, or the
 // JSON-RPC reply to send (nil for notifications, which are ignored as ACP asks). Pure, for fuzzing.
 func decodeClientMessage(data []byte) (*permissionAnswer, []byte) {
-	var m inbound
+	var m clientMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, rpcError(nil, codeParseError, "parse error: not a JSON object")
 	}
@@ -116,10 +130,11 @@ func truncate(s string, n int) string {
 	return s
 }
 
+// rpcError encodes a JSON-RPC error reply. The client's id is re-encoded (translate.EchoID), never echoed raw.
 func rpcError(id *json.RawMessage, code int, msg string) []byte {
 	var raw json.RawMessage
 	if id != nil {
-		raw = *id
+		raw = translate.EchoID(*id)
 	}
 	return frameout.RPCError(raw, code, msg, nil)
 }

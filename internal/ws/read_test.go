@@ -2,7 +2,9 @@ package ws
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeClientMessage(t *testing.T) {
@@ -22,6 +24,7 @@ func TestDecodeClientMessage(t *testing.T) {
 		{"no id no method", `{"jsonrpc":"2.0"}`, "", codeInvalidRequest, ""},
 		{"numeric id", `{"jsonrpc":"2.0","id":7,"result":{}}`, "", codeUnknownRequest, ""},
 		{"bad result", `{"jsonrpc":"2.0","id":"p1","result":{"outcome":"yes"}}`, "", codeInvalidParams, ""},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"m"}`, "", codeMethodNotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,10 +45,14 @@ func TestDecodeClientMessage(t *testing.T) {
 				return
 			}
 			var r struct {
+				ID    json.RawMessage    `json:"id"`
 				Error struct{ Code int } `json:"error"`
 			}
 			if err := json.Unmarshal(reply, &r); err != nil || r.Error.Code != tt.wantCode {
 				t.Fatalf("reply %s, want code %d", reply, tt.wantCode)
+			}
+			if r.ID[0] == '{' || r.ID[0] == '[' {
+				t.Fatalf("reply %s echoes the client's raw id", reply)
 			}
 		})
 	}
@@ -54,7 +61,8 @@ func TestDecodeClientMessage(t *testing.T) {
 // FuzzDecodeClientMessage: any frame yields either an answer or a valid JSON-RPC reply (or nothing), never a
 // panic.
 func FuzzDecodeClientMessage(f *testing.F) {
-	for _, s := range []string{`{"jsonrpc":"2.0","id":"p","result":{"outcome":{"outcome":"selected","optionId":"a"}}}`, `{`, `null`, `{"id":null}`, `{"method":"m","id":[1]}`} {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":"p","result":{"outcome":{"outcome":"selected","optionId":"a"}}}`, `{`, `null`, `{"id":null}`, `{"method":"m","id":[1]}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xff\xfe\",\"result\":{}}", "{\"id\":{\"k\":\"\xff\"},\"method\":\"m\"}", `{"id":"\ud800","result":7}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -62,8 +70,12 @@ func FuzzDecodeClientMessage(f *testing.F) {
 		if pa != nil && reply != nil {
 			t.Fatal("both an answer and a reply")
 		}
-		if reply != nil && !json.Valid(reply) {
+		if reply != nil && (!json.Valid(reply) || !utf8.Valid(reply)) {
 			t.Fatalf("invalid reply %q", reply)
+		}
+		var r struct{ ID json.RawMessage }
+		if reply != nil && json.Unmarshal(reply, &r) == nil && len(r.ID) > 0 && strings.IndexByte(`"-0123456789n`, r.ID[0]) < 0 {
+			t.Fatalf("reply %q echoes an id that is not a string, a number or null", reply)
 		}
 	})
 }
