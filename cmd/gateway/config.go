@@ -114,7 +114,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", 30*time.Second, "how long a client may take to send a request body (408 past it; not WebSockets or event streams; 0 = unbounded)")
 	fs.DurationVar(&c.httpIdleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
-	fs.IntVar(&c.maxUnauthConns, "max-unauthenticated-conns", 256, "most open connections that have not yet made an authenticated request; more are closed at once (0 = unlimited)")
+	fs.IntVar(&c.maxUnauthConns, "max-unauthenticated-conns", 256, "most open connections that have not yet made an authenticated request; a new one past the cap closes the oldest (0 = unlimited)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")

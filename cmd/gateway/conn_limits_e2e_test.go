@@ -111,11 +111,10 @@ func TestIdleKeepAliveIsClosed(t *testing.T) {
 }
 
 // TestUnauthenticatedConnectionCap fills --max-unauthenticated-conns with slowlorises (request line sent,
-// headers never finished): one more connection is closed at once, while authenticated connections do not
-// count. When the slowlorises finish their headers but withhold the body, --body-timeout sheds them, and a
-// fresh client's /healthz is answered again.
+// headers never finished) while authenticated connections do not count: a fresh client past the cap is
+// served, and the oldest slowloris is closed to make room for it.
 func TestUnauthenticatedConnectionCap(t *testing.T) {
-	g := startGateway(t, "--token", testToken, "--max-unauthenticated-conns", "2", "--body-timeout", "300ms")
+	g := startGateway(t, "--token", testToken, "--max-unauthenticated-conns", "2")
 	// Two authenticated keep-alive connections stay open beside the cap.
 	for range 2 {
 		c := g.rawDial()
@@ -129,27 +128,57 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 		c := g.rawDial()
 		c.write("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 		lorises = append(lorises, c)
-	}
-	// The kernel hands connections to accept in arrival order: this one comes after both slowlorises.
-	extra := g.rawDial()
-	extra.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-	if !extra.closedByPeer() {
-		t.Fatal("a connection past the unauthenticated cap was served")
-	}
-	for _, c := range lorises {
-		c.write("Content-Length: 100\r\n\r\n{")
-	}
-	for _, c := range lorises {
-		if resp, code := c.response(); resp.StatusCode != http.StatusUnauthorized || code != "unauthorized" {
-			t.Fatalf("slowloris got %d %q", resp.StatusCode, code)
-		}
-		if !c.closedByPeer() {
-			t.Fatal("a slowloris withholding its body kept its connection")
+		// The next dial must reach accept after this one: a request answered on a third connection proves it.
+		probe := g.rawDial()
+		probe.write("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + testToken + "\r\n\r\n")
+		if resp, _ := probe.response(); resp.StatusCode != 200 {
+			t.Fatalf("authenticated probe %d", resp.StatusCode)
 		}
 	}
 	fresh := g.rawDial()
 	fresh.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
 	if resp, _ := fresh.response(); resp.StatusCode != 200 {
-		t.Fatalf("healthz after the slowlorises were shed: %d", resp.StatusCode)
+		t.Fatalf("healthz past the cap: %d", resp.StatusCode)
+	}
+	if !lorises[0].closedByPeer() {
+		t.Fatal("the oldest slowloris kept its connection when a fresh client needed the room")
+	}
+	lorises[1].write("Authorization: Bearer " + testToken + "\r\nContent-Length: 2\r\n\r\n{}")
+	if resp, _ := lorises[1].response(); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("the younger slowloris, finishing its request, got %d", resp.StatusCode)
+	}
+}
+
+// TestUnreadResponsesDropConnection: a client that pipelines requests without ever reading the answers (so
+// the gateway's writes block on a full socket) cannot hold a connection while it has not authenticated:
+// each write must finish within --write-timeout, then the connection is closed.
+func TestUnreadResponsesDropConnection(t *testing.T) {
+	g := startGateway(t, "--token", testToken, "--max-unauthenticated-conns", "4", "--write-timeout", "300ms")
+	c := g.rawDial()
+	if tc, ok := c.c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4 << 10)
+	}
+	// Enough answers to fill any socket buffers: openapi.yaml is tens of KiB.
+	done := make(chan error, 1)
+	go func() {
+		for range 2000 {
+			if _, err := io.WriteString(c.c, "GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	// Wait for the gateway to give up on the connection: the requests it can no longer read fail to write.
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the gateway kept reading requests from a client that never reads")
+	}
+	_ = c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err := io.Copy(io.Discard, c.c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the connection of a client that never reads stayed open")
 	}
 }

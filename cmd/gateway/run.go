@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go reg.ReapIdle(reapCtx)
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns)) }()
+	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns, cfg.writeTimeout)) }()
 	select {
 	case err := <-serveErr:
 		return err

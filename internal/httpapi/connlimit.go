@@ -1,58 +1,100 @@
 package httpapi
 
 import (
+	"container/list"
 	"context"
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
+	"time"
 )
 
 // LimitUnauthenticated wraps ln so at most max accepted connections are open that have not yet carried an
-// authenticated request: a connection past the cap is closed as soon as it is accepted. Slow clients that
-// never authenticate (slowloris) then cannot take every descriptor from the ones that do; deadlines shed
-// them and make room again. Connections that authenticated, WebSockets included, do not count. Serve with
+// authenticated request. When a new connection would pass the cap, the oldest such connection is closed to
+// make room: a client that authenticates does so in its first request, so the connection that has waited
+// longest without doing it is the likeliest slowloris, and a fresh client is always served. While a
+// connection is unauthenticated, each write to it must finish within writeTimeout (0 = no bound), so a client
+// that sends requests and never reads the answers cannot hold its place either. Connections that
+// authenticated, WebSockets included, do not count and get no such deadline. Serve with
 // http.Server.ConnContext set to ConnContext so requests can mark their connection. max <= 0 = no cap.
-func LimitUnauthenticated(ln net.Listener, max int) net.Listener {
+func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) net.Listener {
 	if max <= 0 {
 		return ln
 	}
-	return &pendingListener{Listener: ln, max: int64(max)}
+	return &pendingListener{Listener: ln, max: max, writeTimeout: writeTimeout, pending: list.New()}
 }
 
 type pendingListener struct {
 	net.Listener
-	max     int64        // Static after construction.
-	pending atomic.Int64 // connections accepted and not yet authenticated nor closed
+	max          int           // Static after construction.
+	writeTimeout time.Duration // Static after construction.
+
+	mu      sync.Mutex
+	pending *list.List // Guarded by mu; *pendingConn, oldest first: accepted, not yet authenticated nor closed.
 }
 
-// Accept is called from one goroutine (http.Server's accept loop), the only one that increments pending.
+// Accept is called from one goroutine (http.Server's accept loop), the only one that adds to pending.
 func (l *pendingListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.pending.Load() >= l.max {
-			_ = c.Close()
-			continue
-		}
-		l.pending.Add(1)
-		return &pendingConn{Conn: c, l: l}, nil
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	pc := &pendingConn{Conn: c, l: l}
+	var oldest *pendingConn
+	l.mu.Lock()
+	if l.pending.Len() >= l.max {
+		oldest = l.pending.Remove(l.pending.Front()).(*pendingConn)
+		oldest.elem = nil
+	}
+	pc.elem = l.pending.PushBack(pc)
+	l.mu.Unlock()
+	if oldest != nil {
+		_ = oldest.Conn.Close() // its server goroutine fails on its next read or write and closes it again
+	}
+	return pc, nil
+}
+
+// leave takes c out of the pending list (authenticated, closed or evicted); false when it was not in it.
+func (l *pendingListener) leave(c *pendingConn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.elem == nil {
+		return false
+	}
+	l.pending.Remove(c.elem)
+	c.elem = nil
+	return true
+}
+
+func (l *pendingListener) isPending(c *pendingConn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return c.elem != nil
+}
+
+// pendingConn counts toward its listener's cap until it authenticates, closes or is evicted.
+type pendingConn struct {
+	net.Conn
+	l    *pendingListener // Static after construction.
+	elem *list.Element    // Guarded by l.mu; nil once no longer pending.
+}
+
+// authenticated ends the connection's pending state and lifts its write deadline.
+func (c *pendingConn) authenticated() {
+	if c.l.leave(c) && c.l.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Time{})
 	}
 }
 
-// pendingConn counts toward its listener's cap until it authenticates or closes, whichever comes first.
-type pendingConn struct {
-	net.Conn
-	l     *pendingListener // Static after construction.
-	leave sync.Once
+func (c *pendingConn) Write(b []byte) (int, error) {
+	if c.l.writeTimeout > 0 && c.l.isPending(c) {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+	}
+	return c.Conn.Write(b)
 }
 
-func (c *pendingConn) authenticated() { c.leave.Do(func() { c.l.pending.Add(-1) }) }
-
 func (c *pendingConn) Close() error {
-	c.authenticated() // no longer pending either way
+	c.l.leave(c)
 	return c.Conn.Close()
 }
 
