@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	// One budget for every socket reader: many sockets sending large frames hold at most this much.
-	inb := inbound.New(cfg.maxInboundBytes, 0)
+	inb := inbound.New(cfg.maxInboundBytes, 0).WithFrameTimeout(cfg.bodyTimeout)
 	wsh := ws.NewHandler(reg, ws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, Logger: logger, Metrics: m,

@@ -4,20 +4,14 @@ import "github.com/coder/websocket"
 
 // Close codes (DESIGN.md). Reasons are short constants, never error text.
 const (
-	codeGoingAway   = websocket.StatusGoingAway               // 1001: gateway shutting down
-	codeUnsupported = websocket.StatusUnsupportedData         // 1003: binary frame
-	codeInvalidData = websocket.StatusInvalidFramePayloadData // 1007: a text frame that is not UTF-8
-	codeTryAgain    = websocket.StatusTryAgainLater           // 1013: inbound budget exhausted; retry later
-	codeSlowClient  = websocket.StatusCode(4001)              // evicted; reconnect and session/load
+	codeGoingAway  = websocket.StatusGoingAway  // 1001: gateway shutting down
+	codeSlowClient = websocket.StatusCode(4001) // evicted; reconnect and session/load
 )
 
 const (
-	reasonShutdown    = "gateway shutting down"
-	reasonSlow        = "client too slow"
-	reasonBinary      = "binary frames not supported"
-	reasonInvalidUTF8 = "text frame is not valid UTF-8"
-	reasonBusy        = "gateway busy; try again later"
-	reasonTruncated   = "log truncated; reload"
+	reasonShutdown  = "gateway shutting down"
+	reasonSlow      = "client too slow"
+	reasonTruncated = "log truncated; reload"
 )
 
 // JSON-RPC error codes (ACP ErrorCode).

@@ -31,26 +31,13 @@ func (c *conn) readLoop(ctx context.Context) error {
 	for {
 		f, err := c.h.opts.Inbound.Read(ctx, c.ws, c.h.opts.ReadLimit)
 		if err != nil {
-			return readCloseErr(err)
+			return inbound.CloseError(err)
 		}
 		c.dispatch(f.Data)
 		f.Release()
 	}
 }
 
-// readCloseErr maps a refused frame to the close code that says why.
-func readCloseErr(err error) error {
-	switch {
-	case errors.Is(err, inbound.ErrBinary):
-		return &closeErr{Code: codeUnsupported, Reason: reasonBinary}
-	case errors.Is(err, inbound.ErrInvalidUTF8):
-		return &closeErr{Code: codeInvalidData, Reason: reasonInvalidUTF8}
-	case errors.Is(err, inbound.ErrBusy):
-		return &closeErr{Code: codeTryAgain, Reason: reasonBusy}
-	default:
-		return err
-	}
-}
 
 var nullID = json.RawMessage("null")
 

@@ -21,6 +21,9 @@ import (
 type Budget struct {
 	total int64         // Static after construction.
 	wait  time.Duration // Static after construction; how long a reader waits for its first chunk.
+	// frameTimeout bounds how long a message may take to arrive once its header has; 0 = unbounded. Static
+	// after construction.
+	frameTimeout time.Duration
 
 	mu     sync.Mutex
 	used   int64         // Guarded by mu; bytes reserved now.
@@ -39,6 +42,13 @@ func New(total int64, wait time.Duration) *Budget {
 		wait = DefaultWait
 	}
 	return &Budget{total: total, wait: wait}
+}
+
+// WithFrameTimeout makes every message read under b arrive whole within d of its header (0 = unbounded), or
+// its connection is closed. Call it before the budget is used.
+func (b *Budget) WithFrameTimeout(d time.Duration) *Budget {
+	b.frameTimeout = d
+	return b
 }
 
 // Peak reports the most bytes ever reserved at once: never more than the total.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
@@ -11,9 +12,10 @@ import (
 
 // Why Read refused a frame. The socket is closed with the code in parentheses.
 var (
-	ErrBusy        = errors.New("inbound budget exhausted")      // 1013 try again later
-	ErrInvalidUTF8 = errors.New("text frame is not valid UTF-8") // 1007 invalid frame payload data
-	ErrBinary      = errors.New("binary frame")                  // 1003 unsupported data
+	ErrBusy        = errors.New("inbound budget exhausted")         // 1013 try again later
+	ErrInvalidUTF8 = errors.New("text frame is not valid UTF-8")    // 1007 invalid frame payload data
+	ErrBinary      = errors.New("binary frame")                     // 1003 unsupported data
+	ErrTooBig      = errors.New("frame larger than the read limit") // 1009 message too big
 )
 
 // firstChunk is what a reader reserves (and allocates) for a frame before reading any of it: a typical
@@ -35,18 +37,29 @@ func (f *Frame) Release() {
 }
 
 // Read reads the next message of c, which must be a text frame of valid UTF-8 (RFC 6455 §8.1), holding its
-// bytes against the budget; limit is the socket's read limit (the library fails a larger message with 1009).
-// A binary frame is refused unread. Errors from the connection are returned as they are.
+// bytes against the budget; limit is the socket's read limit (c's own limit must not be lower): a larger
+// message is ErrTooBig. A binary frame is refused unread. Once a message has begun, it must arrive whole
+// within the budget's frame timeout, or the connection is closed: a client that sends part of a large frame
+// and stalls cannot keep its reservation from every other socket. Errors from the connection are returned as
+// they are.
 func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Frame, error) {
-	typ, r, err := c.Reader(ctx)
+	// The library reads a message with the context its header was read with: one that ends when the frame
+	// timeout passes, counted from the header, not from the wait for it.
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	typ, r, err := c.Reader(mctx)
 	if err != nil {
 		return Frame{}, err
+	}
+	if b != nil && b.frameTimeout > 0 {
+		t := time.AfterFunc(b.frameTimeout, cancel)
+		defer t.Stop()
 	}
 	if typ != websocket.MessageText {
 		return Frame{}, ErrBinary
 	}
 	f := Frame{b: b}
-	first := min(firstChunk, limit+1)
+	first := min(firstChunk, limit)
 	if b != nil {
 		first = min(first, b.total)
 	}
@@ -94,14 +107,15 @@ func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Fram
 	return f, nil
 }
 
-// grow doubles buf's capacity, up to limit+1 bytes (coder/websocket lets one byte past its read limit
-// through and fails the message, with 1009, beyond that), reserving the growth (Budget.takeMore). On failure
-// the frame's budget is released.
+// grow doubles buf's capacity, up to limit bytes, reserving the growth (Budget.takeMore): a frame of the
+// largest size fits a budget of that size. A byte past the limit is ErrTooBig (coder/websocket lets one byte
+// past its own limit through, so the gateway, not the library, closes the socket with a short reason). On
+// failure the frame's budget is released.
 func (f *Frame) grow(ctx context.Context, buf []byte, limit int64) ([]byte, error) {
-	more := min(int64(2*cap(buf)), limit+1) - int64(cap(buf))
+	more := min(int64(2*cap(buf)), limit) - int64(cap(buf))
 	if more <= 0 {
 		f.Release()
-		return nil, errors.New("message larger than the read limit")
+		return nil, ErrTooBig
 	}
 	if !f.b.takeMore(ctx, more) {
 		f.Release()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/coder/websocket"
 )
 
@@ -39,8 +40,9 @@ func readServer(t *testing.T, b *Budget, limit int64, results chan<- result) str
 			f, err := b.Read(r.Context(), c, limit)
 			if err != nil {
 				results <- result{err: err}
-				if errors.Is(err, ErrBusy) {
-					c.Close(websocket.StatusTryAgainLater, "busy")
+				var ce *frameout.CloseError
+				if errors.As(CloseError(err), &ce) {
+					c.Close(ce.Code, ce.Reason)
 				}
 				return
 			}
@@ -81,11 +83,22 @@ func send(t *testing.T, c *websocket.Conn, typ websocket.MessageType, p []byte) 
 // closeStatus reads from the client until the server's close arrives.
 func closeStatus(t *testing.T, c *websocket.Conn) websocket.StatusCode {
 	t.Helper()
+	code, _ := closeOf(t, c)
+	return code
+}
+
+// closeOf reads from the client until the server's close arrives and returns its code and reason.
+func closeOf(t *testing.T, c *websocket.Conn) (websocket.StatusCode, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {
 		if _, _, err := c.Read(ctx); err != nil {
-			return websocket.CloseStatus(err)
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code, ce.Reason
+			}
+			return -1, err.Error()
 		}
 	}
 }
@@ -99,7 +112,7 @@ func pattern(n int) []byte {
 }
 
 // TestReadSizes: frames around every growth step and the read limit arrive intact, the budget is all
-// released, and a frame over the limit still ends with 1009.
+// released, and a frame over the limit ends with 1009 and the gateway's short reason (not library text).
 func TestReadSizes(t *testing.T) {
 	const limit = 100_000
 	b := New(1<<20, time.Minute)
@@ -116,11 +129,11 @@ func TestReadSizes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = c.Write(ctx, websocket.MessageText, pattern(limit+firstChunk))
-	if r := <-results; !errors.Is(r.err, websocket.ErrMessageTooBig) {
+	if r := <-results; !errors.Is(r.err, ErrTooBig) {
 		t.Fatalf("over the limit: %v", r.err)
 	}
-	if code := closeStatus(t, c); code != websocket.StatusMessageTooBig {
-		t.Fatalf("over the limit closed with %v, want 1009", code)
+	if code, reason := closeOf(t, c); code != websocket.StatusMessageTooBig || reason != reasonTooBig {
+		t.Fatalf("over the limit closed with %v %q, want 1009 %q", code, reason, reasonTooBig)
 	}
 	if b.InUse() != 0 || b.Peak() > 1<<20 {
 		t.Fatalf("in use %d, peak %d", b.InUse(), b.Peak())
@@ -254,4 +267,73 @@ func TestBudgetBoundsConcurrentFrames(t *testing.T) {
 		t.Fatalf("peak %d bytes held, budget %d (a large frame alone needs %d)", peak, total, big)
 	}
 	t.Logf("%d large frames read, %d refused with 1013, peak %d of %d bytes", read, busy, b.Peak(), total)
+}
+
+// TestFrameOfLimitSizeFitsBudgetOfLimitSize: a budget as large as the read limit (the smallest the gateway
+// accepts) takes a frame of exactly that size; one byte more is 1009, not 1013.
+func TestFrameOfLimitSizeFitsBudgetOfLimitSize(t *testing.T) {
+	const limit = 1_000_000
+	b := New(limit, 50*time.Millisecond)
+	results := make(chan result, 2)
+	url := readServer(t, b, limit, results)
+	c := dial(t, url)
+	send(t, c, websocket.MessageText, pattern(limit))
+	if r := <-results; r.err != nil || len(r.data) != limit {
+		t.Fatalf("a frame of the limit's size: %d bytes, %v", len(r.data), r.err)
+	}
+	c = dial(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.Write(ctx, websocket.MessageText, pattern(limit+1))
+	if r := <-results; !errors.Is(r.err, ErrTooBig) {
+		t.Fatalf("one byte over: %v, want ErrTooBig", r.err)
+	}
+	if code := closeStatus(t, c); code != websocket.StatusMessageTooBig {
+		t.Fatalf("one byte over closed with %v, want 1009", code)
+	}
+	if b.InUse() != 0 {
+		t.Fatalf("%d bytes still held", b.InUse())
+	}
+}
+
+// TestStalledFrameReleasesBudget: a client that sends the start of a large frame and stalls loses its
+// connection once the frame timeout has passed, and its reservation goes back to the budget; a socket that
+// sends nothing at all keeps waiting (the timeout counts from a frame's header, not from the wait for one).
+func TestStalledFrameReleasesBudget(t *testing.T) {
+	const total = 1 << 20
+	b := New(total, time.Minute).WithFrameTimeout(300 * time.Millisecond)
+	results := make(chan result, 2)
+	url := readServer(t, b, total, results)
+	idle := dial(t, url)
+	c := dial(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, err := c.Writer(ctx, websocket.MessageText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(pattern(600 << 10)); err != nil { // a frame begun and never finished
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-results:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a socket stalled in the middle of a frame kept its reservation")
+	}
+	if r.err == nil {
+		t.Fatal("a stalled frame was read")
+	}
+	if b.InUse() != 0 {
+		t.Fatalf("%d bytes still held by a stalled frame's socket", b.InUse())
+	}
+	select {
+	case r := <-results:
+		t.Fatalf("the idle socket ended too: %v", r.err)
+	default:
+	}
+	send(t, idle, websocket.MessageText, []byte(`{"still":"here"}`))
+	if r := <-results; r.err != nil || string(r.data) != `{"still":"here"}` {
+		t.Fatalf("idle socket: %q %v", r.data, r.err)
+	}
 }

@@ -21,11 +21,8 @@ const (
 const Subprotocol = "acp-gateway.v1"
 
 const (
-	reasonShutdown    = "gateway shutting down"
-	reasonSlow        = "client too slow"
-	reasonNotFound    = "session not found"
-	reasonClosed      = "session closed"
-	reasonBinary      = "binary frames not supported"
-	reasonInvalidUTF8 = "text frame is not valid UTF-8"
-	reasonBusy        = "gateway busy; try again later"
+	reasonShutdown = "gateway shutting down"
+	reasonSlow     = "client too slow"
+	reasonNotFound = "session not found"
+	reasonClosed   = "session closed"
 )

@@ -39,7 +39,7 @@ func (cl *client) readLoop(ctx context.Context) error {
 		f, err := cl.h.opts.Inbound.Read(ctx, cl.c, cl.h.opts.ReadLimit)
 		if err != nil {
 			// On ErrMessageTooBig the library has already closed the socket with 1009.
-			return readCloseErr(err)
+			return inbound.CloseError(err)
 		}
 		reply := cl.handleMessage(f.Data)
 		f.Release()
@@ -53,19 +53,6 @@ func (cl *client) readLoop(ctx context.Context) error {
 	}
 }
 
-// readCloseErr maps a refused frame to the close code that says why.
-func readCloseErr(err error) error {
-	switch {
-	case errors.Is(err, inbound.ErrBinary):
-		return &closeErr{Code: CodeUnsupported, Reason: reasonBinary}
-	case errors.Is(err, inbound.ErrInvalidUTF8):
-		return &closeErr{Code: CodeInvalidData, Reason: reasonInvalidUTF8}
-	case errors.Is(err, inbound.ErrBusy):
-		return &closeErr{Code: CodeTryAgain, Reason: reasonBusy}
-	default:
-		return err
-	}
-}
 
 // permissionAnswer is a decoded client response to a permission request.
 type permissionAnswer struct {
