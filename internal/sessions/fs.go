@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -67,15 +68,16 @@ func (s *Session) delegate() FSDelegate {
 	return *s.fsDelegate
 }
 
-// clientParams rewrites the agent's session id in fs params to the gateway's, for a delegate.
+// clientParams rewrites the agent's session id in fs params to the gateway's, for a delegate. The params go
+// to a WebSocket client as a text frame, so invalid UTF-8 from the agent (raw JSON keeps it) is replaced.
 func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(params, &m) != nil {
-		return params
+		return translate.ValidUTF8(params)
 	}
 	m["sessionId"], _ = json.Marshal(s.ID)
 	out, _ := json.Marshal(m)
-	return out
+	return translate.ValidUTF8(out)
 }
 
 // ReadTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
