@@ -38,7 +38,6 @@ func (c *conn) readLoop(ctx context.Context) error {
 	}
 }
 
-
 var nullID = json.RawMessage("null")
 
 // dispatch handles one client message: errors are queued at once, requests run on their own goroutine.

@@ -15,10 +15,8 @@ import (
 
 // Defaults for the event stream face.
 const (
-	pageLimitMax   = 1000
-	pageWaitMax    = 60 * time.Second
-	sseQueueFrames = 4096
-	sseQueueBytes  = 16 << 20
+	pageLimitMax = 1000
+	pageWaitMax  = 60 * time.Second
 )
 
 // events serves a session's stream on `GET /v1/sessions/{id}/events`: Server-Sent Events for
@@ -136,7 +134,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
 	defer out.Stop()
 	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh()}
-	err := sess.Follow(start, sink, sessions.FollowLimits{Frames: sseQueueFrames, Bytes: sseQueueBytes})
+	err := sess.Follow(start, sink, s.streamLimits())
 	if errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()
 	}

@@ -43,6 +43,10 @@ type Server struct {
 	// AllowedHosts are Host header patterns served besides loopback names and ListenHost. Without Auth only
 	// those are served (DNS rebinding); with Auth any Host is, unless AllowedHosts is set.
 	AllowedHosts []string
+	// StreamQueueFrames and StreamQueueBytes bound how far an event stream may lag behind live frames before
+	// it is ended (as --ws-queue-* do for WebSockets); 0 = 4096 frames, 16 MiB.
+	StreamQueueFrames int
+	StreamQueueBytes  int64
 	// BodyTimeout bounds how long a request body may take to arrive (408 body_timeout); 0 = unbounded.
 	BodyTimeout time.Duration
 	// ListenHost is the host part of the listen address, served as a literal Host.
@@ -178,6 +182,17 @@ func requireUpgrade(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+func (s *Server) streamLimits() sessions.FollowLimits {
+	lim := sessions.FollowLimits{Frames: s.StreamQueueFrames, Bytes: s.StreamQueueBytes}
+	if lim.Frames <= 0 {
+		lim.Frames = 4096
+	}
+	if lim.Bytes <= 0 {
+		lim.Bytes = 16 << 20
+	}
+	return lim
 }
 
 func (s *Server) streamWriteTimeout() time.Duration {

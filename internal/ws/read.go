@@ -53,7 +53,6 @@ func (cl *client) readLoop(ctx context.Context) error {
 	}
 }
 
-
 // permissionAnswer is a decoded client response to a permission request.
 type permissionAnswer struct {
 	rawID  *json.RawMessage
