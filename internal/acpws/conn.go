@@ -76,7 +76,7 @@ func (c *conn) run(parent context.Context) {
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr
-	if err == errSlow {
+	if errors.As(err, &ce) && ce.Code == codeSlowClient { // too far behind, or the log trimmed under it
 		c.h.face.Evicted()
 	}
 	if errors.As(err, &ce) {

@@ -108,7 +108,8 @@ func (w *Writer) abortIf(stuck func() bool) bool {
 func (w *Writer) watch() {
 	started := w.started.Load()
 	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }) {
-		return // the write fails and the writer ends the connection
+		w.face.Evicted() // a client that stopped reading is as evicted as one that lagged too far
+		return           // the write fails and the writer ends the connection
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 )
@@ -57,15 +58,22 @@ func writeUntilError(w *Writer, c *websocket.Conn) <-chan error {
 
 // TestWriteWatchdogEndsStuckWrite: frames are written without a context, so the watchdog must end a write
 // the peer never drains, after timeout/2..timeout.
+// The drop counts as an eviction of the face.
 func TestWriteWatchdogEndsStuckWrite(t *testing.T) {
 	const wt = 400 * time.Millisecond
 	c, _ := peers(t) // the client never reads
-	w := Start(context.Background(), wt, nil, func() { c.CloseNow() })
+	m := metrics.New(nil)
+	w := Start(context.Background(), wt, m.Face("ws"), func() { c.CloseNow() })
 	defer w.Stop()
 	select {
 	case <-writeUntilError(w, c):
 	case <-time.After(20 * wt):
 		t.Fatal("a write the peer never drains was not ended")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `gateway_slow_client_evictions_total{face="ws"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Fatalf("metrics lack %s", want)
 	}
 }
 
