@@ -163,15 +163,20 @@ func (p *probeCache) run(spec agents.Spec, fp string, running chan struct{}) {
 	defer p.wg.Done()
 	log := p.reg.cfg.Logger.With("agent", spec.Name)
 	ai, conn, err := p.reg.probe(p.ctx, spec)
-	if err != nil {
+	switch {
+	case err != nil && p.ctx.Err() != nil:
+		p.settle(spec.Name, fp, nil, running)
+		log.Debug("agent probe ended by the gateway's shutdown")
+	case err != nil:
 		p.settle(spec.Name, fp, nil, running)
 		var ae *AgentError
 		stderr := ""
 		if errors.As(err, &ae) {
 			stderr = tail(ae.Stderr, 2048)
 		}
-		log.Warn("agent probe failed; /acp initialize and the agent list report the gateway's defaults for a while", "err", err, "stderr", stderr)
-	} else {
+		log.Warn("agent probe failed: /acp initialize answers with the gateway's defaults until it is retried",
+			"err", err, "retryAfter", p.reg.cfg.ProbeFailureTTL, "stderr", stderr)
+	default:
 		p.settle(spec.Name, fp, &ai, running)
 		log.Debug("agent probed", "agentInfo", string(ai.Info))
 	}
