@@ -641,15 +641,16 @@ func TestShutdownClosesWithGoingAway(t *testing.T) {
 	}
 }
 
-// /acp/{agent} picks the agent of new sessions; initialize answers with the gateway's own info until a
-// session of that agent exists; authenticate goes to the attached session's agent, whose error passes through.
+// /acp/{agent} picks the agent of new sessions; initialize answers with the agent's own info, also before a
+// session of that agent exists (probe_test.go); authenticate goes to the attached session's agent, whose error
+// passes through.
 func TestAgentPathInitializeAuthenticate(t *testing.T) {
 	e := newEnv(t, Options{Version: "9.9.9"})
 	cl := e.dial("/acp/other")
 	init := cl.initialize()
 	info := init["agentInfo"].(map[string]any)
-	if info["name"] != "acp-gateway" || info["version"] != "9.9.9" {
-		t.Errorf("agentInfo without a session = %v", info)
+	if info["name"] != "demo" {
+		t.Errorf("agentInfo without a session = %v, want the demo agent's", info)
 	}
 	sid := cl.newSession(e.dir)
 	s, err := e.reg.Get(sid)

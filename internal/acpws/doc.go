@@ -53,13 +53,16 @@
 //   - initialize: `clientCapabilities.fs` is read (see File access); the rest of clientCapabilities is
 //     ignored. The answer: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
 //     replays its own log for every agent), sessionCapabilities {list, resume, close}, promptCapabilities as
-//     the agent's (prompts pass through), mcpCapabilities {} (MCP servers are not passed to agents). The
-//     agent's raw capabilities are in `agentCapabilities._meta.gateway.agentCapabilities` when known.
-//     agentInfo is the agent's own when the gateway knows it from a live session of that agent (or one seen
-//     earlier by this handler); otherwise the gateway's own {name: "acp-gateway", …}. The gateway does not
-//     start an agent process just to answer initialize. authMethods is always []: agents behind the gateway
-//     authenticate through the operator's configuration (environment), and registry sessions are created
-//     without an auth step.
+//     the agent's (prompts pass through), mcpCapabilities {} (MCP servers are not passed to agents). agentInfo
+//     is the agent's own. Both come from the agent's own initialize answer, which the registry learns from
+//     every session start and, before any, by probing the agent once (Registry.AgentInit: start it, ask,
+//     stop it; bounded by the start timeout), so clients see image or context support the agent has before
+//     they create a session. The agent's raw capabilities and authMethods are in
+//     `agentCapabilities._meta.gateway.{agentCapabilities,authMethods}`. When the probe fails (remembered
+//     briefly), the answer is the gateway's own: agentInfo {name: "acp-gateway", …}, promptCapabilities {}.
+//     authMethods is always []: agents behind the gateway authenticate through the operator's configuration
+//     (environment, the agents file's "authenticate"), registry sessions are created without an auth step,
+//     and `authenticate` has no agent to go to before a session is attached.
 //   - authenticate: forwarded to the agent process of the session most recently attached on this socket;
 //     with no attached session it is answered -32601 (not available).
 //   - session/new: creates a registry session of this socket's agent. cwd must be an absolute directory.

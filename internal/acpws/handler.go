@@ -2,10 +2,8 @@ package acpws
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/conngroup"
@@ -92,12 +90,6 @@ const (
 	ReplayTranscript = "transcript"
 )
 
-// agentInit is what an agent answered to the gateway's initialize, as far as `/acp` reports it.
-type agentInit struct {
-	Info         json.RawMessage
-	Capabilities json.RawMessage
-}
-
 // Handler serves `/acp` and `/acp/{agent}`.
 type Handler struct {
 	// Static after construction.
@@ -108,9 +100,6 @@ type Handler struct {
 	fsOwners fsOwners         // sockets serving sessions' fs/*
 	slots    chan struct{}    // one per open socket, MaxConns deep: the connection cap
 	face     *metrics.Face    // this face's counters
-
-	mu    sync.Mutex
-	known map[string]agentInit // Guarded by mu; last initialize answer seen per agent name.
 }
 
 // NewHandler returns the raw-ACP face of reg.
@@ -118,7 +107,7 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	g := conngroup.New()
 	o := opts.withDefaults()
 	return &Handler{
-		reg: reg, opts: o, conns: g, shutdown: g.Closing(), known: map[string]agentInit{},
+		reg: reg, opts: o, conns: g, shutdown: g.Closing(),
 		slots: make(chan struct{}, o.MaxConns), face: o.Metrics.Face("acp"),
 	}
 }
@@ -183,31 +172,4 @@ func (h *Handler) hasAgent(name string) bool {
 		}
 	}
 	return false
-}
-
-// remember records what a session's agent answered to initialize, for later `initialize` answers.
-func (h *Handler) remember(v sessions.View) {
-	if len(v.AgentInfo) == 0 && len(v.AgentCapabilities) == 0 {
-		return
-	}
-	h.mu.Lock()
-	h.known[v.Agent] = agentInit{Info: v.AgentInfo, Capabilities: v.AgentCapabilities}
-	h.mu.Unlock()
-}
-
-// agentInitOf returns the agent's initialize answer from a live session of it, else the last one seen.
-func (h *Handler) agentInitOf(agent string) (agentInit, bool) {
-	for _, s := range h.reg.List() {
-		if s.Agent != agent {
-			continue
-		}
-		if v := s.View(); len(v.AgentInfo) > 0 || len(v.AgentCapabilities) > 0 {
-			h.remember(v)
-			return agentInit{Info: v.AgentInfo, Capabilities: v.AgentCapabilities}, true
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ai, ok := h.known[agent]
-	return ai, ok
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,7 +24,18 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(cleanupM{m})
+}
+
+// cleanupM removes what the tests built once they have run.
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	code := c.m.Run()
+	if testAgentDir != "" {
+		os.RemoveAll(testAgentDir)
+	}
+	return code
 }
 
 const stepTimeout = 15 * time.Second

@@ -118,7 +118,7 @@ func (c *conn) session(id *string) (*sessions.Session, error) {
 	return nil, badParams("session %s is not attached to this connection: call session/load or session/resume first", *id)
 }
 
-func (c *conn) initialize(_ context.Context, id, params json.RawMessage) {
+func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
 		ProtocolVersion *int `json:"protocolVersion"`
 	}
@@ -139,7 +139,9 @@ func (c *conn) initialize(_ context.Context, id, params json.RawMessage) {
 	c.mu.Lock()
 	c.fs = client.ClientCapabilities.Fs
 	c.mu.Unlock()
-	known, ok := c.h.agentInitOf(c.agent)
+	// The agent's own answer, probing it first when the gateway has not heard one yet (bounded by the start
+	// timeout); without it the gateway answers for itself.
+	known, ok := c.h.reg.AgentInit(ctx, c.agent)
 	var agentCaps struct {
 		PromptCapabilities json.RawMessage `json:"promptCapabilities"`
 	}
@@ -153,6 +155,11 @@ func (c *conn) initialize(_ context.Context, id, params json.RawMessage) {
 	gw := map[string]any{"agent": c.agent, "version": c.h.opts.Version}
 	if ok && len(known.Capabilities) > 0 {
 		gw["agentCapabilities"] = known.Capabilities
+	}
+	if ok && len(known.AuthMethods) > 0 {
+		// Not the top-level authMethods: registry sessions are started without an auth step, and
+		// `authenticate` has no agent to go to before a session is attached.
+		gw["authMethods"] = known.AuthMethods
 	}
 	info := any(map[string]string{"name": "acp-gateway", "title": "ACP Gateway (" + c.agent + ")", "version": c.h.opts.Version})
 	if ok && len(known.Info) > 0 {
@@ -264,7 +271,6 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		return
 	}
 	v := s.View()
-	c.h.remember(v)
 	frame := rpcResult(id, sessionResult(v, map[string]any{"sessionId": s.ID}))
 	if err := c.subscribe(s); err != nil {
 		c.fail(id, err)
@@ -319,7 +325,6 @@ func (c *conn) loadSession(_ context.Context, id, params json.RawMessage) {
 		return
 	}
 	v := s.View()
-	c.h.remember(v)
 	frame := rpcResult(id, sessionResult(v, map[string]any{}))
 	if err := c.subscribe(s); err != nil {
 		c.fail(id, err)
@@ -368,7 +373,6 @@ func (c *conn) resumeSession(_ context.Context, id, params json.RawMessage) {
 		return
 	}
 	v := s.View()
-	c.h.remember(v)
 	frame := rpcResult(id, sessionResult(v, map[string]any{}))
 	if err := c.subscribe(s); err != nil {
 		c.fail(id, err)

@@ -235,8 +235,10 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
+// listAgents lists the agents with what each answered to initialize, probing those not asked yet (at most the
+// start timeout, in parallel; a failure is remembered briefly, so a broken agent does not slow every listing).
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"agents": s.Registry.Agents(), "default": s.Registry.DefaultAgent()})
+	writeJSON(w, http.StatusOK, map[string]any{"agents": s.Registry.ProbedAgents(r.Context()), "default": s.Registry.DefaultAgent()})
 	return nil
 }
 

@@ -34,6 +34,9 @@ type Config struct {
 	// MaxTurnTextBytes bounds the agent text a turn collects for its result (REST `prompt?wait=true`): past it
 	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
 	MaxTurnTextBytes int
+	// ProbeFailureTTL is how long a failed probe of an agent's initialize (probe.go) is remembered before the
+	// agent is probed again; 0 = 30 s.
+	ProbeFailureTTL time.Duration
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than
@@ -51,6 +54,7 @@ func (c Config) withDefaults() Config {
 	def(&c.CancelGrace, 10*time.Second)
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
+	def(&c.ProbeFailureTTL, 30*time.Second)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes
 	}

@@ -31,28 +31,12 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals.
-	initRes, err := conn.Call(ictx, acp.AgentMethodInitialize, map[string]any{
-		"protocolVersion":    acp.ProtocolVersionNumber,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false},
-		"clientInfo":         map[string]string{"name": "acp-gateway", "version": cfg.Version},
-	})
+	ai, err := initializeAgent(ictx, conn, cfg.Version)
 	if err != nil {
 		return fail("initialize", callError(ictx, err, cfg.StartTimeout))
 	}
-	var ir struct {
-		ProtocolVersion   int             `json:"protocolVersion"`
-		AgentInfo         json.RawMessage `json:"agentInfo"`
-		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
-		AuthMethods       json.RawMessage `json:"authMethods"`
-	}
-	if err := json.Unmarshal(initRes, &ir); err != nil {
-		return fail("initialize", fmt.Errorf("malformed response: %w", err))
-	}
-	if ir.ProtocolVersion != acp.ProtocolVersionNumber {
-		return fail("initialize", fmt.Errorf("agent speaks ACP protocol version %d, the gateway speaks %d", ir.ProtocolVersion, acp.ProtocolVersionNumber))
-	}
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ir.AgentInfo, ir.AgentCapabilities, ir.AuthMethods
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
+	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
 	if m := s.spec.AuthMethod; m != "" {
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})

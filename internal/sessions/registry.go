@@ -20,6 +20,8 @@ type AgentInfo struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Default bool   `json:"default"`
+	// The agent's own initialize answer when known (probe.go); nil = not known (yet).
+	*AgentInit
 }
 
 // Registry holds every live session.
@@ -29,6 +31,8 @@ type Registry struct {
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
+
+	probes *probeCache // what each agent answered to initialize
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
@@ -42,6 +46,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}}
+	r.probes = newProbeCache(r)
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)
@@ -59,11 +64,13 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	return r, nil
 }
 
-// Agents lists the configured agents in configuration order.
+// Agents lists the configured agents in configuration order, with the initialize answers known so far (it
+// starts no probe; see ProbedAgents).
 func (r *Registry) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(r.agentOrder))
 	for _, n := range r.agentOrder {
-		out = append(out, AgentInfo{Name: n, Kind: r.agents[n].Kind, Default: n == r.defaultAgent})
+		spec := r.agents[n]
+		out = append(out, AgentInfo{Name: n, Kind: spec.Kind, Default: n == r.defaultAgent, AgentInit: r.probes.known(spec)})
 	}
 	return out
 }
@@ -223,13 +230,14 @@ func (r *Registry) remove(id string) {
 	r.mu.Unlock()
 }
 
-// Shutdown refuses new sessions, then closes every session (cancelling turns, stopping agents) in parallel.
-// It returns when all agents are gone or ctx ends.
+// Shutdown refuses new sessions and probes, then closes every session (cancelling turns, stopping agents)
+// and ends every probe, in parallel. It returns when all agents are gone or ctx ends.
 func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
 	var wg sync.WaitGroup
+	wg.Go(func() { _ = r.probes.shutdown(ctx) })
 	for _, s := range r.List() {
 		wg.Add(1)
 		go func() {

@@ -24,6 +24,12 @@
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //
+// -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
+// title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
+// -pid-dir DIR writes an empty file named after the agent's pid into DIR at start, and -init-child makes
+// initialize also start `sleep 1000` in the agent's process group (its pid goes into DIR too), so a test can
+// check that stopping the agent leaves nothing behind.
+//
 // It is test scaffolding, not part of the gateway.
 package main
 
@@ -59,6 +65,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 type agent struct {
 	acp.Agent // nil: methods the gateway never calls panic, which a test would notice
 	mode      string
+	initName  string // -init
+	pidDir    string // -pid-dir
+	initChild bool   // -init-child
 	out       *lockedWriter
 	conn      *acp.AgentSideConnection
 	deaf      chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -82,6 +91,24 @@ func (d deafReader) Read(p []byte) (int, error) {
 }
 
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	if a.initChild {
+		child := exec.Command("sleep", "1000")
+		if err := child.Start(); err != nil {
+			return acp.InitializeResponse{}, err
+		}
+		writePid(a.pidDir, child.Process.Pid)
+	}
+	if n := a.initName; n != "" {
+		return acp.InitializeResponse{
+			ProtocolVersion: acp.ProtocolVersionNumber,
+			AgentCapabilities: acp.AgentCapabilities{
+				LoadSession:        true,
+				PromptCapabilities: acp.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+			},
+			AgentInfo:   &acp.Implementation{Name: n, Title: acp.Ptr("Test agent " + n), Version: "0"},
+			AuthMethods: []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{Id: "key-" + n, Name: "Key of " + n}}},
+		}, nil
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{},
@@ -251,11 +278,22 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 
 func main() {
 	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, raw or badutf8")
+	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
+	pidDir := flag.String("pid-dir", "", "directory to record the agent's pid (and -init-child's) in")
+	initChild := flag.Bool("init-child", false, "start `sleep 1000` in the agent's process group on initialize")
 	flag.Parse()
+	writePid(*pidDir, os.Getpid())
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}
+	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
+}
+
+// writePid records pid as an empty file named after it in dir ("" = nowhere).
+func writePid(dir string, pid int) {
+	if dir != "" {
+		_ = os.WriteFile(dir+"/"+strconv.Itoa(pid), nil, 0o600)
+	}
 }
 
 // hang blocks forever. Not `select {}`: with every goroutine blocked that way the runtime would report a

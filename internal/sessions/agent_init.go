@@ -1,0 +1,51 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// AgentInit is what an agent answered to the gateway's `initialize`, as the gateway last heard it (from a
+// probe or from a session start). Faces report it so clients see the agent's real capabilities before any
+// session exists.
+type AgentInit struct {
+	Info         json.RawMessage `json:"info,omitempty"`         // the agent's agentInfo
+	Capabilities json.RawMessage `json:"capabilities,omitempty"` // the agent's agentCapabilities
+	AuthMethods  json.RawMessage `json:"authMethods,omitempty"`  // the agent's authMethods
+	ProbedAt     time.Time       `json:"probedAt"`               // when the answer arrived
+}
+
+// initializeAgent sends the gateway's `initialize` to a freshly started agent and checks the answer. Session
+// starts and probes both use it, so an agent is always asked the same thing.
+func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
+	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals.
+	res, err := conn.Call(ctx, acp.AgentMethodInitialize, map[string]any{
+		"protocolVersion":    acp.ProtocolVersionNumber,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false},
+		"clientInfo":         map[string]string{"name": "acp-gateway", "version": version},
+	})
+	if err != nil {
+		return AgentInit{}, err
+	}
+	var ir struct {
+		ProtocolVersion   int             `json:"protocolVersion"`
+		AgentInfo         json.RawMessage `json:"agentInfo"`
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+		AuthMethods       json.RawMessage `json:"authMethods"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil {
+		return AgentInit{}, fmt.Errorf("malformed response: %w", err)
+	}
+	if ir.ProtocolVersion != acp.ProtocolVersionNumber {
+		return AgentInit{}, fmt.Errorf("agent speaks ACP protocol version %d, the gateway speaks %d", ir.ProtocolVersion, acp.ProtocolVersionNumber)
+	}
+	return AgentInit{
+		Info: nullToNil(ir.AgentInfo), Capabilities: nullToNil(ir.AgentCapabilities), AuthMethods: nullToNil(ir.AuthMethods),
+		ProbedAt: time.Now().UTC(),
+	}, nil
+}
