@@ -127,7 +127,7 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return nil // the caller went away; the turn goes on and is visible on the session's stream
 	}
-	return writeTurnState(w, st)
+	return writeTurnState(w, st, true)
 }
 
 func promptSize(blocks []json.RawMessage) int64 {
@@ -258,7 +258,7 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	if !ok {
 		return nil // the caller went away; the answer stands and the turn goes on
 	}
-	code, err := turnReply(st)
+	code, err := turnReply(st, true)
 	if err != nil {
 		return err
 	}

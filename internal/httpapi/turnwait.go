@@ -51,21 +51,21 @@ func awaitTurn(r *http.Request, sess *sessions.Session, t *sessions.Turn, p wait
 	return st, r.Context().Err() == nil
 }
 
-// turnReply is the answer for a turn's state: 200 when it ended or waits for a user, 202 when it still runs
-// (a wait's timeout passed), 502 turn_failed when the agent failed it.
-func turnReply(st sessions.TurnState) (int, error) {
+// turnReply is the answer for a turn's state: 200, but 202 when a wait ended with the turn still running
+// (its timeout passed), and 502 turn_failed when the agent failed the turn.
+func turnReply(st sessions.TurnState, waited bool) (int, error) {
 	switch {
 	case st.Err != nil:
 		return 0, problem(http.StatusBadGateway, "turn_failed", "the agent failed the turn: "+st.Err.Error())
-	case st.Status == sessions.TurnRunning:
+	case waited && st.Status == sessions.TurnRunning:
 		return http.StatusAccepted, nil
 	}
 	return http.StatusOK, nil
 }
 
 // writeTurnState writes a turn's state as turnReply says.
-func writeTurnState(w http.ResponseWriter, st sessions.TurnState) error {
-	code, err := turnReply(st)
+func writeTurnState(w http.ResponseWriter, st sessions.TurnState, waited bool) error {
+	code, err := turnReply(st, waited)
 	if err != nil {
 		return err
 	}
@@ -95,5 +95,5 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
 			return nil // the caller went away; the turn goes on
 		}
 	}
-	return writeTurnState(w, st)
+	return writeTurnState(w, st, p.wait)
 }
