@@ -210,3 +210,30 @@ func TestAwaitTurnPolicyNeverStops(t *testing.T) {
 		})
 	}
 }
+
+// A request that was asked and resolved (by another client, a WebSocket, the deadline) before the waiter looked
+// leaves nothing for the user: the waiter goes back to waiting instead of reporting an empty question.
+func TestAwaitTurnRequestGoneBeforeTheWaiterLooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := twSession(t, twDelay, PolicyAsk)
+		defer s.Close("test over")
+		turn := twStarted(t, s, "edit something")
+		res := twAwait(context.Background(), s, turn)
+		synctest.Wait()
+		s.mu.Lock()
+		turn.notifyAskedLocked() // the wake of a request that is no longer pending when the waiter looks
+		s.mu.Unlock()
+		synctest.Wait()
+		select {
+		case r := <-res:
+			t.Fatalf("wait returned on a request that was already gone: %+v", r)
+		default:
+		}
+		r := <-res // the agent's real request, in fake time
+		if r.err != nil || r.st.Status != TurnAwaitingPermission || len(r.st.Permissions) != 1 {
+			t.Fatalf("wait: %v %+v", r.err, r.st)
+		}
+		_, _ = s.Cancel(context.Background())
+		<-turn.Done()
+	})
+}
