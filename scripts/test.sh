@@ -1,8 +1,28 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. It sets up what it needs on a fresh machine: Go modules, the npm packages
-# of the browser and conformance tests, and Debian's chromium when it is missing.
+# of the browser and conformance tests, and Debian's chromium, curl, jq and python3 when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# apt_install installs Debian packages, as root or through sudo.
+apt_install() {
+	if [[ $(id -u) -eq 0 ]]; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+	else
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+	fi
+}
+
+# The README's curl session and the Python example are run by Go tests (cmd/gateway readme_e2e_test.go):
+# they need curl, jq and python3.
+missing=()
+for tool in curl jq python3; do
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+	echo "== installing ${missing[*]} (the README and example tests)"
+	apt_install "${missing[@]}"
+fi
 
 echo "== go: modules, vet, race tests"
 go mod download
@@ -20,11 +40,7 @@ fi
 
 if [[ ! -x /usr/bin/chromium ]]; then
 	echo "== installing Debian chromium"
-	if [[ $(id -u) -eq 0 ]]; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-	else
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-	fi
+	apt_install chromium
 fi
 
 for suite in e2e conformance; do

@@ -62,7 +62,7 @@ func (rc *rawConn) closedByPeer() bool {
 // TestSlowBodyIsCutOff: a client that sends headers and then trickles (here: withholds) its body gets
 // 408 body_timeout and loses the connection once --body-timeout has passed.
 func TestSlowBodyIsCutOff(t *testing.T) {
-	g := startGateway(t, "--body-timeout", "300ms")
+	g := startGateway(t, "--body-timeout", "300ms", "--demo-delay", "200ms")
 	c := g.rawDial()
 	c.write("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
 	resp, code := c.response()
@@ -72,27 +72,20 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	if !c.closedByPeer() {
 		t.Fatal("the connection stayed open after the body timed out")
 	}
-	// A body that arrives in time still works, and a prompt that waits past the body timeout (here for a
-	// permission answer) is not cut: the deadline ends with the body.
+	// A body that arrives in time still works, and waits that outlast the body timeout are not cut: the
+	// deadline ends with the body. The demo agent's steps (--demo-delay, set below) make each wait — the
+	// prompt's, up to the permission request, and the answer's, up to the turn's end — several times longer.
 	s := g.createSession(nil)
-	w := g.dial("/v1/sessions/" + s.ID + "/ws")
-	type result struct {
-		code int
-		res  struct{ StopReason string }
+	var asked struct {
+		Status      string
+		Permissions []struct{ ID string }
 	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		r.code = g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"hi"}`, &r.res)
-		done <- r
-	}()
-	perm, _ := w.waitFor("permission", isPermissionRequest)
-	<-time.After(1 * time.Second) // what is under test: the body timeout passes while the prompt waits
-	if code := g.do("POST", "/v1/sessions/"+s.ID+"/permissions/"+permIDOf(perm), `{"optionId":"allow-once"}`, nil); code != 200 {
-		t.Fatalf("answer %d", code)
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"hi"}`, &asked); code != 200 || asked.Status != "awaiting_permission" || len(asked.Permissions) != 1 {
+		t.Fatalf("waiting prompt %d %+v", code, asked)
 	}
-	if r := <-done; r.code != 200 || r.res.StopReason != "end_turn" {
-		t.Fatalf("waiting prompt %d %+v", r.code, r.res)
+	var ended struct{ Status, StopReason string }
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/permissions/"+asked.Permissions[0].ID+"?wait=true", `{"optionId":"allow-once"}`, &ended); code != 200 || ended.StopReason != "end_turn" {
+		t.Fatalf("waiting answer %d %+v", code, ended)
 	}
 }
 

@@ -69,7 +69,8 @@ func TestExampleAgentAllow(t *testing.T) {
 func TestExampleAgentReject(t *testing.T) {
 	t.Parallel()
 	g, s, w := exampleGateway(t)
-	var res struct{ TurnID, StopReason, Text string }
+	var res struct{ TurnID, Status, StopReason, Text string }
+	// The prompt's wait stops at the permission request (or, were the answer below quicker, at the turn's end).
 	done := make(chan int, 1)
 	go func() {
 		done <- g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"do it"}`, &res)
@@ -78,6 +79,12 @@ func TestExampleAgentReject(t *testing.T) {
 	w.send(map[string]any{"jsonrpc": "2.0", "id": permIDOf(perm), "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject"}}})
 	if code := <-done; code != http.StatusOK {
 		t.Fatalf("wait prompt: %d", code)
+	}
+	if res.Status == "awaiting_permission" {
+		w.waitFor("resolved", resolvedFor(permIDOf(perm)))
+		if code := g.do("GET", "/v1/sessions/"+s.ID+"/turn?wait=true", nil, &res); code != http.StatusOK {
+			t.Fatalf("wait turn: %d", code)
+		}
 	}
 	if res.StopReason != "end_turn" || !strings.Contains(res.Text, "prefer not to make that change") {
 		t.Fatalf("result %+v", res)

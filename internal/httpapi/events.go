@@ -134,13 +134,11 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
 	defer out.Stop()
 	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh()}
-	err := sess.Follow(start, sink, s.streamLimits())
-	if errors.Is(err, sessions.ErrEvicted) {
+	if err := sess.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()
 	}
-	if errors.Is(err, sessions.ErrSessionClosed) {
-		_ = sink.Note("_gateway/session_status", map[string]any{"status": "closed"})
-	}
+	// A closed session ends the stream after its logged `_gateway/session_status {status:"closed"}` frame,
+	// which the subscriber has just been sent: nothing is added.
 	return nil // the response has started; errors end the stream and the client reconnects
 }
 

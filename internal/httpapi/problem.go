@@ -54,6 +54,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):
 		return problem(http.StatusConflict, "turn_running", "a turn is already running in this session; cancel it or wait")
+	case errors.Is(err, sessions.ErrNoTurnYet):
+		return problem(http.StatusConflict, "no_turn", "no turn has run in this session yet")
 	case errors.Is(err, sessions.ErrNoTurn):
 		return problem(http.StatusConflict, "no_turn", "no turn is running in this session")
 	case errors.Is(err, sessions.ErrNotReady):

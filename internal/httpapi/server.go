@@ -120,6 +120,7 @@ func (s *Server) Handler() http.Handler {
 			r.Method(http.MethodGet, "/", handlerFunc(s.getSession))
 			r.Method(http.MethodDelete, "/", handlerFunc(s.deleteSession))
 			r.Method(http.MethodPost, "/prompt", handlerFunc(s.prompt))
+			r.Method(http.MethodGet, "/turn", handlerFunc(s.getTurn))
 			r.Method(http.MethodPost, "/cancel", handlerFunc(s.cancel))
 			r.Method(http.MethodPost, "/mode", handlerFunc(s.setMode))
 			r.Method(http.MethodPost, "/config", handlerFunc(s.setConfig))

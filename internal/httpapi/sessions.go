@@ -83,7 +83,7 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wait, err := boolQuery(r, "wait")
+	wait, err := parseWait(r)
 	if err != nil {
 		return err
 	}
@@ -119,23 +119,15 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !wait {
+	if !wait.wait {
 		writeJSON(w, http.StatusAccepted, map[string]string{"turnId": turn.ID})
 		return nil
 	}
-	select {
-	case <-turn.Done():
-	case <-r.Context().Done():
-		// The caller went away; the turn goes on and is visible on the session's stream.
-		return nil
+	st, ok := awaitTurn(r, sess, turn, wait)
+	if !ok {
+		return nil // the caller went away; the turn goes on and is visible on the session's stream
 	}
-	res := turn.Result()
-	if res.Err != nil {
-		p := problem(http.StatusBadGateway, "turn_failed", "the agent failed the turn: "+res.Err.Error())
-		return p
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return writeTurnState(w, st, true)
 }
 
 func promptSize(blocks []json.RawMessage) int64 {
@@ -234,6 +226,10 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	wait, err := parseWait(r)
+	if err != nil {
+		return err
+	}
 	var req answerRequest
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
 		return err
@@ -250,12 +246,32 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 		return badRequest(`body needs "optionId" (one the agent offered) or "outcome":"cancelled"`)
 	}
 	permID := chi.URLParam(r, "permissionId")
-	o, err := sess.Answer(permID, ans, "rest")
+	o, turn, err := sess.AnswerInTurn(permID, ans, "rest")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})
+	if !wait.wait || turn == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})
+		return nil
+	}
+	st, ok := awaitTurn(r, sess, turn, wait)
+	if !ok {
+		return nil // the caller went away; the answer stands and the turn goes on
+	}
+	code, err := turnReply(st, true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, code, answeredTurn{PermissionID: permID, Outcome: o.ClientJSON(), TurnState: st})
 	return nil
+}
+
+// answeredTurn is the answer to `permissions/{pid}?wait=true`: the permission's outcome and where its turn
+// then stands.
+type answeredTurn struct {
+	PermissionID string `json:"permissionId"`
+	Outcome      any    `json:"outcome"`
+	sessions.TurnState
 }
 
 // hideStartFailure keeps the reason an agent's process could not be started (its binary's path, the

@@ -8,6 +8,7 @@ var (
 	ErrUnknownAgent      = errors.New("unknown agent")
 	ErrTurnRunning       = errors.New("a turn is already running")
 	ErrNoTurn            = errors.New("no turn is running")
+	ErrNoTurnYet         = errors.New("no turn has run in this session")
 	ErrNotReady          = errors.New("session is not ready")
 	ErrClosed            = errors.New("session is closed")
 	ErrFailed            = errors.New("session has failed")

@@ -84,6 +84,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 			auto = s.resolveLocked(p, o, "policy")
 		} else {
 			s.perms[p.id] = p
+			s.turn.notifyAskedLocked() // a waiting REST client returns: the user is needed
 		}
 	}
 	s.mu.Unlock()
@@ -143,28 +144,38 @@ func (s *Session) resolvePending(id string, o translate.Outcome, by string) {
 // Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
 // not offer is ErrUnknownOption and leaves the request pending.
 func (s *Session) Answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
+	o, _, err := s.answer(permissionID, a, by)
+	return o, err
+}
+
+// answer is Answer, also returning the running turn the request belonged to.
+func (s *Session) answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
 	s.mu.Lock()
 	p, ok := s.perms[permissionID]
 	if !ok {
 		_, was := s.resolved[permissionID]
 		s.mu.Unlock()
 		if was {
-			return translate.Outcome{}, ErrAlreadyResolved
+			return translate.Outcome{}, nil, ErrAlreadyResolved
 		}
-		return translate.Outcome{}, ErrPermissionUnknown
+		return translate.Outcome{}, nil, ErrPermissionUnknown
 	}
 	o, err := p.req.Decide(a)
 	if err != nil {
 		s.mu.Unlock()
 		if errors.Is(err, translate.ErrUnknownOption) {
-			return translate.Outcome{}, ErrUnknownOption
+			return translate.Outcome{}, nil, ErrUnknownOption
 		}
-		return translate.Outcome{}, errors.Join(ErrBadRequest, err)
+		return translate.Outcome{}, nil, errors.Join(ErrBadRequest, err)
+	}
+	var t *Turn
+	if s.turn != nil && s.turn.ID == p.turnID {
+		t = s.turn
 	}
 	as := s.resolveLocked(p, o, by)
 	s.mu.Unlock()
 	deliver(as)
-	return o, nil
+	return o, t, nil
 }
 
 // denyPendingLocked denies pending requests (of one turn, or all when turnID is empty) the way the gateway

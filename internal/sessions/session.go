@@ -61,6 +61,7 @@ type Session struct {
 	configOptions json.RawMessage        // Guarded by mu.
 	tctx          *translate.Context     // Guarded by mu.
 	turn          *Turn                  // Guarded by mu; the running turn or nil.
+	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
 	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
 	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.

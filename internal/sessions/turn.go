@@ -25,6 +25,7 @@ type Turn struct {
 	cancelRequested bool            // Guarded by the session's mu.
 	text            strings.Builder // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
 	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
+	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
 	result          TurnResult // Written once before done is closed.
 }
@@ -94,8 +95,8 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
 	}
-	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{})}
-	s.turn, s.status = t, StatusRunning
+	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID})
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.

@@ -1,0 +1,102 @@
+package sessions
+
+import (
+	"context"
+
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// Where a turn stands for a client that waits on it (REST `?wait=true`).
+const (
+	TurnEnded              = "ended"
+	TurnAwaitingPermission = "awaiting_permission"
+	TurnRunning            = "running"
+)
+
+// TurnState is a turn as a waiting client sees it: ended (StopReason set), stopped on permission requests that
+// only a user can answer (Permissions set), or still running. Text is the turn's agent text so far.
+type TurnState struct {
+	TurnID      string           `json:"turnId"`
+	Status      string           `json:"status"`
+	StopReason  string           `json:"stopReason,omitempty"`
+	Text        string           `json:"text"`
+	Truncated   bool             `json:"truncated"`
+	Permissions []PermissionView `json:"permissions,omitempty"`
+	// Err is the agent's failure of an ended turn (see TurnResult.Err).
+	Err error `json:"-"`
+}
+
+// notifyAskedLocked wakes the turn's waiters: one of its permission requests now waits for a user. The caller
+// holds the session's mu.
+func (t *Turn) notifyAskedLocked() {
+	close(t.asked)
+	t.asked = make(chan struct{})
+}
+
+// LatestTurn is the running turn, else the last one that ran.
+func (s *Session) LatestTurn() (*Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil {
+		return nil, ErrNoTurnYet
+	}
+	return s.latest, nil
+}
+
+// TurnState reports where t stands now, without waiting.
+func (s *Session) TurnState(t *Turn) TurnState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, _ := s.turnStateLocked(t)
+	return st
+}
+
+// turnStateLocked is t's state and, while it runs without a question for the user, the channel closed when it
+// asks one. The caller holds mu.
+func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
+	select {
+	case <-t.done: // closed under mu by finishTurn, together with result
+		r := t.result
+		return TurnState{TurnID: t.ID, Status: TurnEnded, StopReason: r.StopReason, Text: r.Text, Truncated: r.Truncated, Err: r.Err}, nil
+	default:
+	}
+	st := TurnState{TurnID: t.ID, Status: TurnRunning, Text: t.text.String(), Truncated: t.textTruncated}
+	for _, p := range s.pendingViewsLocked() {
+		if p.TurnID == t.ID {
+			st.Permissions = append(st.Permissions, p)
+		}
+	}
+	if len(st.Permissions) > 0 {
+		st.Status = TurnAwaitingPermission
+		return st, nil
+	}
+	return st, t.asked
+}
+
+// AwaitTurn waits until t ends or one of its permission requests waits for a user, whichever is first; requests
+// the session's policy answers never stop it. When ctx ends first it returns the state at that moment (usually
+// running) and ctx's error; the turn goes on. It waits on the turn's own signals: no polling, and nothing is
+// left behind when it returns.
+func (s *Session) AwaitTurn(ctx context.Context, t *Turn) (TurnState, error) {
+	for {
+		s.mu.Lock()
+		st, asked := s.turnStateLocked(t)
+		s.mu.Unlock()
+		if asked == nil {
+			return st, nil
+		}
+		select {
+		case <-t.done:
+		case <-asked:
+		case <-ctx.Done():
+			return s.TurnState(t), ctx.Err()
+		}
+	}
+}
+
+// AnswerInTurn is Answer that also returns the turn the request belongs to, for a client that goes on waiting
+// on it. A pending request always belongs to the running turn: requests outside a turn, or of a turn that
+// ended, are resolved at once.
+func (s *Session) AnswerInTurn(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	return s.answer(permissionID, a, by)
+}
