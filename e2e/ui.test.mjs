@@ -674,3 +674,37 @@ test('a silent running turn shows its elapsed time, also after a reload', { time
   await page.waitForSelector('#turn-elapsed', { state: 'hidden' });
   await closePage(page);
 });
+
+test('an agent that fails to start: the error is shown and the typed prompt is kept', { timeout: 60000 }, async () => {
+  // A gateway of its own whose default agent exits at once.
+  const bin = await buildGateway(tmp);
+  const broken = await startGateway(bin, ['--agent', 'broken=/bin/false', '--default-agent', 'broken']);
+  try {
+    const page = await openPage(ctx, broken.base + '/');
+    await page.waitForSelector('#prompt-input:not([disabled])');
+    await sendPrompt(page, 'keep this prompt');
+    await page.waitForSelector('.toast[data-kind="error"]');
+    assert.match(await page.textContent('.toast[data-kind="error"]'), /Could not start a session with broken: .+/);
+    await page.waitForSelector('#prompt-input:not([disabled])');
+    assert.equal(await page.inputValue('#prompt-input'), 'keep this prompt');
+    assert.equal(await page.evaluate(() => location.hash), '');
+    assert.equal(await page.isHidden('#empty-starting'), true);
+
+    // The dialog shows the gateway's error in place and offers Create again.
+    await page.click('#new-session');
+    await page.waitForSelector('#new-dialog[open]');
+    await page.click('#new-create');
+    await page.waitForSelector('#new-error:not([hidden])');
+    assert.match(await page.textContent('#new-error'), /\S/);
+    assert.equal(await page.isVisible('#new-create'), true);
+    assert.equal(await page.isHidden('#new-starting'), true);
+    await shot(page, '23-agent-failed-to-start');
+    // Chromium logs each failed request itself; anything else logged is a defect.
+    const problems = page.problems();
+    assert.deepEqual(problems.filter((p) => !/Failed to load resource: .*status of 502/.test(p)), []);
+    assert.equal(problems.length, 2);
+    await page.close();
+  } finally {
+    await broken.stop();
+  }
+});

@@ -249,7 +249,7 @@ async function loadAgents() {
  * Returns the function that hides it again.
  */
 function showStarting(el, agent) {
-  const time = h('span.starting-time');
+  const time = h('span.starting-time', { 'aria-hidden': 'true' }); // a live region must not read out every tick
   clear(el);
   el.append(icon('spinner', 'spin'), h('span', `Starting ${agent || 'the agent'}… `), time);
   el.hidden = false;
