@@ -48,6 +48,16 @@ export async function buildGateway(tmp) {
   return bin;
 }
 
+/**
+ * Builds ./internal/testagent (a real ACP agent over stdio whose -mode picks how its turns misbehave) into tmp;
+ * returns the binary's path.
+ */
+export async function buildTestAgent(tmp) {
+  const bin = path.join(tmp, 'testagent');
+  await promisify(execFile)('go', ['build', '-o', bin, './internal/testagent'], { cwd: repoRoot, maxBuffer: 16 << 20 });
+  return bin;
+}
+
 /** Starts the gateway with extra flags and waits for GET /healthz to answer 200. */
 export async function startGateway(bin, extraArgs = []) {
   const port = await freePort();
@@ -141,7 +151,7 @@ export async function shot(page, name) {
 }
 
 /** Creates a session through the UI's dialog and waits for its socket to be live; returns its id. */
-export async function createSession(page, { policy = 'ask', cwd = '' } = {}) {
+export async function createSession(page, { policy = 'ask', cwd = '', agent = '' } = {}) {
   if (await page.isVisible('#menu-toggle')) {
     // Narrow screen: the sidebar is behind the menu button.
     await page.click('#menu-toggle');
@@ -149,6 +159,7 @@ export async function createSession(page, { policy = 'ask', cwd = '' } = {}) {
   }
   await page.click('#new-session');
   await page.waitForSelector('#new-dialog[open]');
+  if (agent) await page.selectOption('#new-agent', agent);
   await page.selectOption('#new-policy', policy);
   if (cwd) await page.fill('#new-cwd', cwd);
   await page.click('#new-create');

@@ -4,8 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  buildGateway, startGateway, launchBrowser, makeTmp, cleanup, openPage, shot, createSession, sendPrompt,
-  waitTurnsEnded, waitText, waitLive, count,
+  buildGateway, buildTestAgent, startGateway, launchBrowser, makeTmp, cleanup, openPage, shot, createSession,
+  sendPrompt, waitTurnsEnded, waitText, waitLive, count,
 } from './harness.mjs';
 
 let tmp;
@@ -15,7 +15,9 @@ let ctx;
 before(async () => {
   tmp = makeTmp();
   const bin = await buildGateway(tmp);
-  gw = await startGateway(bin);
+  // "stubborn": a real agent process whose turns never end and go quiet after their first update.
+  const testAgent = await buildTestAgent(tmp);
+  gw = await startGateway(bin, ['--agent', `stubborn=${testAgent} -mode stubborn`]);
   ctx = await launchBrowser(tmp);
 }, { timeout: 240000 });
 
@@ -578,4 +580,131 @@ test('keyboard only: create a session, prompt, answer the permission', { timeout
     .map((e) => e.outerHTML.slice(0, 80)));
   assert.deepEqual(unnamed, []);
   await closePage(page);
+});
+
+/** Holds every POST /v1/sessions of the page until release() is called, so a starting agent can be looked at. */
+async function holdSessionCreation(page) {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/\/v1\/sessions$/, async (route) => {
+    if (route.request().method() === 'POST') await held;
+    await route.continue();
+  });
+  return release;
+}
+
+/** Whether the turn's elapsed time ("Running 1:05" is 65 s) is shown and at least min seconds. Runs in the page. */
+function elapsedAtLeast(min) {
+  const el = document.getElementById('turn-elapsed');
+  const m = el && !el.hidden ? /(\d+):(\d\d)$/.exec(el.textContent) : null;
+  return !!m && Number(m[1]) * 60 + Number(m[2]) >= min;
+}
+
+test('empty state: Enter starts a session with the default agent and sends the prompt', { timeout: 60000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  const release = await holdSessionCreation(page);
+  await page.waitForSelector('#prompt-input:not([disabled])');
+  assert.match(await page.getAttribute('#prompt-input', 'placeholder'), /Ask demo/);
+  await sendPrompt(page, 'quick');
+  // While the agent starts, the empty state says which one and for how long; the prompt waits in the box.
+  await page.waitForFunction(() => /^Starting demo… \d+\.\d s$/.test(document.getElementById('empty-starting').textContent));
+  assert.equal(await page.isDisabled('#prompt-input'), true);
+  assert.equal(await page.inputValue('#prompt-input'), 'quick');
+  await shot(page, '20-empty-state-starting');
+  release();
+
+  await page.waitForFunction(() => /^#\/s\//.test(location.hash));
+  await waitLive(page);
+  await waitText(page, '.msg-user', 'quick');
+  await waitText(page, '.msg-agent', 'You said: quick');
+  assert.deepEqual(await waitTurnsEnded(page, 1), ['end_turn']);
+  assert.equal(await page.inputValue('#prompt-input'), '');
+  assert.match(await page.textContent('#session-meta'), /demo/);
+  assert.equal(await page.isHidden('#empty-starting'), true);
+  assert.equal(count(await page.textContent('#transcript'), 'You said: quick'), 1);
+  const id = await page.evaluate(() => decodeURIComponent(location.hash.replace(/^#\/s\//, '')));
+  await page.waitForSelector(`.session-item[data-session-id="${id}"][aria-current="page"]`);
+  await closePage(page);
+});
+
+test('the new-session dialog says which agent is starting and for how long', { timeout: 60000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  const release = await holdSessionCreation(page);
+  await page.waitForSelector('.agent-item');
+  await page.click('#new-session');
+  await page.waitForSelector('#new-dialog[open]');
+  await page.click('#new-create');
+  // The elapsed time runs (past a second) in place of the Create button.
+  await page.waitForFunction(() => /^Starting demo… [1-9]\d*\.\d s$/.test(document.getElementById('new-starting').textContent));
+  assert.equal(await page.isHidden('#new-create'), true);
+  await shot(page, '21-dialog-starting');
+  release();
+  await page.waitForSelector('#new-dialog:not([open])', { state: 'attached' });
+  await waitLive(page);
+  assert.equal(await page.isHidden('#new-starting'), true);
+  assert.equal(await page.isVisible('#new-create'), false); // the dialog is closed; the button is back inside it
+  assert.equal(await page.$eval('#new-create', (b) => b.hidden), false);
+  await closePage(page);
+});
+
+test('a silent running turn shows its elapsed time, also after a reload', { timeout: 60000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  const id = await createSession(page, { agent: 'stubborn' });
+  assert.equal(await page.isHidden('#turn-elapsed'), true);
+  await sendPrompt(page, 'run forever');
+  await waitText(page, '.msg-agent', 'working'); // the agent's last word: it stays silent from here
+  await page.waitForFunction(elapsedAtLeast, 3);
+  await shot(page, '22-turn-elapsed');
+
+  // After a reload the time counts from the turn's start, not from the page's.
+  await page.reload();
+  await waitLive(page);
+  await page.waitForFunction(elapsedAtLeast, 0);
+  const seen = await page.evaluate(async (sid) => {
+    const s = await (await fetch('/v1/sessions/' + encodeURIComponent(sid))).json();
+    const m = /(\d+):(\d\d)$/.exec(document.getElementById('turn-elapsed').textContent);
+    return { shown: Number(m[1]) * 60 + Number(m[2]), expected: (Date.now() - Date.parse(s.currentTurn.startedAt)) / 1000 };
+  }, id);
+  assert.ok(seen.expected >= 3, JSON.stringify(seen));
+  assert.ok(seen.shown >= Math.floor(seen.expected) - 2 && seen.shown <= Math.ceil(seen.expected) + 1, JSON.stringify(seen));
+
+  // The turn ends when the session closes; the time goes away with it.
+  const res = await fetch(`${gw.base}/v1/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  await page.waitForSelector('#turn-elapsed', { state: 'hidden' });
+  await closePage(page);
+});
+
+test('an agent that fails to start: the error is shown and the typed prompt is kept', { timeout: 60000 }, async () => {
+  // A gateway of its own whose default agent exits at once.
+  const bin = await buildGateway(tmp);
+  const broken = await startGateway(bin, ['--agent', 'broken=/bin/false', '--default-agent', 'broken']);
+  try {
+    const page = await openPage(ctx, broken.base + '/');
+    await page.waitForSelector('#prompt-input:not([disabled])');
+    await sendPrompt(page, 'keep this prompt');
+    await page.waitForSelector('.toast[data-kind="error"]');
+    assert.match(await page.textContent('.toast[data-kind="error"]'), /Could not start a session with broken: .+/);
+    await page.waitForSelector('#prompt-input:not([disabled])');
+    assert.equal(await page.inputValue('#prompt-input'), 'keep this prompt');
+    assert.equal(await page.evaluate(() => location.hash), '');
+    assert.equal(await page.isHidden('#empty-starting'), true);
+
+    // The dialog shows the gateway's error in place and offers Create again.
+    await page.click('#new-session');
+    await page.waitForSelector('#new-dialog[open]');
+    await page.click('#new-create');
+    await page.waitForSelector('#new-error:not([hidden])');
+    assert.match(await page.textContent('#new-error'), /\S/);
+    assert.equal(await page.isVisible('#new-create'), true);
+    assert.equal(await page.isHidden('#new-starting'), true);
+    await shot(page, '23-agent-failed-to-start');
+    // Chromium logs each failed request itself; anything else logged is a defect.
+    const problems = page.problems();
+    assert.deepEqual(problems.filter((p) => !/Failed to load resource: .*status of 502/.test(p)), []);
+    assert.equal(problems.length, 2);
+    await page.close();
+  } finally {
+    await broken.stop();
+  }
 });

@@ -1,10 +1,11 @@
-// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff), run in node without a browser.
+// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff, elapsed time), run in node without a browser.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse, parseInline, safeHref } from '../web/static/js/markdown.js';
 import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
+import { fmtElapsed } from '../web/static/js/elapsed.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -142,4 +143,16 @@ test('blocks: tables and strikethrough', () => {
 
 test('a table may follow a paragraph line directly', () => {
   assert.deepEqual(parse('Results:\n| a | b |\n|---|---|\n| 1 | 2 |').map((x) => x.type), ['paragraph', 'table']);
+});
+
+test('elapsed time: tenths while starting, minutes and seconds for turns', () => {
+  assert.equal(fmtElapsed(0, { tenths: true }), '0.0 s');
+  assert.equal(fmtElapsed(1460, { tenths: true }), '1.4 s');
+  assert.equal(fmtElapsed(59999, { tenths: true }), '59.9 s');
+  assert.equal(fmtElapsed(61000, { tenths: true }), '1:01');
+  assert.equal(fmtElapsed(7999), '0:07');
+  assert.equal(fmtElapsed(95000), '1:35');
+  assert.equal(fmtElapsed(3723000), '1:02:03');
+  assert.equal(fmtElapsed(-500), '0:00'); // a browser clock behind the gateway's
+  assert.equal(fmtElapsed(NaN), '0:00');
 });

@@ -4,6 +4,7 @@ import { api, ApiError } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { h, clear, icon } from './dom.js';
+import { Ticker, fmtElapsed } from './elapsed.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +29,7 @@ const els = {
   selectors: $('selectors'),
   transcript: $('transcript'),
   emptyState: $('empty-state'),
+  emptyStarting: $('empty-starting'),
   plan: $('plan'),
   planList: $('plan-list'),
   planProgress: $('plan-progress'),
@@ -36,6 +38,7 @@ const els = {
   send: $('send'),
   cancel: $('cancel-turn'),
   hint: $('composer-hint'),
+  turnElapsed: $('turn-elapsed'),
   permDialog: $('perm-dialog'),
   permTool: $('perm-tool'),
   permDeadline: $('perm-deadline'),
@@ -51,6 +54,7 @@ const els = {
   newError: $('new-error'),
   newCancel: $('new-cancel'),
   newCreate: $('new-create'),
+  newStarting: $('new-starting'),
   confirmDialog: $('confirm-dialog'),
   toasts: $('toasts'),
 };
@@ -61,6 +65,7 @@ const state = {
   sessions: [],
   titles: new Map(),
   cur: null,
+  starting: null, // {agent} while the empty state's prompt starts a session
 };
 
 const POLICY_LABEL = {
@@ -231,6 +236,7 @@ async function loadAgents() {
     state.agents = Array.isArray(res && res.agents) ? res.agents : [];
     state.defaultAgent = (res && res.default) || (state.agents.find((a) => a.default) || state.agents[0] || {}).name || null;
     renderAgents();
+    renderComposer();
   } catch (err) {
     toast('Could not list agents: ' + errorText(err), 'error');
   }
@@ -238,18 +244,50 @@ async function loadAgents() {
 
 // --- new session / close -------------------------------------------------------------------------------------------
 
+/**
+ * Shows "Starting <agent>… 1.4 s" in el: an agent may take seconds to start, and a greyed button looks stuck.
+ * Returns the function that hides it again.
+ */
+function showStarting(el, agent) {
+  const time = h('span.starting-time', { 'aria-hidden': 'true' }); // a live region must not read out every tick
+  clear(el);
+  el.append(icon('spinner', 'spin'), h('span', `Starting ${agent || 'the agent'}… `), time);
+  el.hidden = false;
+  const ticker = new Ticker((ms) => { time.textContent = fmtElapsed(ms, { tenths: true }); }, 100);
+  ticker.start(Date.now());
+  return () => {
+    ticker.stop();
+    el.hidden = true;
+    clear(el);
+  };
+}
+
+/** Lists a session the gateway just created. */
+function adoptSession(s) {
+  state.sessions = state.sessions.filter((x) => x.id !== s.id).concat([s]);
+  renderSessions();
+  refreshSessions();
+}
+
+let creating = false; // the dialog's POST /v1/sessions is in flight
+
 function openNewDialog(agent) {
+  if (isNarrow()) setSidebar(false);
+  if (creating) {
+    els.newDialog.showModal();
+    els.newStarting.focus();
+    return;
+  }
   els.newError.hidden = true;
   if (agent) els.newAgent.value = agent;
   else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
-  els.newCreate.disabled = false;
-  if (isNarrow()) setSidebar(false);
   els.newDialog.showModal();
   els.newAgent.focus();
 }
 
 async function createSession(ev) {
   ev.preventDefault();
+  if (creating) return;
   const body = { agent: els.newAgent.value || undefined, permissionPolicy: els.newPolicy.value };
   const cwd = els.newCwd.value.trim();
   if (cwd) {
@@ -261,20 +299,55 @@ async function createSession(ev) {
     }
     body.cwd = cwd;
   }
-  els.newCreate.disabled = true;
+  creating = true;
+  els.newError.hidden = true;
+  els.newCreate.hidden = true;
+  const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
+  els.newStarting.focus();
   try {
     const s = await api.createSession(body);
-    els.newDialog.close();
-    state.sessions = state.sessions.filter((x) => x.id !== s.id).concat([s]);
-    renderSessions();
-    location.hash = '#/s/' + encodeURIComponent(s.id);
-    refreshSessions();
+    // The dialog may have been dismissed while the agent started: then list the session but stay where we are.
+    const wanted = els.newDialog.open;
+    if (wanted) els.newDialog.close();
+    adoptSession(s);
+    if (wanted) location.hash = '#/s/' + encodeURIComponent(s.id);
+    else toast(`The session with ${s.agent || 'the agent'} is ready.`, 'info');
   } catch (err) {
-    els.newError.textContent = errorText(err);
-    els.newError.hidden = false;
+    if (els.newDialog.open) {
+      els.newError.textContent = errorText(err);
+      els.newError.hidden = false;
+    } else {
+      toast('Could not create the session: ' + errorText(err), 'error');
+    }
   } finally {
-    els.newCreate.disabled = false;
+    stop();
+    els.newCreate.hidden = false;
+    creating = false;
   }
+}
+
+/** The empty state's prompt: starts a session with the default agent, opens it and sends the prompt there. */
+async function quickStart(text) {
+  const agent = state.defaultAgent;
+  if (!agent || state.starting) return;
+  state.starting = { agent };
+  const stop = showStarting(els.emptyStarting, agent);
+  renderComposer();
+  let s;
+  try {
+    s = await api.createSession({ agent, permissionPolicy: 'ask' });
+  } catch (err) {
+    toast(`Could not start a session with ${agent}: ` + errorText(err), 'error');
+    return;
+  } finally {
+    stop();
+    state.starting = null;
+    renderComposer();
+  }
+  adoptSession(s);
+  location.hash = '#/s/' + encodeURIComponent(s.id);
+  route();
+  if (state.cur && state.cur.id === s.id) await submitPrompt(state.cur, text);
 }
 
 function confirmClose() {
@@ -303,7 +376,7 @@ class Current {
     this.session = null;
     this.status = null;
     this.statusReason = null;
-    this.turn = { turnId: null, running: false, cancelRequested: false };
+    this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
     this.answered = new Set(); // permission ids answered from this page
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
@@ -364,8 +437,8 @@ class Current {
     this.statusReason = s.statusReason || null;
     if (s.modes) this.modes = { ...s.modes };
     if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
-    if (s.currentTurn) this.turn = { turnId: s.currentTurn.turnId, running: true, cancelRequested: !!s.currentTurn.cancelRequested };
-    else if (fromSnapshot) this.turn = { turnId: null, running: false, cancelRequested: false };
+    if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
+    else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
     if (Array.isArray(s.pendingPermissions)) {
       for (const p of s.pendingPermissions) {
@@ -411,7 +484,7 @@ class Current {
     this.status = status;
     this.statusReason = reason || null;
     if (status === 'closed' || status === 'failed') {
-      this.turn = { turnId: null, running: false, cancelRequested: false };
+      this.turn = idleTurn();
     }
     renderAll();
   }
@@ -448,15 +521,20 @@ class Current {
       case '_gateway/permission_resolved':
         this.onPermissionResolved(p);
         break;
-      case '_gateway/turn_started':
-        this.turn = { turnId: p.turnId || meta.turnId || null, running: true, cancelRequested: false };
+      case '_gateway/turn_started': {
+        // Frames carry no time: a turn that was running when the page loaded started at the session's startedAt.
+        const turnId = p.turnId || meta.turnId || null;
+        const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
+          ? parseTime(this.session.currentTurn.startedAt) : null;
+        this.turn = runningTurn(turnId, known ?? Date.now(), false);
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
         this.transcript.turnStarted(this.turn.turnId);
         if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
         break;
+      }
       case '_gateway/turn_ended':
         this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
-        this.turn = { turnId: null, running: false, cancelRequested: false };
+        this.turn = idleTurn();
         if (this.status === 'running') this.status = 'idle';
         if (this.replayed) {
           renderComposer(); renderHeader(); renderSessions();
@@ -466,7 +544,7 @@ class Current {
       case '_gateway/session_status':
         this.status = p.status || this.status;
         this.statusReason = p.reason || null;
-        if (this.status === 'closed' || this.status === 'failed') this.turn = { turnId: null, running: false, cancelRequested: false };
+        if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
         break;
       case '_gateway/replay_complete':
@@ -600,6 +678,20 @@ class Current {
   }
 }
 
+function idleTurn() {
+  return { turnId: null, running: false, cancelRequested: false, startedAt: null };
+}
+
+/** startedAt is in ms since the epoch, or null when unknown. */
+function runningTurn(turnId, startedAt, cancelRequested = false) {
+  return { turnId, running: true, cancelRequested, startedAt };
+}
+
+function parseTime(iso) {
+  const t = iso ? Date.parse(iso) : NaN;
+  return Number.isFinite(t) ? t : null;
+}
+
 // --- rendering of the current session ------------------------------------------------------------------------------
 
 function renderAll() {
@@ -646,8 +738,11 @@ function renderSelectors() {
   clear(els.selectors);
   if (!cur) { els.toolbar.hidden = true; return; }
   const modes = cur.modes && Array.isArray(cur.modes.availableModes) ? cur.modes.availableModes : [];
+  // ACP: config options supersede modes. An agent that sorts its options into categories (mode, model, …) offers
+  // its modes there too; showing the legacy list as well would put two "Mode" selectors side by side.
+  const superseded = (cur.configOptions || []).some((o) => o && typeof o.category === 'string' && o.category);
   let any = false;
-  if (modes.length) {
+  if (modes.length && !superseded) {
     any = true;
     const sel = h('select', {
       id: 'mode-select',
@@ -749,19 +844,32 @@ function renderPlan() {
   els.planProgress.textContent = `${done} of ${entries.length} done`;
 }
 
+const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
+
 function renderComposer() {
   const cur = state.cur;
-  const usable = !!cur && cur.usable;
+  // Without a session, a prompt starts one with the default agent (quickStart).
+  const usable = cur ? cur.usable : !!state.defaultAgent && !state.starting;
   const running = !!cur && cur.turn.running;
   els.input.disabled = !usable;
   els.send.disabled = !usable || running;
   els.cancel.hidden = !running || !usable;
   els.cancel.disabled = !!cur && cur.turn.cancelRequested;
   els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
-  if (!cur) els.input.placeholder = 'Create or pick a session to start';
+  if (!cur && state.starting) els.input.placeholder = `Starting ${state.starting.agent}…`;
+  else if (!cur) els.input.placeholder = state.defaultAgent ? `Ask ${state.defaultAgent}…  (Enter starts a session and sends)` : 'Create or pick a session to start';
   else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
   else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
   els.composer.dataset.running = String(running);
+  // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
+  const since = running && usable ? cur.turn.startedAt : null;
+  if (since !== null) {
+    turnTicker.start(since);
+    els.turnElapsed.hidden = false;
+  } else {
+    turnTicker.stop();
+    els.turnElapsed.hidden = true;
+  }
   updateHint();
 }
 
@@ -882,13 +990,21 @@ function refreshPermDialog(focus = false) {
 
 async function sendPrompt() {
   const cur = state.cur;
-  if (!cur || !cur.usable) return;
   const text = els.input.value;
   if (!text.trim()) return;
+  if (!cur) {
+    await quickStart(text);
+    return;
+  }
+  if (!cur.usable) return;
   if (cur.turn.running) {
     toast('A turn is running: wait for it or stop it first.', 'warn');
     return;
   }
+  await submitPrompt(cur, text);
+}
+
+async function submitPrompt(cur, text) {
   els.send.disabled = true;
   els.input.value = '';
   updateHint();
@@ -896,7 +1012,7 @@ async function sendPrompt() {
     const res = await api.prompt(cur.id, text);
     if (state.cur === cur && !cur.turn.running && res && res.turnId) {
       // The turn_started frame normally arrives first; this covers the gap.
-      cur.turn = { turnId: res.turnId, running: true, cancelRequested: false };
+      cur.turn = runningTurn(res.turnId, Date.now());
     }
   } catch (err) {
     if (state.cur === cur && !els.input.value) els.input.value = text;
