@@ -18,7 +18,16 @@
 //	          pipe and block.
 //	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
 //	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn) — or,
-//	          when the prompt text is "escape and exit", exits at once, leaving the process behind.
+//	          when the prompt text is "escape and exit", exits at once, leaving the process behind; with
+//	          "escape scrubbed and exit" the process also gets an empty environment (no gateway marker).
+//	doublefork like escape, but the usual daemon double fork: a middle process starts the setsid `sleep 1000`
+//	          and exits, so the sleep is re-parented (to the nearest subreaper) before anyone can record it.
+//
+// Two modes speak the gateway's native event dialect (docs/events.md) instead of ACP:
+//
+//	events-escape  on each prompt, double-forks a setsid `sleep 1000` as doublefork does, prints its pid in a
+//	               text_delta ("escaped <pid>") and on stderr, then done.
+//	events-deaf    never reads its stdin: the gateway's writes fill the pipe and block.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
@@ -28,7 +37,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -219,14 +230,25 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	case "escape":
 		child := exec.Command("sleep", "1000")
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if promptText(p.Prompt) == "escape scrubbed and exit" {
+			child.Env = []string{}
+		}
 		if err := child.Start(); err != nil {
 			return acp.PromptResponse{}, err
 		}
 		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", child.Process.Pid)
 		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(child.Process.Pid)))
-		if promptText(p.Prompt) == "escape and exit" {
+		if strings.HasSuffix(promptText(p.Prompt), "and exit") {
 			os.Exit(0)
 		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "doublefork":
+		pid, err := doubleFork()
+		if err != nil {
+			return acp.PromptResponse{}, err
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", pid)
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(pid)))
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "raw":
 		s := string(sid)
@@ -250,8 +272,19 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, raw or badutf8")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, events-escape or events-deaf")
+	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	flag.Parse()
+	switch {
+	case *middle:
+		escapeMiddle()
+		return
+	case *mode == "events-escape":
+		eventsEscape()
+		return
+	case *mode == "events-deaf":
+		hang()
+	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{})}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
@@ -263,5 +296,53 @@ func main() {
 func hang() {
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// doubleFork starts the middle process of a daemon-style double fork and returns the pid of the setsid
+// grandchild it printed. The middle has exited when this returns, so the grandchild is no longer below the
+// agent.
+func doubleFork() (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(self, "-escape-middle").Output()
+	if err != nil {
+		return 0, fmt.Errorf("double fork: %v", err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// escapeMiddle is the middle process of doubleFork: it starts `sleep 1000` in a session of its own, prints
+// its pid and exits.
+func escapeMiddle() {
+	child := exec.Command("sleep", "1000")
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "testagent:", err)
+		os.Exit(1)
+	}
+	fmt.Println(child.Process.Pid)
+}
+
+// eventsEscape is the events-escape mode: a native-dialect agent whose every prompt double-forks a process.
+func eventsEscape() {
+	out := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev struct{ Type, TurnID string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != "prompt" {
+			continue
+		}
+		pid, err := doubleFork()
+		if err != nil {
+			_ = out.Encode(map[string]string{"type": "done", "status": "error", "turnId": ev.TurnID})
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", pid)
+		_ = out.Encode(map[string]string{"type": "text_delta", "text": "escaped " + strconv.Itoa(pid)})
+		_ = out.Encode(map[string]string{"type": "done", "status": "done", "turnId": ev.TurnID})
 	}
 }
