@@ -148,7 +148,6 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 			// Whatever the agent started goes with it, whether it was stopped or exited by itself: its group
 			// (npm wrappers spawn the real binary), and what left the group (setsid, double forks).
 			tree.Reap()
-			reapEscapedZombies()
 			c.exitErr = err
 			close(c.exited)
 		}()

@@ -89,7 +89,8 @@ func (t *ProcessTree) Kill(sig syscall.Signal) {
 // Reap runs once the agent has been waited for: it SIGKILLs what is left of its group, the recorded
 // descendants that are still the same process, and every process of the gateway's uid that carries the
 // agent's marker; then it reaps those re-parented to the gateway (a subreaper) with non-blocking waits,
-// for at most the tree's grace. It never waits for the agent's own pid, which os/exec owns.
+// for at most the tree's grace, and the gateway's zombie children that escaped unmarked (strays.go). It never
+// waits for the agent's own pid, which os/exec owns.
 func (t *ProcessTree) Reap() {
 	t.mu.Lock()
 	root, strays := t.root, t.strays
@@ -123,6 +124,7 @@ func (t *ProcessTree) Reap() {
 	}
 	delete(killed, root)
 	reapKilled(killed, t.grace)
+	reapEscapedZombies()
 }
 
 // markedProcs returns the live processes of the gateway's uid whose environment holds env, except root.
