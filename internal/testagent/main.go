@@ -1,9 +1,9 @@
 // Command testagent is a deliberately misbehaving ACP agent for the gateway's delivery and fault tests. It
 // speaks ACP over stdio with acp-go-sdk; -mode chooses how each prompt turn behaves:
 //
-//	stubborn  sends an in_progress tool_call and a message chunk, starts a child process in its own process
-//	          group (so a test can check the whole group is killed), then ignores session/cancel and never
-//	          answers the prompt.
+//	stubborn  sends an in_progress tool_call and a message chunk, starts a child process (a sleeper) in its
+//	          own process group (so a test can check the whole group is killed), then ignores session/cancel
+//	          and never answers the prompt.
 //	garbage   prints non-JSON lines on stdout between its updates (one of them 1 MiB long), then ends the
 //	          turn normally (end_turn).
 //	huge      sends one chunk, then prints a single 11 MiB line (a syntactically valid session/update) and
@@ -16,22 +16,24 @@
 //	noise     the prompt text is "N": prints N short non-JSON lines on stdout, then ends the turn (end_turn).
 //	deaf      stops reading its stdin once it has answered session/new: the gateway's next writes fill the
 //	          pipe and block.
-//	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
+//	escape    starts a sleeper in a session of its own (setsid: outside the agent's process group), prints
 //	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn) — or,
 //	          when the prompt text is "escape and exit", exits at once, leaving the process behind; with
 //	          "escape scrubbed and exit" the process also gets an empty environment (no gateway marker).
-//	doublefork like escape, but the usual daemon double fork: a middle process starts the setsid `sleep 1000`
-//	          and exits, so the sleep is re-parented (to the nearest subreaper) before anyone can record it.
-//
-// Two modes speak the gateway's native event dialect (docs/events.md) instead of ACP:
-//
-//	events-escape  on each prompt, double-forks a setsid `sleep 1000` as doublefork does, prints its pid in a
-//	               text_delta ("escaped <pid>") and on stderr, then done.
-//	events-deaf    never reads its stdin: the gateway's writes fill the pipe and block.
+//	doublefork like escape, but the usual daemon double fork: a middle process starts the setsid sleeper
+//	          and exits, so the sleeper is re-parented (to the nearest subreaper) before anyone can record it.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
+//
+// Two modes speak the gateway's native event dialect (docs/events.md) instead of ACP:
+//
+//	events-escape  on each prompt, double-forks a setsid sleeper as doublefork does, prints its pid in a
+//	               text_delta ("escaped <pid>") and on stderr, then done.
+//	events-deaf    never reads its stdin: the gateway's writes fill the pipe and block.
+//
+// A sleeper, the process some modes start, is this binary again (-sleep N), so no mode needs PATH.
 //
 // It is test scaffolding, not part of the gateway.
 package main
@@ -151,7 +153,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
-		child := exec.Command("sleep", "300")
+		child := sleeper(300)
 		if err := child.Start(); err == nil {
 			fmt.Fprintf(os.Stderr, "testagent: child %d\n", child.Process.Pid)
 		}
@@ -228,7 +230,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "escape":
-		child := exec.Command("sleep", "1000")
+		child := sleeper(1000)
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if promptText(p.Prompt) == "escape scrubbed and exit" {
 			child.Env = []string{}
@@ -274,8 +276,12 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 func main() {
 	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
+	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	flag.Parse()
 	switch {
+	case *sleep > 0:
+		time.Sleep(time.Duration(*sleep) * time.Second)
+		return
 	case *middle:
 		escapeMiddle()
 		return
@@ -299,6 +305,16 @@ func hang() {
 	}
 }
 
+// sleeper is a process that sleeps for the given seconds: this binary again, so it needs no PATH (the
+// gateway passes agents only its allowlisted environment, possibly none).
+func sleeper(seconds int) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	return exec.Command(self, "-sleep", strconv.Itoa(seconds))
+}
+
 // doubleFork starts the middle process of a daemon-style double fork and returns the pid of the setsid
 // grandchild it printed. The middle has exited when this returns, so the grandchild is no longer below the
 // agent.
@@ -314,10 +330,10 @@ func doubleFork() (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
-// escapeMiddle is the middle process of doubleFork: it starts `sleep 1000` in a session of its own, prints
-// its pid and exits.
+// escapeMiddle is the middle process of doubleFork: it starts a sleeper in a session of its own, prints its
+// pid and exits.
 func escapeMiddle() {
-	child := exec.Command("sleep", "1000")
+	child := sleeper(1000)
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := child.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "testagent:", err)
