@@ -33,7 +33,7 @@ type session struct {
 	stderr *agents.TailBuffer
 
 	stdinMu   sync.Mutex     // serialises writes so each event is one whole line
-	stdin     io.WriteCloser // agents.NewStdinWriter; closed (once) by closeStdin; concurrent Close and Write are safe on *os.File
+	stdin     io.WriteCloser // agents.NewStdinWriter (writes have a deadline); closed (once) by closeStdin
 	stdinOnce sync.Once
 	stuck     atomic.Pointer[string] // set once a write to stdin timed out and the process was killed
 
