@@ -177,6 +177,7 @@ func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger) {
 		evcfg := agentevents.Config{
 			Command: spec.Command, Args: spec.Args, Env: env, Name: spec.Name,
 			Logger: logger.With("agent", spec.Name), MaxFieldBytes: c.maxFieldBytes, KeepSecrets: !c.redact,
+			WriteTimeout: c.agentWriteTimeout,
 		}
 		specs[i].Builtin = func(ctx context.Context, in io.Reader, out io.Writer) error {
 			return agentevents.Serve(ctx, evcfg, in, out)

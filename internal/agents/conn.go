@@ -68,13 +68,13 @@ type Conn struct {
 	stdout *stdoutWatch
 	noise  *noiseLimiter      // the SDK's log of unusable stdout lines
 	cancel context.CancelFunc // ends a built-in agent
+	tree   *ProcessTree       // nil for built-in agents; what the agent started, killed with it (proctree.go)
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
 	exitErr error         // written before exited is closed
 
 	mu      sync.Mutex
-	failure string         // Guarded by mu; why the gateway ended the connection, "" if it did not.
-	strays  map[int]uint64 // Guarded by mu; the agent's descendants recorded before signals (strays.go), pid → start time.
+	failure string // Guarded by mu; why the gateway ended the connection, "" if it did not.
 
 	stopOnce sync.Once
 }
@@ -117,7 +117,8 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 	case KindACP:
 		cmd := exec.Command(spec.Command, spec.Args...)
 		cmd.Dir = opts.Cwd
-		cmd.Env = append(append([]string(nil), opts.Env...), envList(spec.Env)...)
+		tree := NewProcessTree(c.grace)
+		cmd.Env = append(append(append([]string(nil), opts.Env...), envList(spec.Env)...), tree.Env())
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}
 		cmd.WaitDelay = c.grace
@@ -139,20 +140,14 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 			inW.Close()
 			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
 		}
-		c.cmd, stdout = cmd, out
-		c.stdin = &stdinWriter{f: inW, timeout: cmpDur(opts.WriteTimeout, defaultWriteTimeout), stuck: c.stdinStuck}
+		tree.Started(cmd.Process.Pid)
+		c.cmd, c.tree, stdout = cmd, tree, out
+		c.stdin = NewStdinWriter(inW, opts.WriteTimeout, c.stdinStuck)
 		go func() {
 			err := cmd.Wait()
-			// Whatever the agent left behind in its group (npm wrappers spawn the real binary) goes with it,
-			// and so do the descendants recorded while it ran that left the group (setsid).
-			c.recordStrays()
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			c.mu.Lock()
-			strays := c.strays
-			c.strays = nil
-			c.mu.Unlock()
-			killStrays(strays, c.grace)
-			reapEscapedZombies()
+			// Whatever the agent started goes with it, whether it was stopped or exited by itself: its group
+			// (npm wrappers spawn the real binary), and what left the group (setsid, double forks).
+			tree.Reap()
 			c.exitErr = err
 			close(c.exited)
 		}()
@@ -264,27 +259,8 @@ func (c *Conn) stdinStuck(err error) {
 	}
 	c.mu.Unlock()
 	c.log.Warn("agent stopped reading its stdin; killing it", "err", err)
-	c.recordStrays()
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-}
-
-// recordStrays adds the agent's current descendants to those killed after it exits (strays.go). Once the
-// agent has exited its pid may be reused, so nothing more is recorded.
-func (c *Conn) recordStrays() {
-	select {
-	case <-c.exited:
-		return
-	default:
-	}
-	found := descendantsOf(c.cmd.Process.Pid, allProcs())
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.strays == nil {
-		c.strays = make(map[int]uint64, len(found))
-	}
-	for pid, start := range found {
-		c.strays[pid] = start
-	}
+	c.tree.Record()
+	c.tree.Kill(syscall.SIGKILL)
 }
 
 // Stderr returns the last bytes the agent wrote to stderr.
@@ -298,14 +274,14 @@ func (c *Conn) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group; its
-// recorded descendants that left the group are killed after it (strays.go). It returns once the agent has
+// Stop shuts the agent down: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group;
+// whatever it started that left the group is killed after it (proctree.go). It returns once the agent has
 // exited and its stdout is read to the end. Safe to call more than once and concurrently.
 func (c *Conn) Stop() {
 	defer c.flushNoise()
 	c.stopOnce.Do(func() {
 		if c.cmd != nil {
-			c.recordStrays() // while the agent is alive its descendants are still findable as such
+			c.tree.Record() // while the agent is alive its descendants are still findable as such
 		}
 		_ = c.stdin.Close()
 		if c.cmd == nil {
@@ -321,13 +297,13 @@ func (c *Conn) Stop() {
 		if c.waitExit(c.grace) {
 			return
 		}
-		c.recordStrays()
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		c.tree.Record()
+		c.tree.Kill(syscall.SIGTERM)
 		if c.waitExit(c.grace) {
 			return
 		}
-		c.recordStrays()
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.tree.Record()
+		c.tree.Kill(syscall.SIGKILL)
 	})
 	<-c.exited
 }
@@ -338,8 +314,8 @@ func (c *Conn) Kill() {
 		_ = c.stdin.Close()
 		c.cancel()
 	} else {
-		c.recordStrays()
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.tree.Record()
+		c.tree.Kill(syscall.SIGKILL)
 	}
 	<-c.exited
 }

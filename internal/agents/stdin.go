@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 )
@@ -15,9 +16,16 @@ const defaultWriteTimeout = 30 * time.Second
 // cannot hang the gateway's callers (prompt, set_mode, cancel) on a full pipe. acp-go-sdk writes each message
 // with one Write call under its own lock, so there is one writer at a time.
 type stdinWriter struct {
-	f       *os.File      // Static after construction; the parent's end of the pipe (os.Pipe: pollable, so deadlines work).
-	timeout time.Duration // Static after construction.
-	stuck   func(err error)
+	f       *os.File        // Static after construction; the parent's end of the pipe (os.Pipe: pollable, so deadlines work).
+	timeout time.Duration   // Static after construction.
+	stuck   func(err error) // Static after construction.
+}
+
+// NewStdinWriter wraps the gateway's end of an agent's stdin pipe (from os.Pipe, not cmd.StdinPipe: only a
+// pollable file takes deadlines) so each write must complete within timeout (0 = 30 s). stuck is called, on
+// the writing goroutine, when one does not; the stream is then unusable and the caller should kill the agent.
+func NewStdinWriter(f *os.File, timeout time.Duration, stuck func(err error)) io.WriteCloser {
+	return &stdinWriter{f: f, timeout: cmpDur(timeout, defaultWriteTimeout), stuck: stuck}
 }
 
 func (w *stdinWriter) Write(p []byte) (int, error) {

@@ -10,10 +10,10 @@ import (
 )
 
 // An agent's process group does not hold everything it starts: a descendant that calls setsid(2) leaves the
-// group, so the group kill misses it. The gateway records the agent's descendants from /proc (children,
-// grandchildren, and anything still in its group) just before it signals the agent, and kills them after the
-// group kill. cmd/gateway makes the gateway a child subreaper, so orphaned descendants are re-parented to it;
-// those it kills it must also reap, or they stay zombies. Only recorded pids are ever reaped: never the
+// group, so the group kill misses it, and a double fork re-parents it away from the agent. ProcessTree
+// (proctree.go) finds them by the agent's environment marker and by the descendants recorded before each
+// signal. cmd/gateway makes the gateway a child subreaper, so orphaned descendants are re-parented to it;
+// those it kills it must also reap, or they stay zombies. Only killed pids are ever reaped: never the
 // agent's own pid, which os/exec waits for.
 
 // procStat is what the gateway needs from /proc/<pid>/stat.
@@ -95,23 +95,13 @@ func descendantsOf(root int, procs []procStat) map[int]uint64 {
 	return found
 }
 
-// killStrays SIGKILLs the recorded processes that still are what was recorded, then reaps those that were
-// re-parented to the gateway. It waits at most limit for killed processes to be re-parented or gone.
-func killStrays(strays map[int]uint64, limit time.Duration) {
-	if len(strays) == 0 {
-		return
-	}
-	for pid, start := range strays {
-		if st, ok := readProcStat(pid); ok && st.start == start {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+// reapKilled reaps the killed processes (pid → start time) that the gateway, a subreaper, has inherited. A
+// killed process whose parent is another killed one is re-parented once that parent is gone; one whose
+// parent is outside the tree is its parent's to reap. Waits never block (a process stuck in an
+// uninterruptible sleep dies late): it polls for at most limit and leaves the rest to reapEscapedZombies.
+func reapKilled(pending map[int]uint64, limit time.Duration) {
 	self := os.Getpid()
 	deadline := time.Now().Add(limit)
-	pending := make(map[int]uint64, len(strays))
-	for pid, start := range strays {
-		pending[pid] = start
-	}
 	for len(pending) > 0 {
 		for pid, start := range pending {
 			st, ok := readProcStat(pid)
@@ -120,19 +110,19 @@ func killStrays(strays map[int]uint64, limit time.Duration) {
 				delete(pending, pid) // gone (reaped by someone) or a different process now
 			case st.ppid == self:
 				var ws syscall.WaitStatus
-				_, err := syscall.Wait4(pid, &ws, 0, nil)
-				if err == nil || errors.Is(err, syscall.ECHILD) {
+				got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+				if got == pid || errors.Is(err, syscall.ECHILD) {
 					delete(pending, pid)
 				}
-			case !recorded(strays, st.ppid):
+			case !recorded(pending, st.ppid):
 				delete(pending, pid) // its parent is outside the agent's tree (init, another reaper): theirs to reap
 			}
-			// Otherwise its parent is a recorded process that is still dying: it will be re-parented.
+			// Otherwise it is still dying, or its parent is a killed process still dying: it will be re-parented.
 		}
 		if len(pending) == 0 || time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(5 * time.Millisecond) // re-parenting is immediate once the dying parent exits
+		time.Sleep(5 * time.Millisecond) // death and re-parenting follow SIGKILL at once, barring D state
 	}
 }
 

@@ -30,6 +30,46 @@ func TestStopKillsDescendantThatLeftTheGroup(t *testing.T) {
 		t.Fatalf("escaped process %d is in the agent's group; the test proves nothing", pid)
 	}
 	c.Stop()
+	waitGone(t, pid, "that left the agent's group still exists 10 s after Stop")
+}
+
+// TestStopKillsDoubleForkedDescendant: the usual daemon double fork — a middle process starts a setsid
+// grandchild and exits — re-parents the grandchild to the gateway (the subreaper) before Stop can see it
+// below the agent. It carries the agent's marker, so Stop still kills and reaps it.
+func TestStopKillsDoubleForkedDescendant(t *testing.T) {
+	c, sid := startTestAgent(t, "doublefork", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if stop, err := prompt(ctx, c, sid, "fork"); err != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, err)
+	}
+	pid := escapedPid(t, c)
+	if st, ok := readProcStat(pid); !ok || st.ppid != os.Getpid() || st.pgrp == c.Pid() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("double-forked process %d is not a re-parented setsid process (%+v, %v); the test proves nothing", pid, st, ok)
+	}
+	c.Stop()
+	waitGone(t, pid, "that was double-forked still exists 10 s after Stop")
+}
+
+// TestAgentExitKillsSetsidChild: an agent that starts a setsid child and then exits by itself takes the
+// child with it once the gateway notices the exit; the child, re-parented to the gateway, is reaped.
+func TestAgentExitKillsSetsidChild(t *testing.T) {
+	c, sid := startTestAgent(t, "escape", Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := prompt(ctx, c, sid, "escape and exit"); err == nil {
+		t.Fatal("the prompt succeeded; the agent was to exit")
+	}
+	pid := escapedPid(t, c)
+	<-c.Exited()
+	waitGone(t, pid, "that the agent left behind still exists 10 s after the agent exited")
+}
+
+// waitGone waits (bounded) until pid no longer exists: killed and reaped. It kills it on failure so the
+// test does not leave it behind.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := syscall.Kill(pid, 0)
@@ -39,7 +79,7 @@ func TestStopKillsDescendantThatLeftTheGroup(t *testing.T) {
 		if time.Now().After(deadline) {
 			st, _ := readProcStat(pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL) // do not leave it behind
-			t.Fatalf("process %d that left the agent's group still exists 10 s after Stop (kill 0: %v, stat %+v)", pid, err, st)
+			t.Fatalf("process %d %s (kill 0: %v, stat %+v)", pid, what, err, st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -70,14 +110,14 @@ func TestDescendantsOf(t *testing.T) {
 	}
 }
 
-// TestEscapedZombieIsReaped: an agent that exits on its own leaves a setsid process behind, which the gateway
-// (a subreaper) inherits unrecorded. When that process ends, it must not stay a zombie of the gateway: the
-// next agent exit reaps it.
+// TestEscapedZombieIsReaped: an agent that exits on its own leaves behind a setsid process that scrubbed its
+// environment (so it carries no marker), which the gateway (a subreaper) inherits unrecognised. When that
+// process ends, it must not stay a zombie of the gateway: the next agent exit reaps it.
 func TestEscapedZombieIsReaped(t *testing.T) {
 	c, sid := startTestAgent(t, "escape", Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := prompt(ctx, c, sid, "escape and exit"); err == nil {
+	if _, err := prompt(ctx, c, sid, "escape scrubbed and exit"); err == nil {
 		t.Fatal("the prompt succeeded; the agent was to exit")
 	}
 	<-c.Exited()

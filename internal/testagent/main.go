@@ -1,9 +1,9 @@
 // Command testagent is a deliberately misbehaving ACP agent for the gateway's delivery and fault tests. It
 // speaks ACP over stdio with acp-go-sdk; -mode chooses how each prompt turn behaves:
 //
-//	stubborn  sends an in_progress tool_call and a message chunk, starts a child process in its own process
-//	          group (so a test can check the whole group is killed), then ignores session/cancel and never
-//	          answers the prompt.
+//	stubborn  sends an in_progress tool_call and a message chunk, starts a child process (a sleeper) in its
+//	          own process group (so a test can check the whole group is killed), then ignores session/cancel
+//	          and never answers the prompt.
 //	garbage   prints non-JSON lines on stdout between its updates (one of them 1 MiB long), then ends the
 //	          turn normally (end_turn).
 //	huge      sends one chunk, then prints a single 11 MiB line (a syntactically valid session/update) and
@@ -16,9 +16,12 @@
 //	noise     the prompt text is "N": prints N short non-JSON lines on stdout, then ends the turn (end_turn).
 //	deaf      stops reading its stdin once it has answered session/new: the gateway's next writes fill the
 //	          pipe and block.
-//	escape    starts `sleep 1000` in a session of its own (setsid: outside the agent's process group), prints
+//	escape    starts a sleeper in a session of its own (setsid: outside the agent's process group), prints
 //	          "testagent: escaped <pid>" on stderr and in a message chunk, then ends the turn (end_turn) — or,
-//	          when the prompt text is "escape and exit", exits at once, leaving the process behind.
+//	          when the prompt text is "escape and exit", exits at once, leaving the process behind; with
+//	          "escape scrubbed and exit" the process also gets an empty environment (no gateway marker).
+//	doublefork like escape, but the usual daemon double fork: a middle process starts the setsid sleeper
+//	          and exits, so the sleeper is re-parented (to the nearest subreaper) before anyone can record it.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
@@ -27,14 +30,24 @@
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
 // -pid-dir DIR writes an empty file named after the agent's pid into DIR at start, and -init-child makes
-// initialize also start `sleep 1000` in the agent's process group (its pid goes into DIR too), so a test can
+// initialize also start a sleeper (see below) in the agent's process group (its pid goes into DIR too), so a test can
 // check that stopping the agent leaves nothing behind.
+//
+// Two modes speak the gateway's native event dialect (docs/events.md) instead of ACP:
+//
+//	events-escape  on each prompt, double-forks a setsid sleeper as doublefork does, prints its pid in a
+//	               text_delta ("escaped <pid>") and on stderr, then done.
+//	events-deaf    never reads its stdin: the gateway's writes fill the pipe and block.
+//
+// A sleeper, the process some modes start, is this binary again (-sleep N), so no mode needs PATH.
 //
 // It is test scaffolding, not part of the gateway.
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -92,7 +105,7 @@ func (d deafReader) Read(p []byte) (int, error) {
 
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if a.initChild {
-		child := exec.Command("sleep", "1000")
+		child := sleeper(1000)
 		if err := child.Start(); err != nil {
 			return acp.InitializeResponse{}, err
 		}
@@ -167,7 +180,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
-		child := exec.Command("sleep", "300")
+		child := sleeper(300)
 		if err := child.Start(); err == nil {
 			fmt.Fprintf(os.Stderr, "testagent: child %d\n", child.Process.Pid)
 		}
@@ -244,16 +257,27 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		}
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "escape":
-		child := exec.Command("sleep", "1000")
+		child := sleeper(1000)
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if promptText(p.Prompt) == "escape scrubbed and exit" {
+			child.Env = []string{}
+		}
 		if err := child.Start(); err != nil {
 			return acp.PromptResponse{}, err
 		}
 		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", child.Process.Pid)
 		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(child.Process.Pid)))
-		if promptText(p.Prompt) == "escape and exit" {
+		if strings.HasSuffix(promptText(p.Prompt), "and exit") {
 			os.Exit(0)
 		}
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case "doublefork":
+		pid, err := doubleFork()
+		if err != nil {
+			return acp.PromptResponse{}, err
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", pid)
+		_ = a.update(bg, sid, acp.UpdateAgentMessageText("escaped "+strconv.Itoa(pid)))
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "raw":
 		s := string(sid)
@@ -277,12 +301,29 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, raw or badutf8")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, events-escape or events-deaf")
+	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
+	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
 	pidDir := flag.String("pid-dir", "", "directory to record the agent's pid (and -init-child's) in")
-	initChild := flag.Bool("init-child", false, "start `sleep 1000` in the agent's process group on initialize")
+	initChild := flag.Bool("init-child", false, "start a sleeper in the agent's process group on initialize")
 	flag.Parse()
+	switch {
+	case *sleep > 0:
+		time.Sleep(time.Duration(*sleep) * time.Second)
+		return
+	case *middle:
+		escapeMiddle()
+		return
+	}
 	writePid(*pidDir, os.Getpid())
+	switch *mode {
+	case "events-escape":
+		eventsEscape()
+		return
+	case "events-deaf":
+		hang()
+	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
@@ -301,5 +342,63 @@ func writePid(dir string, pid int) {
 func hang() {
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// sleeper is a process that sleeps for the given seconds: this binary again, so it needs no PATH (the
+// gateway passes agents only its allowlisted environment, possibly none).
+func sleeper(seconds int) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	return exec.Command(self, "-sleep", strconv.Itoa(seconds))
+}
+
+// doubleFork starts the middle process of a daemon-style double fork and returns the pid of the setsid
+// grandchild it printed. The middle has exited when this returns, so the grandchild is no longer below the
+// agent.
+func doubleFork() (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(self, "-escape-middle").Output()
+	if err != nil {
+		return 0, fmt.Errorf("double fork: %v", err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// escapeMiddle is the middle process of doubleFork: it starts a sleeper in a session of its own, prints its
+// pid and exits.
+func escapeMiddle() {
+	child := sleeper(1000)
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "testagent:", err)
+		os.Exit(1)
+	}
+	fmt.Println(child.Process.Pid)
+}
+
+// eventsEscape is the events-escape mode: a native-dialect agent whose every prompt double-forks a process.
+func eventsEscape() {
+	out := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev struct{ Type, TurnID string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != "prompt" {
+			continue
+		}
+		pid, err := doubleFork()
+		if err != nil {
+			_ = out.Encode(map[string]string{"type": "done", "status": "error", "turnId": ev.TurnID})
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "testagent: escaped %d\n", pid)
+		_ = out.Encode(map[string]string{"type": "text_delta", "text": "escaped " + strconv.Itoa(pid)})
+		_ = out.Encode(map[string]string{"type": "done", "status": "done", "turnId": ev.TurnID})
 	}
 }

@@ -23,22 +23,32 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpschema"
 )
 
-// exampleAgent is the path of examples/events-agent, built once by TestMain.
-var exampleAgent string
+// exampleAgent is the path of examples/events-agent, testAgent that of internal/testagent (its events-*
+// modes), both built once by TestMain.
+var exampleAgent, testAgent string
 
 func TestMain(m *testing.M) {
+	// Like the gateway (cmd/gateway): orphaned descendants of the processes are re-parented to the test
+	// process, so the tests see that killed ones are reaped, not left as zombies.
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER):", err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "events-agent-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	exampleAgent = filepath.Join(dir, "events-agent")
-	build := exec.Command("go", "build", "-o", exampleAgent, "github.com/acp-gateway/gateway/examples/events-agent")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the example agent:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	testAgent = filepath.Join(dir, "testagent")
+	for bin, pkg := range map[string]string{exampleAgent: "examples/events-agent", testAgent: "internal/testagent"} {
+		build := exec.Command("go", "build", "-o", bin, "github.com/acp-gateway/gateway/"+pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", pkg+":", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -182,7 +192,7 @@ func newHarness(t *testing.T, ctx context.Context, cfg *Config, client *testClie
 	h := &harness{t: t, client: client, wire: &lockedBuffer{}, logs: &lockedBuffer{}, toAgent: toAgent, served: make(chan error, 1)}
 	c := testConfig(h.logs)
 	if cfg != nil {
-		c.Command, c.Args = cfg.Command, cfg.Args
+		c.Command, c.Args, c.Env, c.WriteTimeout = cfg.Command, cfg.Args, cfg.Env, cfg.WriteTimeout
 		if cfg.CancelGrace != 0 {
 			c.CancelGrace = cfg.CancelGrace
 		}

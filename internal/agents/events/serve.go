@@ -26,6 +26,9 @@ type Config struct {
 	KeepSecrets   bool          // false: secrets in tool-call fields, titles and warnings are redacted
 	StopGrace     time.Duration // each wait of the shutdown sequence; 0 = 2 s
 	CancelGrace   time.Duration // how long a cancelled turn waits for the process's done; 0 = 10 s
+	// WriteTimeout bounds each write to a process's stdin; 0 = 30 s. A process that does not take an event
+	// within it is killed, and its turn fails saying so.
+	WriteTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,11 +29,13 @@ type session struct {
 	id     acp.SessionId
 	cwd    string
 	cmd    *exec.Cmd
+	tree   *agents.ProcessTree // what the process started, killed with it
 	stderr *agents.TailBuffer
 
 	stdinMu   sync.Mutex     // serialises writes so each event is one whole line
-	stdin     io.WriteCloser // closed (once) by closeStdin; concurrent Close and Write are safe on *os.File
+	stdin     io.WriteCloser // agents.NewStdinWriter (writes have a deadline); closed (once) by closeStdin
 	stdinOnce sync.Once
+	stuck     atomic.Pointer[string] // set once a write to stdin timed out and the process was killed
 
 	exited     chan struct{} // closed once the process is reaped and its group killed
 	exitErr    error         // written before exited is closed
@@ -77,36 +80,44 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 		SessionID: string(id), Cwd: cwd, Resolve: filepath.EvalSymlinks,
 		MaxFieldBytes: a.cfg.MaxFieldBytes, KeepSecrets: a.cfg.KeepSecrets,
 	})
+	tree := agents.NewProcessTree(a.cfg.StopGrace)
 	cmd := exec.Command(a.cfg.Command, a.cfg.Args...)
 	cmd.Dir = cwd
-	cmd.Env = append([]string{}, a.cfg.Env...) // never nil: nothing is inherited
+	// Never nil: nothing is inherited. The marker lets what the process starts be found after it exits.
+	cmd.Env = append(append([]string{}, a.cfg.Env...), tree.Env())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = s.stderr
 	cmd.WaitDelay = a.cfg.StopGrace
-	stdin, err := cmd.StdinPipe()
+	// stdin is an os.Pipe rather than cmd.StdinPipe so writes take deadlines (agents.NewStdinWriter); stdout
+	// is one so that Wait does not depend on the reader: the reader sees EOF once the process and everything
+	// it started are gone.
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	// stdout is an os.Pipe rather than cmd.StdoutPipe so that Wait does not depend on the reader: the reader
-	// sees EOF once the process and everything in its group are gone.
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		stdin.Close()
+		inR.Close()
+		inW.Close()
 		return nil, err
 	}
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		stdin.Close()
-		pr.Close()
-		pw.Close()
-		return nil, err
-	}
+	cmd.Stdin, cmd.Stdout = inR, pw
+	err = cmd.Start()
+	inR.Close() // the process has its own copies
 	pw.Close()
-	s.cmd, s.stdin = cmd, stdin
+	if err != nil {
+		inW.Close()
+		pr.Close()
+		return nil, err
+	}
+	tree.Started(cmd.Process.Pid)
+	s.cmd, s.tree = cmd, tree
+	s.stdin = agents.NewStdinWriter(inW, a.cfg.WriteTimeout, s.stdinStuck)
 	go func() {
 		err := cmd.Wait()
-		// Whatever the process left in its group goes with it; that also closes the stdout pipe.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// Whatever the process started goes with it, whether it was stopped or exited by itself: its group,
+		// and what left the group (setsid, double forks). That also closes the stdout pipe.
+		tree.Reap()
 		s.exitErr = err
 		close(s.exited)
 	}()
@@ -123,6 +134,16 @@ func (s *session) writeLine(b []byte) error {
 }
 
 func (s *session) closeStdin() { s.stdinOnce.Do(func() { _ = s.stdin.Close() }) }
+
+// stdinStuck kills a process that stopped reading its stdin. It runs on the writing goroutine (holding
+// stdinMu), so it only signals: the reader sees the exit and ends a running turn with the reason.
+func (s *session) stdinStuck(err error) {
+	msg := err.Error() + "; the agent was stopped"
+	s.stuck.CompareAndSwap(nil, &msg)
+	s.a.cfg.Logger.Warn("events agent: process stopped reading its stdin; killing it", "session", s.id, "err", err)
+	s.tree.Record()
+	s.tree.Kill(syscall.SIGKILL)
+}
 
 // read is the stdout reader: it translates each line, then, at EOF, waits for the process and ends a
 // running turn with the exit.
@@ -374,19 +395,24 @@ func (s *session) exitError(msg string) error {
 		}
 	default:
 	}
+	if stuck := s.stuck.Load(); stuck != nil {
+		msg += ": " + *stuck
+	}
 	return acp.NewInternalError(map[string]any{"error": msg, "exit": status, "stderr": s.stderr.Tail(1024)})
 }
 
-// shutdown stops the process: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group,
-// then waits for the reader.
+// shutdown stops the process: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group
+// (what it started is killed after it, see agents.ProcessTree), then waits for the reader.
 func (s *session) shutdown() {
 	s.stopOnce.Do(func() {
+		s.tree.Record() // while the process is alive its descendants are still findable as such
 		s.closeStdin()
-		pid := s.cmd.Process.Pid
 		if !s.waitExit(s.a.cfg.StopGrace) {
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			s.tree.Record()
+			s.tree.Kill(syscall.SIGTERM)
 			if !s.waitExit(s.a.cfg.StopGrace) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				s.tree.Record()
+				s.tree.Kill(syscall.SIGKILL)
 			}
 		}
 		<-s.exited

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package events
+
+func becomeSubreaper() error { return nil }
