@@ -145,14 +145,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
+	// Sessions end first, with every face still attached: running turns end `cancelled` (after
+	// session/cancel and a bounded grace), pending permissions are resolved and each session reports its
+	// status, so clients see why before their sockets close with 1001 (session sockets as their session
+	// ends, /acp and event streams right after).
 	api.SetDraining()
-	wsh.Drain() // sockets hear 1001 before their sessions close
-	var wg sync.WaitGroup
 	var errs [4]error
-	wg.Add(4)
-	go func() { defer wg.Done(); errs[0] = srv.Shutdown(sctx) }()
-	go func() { defer wg.Done(); errs[1] = wsh.Shutdown(sctx) }()
-	go func() { defer wg.Done(); errs[2] = reg.Shutdown(sctx) }()
+	errs[0] = reg.Shutdown(sctx)
+	api.EndStreams()
+	wsh.Drain()
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); errs[1] = srv.Shutdown(sctx) }()
+	go func() { defer wg.Done(); errs[2] = wsh.Shutdown(sctx) }()
 	go func() { defer wg.Done(); errs[3] = acph.Shutdown(sctx) }()
 	wg.Wait()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {

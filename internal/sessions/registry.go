@@ -223,8 +223,11 @@ func (r *Registry) remove(id string) {
 	r.mu.Unlock()
 }
 
-// Shutdown refuses new sessions, then closes every session (cancelling turns, stopping agents) in parallel.
-// It returns when all agents are gone or ctx ends.
+// Shutdown refuses new sessions, then closes every session in parallel: the running turn gets session/cancel
+// and a bounded grace (StopGrace) and ends `cancelled`, pending permissions are resolved, the session reports
+// its status, and the agent is stopped. Subscribers get all of it before their stream ends with ErrShutdown,
+// so faces should close their sockets only after this returns. It returns when all agents are gone or ctx
+// ends.
 func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
@@ -245,6 +248,13 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// shuttingDown reports whether Shutdown has begun.
+func (r *Registry) shuttingDown() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closing
 }
 
 func (r *Registry) now() time.Time { return time.Now() }
