@@ -55,7 +55,9 @@ func TestShutdownTellsClients(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- g.stop() }()
 
-	resolved := func(f frame) bool { return f.Method == "_gateway/permission_resolved" && strings.Contains(string(f.Raw), permID) }
+	resolved := func(f frame) bool {
+		return f.Method == "_gateway/permission_resolved" && strings.Contains(string(f.Raw), permID)
+	}
 	cancelled := func(f frame) bool { return f.Method == "_gateway/turn_ended" && f.Params.StopReason == "cancelled" }
 	status := func(f frame) bool { return f.Method == "_gateway/session_status" }
 
