@@ -20,6 +20,9 @@ type AgentInfo struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Default bool   `json:"default"`
+	// Available is false when the agent cannot be started now (its command is not found); Reason says why.
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Registry holds every live session.
@@ -63,7 +66,12 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 func (r *Registry) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(r.agentOrder))
 	for _, n := range r.agentOrder {
-		out = append(out, AgentInfo{Name: n, Kind: r.agents[n].Kind, Default: n == r.defaultAgent})
+		info := AgentInfo{Name: n, Kind: r.agents[n].Kind, Default: n == r.defaultAgent, Available: true}
+		// Looked up on each call: an agent installed after the gateway started becomes available.
+		if err := agents.CheckCommand(r.agents[n]); err != nil {
+			info.Available, info.Reason = false, err.Error()
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -97,6 +105,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	spec, ok := r.agents[opts.Agent]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, opts.Agent)
+	}
+	if err := agents.CheckCommand(spec); err != nil {
+		return nil, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
 	}
 	if opts.Cwd == "" {
 		opts.Cwd = r.cfg.Workdir
