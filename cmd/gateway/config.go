@@ -127,12 +127,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
+	fs.Usage = usage(fs)
+	addHints(fs)
+
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "version" {
 			return // GATEWAY_VERSION is a common build variable, not a request to print ours
 		}
-		name := "GATEWAY_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f.Name)
 		if v := getenv(name); v != "" {
 			if err := f.Value.Set(v); err != nil {
 				envErr = errors.Join(envErr, fmt.Errorf("%s=%q: %v", name, v, err))

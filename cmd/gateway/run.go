@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +32,9 @@ var version = "dev"
 // shut down gracefully (refuse new work, cancel turns, close sockets with 1001, stop every agent).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // --help printed the usage: a request, not an error
+	}
 	if err != nil {
 		return err
 	}
@@ -127,8 +131,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		names = append(names, s.Name)
+		if err := agents.CheckCommand(s); err != nil {
+			logger.Warn("agent unavailable: its command was not found; sessions with it are refused until it is installed",
+				"agent", s.Name, "command", s.Command)
+		}
 	}
-	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/",
+	urls := listenURLs(ln.Addr())
+	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", strings.Join(urls, " "),
 		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir)
 
 	reapCtx, stopReap := context.WithCancel(context.Background())
@@ -145,14 +154,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
+	// Sessions end first, with every face still attached: running turns end `cancelled` (after
+	// session/cancel and a bounded grace), pending permissions are resolved and each session reports its
+	// status, so clients see why before their sockets close with 1001 (session sockets as their session
+	// ends, /acp and event streams right after).
 	api.SetDraining()
-	wsh.Drain() // sockets hear 1001 before their sessions close
-	var wg sync.WaitGroup
 	var errs [4]error
-	wg.Add(4)
-	go func() { defer wg.Done(); errs[0] = srv.Shutdown(sctx) }()
-	go func() { defer wg.Done(); errs[1] = wsh.Shutdown(sctx) }()
-	go func() { defer wg.Done(); errs[2] = reg.Shutdown(sctx) }()
+	errs[0] = reg.Shutdown(sctx)
+	api.EndStreams()
+	wsh.Drain()
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); errs[1] = srv.Shutdown(sctx) }()
+	go func() { defer wg.Done(); errs[2] = wsh.Shutdown(sctx) }()
 	go func() { defer wg.Done(); errs[3] = acph.Shutdown(sctx) }()
 	wg.Wait()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {

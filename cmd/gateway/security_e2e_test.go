@@ -373,12 +373,12 @@ func truncateStr(s string, n int) string {
 	return s
 }
 
-// TestMissingAgentBinaryHidesPath: an agent whose binary is missing fails with its name and a stable code;
-// the path (the gateway's file system) stays in the log.
+// TestMissingAgentBinaryHidesPath: an agent whose binary is missing is refused with its name and a stable
+// code (503 agent_unavailable); the path (the gateway's file system) stays in the log.
 func TestMissingAgentBinaryHidesPath(t *testing.T) {
 	g := startGateway(t, "--agent", "ghost=/nonexistent/secret-dir/ghost-agent --flag")
 	st, code, body := g.request("POST", "/v1/sessions", []byte(`{"agent":"ghost"}`), nil)
-	if st != 502 || code != "agent_start_failed" || !strings.Contains(body, `\"ghost\"`) {
+	if st != 503 || code != "agent_unavailable" || !strings.Contains(body, `\"ghost\"`) {
 		t.Fatalf("got %d %q: %s", st, code, body)
 	}
 	if strings.Contains(body, "secret-dir") {

@@ -6,16 +6,21 @@ import (
 	"testing"
 )
 
-// TestAgentStartFailures: an agent that never answers initialize, and one that cannot be started, give the
-// caller a clear 502 within the start deadline, and leave no session behind.
+// TestAgentStartFailures: an agent that never answers initialize gives the caller a clear 502 within the start
+// deadline, one whose binary is missing a clear 503 agent_unavailable at once, and neither leaves a session.
 func TestAgentStartFailures(t *testing.T) {
 	g := startGateway(t, "--agent", "hang=sleep 600", "--agent", "missing=/nonexistent/agent-binary", "--start-timeout", "300ms")
-	for _, c := range []struct{ agent, code, detail string }{
-		{"hang", "agent_error", "did not answer within 300ms"},
-		{"missing", "agent_start_failed", `agent "missing" could not be started`},
+	for _, c := range []struct {
+		agent  string
+		status int
+		code   string
+		detail string
+	}{
+		{"hang", http.StatusBadGateway, "agent_error", "did not answer within 300ms"},
+		{"missing", http.StatusServiceUnavailable, "agent_unavailable", `agent "missing": its command was not found`},
 	} {
 		var p struct{ Code, Detail string }
-		if code := g.do("POST", "/v1/sessions", map[string]string{"agent": c.agent}, &p); code != http.StatusBadGateway || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
+		if code := g.do("POST", "/v1/sessions", map[string]string{"agent": c.agent}, &p); code != c.status || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
 			t.Errorf("%s: %d %+v", c.agent, code, p)
 		}
 	}

@@ -125,6 +125,13 @@ func (c *conn) replyAfterLog(s *sessions.Session, frame []byte) {
 	})
 }
 
+// hasOwnTurns reports whether a turn this socket prompted still awaits its answer.
+func (c *conn) hasOwnTurns() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ownTurns) > 0
+}
+
 // attachedSession returns the session id if this socket attached to it.
 func (c *conn) attachedSession(id string) *sessions.Session {
 	c.mu.Lock()

@@ -91,7 +91,7 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			case <-readDone:
 				return readErrToClose(*readErr)
 			case <-c.h.shutdown:
-				return &closeErr{Code: codeGoingAway, Reason: reasonShutdown}
+				return w.goingAway(ctx)
 			case o := <-c.out:
 				if err := o(w); err != nil {
 					return err
@@ -109,7 +109,7 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 		case <-readDone:
 			return readErrToClose(*readErr)
 		case <-c.h.shutdown:
-			return &closeErr{Code: codeGoingAway, Reason: reasonShutdown}
+			return w.goingAway(ctx)
 		case <-ping.C:
 			c.work.Add(1)
 			go func() {
@@ -126,6 +126,43 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			}
 		case <-w.woke:
 			// A log grew: the next round pumps it.
+		}
+	}
+}
+
+// goingAway is the writer's last act at shutdown, which closes the sessions before the sockets: it forwards
+// what the attached logs still hold (turns ended, permissions withdrawn) and the answers to this socket's
+// prompts, bounded by the write timeout, and then ends the socket with 1001.
+func (w *writer) goingAway(ctx context.Context) error {
+	deadline := time.NewTimer(w.c.h.opts.WriteTimeout)
+	defer deadline.Stop()
+	for {
+		for _, a := range w.atts {
+			for {
+				n, err := w.pump(a, 0)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					break
+				}
+			}
+			if a.done {
+				w.detach(a)
+			}
+		}
+		if !w.c.hasOwnTurns() {
+			return &closeErr{Code: codeGoingAway, Reason: reasonShutdown}
+		}
+		select {
+		case o := <-w.c.out:
+			if err := o(w); err != nil {
+				return err
+			}
+		case <-deadline.C:
+			return &closeErr{Code: codeGoingAway, Reason: reasonShutdown}
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

@@ -46,6 +46,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 	case errors.Is(err, sessions.ErrNotFound):
 		return problem(http.StatusNotFound, "session_not_found", "no session with this id")
+	case errors.Is(err, sessions.ErrAgentUnavailable):
+		return problem(http.StatusServiceUnavailable, "agent_unavailable", err.Error()+"; install it or fix the agents configuration, then retry")
 	case errors.Is(err, sessions.ErrUnknownAgent):
 		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
 	case errors.Is(err, sessions.ErrForbiddenCwd):

@@ -58,7 +58,7 @@ type Server struct {
 	draining  atomic.Bool
 	drainOnce sync.Once
 	closeOnce sync.Once
-	drain     chan struct{} // closed by SetDraining: event streams end so shutdown does not wait on them
+	drain     chan struct{} // closed by EndStreams: event streams end so shutdown does not wait on them
 }
 
 func (s *Server) drainCh() <-chan struct{} {
@@ -66,9 +66,14 @@ func (s *Server) drainCh() <-chan struct{} {
 	return s.drain
 }
 
-// SetDraining makes /readyz fail and new sessions be refused while the gateway shuts down.
-func (s *Server) SetDraining() {
-	s.draining.Store(true)
+// SetDraining makes /readyz fail and new sessions be refused while the gateway shuts down. Event streams go
+// on, so they still carry how their sessions end; EndStreams ends them.
+func (s *Server) SetDraining() { s.draining.Store(true) }
+
+// EndStreams ends every event stream once caught up (and refuses like SetDraining): the last step of a
+// shutdown, after the sessions have told their clients why.
+func (s *Server) EndStreams() {
+	s.SetDraining()
 	s.drainCh()
 	s.closeOnce.Do(func() { close(s.drain) })
 }

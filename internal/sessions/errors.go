@@ -6,6 +6,7 @@ import "errors"
 var (
 	ErrNotFound          = errors.New("session not found")
 	ErrUnknownAgent      = errors.New("unknown agent")
+	ErrAgentUnavailable  = errors.New("agent unavailable")
 	ErrTurnRunning       = errors.New("a turn is already running")
 	ErrNoTurn            = errors.New("no turn is running")
 	ErrNoTurnYet         = errors.New("no turn has run in this session")

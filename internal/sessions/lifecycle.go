@@ -26,6 +26,10 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
+		// An agent that died answers nothing: its exit status and stderr say why, not the SDK's -32603.
+		if exited := exitedError(conn, cfg.StopGrace); exited != nil {
+			err = exited
+		}
 		conn.Stop()
 		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
 	}
@@ -91,12 +95,6 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 	}
 	return err
 }
-
-// rpcError is an agent's JSON-RPC error, readable for people and still an *acp.RequestError for errors.As.
-type rpcError struct{ re *acp.RequestError }
-
-func (e rpcError) Error() string { return fmt.Sprintf("agent error %d: %s", e.re.Code, e.re.Message) }
-func (e rpcError) Unwrap() error { return e.re }
 
 func nullToNil(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 || string(b) == "null" {

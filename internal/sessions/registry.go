@@ -22,6 +22,9 @@ type AgentInfo struct {
 	Default bool   `json:"default"`
 	// The agent's own initialize answer when known (probe.go); nil = not known (yet).
 	*AgentInit
+	// Available is false when the agent cannot be started now (its command is not found); Reason says why.
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Registry holds every live session.
@@ -70,7 +73,12 @@ func (r *Registry) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(r.agentOrder))
 	for _, n := range r.agentOrder {
 		spec := r.agents[n]
-		out = append(out, AgentInfo{Name: n, Kind: spec.Kind, Default: n == r.defaultAgent, AgentInit: r.probes.known(spec)})
+		info := AgentInfo{Name: n, Kind: spec.Kind, Default: n == r.defaultAgent, Available: true, AgentInit: r.probes.known(spec)}
+		// Looked up on each call: an agent installed after the gateway started becomes available.
+		if err := agents.CheckCommand(spec); err != nil {
+			info.Available, info.Reason = false, err.Error()
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -104,6 +112,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	spec, ok := r.agents[opts.Agent]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, opts.Agent)
+	}
+	if err := agents.CheckCommand(spec); err != nil {
+		return nil, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
 	}
 	if opts.Cwd == "" {
 		opts.Cwd = r.cfg.Workdir
@@ -230,8 +241,11 @@ func (r *Registry) remove(id string) {
 	r.mu.Unlock()
 }
 
-// Shutdown refuses new sessions and probes, then closes every session (cancelling turns, stopping agents)
-// and ends every probe, in parallel. It returns when all agents are gone or ctx ends.
+// Shutdown refuses new sessions and probes, then closes every session in parallel and ends every probe: the
+// running turn gets session/cancel and a bounded grace (StopGrace) and ends `cancelled`, pending permissions
+// are resolved, the session reports its status, and the agent is stopped. Subscribers get all of it before
+// their stream ends with ErrShutdown, so faces should close their sockets only after this returns. It returns
+// when all agents are gone or ctx ends.
 func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
@@ -253,6 +267,13 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// shuttingDown reports whether Shutdown has begun.
+func (r *Registry) shuttingDown() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closing
 }
 
 func (r *Registry) now() time.Time { return time.Now() }

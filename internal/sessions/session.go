@@ -62,6 +62,7 @@ type Session struct {
 	tctx          *translate.Context     // Guarded by mu.
 	turn          *Turn                  // Guarded by mu; the running turn or nil.
 	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
+	lastTurn      *LastTurnView          // Guarded by mu; how the last turn ended, nil before the first.
 	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
 	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
@@ -161,7 +162,9 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
 	defer cancel()
 	if _, err := s.conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		return &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return ae
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,7 +187,9 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	defer cancel()
 	res, err := s.conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
-		return nil, &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return nil, ae
 	}
 	var r struct {
 		ConfigOptions json.RawMessage `json:"configOptions"`

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -86,6 +87,9 @@ type Sink interface {
 var (
 	ErrEvicted       = errors.New("subscriber too slow")
 	ErrSessionClosed = errors.New("session closed")
+	// ErrShutdown is ErrSessionClosed when the gateway's shutdown closed the session: faces close with 1001
+	// ("come back later") rather than "session closed", once the subscriber has every frame that says why.
+	ErrShutdown = fmt.Errorf("%w by the gateway's shutdown", ErrSessionClosed)
 )
 
 // Follow streams the session's log to sink from start: replay, then the pending permission requests the
@@ -152,6 +156,9 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 			continue
 		}
 		if b.Closed {
+			if s.reg.shuttingDown() {
+				return ErrShutdown
+			}
 			return ErrSessionClosed
 		}
 		if err := sink.Wait(b.Wake); err != nil {

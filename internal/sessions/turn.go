@@ -182,8 +182,10 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
 	ended := map[string]any{"turnId": t.ID, "stopReason": stop}
+	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, EndedAt: s.reg.now().UTC()}
 	if callErr != nil && !t.cancelRequested {
 		ended["error"] = turnError(callErr)
+		s.lastTurn.Error = ended["error"].(map[string]any)
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
@@ -209,13 +211,18 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	return failed
 }
 
-// turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one.
+// turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one, its data
+// redacted and bounded (a larger one becomes clipped text).
 func turnError(err error) map[string]any {
 	var re *acp.RequestError
 	if errors.As(err, &re) {
 		m := map[string]any{"code": re.Code, "message": re.Message}
 		if re.Data != nil {
-			m["data"] = re.Data
+			if b, err := json.Marshal(re.Data); err == nil && len(b) <= maxErrorData {
+				m["data"] = json.RawMessage(translate.RedactJSON(b))
+			} else {
+				m["data"] = errorData(re.Data)
+			}
 		}
 		return m
 	}

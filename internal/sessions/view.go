@@ -23,6 +23,7 @@ type View struct {
 	AgentInfo          json.RawMessage  `json:"agentInfo,omitempty"`
 	AgentCapabilities  json.RawMessage  `json:"agentCapabilities,omitempty"`
 	CurrentTurn        *TurnView        `json:"currentTurn"`
+	LastTurn           *LastTurnView    `json:"lastTurn,omitempty"`
 	PendingPermissions []PermissionView `json:"pendingPermissions"`
 }
 
@@ -31,6 +32,16 @@ type TurnView struct {
 	TurnID          string    `json:"turnId"`
 	StartedAt       time.Time `json:"startedAt"`
 	CancelRequested bool      `json:"cancelRequested"`
+}
+
+// LastTurnView is how the session's last turn ended, so a client that missed its `_gateway/turn_ended`
+// (a curl user, a reload) still sees a failure: Error is set when the agent failed the turn, which then
+// has stopReason end_turn.
+type LastTurnView struct {
+	TurnID     string         `json:"turnId"`
+	StopReason string         `json:"stopReason"`
+	EndedAt    time.Time      `json:"endedAt"`
+	Error      map[string]any `json:"error,omitempty"`
 }
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
@@ -49,6 +60,7 @@ func (s *Session) viewLocked() View {
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
 		PendingPermissions: s.pendingViewsLocked(),
 	}
+	v.LastTurn = s.lastTurn // never mutated once set: finishTurn replaces it
 	if t := s.turn; t != nil {
 		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
 	}

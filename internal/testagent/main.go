@@ -24,6 +24,10 @@
 //	          and exits, so the sleeper is re-parented (to the nearest subreaper) before anyone can record it.
 //	raw       writes hand-made session/update lines whose bytes Go's encoder would never produce (raw '<',
 //	          '&', U+2028, unknown fields, a null), for byte-fidelity checks, then ends the turn.
+//	startfail answers session/new with a JSON-RPC error whose data says what is wrong (and holds a secret the
+//	          gateway must redact), as codex does without an API key.
+//	rpcerrors starts normally; session/set_mode and every prompt answer a JSON-RPC error with data.
+//	initexit  prints a line on stderr and exits with status 4 on initialize.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //
@@ -103,7 +107,14 @@ func (d deafReader) Read(p []byte) (int, error) {
 	return d.r.Read(p)
 }
 
+// errData is the data of the JSON-RPC errors of the startfail and rpcerrors modes.
+const errData = "OPENAI_API_KEY is not set; the old one was sk-testagentsecret0123456789abcdef"
+
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	if a.mode == "initexit" {
+		fmt.Fprintln(os.Stderr, "testagent: no credentials found in ~/.testagent")
+		os.Exit(4)
+	}
 	if a.initChild {
 		child := sleeper(1000)
 		if err := child.Start(); err != nil {
@@ -139,6 +150,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
+	if a.mode == "startfail" {
+		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
+	}
 	if a.mode == "deaf" && a.n == 1 {
 		close(a.deaf) // the answer still goes out; nothing more is read
 	}
@@ -146,6 +160,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 }
 
 func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	if a.mode == "rpcerrors" {
+		return acp.SetSessionModeResponse{}, acp.NewInternalError(map[string]any{"reason": "mode locked", "detail": errData})
+	}
 	return acp.SetSessionModeResponse{}, nil
 }
 
@@ -177,6 +194,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	// they are sent on a context of their own.
 	bg := context.Background()
 	switch a.mode {
+	case "rpcerrors":
+		return acp.PromptResponse{}, acp.NewInternalError(errData)
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
@@ -301,7 +320,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, startfail, rpcerrors, initexit, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")

@@ -1,5 +1,7 @@
 package translate
 
+import "encoding/json"
+
 // Secret redaction for tool-call fields and titles (never message text: what the agent says is the
 // conversation, and the user reads it anyway). It runs after truncation, on the raw JSON of one field.
 //
@@ -301,4 +303,28 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// RedactText returns s with the secrets redactJSON recognises replaced, for text the gateway shows clients
+// outside tool calls (an agent's error data).
+func RedactText(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	out, red := redactJSON(b)
+	if !red {
+		return s
+	}
+	var r string
+	if json.Unmarshal(out, &r) != nil {
+		return s
+	}
+	return r
+}
+
+// RedactJSON returns the JSON value v with secrets inside its strings replaced (v itself when none).
+func RedactJSON(v []byte) []byte {
+	out, _ := redactJSON(v)
+	return out
 }

@@ -56,7 +56,7 @@ func (cl *client) run(parent context.Context) {
 	switch {
 	case errors.As(err, &ce):
 		cl.c.Close(ce.Code, ce.Reason)
-	case errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
+	case errors.Is(err, sessions.ErrShutdown), errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)

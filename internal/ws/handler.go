@@ -67,8 +67,9 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	return &Handler{reg: reg, opts: o, conns: g, shutdown: g.Closing(), face: o.Metrics.Face("ws")}
 }
 
-// Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. Call it
-// before closing sessions, so clients learn "reconnect later", not "session closed".
+// Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. A socket
+// whose session the registry's shutdown closed already ended with 1001 after the session's last frames
+// (sessions.ErrShutdown); Drain ends the others.
 func (h *Handler) Drain() { h.conns.Close() }
 
 // Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
