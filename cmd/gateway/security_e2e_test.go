@@ -388,3 +388,46 @@ func TestMissingAgentBinaryHidesPath(t *testing.T) {
 		t.Fatal("the log lacks the binary's path")
 	}
 }
+
+// TestUnstartableAgentHidesPathOnEveryFace: an agent whose binary exists but cannot be executed (its
+// interpreter is missing: exec fails with the gateway's paths in the error) is reported by REST and by `/acp`
+// session/new with the agent's name only; the path stays in the log.
+func TestUnstartableAgentHidesPathOnEveryFace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "secret-dir")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "broken-agent")
+	if err := os.WriteFile(bin, []byte("#!/nonexistent/secret-interp\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	g := startGateway(t, "--agent", "broken="+bin, "--default-agent", "broken", "--workdir", cwd)
+	st, code, body := g.request("POST", "/v1/sessions", []byte(`{"agent":"broken"}`), nil)
+	if st != 502 || code != "agent_start_failed" || strings.Contains(body, "secret") {
+		t.Fatalf("REST: got %d %q: %s", st, code, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialACP(t, g, ctx, acpInitialize)
+	newReq := `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}`
+	if err := c.Write(ctx, websocket.MessageText, []byte(newReq)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"id":2`) {
+			continue
+		}
+		if !strings.Contains(string(data), `"error"`) || !strings.Contains(string(data), `broken`) || strings.Contains(string(data), "secret") {
+			t.Fatalf("/acp session/new: %s", data)
+		}
+		break
+	}
+	if !strings.Contains(g.logs.String(), "secret-dir") {
+		t.Fatal("the log lacks the binary's path")
+	}
+}

@@ -73,8 +73,13 @@ func jsonKind(t reflect.Type) string {
 	return "of another type"
 }
 
-// fail queues the error response for err.
+// fail queues the error response for err. An agent process that could not start is logged with its reason
+// (which names the gateway's paths); the client gets the agent's name.
 func (c *conn) fail(id json.RawMessage, err error) {
+	if sessions.IsStartFailure(err) {
+		c.h.opts.Logger.Warn("agent start failed", "agent", c.agent, "err", err)
+		err = fmt.Errorf("agent %q could not be started; the gateway log has the reason", c.agent)
+	}
 	code, msg, data := rpcErrorOf(err)
 	c.reply(rpcError(id, code, msg, data))
 }

@@ -2,11 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os/exec"
 	"strconv"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -277,9 +274,7 @@ type answeredTurn struct {
 // hideStartFailure keeps the reason an agent's process could not be started (its binary's path, the
 // gateway's file system) in the log and shows clients the agent's name and a stable code instead.
 func (s *Server) hideStartFailure(r *http.Request, agent string, err error) error {
-	var execErr *exec.Error
-	var pathErr *fs.PathError
-	if !errors.As(err, &execErr) && !errors.As(err, &pathErr) {
+	if !sessions.IsStartFailure(err) {
 		return err
 	}
 	if agent == "" {

@@ -1,6 +1,10 @@
 package sessions
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"os/exec"
+)
 
 // Errors the faces map to HTTP statuses and JSON-RPC codes. They are values so callers can errors.Is them.
 var (
@@ -37,3 +41,11 @@ func (e *AgentError) Error() string {
 	return e.Op + ": " + e.Err.Error()
 }
 func (e *AgentError) Unwrap() error { return e.Err }
+
+// IsStartFailure reports whether err is an agent's process failing to start (an exec or file system error).
+// Its text names the gateway's own paths: faces log it and show clients only the agent's name.
+func IsStartFailure(err error) bool {
+	var execErr *exec.Error
+	var pathErr *fs.PathError
+	return errors.As(err, &execErr) || errors.As(err, &pathErr)
+}
