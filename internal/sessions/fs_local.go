@@ -36,7 +36,7 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	f, err := openInCwd(base, rel, os.O_RDONLY)
+	f, err := s.openInCwd(base, rel, os.O_RDONLY)
 	if err != nil {
 		return nil, fsError(err, req.Path, false)
 	}
@@ -75,7 +75,7 @@ func (s *Session) writeLocal(params json.RawMessage) (any, *acp.RequestError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	f, err := openInCwd(base, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	f, err := s.openInCwd(base, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return nil, fsError(err, req.Path, true)
 	}

@@ -77,3 +77,44 @@ func TestFSSymlinksStayInsideCwd(t *testing.T) {
 		}
 	}
 }
+
+// TestFSKeepsToTheCwdItWasGiven: fs/* keeps to the directory the session was made with, even when that
+// directory's path is later swapped for a symlink to somewhere else (the cwd is opened once, not by path on
+// every request).
+func TestFSKeepsToTheCwdItWasGiven(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "proj")
+	outside := filepath.Join(root, "outside")
+	for _, d := range []string{cwd, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := NewRegistry(Config{Workdir: root}, []agents.Spec{fsSpec()}, "fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
+	s, err := r.Create(context.Background(), CreateOptions{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(root, "proj-moved")
+	if err := os.Rename(cwd, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, cwd); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Prompt(textPrompt("write " + cwd + "/pwned.txt x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn.Result()
+	if _, err := os.Stat(filepath.Join(outside, "pwned.txt")); err == nil {
+		t.Fatal("a write went through the swapped cwd path to the directory it now points at")
+	}
+	if b, err := os.ReadFile(filepath.Join(moved, "pwned.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("the session's own directory lacks the write: %q %v", b, err)
+	}
+}

@@ -206,6 +206,7 @@ func (s *Session) Close(reason string) {
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusClosed, "reason": reason})
 		s.mu.Unlock()
 		s.log.Close()
+		s.closeRoot()
 		close(s.closed)
 		s.reg.remove(s.ID)
 		s.logger.Info("session closed", "reason", reason)

@@ -138,18 +138,22 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	switch {
 	case r.closing:
 		r.mu.Unlock()
+		s.closeRoot()
 		return nil, ErrShuttingDown
 	case r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions:
 		r.mu.Unlock()
+		s.closeRoot()
 		return nil, ErrTooManySessions
 	case r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(spec.Name) >= r.cfg.MaxSessionsPerAgent:
 		r.mu.Unlock()
+		s.closeRoot()
 		return nil, fmt.Errorf("%w of agent %q", ErrTooManySessions, spec.Name)
 	}
 	r.sessions[s.ID] = s
 	r.mu.Unlock()
 	if err := s.start(ctx); err != nil {
 		r.remove(s.ID)
+		s.closeRoot()
 		// The operator needs the agent's own words (a bad config, a missing login); clients get only the
 		// error, since stderr may hold anything.
 		var ae *AgentError

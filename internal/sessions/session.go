@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -72,6 +73,11 @@ type Session struct {
 	fsDelegate    *FSDelegate            // Guarded by mu; who serves fs/* instead of the gateway (nil = the gateway).
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	closeOnce     sync.Once
+	// root is the cwd opened once when the session is made, so fs/* keeps to that directory even if its path
+	// is later swapped for a symlink; nil when it could not be opened (fs/* then opens the path per request).
+	// Set in newSession; closed by closeRoot.
+	root     *os.Root
+	rootOnce sync.Once
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
@@ -91,6 +97,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
 	}
+	s.root, _ = os.OpenRoot(opts.Cwd)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,
@@ -103,6 +110,15 @@ func (s *Session) Log() *Log { return s.log }
 
 // Closed is closed once the session is closed.
 func (s *Session) Closed() <-chan struct{} { return s.closed }
+
+// closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
+func (s *Session) closeRoot() {
+	s.rootOnce.Do(func() {
+		if s.root != nil {
+			_ = s.root.Close()
+		}
+	})
+}
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
