@@ -3,6 +3,8 @@ package acpws
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -259,15 +261,23 @@ func TestErrors(t *testing.T) {
 	// Frame over the limit: 1009.
 	cl2 := e.dial("/acp")
 	cl2.sendRaw(websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 5000)+`"}`))
-	if _, err := cl2.tryNext(stepTimeout); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
-		t.Fatalf("big frame: %v, want close 1009", err)
+	var tooBig websocket.CloseError
+	if _, err := cl2.tryNext(stepTimeout); !errors.As(err, &tooBig) || tooBig.Code != websocket.StatusMessageTooBig || tooBig.Reason != reasonTooBig {
+		t.Fatalf("big frame: %v, want close 1009 %q", err, reasonTooBig)
 	}
 
 	// Unknown agent: 404 before the upgrade.
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
-	if _, resp, err := websocket.Dial(ctx, e.base+"/acp/nope", nil); err == nil || resp == nil || resp.StatusCode != 404 {
+	_, resp, err := websocket.Dial(ctx, e.base+"/acp/nope", nil)
+	if err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Fatalf("unknown agent: err %v", err)
+	}
+	// In the API's error format, like every refusal before an upgrade.
+	var p struct{ Code string }
+	body, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Code != "unknown_agent" {
+		t.Fatalf("unknown agent: %s %q, want problem+json unknown_agent", ct, body)
 	}
 }
 

@@ -24,7 +24,7 @@ type message struct {
 }
 
 // readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003), a text
-// frame that is not UTF-8 (1007) or an oversized one (1009, sent by the library); a frame the inbound budget
+// frame that is not UTF-8 (1007) or an oversized one (1009); a frame the inbound budget
 // has no room for ends it with 1013. A frame's budget is released once dispatch is done with its bytes
 // (requests get copies of their id and params).
 func (c *conn) readLoop(ctx context.Context) error {
@@ -45,6 +45,8 @@ func readCloseErr(err error) error {
 		return &closeErr{Code: codeUnsupported, Reason: reasonBinary}
 	case errors.Is(err, inbound.ErrInvalidUTF8):
 		return &closeErr{Code: codeInvalidData, Reason: reasonInvalidUTF8}
+	case errors.Is(err, inbound.ErrTooBig):
+		return &closeErr{Code: codeTooBig, Reason: reasonTooBig}
 	case errors.Is(err, inbound.ErrBusy):
 		return &closeErr{Code: codeTryAgain, Reason: reasonBusy}
 	default:

@@ -11,9 +11,10 @@ import (
 
 // Why Read refused a frame. The socket is closed with the code in parentheses.
 var (
-	ErrBusy        = errors.New("inbound budget exhausted")      // 1013 try again later
-	ErrInvalidUTF8 = errors.New("text frame is not valid UTF-8") // 1007 invalid frame payload data
-	ErrBinary      = errors.New("binary frame")                  // 1003 unsupported data
+	ErrBusy        = errors.New("inbound budget exhausted")         // 1013 try again later
+	ErrInvalidUTF8 = errors.New("text frame is not valid UTF-8")    // 1007 invalid frame payload data
+	ErrBinary      = errors.New("binary frame")                     // 1003 unsupported data
+	ErrTooBig      = errors.New("frame larger than the read limit") // 1009 message too big
 )
 
 // firstChunk is what a reader reserves (and allocates) for a frame before reading any of it: a typical
@@ -35,8 +36,10 @@ func (f *Frame) Release() {
 }
 
 // Read reads the next message of c, which must be a text frame of valid UTF-8 (RFC 6455 §8.1), holding its
-// bytes against the budget; limit is the socket's read limit (the library fails a larger message with 1009).
-// A binary frame is refused unread. Errors from the connection are returned as they are.
+// bytes against the budget; limit is the socket's read limit, set with c.SetReadLimit(limit). A frame past
+// it is ErrTooBig once limit+1 bytes are in, before the library would fail it with 1009 and its own error text
+// as the close reason: the caller closes with 1009 and a short constant. A binary frame is refused unread.
+// Errors from the connection are returned as they are.
 func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Frame, error) {
 	typ, r, err := c.Reader(ctx)
 	if err != nil {
@@ -56,6 +59,11 @@ func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Fram
 	f.held = first
 	buf := make([]byte, 0, first)
 	for {
+		if int64(len(buf)) > limit {
+			// The library lets limit+1 bytes through and fails the next read: stop here instead.
+			f.Release()
+			return Frame{}, ErrTooBig
+		}
 		if len(buf) == cap(buf) {
 			// Full: look for the end of the message before reserving more.
 			var one [1]byte
@@ -86,6 +94,10 @@ func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Fram
 			return Frame{}, err
 		}
 	}
+	if int64(len(buf)) > limit {
+		f.Release()
+		return Frame{}, ErrTooBig
+	}
 	if !utf8.Valid(buf) {
 		f.Release()
 		return Frame{}, ErrInvalidUTF8
@@ -101,7 +113,7 @@ func (f *Frame) grow(ctx context.Context, buf []byte, limit int64) ([]byte, erro
 	more := min(int64(2*cap(buf)), limit+1) - int64(cap(buf))
 	if more <= 0 {
 		f.Release()
-		return nil, errors.New("message larger than the read limit")
+		return nil, ErrTooBig
 	}
 	if !f.b.takeMore(ctx, more) {
 		f.Release()

@@ -28,4 +28,5 @@ const (
 	reasonBinary      = "binary frames not supported"
 	reasonInvalidUTF8 = "text frame is not valid UTF-8"
 	reasonBusy        = "gateway busy; try again later"
+	reasonTooBig      = "frame too big"
 )

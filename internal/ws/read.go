@@ -38,7 +38,6 @@ func (cl *client) readLoop(ctx context.Context) error {
 	for {
 		f, err := cl.h.opts.Inbound.Read(ctx, cl.c, cl.h.opts.ReadLimit)
 		if err != nil {
-			// On ErrMessageTooBig the library has already closed the socket with 1009.
 			return readCloseErr(err)
 		}
 		reply := cl.handleMessage(f.Data)
@@ -60,6 +59,8 @@ func readCloseErr(err error) error {
 		return &closeErr{Code: CodeUnsupported, Reason: reasonBinary}
 	case errors.Is(err, inbound.ErrInvalidUTF8):
 		return &closeErr{Code: CodeInvalidData, Reason: reasonInvalidUTF8}
+	case errors.Is(err, inbound.ErrTooBig):
+		return &closeErr{Code: CodeTooBig, Reason: reasonTooBig}
 	case errors.Is(err, inbound.ErrBusy):
 		return &closeErr{Code: CodeTryAgain, Reason: reasonBusy}
 	default:
