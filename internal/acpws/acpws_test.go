@@ -645,6 +645,16 @@ func TestShutdownClosesWithGoingAway(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
+	// A new socket is refused before the upgrade, in the API's error format.
+	_, resp, err := websocket.Dial(ctx, e.base+"/acp", nil)
+	if err == nil || resp == nil {
+		t.Fatalf("upgrade after shutdown: %v", err)
+	}
+	var p struct{ Code string }
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Code != "shutting_down" {
+		t.Fatalf("upgrade after shutdown: %d %s %q, want 503 problem+json shutting_down", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
 	// The session and its turn are the registry's business: still running.
 	if s, err := e.reg.Get(sid); err != nil || s.CurrentTurn() == nil {
 		t.Fatalf("session or turn gone after the face shut down: %v", err)
