@@ -4,7 +4,7 @@
 run:
 	go run ./cmd/gateway
 
-# Everything CI runs: go vet, go test -race, the browser and conformance suites (installs what they need).
+# Everything CI runs: the lint of openapi.yaml, go vet, go test -race, the browser and conformance suites (installs what they need).
 test:
 	./scripts/test.sh
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. It sets up what it needs on a fresh machine: Go modules, the npm packages
-# of the browser and conformance tests, and Debian's chromium, curl, jq and python3 when they are missing.
+# of the browser and conformance tests, and Debian's chromium, curl, jq and python3 when they are missing. The
+# lint of openapi.yaml needs Node.js (npx), as the browser suites do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,9 @@ if ((${#missing[@]})); then
 	echo "== installing ${missing[*]} (the README and example tests)"
 	apt_install "${missing[@]}"
 fi
+
+echo "== openapi.yaml: redocly lint (pinned; no errors, no warnings beyond .redocly.lint-ignore.yaml)"
+npx --yes @redocly/cli@2.77.0 lint --max-problems 100 openapi.yaml
 
 echo "== go: modules, vet, race tests"
 go mod download

@@ -137,7 +137,7 @@ func TestACPSlowClientEvicted(t *testing.T) {
 		return serr
 	}}
 	slow, _, err := websocket.Dial(ctx, g.wsURL("/acp"), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}},
+		HTTPClient: &http.Client{Transport: contractTransport{next: &http.Transport{DialContext: dialer.DialContext}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -319,23 +320,30 @@ func TestDeliveryMaxClients503(t *testing.T) {
 	req.Header.Set("Upgrade", "websocket")
 	req.Header.Set("Sec-WebSocket-Version", "13")
 	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	checkTooManyClients(t, "second socket", req)
+	req, _ = http.NewRequest("GET", g.base+"/v1/sessions/"+s.ID+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	checkTooManyClients(t, "event stream past the cap", req)
+}
+
+// checkTooManyClients sends req and wants 503 too_many_clients with the wait both in Retry-After and in the
+// body's retryAfter, as every problem with a wait carries it.
+func checkTooManyClients(t *testing.T, what string, req *http.Request) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("second socket: %d %v", resp.StatusCode, resp.Header)
+	defer resp.Body.Close()
+	var p struct {
+		Code       string
+		RetryAfter int
 	}
-	req, _ = http.NewRequest("GET", g.base+"/v1/sessions/"+s.ID+"/events", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("event stream past the cap: %d", resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(body, &p)
+	if resp.StatusCode != http.StatusServiceUnavailable || p.Code != "too_many_clients" ||
+		resp.Header.Get("Retry-After") != "5" || p.RetryAfter != 5 {
+		t.Fatalf("%s: %d Retry-After %q %s, want 503 too_many_clients with retryAfter 5", what, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
 

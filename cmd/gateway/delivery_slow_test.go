@@ -54,7 +54,7 @@ func TestDeliverySlowClientEvicted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	slow, _, err := websocket.Dial(ctx, g.wsURL("/v1/sessions/"+s.ID+"/ws"), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}},
+		HTTPClient: &http.Client{Transport: contractTransport{next: &http.Transport{DialContext: dialer.DialContext}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building the events example agent: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Every REST response a test receives must be one openapi.yaml describes.
+	http.DefaultClient.Transport = contractTransport{next: http.DefaultTransport}
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {
@@ -224,6 +227,7 @@ type wsClient struct {
 	notify chan struct{}
 	closed chan struct{}
 	status websocket.StatusCode
+	reason string // the close frame's reason; guarded by mu
 }
 
 func (g *gateway) dial(path string) *wsClient {
@@ -248,6 +252,10 @@ func (w *wsClient) readLoop() {
 		if err != nil {
 			w.mu.Lock()
 			w.status = websocket.CloseStatus(err)
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				w.reason = ce.Reason
+			}
 			w.mu.Unlock()
 			return
 		}
@@ -317,6 +325,13 @@ func (w *wsClient) waitClosed() websocket.StatusCode {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.status
+}
+
+// closeReason is the reason of the close frame that ended the socket ("" before it closed).
+func (w *wsClient) closeReason() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason
 }
 
 func (w *wsClient) snapshot() []frame {

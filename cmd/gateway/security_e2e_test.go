@@ -87,9 +87,13 @@ func TestBadInputCorpus(t *testing.T) {
 		{"invalid UTF-8", "POST", sp + "/prompt", []byte("{\"text\":\"\xff\xfe\"}"), nil, 400, "invalid_json"},
 		{"huge body", "POST", sp + "/prompt", append(append([]byte(`{"text":"`), big...), '"', '}'), nil, 413, "body_too_large"},
 		{"prompt too large", "POST", sp + "/prompt", []byte(`{"text":"` + strings.Repeat("b", 3000) + `"}`), nil, 413, "prompt_too_large"},
-		{"empty prompt", "POST", sp + "/prompt", []byte(`{"prompt":[]}`), nil, 400, "bad_request"},
-		{"prompt block without type", "POST", sp + "/prompt", []byte(`{"prompt":[{"text":"x"}]}`), nil, 400, "bad_request"},
-		{"both text and prompt", "POST", sp + "/prompt", []byte(`{"text":"a","prompt":[{"type":"text","text":"b"}]}`), nil, 400, "bad_request"},
+		{"empty prompt", "POST", sp + "/prompt", []byte(`{"prompt":[]}`), nil, 400, "invalid_prompt"},
+		{"prompt block without type", "POST", sp + "/prompt", []byte(`{"prompt":[{"text":"x"}]}`), nil, 400, "invalid_prompt"},
+		{"both text and prompt", "POST", sp + "/prompt", []byte(`{"text":"a","prompt":[{"type":"text","text":"b"}]}`), nil, 400, "invalid_prompt"},
+		{"neither text nor prompt", "POST", sp + "/prompt", []byte(`{}`), nil, 400, "invalid_prompt"},
+		{"null text and a prompt", "POST", sp + "/prompt", []byte(`{"text":null,"prompt":null}`), nil, 400, "invalid_prompt"},
+		{"empty text", "POST", sp + "/prompt", []byte(`{"text":""}`), nil, 400, "invalid_prompt"},
+		{"prompt not an array", "POST", sp + "/prompt", []byte(`{"prompt":"hi"}`), nil, 400, "invalid_prompt"},
 		{"bad wait", "POST", sp + "/prompt?wait=maybe", []byte(`{"text":"a"}`), nil, 400, "bad_request"},
 		{"timeout without wait", "POST", sp + "/prompt?timeout=5s", []byte(`{"text":"a"}`), nil, 400, "bad_request"},
 		{"malformed timeout", "POST", sp + "/prompt?wait=true&timeout=soon", []byte(`{"text":"a"}`), nil, 400, "bad_request"},
@@ -161,8 +165,8 @@ func TestBadInputCorpus(t *testing.T) {
 	w := g.dial(sp + "/ws")
 	w.waitFor("replay_complete", func(f frame) bool { return f.Method == "_gateway/replay_complete" })
 	_ = w.c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("x"), 4096))
-	if st := w.waitClosed(); st != websocket.StatusMessageTooBig {
-		t.Fatalf("oversized frame: close %d, want 1009", st)
+	if st := w.waitClosed(); st != websocket.StatusMessageTooBig || w.closeReason() != "frame too big" {
+		t.Fatalf("oversized frame: close %d %q, want 1009 \"frame too big\" (a short constant, not library text)", st, w.closeReason())
 	}
 	w2 := g.dial(sp + "/ws")
 	w2.waitFor("replay_complete", func(f frame) bool { return f.Method == "_gateway/replay_complete" })

@@ -3,6 +3,8 @@ package acpws
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -259,15 +261,23 @@ func TestErrors(t *testing.T) {
 	// Frame over the limit: 1009.
 	cl2 := e.dial("/acp")
 	cl2.sendRaw(websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 5000)+`"}`))
-	if _, err := cl2.tryNext(stepTimeout); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
-		t.Fatalf("big frame: %v, want close 1009", err)
+	var tooBig websocket.CloseError
+	if _, err := cl2.tryNext(stepTimeout); !errors.As(err, &tooBig) || tooBig.Code != websocket.StatusMessageTooBig || tooBig.Reason != "frame too big" {
+		t.Fatalf("big frame: %v, want close 1009 %q", err, "frame too big")
 	}
 
 	// Unknown agent: 404 before the upgrade.
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
-	if _, resp, err := websocket.Dial(ctx, e.base+"/acp/nope", nil); err == nil || resp == nil || resp.StatusCode != 404 {
+	_, resp, err := websocket.Dial(ctx, e.base+"/acp/nope", nil)
+	if err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Fatalf("unknown agent: err %v", err)
+	}
+	// In the API's error format, like every refusal before an upgrade.
+	var p struct{ Code string }
+	body, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Code != "unknown_agent" {
+		t.Fatalf("unknown agent: %s %q, want problem+json unknown_agent", ct, body)
 	}
 }
 
@@ -634,6 +644,16 @@ func TestShutdownClosesWithGoingAway(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+	// A new socket is refused before the upgrade, in the API's error format.
+	_, resp, err := websocket.Dial(ctx, e.base+"/acp", nil)
+	if err == nil || resp == nil {
+		t.Fatalf("upgrade after shutdown: %v", err)
+	}
+	var p struct{ Code string }
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Code != "shutting_down" {
+		t.Fatalf("upgrade after shutdown: %d %s %q, want 503 problem+json shutting_down", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	// The session and its turn are the registry's business: still running.
 	if s, err := e.reg.Get(sid); err != nil || s.CurrentTurn() == nil {

@@ -116,11 +116,11 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.ServeAgent(w, r, "") }
 
 // ServeAgent upgrades to a raw ACP socket whose new sessions use agent ("" = the registry's default). An
-// unknown agent is a 404 before the upgrade.
+// unknown agent is a 404 before the upgrade; every refusal before it is problem+json, as on the REST routes.
 func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent string) {
 	select {
 	case <-h.shutdown:
-		http.Error(w, reasonShutdown, http.StatusServiceUnavailable)
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		return
 	default:
 	}
@@ -128,15 +128,14 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		agent = h.reg.DefaultAgent()
 	}
 	if !h.hasAgent(agent) {
-		http.Error(w, "unknown agent", http.StatusNotFound)
+		frameout.WriteProblem(w, http.StatusNotFound, "unknown_agent", "no agent of this name is configured")
 		return
 	}
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
 	default:
-		w.Header().Set("Retry-After", "5")
-		frameout.WriteProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit")
+		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
 		return
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{

@@ -24,7 +24,7 @@ type message struct {
 }
 
 // readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003), a text
-// frame that is not UTF-8 (1007) or an oversized one (1009, sent by the library); a frame the inbound budget
+// frame that is not UTF-8 (1007) or an oversized one (1009); a frame the inbound budget
 // has no room for ends it with 1013. A frame's budget is released once dispatch is done with its bytes
 // (requests get copies of their id and params).
 func (c *conn) readLoop(ctx context.Context) error {

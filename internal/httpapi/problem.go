@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
@@ -81,14 +82,29 @@ func toProblem(err error) *Problem {
 		p.RetryAfter = 5
 		return p
 	case errors.As(err, &ae):
-		var re *acp.RequestError
-		if errors.As(ae.Err, &re) && re.Code == -32602 {
-			return problem(http.StatusBadRequest, "agent_invalid_params", ae.Error())
-		}
-		return problem(http.StatusBadGateway, "agent_error", ae.Error())
+		return agentProblem(ae)
 	}
 	return problem(http.StatusInternalServerError, "internal", "internal error")
 }
+
+// agentProblem maps an agent's failure. Only a request that carried the client's own params (set_mode,
+// set_config_option) can be the client's fault: the agent's -32602 there is a 400 agent_invalid_params.
+// Everything the gateway sends on its own (initialize, the configured authenticate, session/new) is the
+// agent's or the operator's business, never the client's: a 502 — agent_auth_failed when the agent refused
+// the `authenticate` method the operator configured, agent_error otherwise.
+func agentProblem(ae *sessions.AgentError) *Problem {
+	var re *acp.RequestError
+	switch {
+	case strings.HasPrefix(ae.Op, "authenticate"):
+		return problem(http.StatusBadGateway, "agent_auth_failed", ae.Error()+" (check the agent's \"authenticate\" method in the gateway's agents file)")
+	case errors.As(ae.Err, &re) && re.Code == -32602 && clientParamsOps[ae.Op]:
+		return problem(http.StatusBadRequest, "agent_invalid_params", ae.Error())
+	}
+	return problem(http.StatusBadGateway, "agent_error", ae.Error())
+}
+
+// clientParamsOps are the agent calls whose params come from the client's request body.
+var clientParamsOps = map[string]bool{"session/set_mode": true, "session/set_config_option": true}
 
 // writeError renders any handler error.
 func writeError(w http.ResponseWriter, err error) {

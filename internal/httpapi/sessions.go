@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/go-chi/chi/v5"
@@ -70,9 +72,38 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// promptRequest is the body of POST /prompt: exactly one of Text and Prompt.
 type promptRequest struct {
 	Text   *string         `json:"text"`
 	Prompt json.RawMessage `json:"prompt"`
+}
+
+// blocks returns the request's ACP content blocks. A body that is not exactly one of a non-empty "text" and
+// a non-empty "prompt" array of blocks is 400 invalid_prompt: one code for "what to say is missing or
+// ambiguous", apart from the bad_request of other fields.
+func (req promptRequest) blocks() ([]json.RawMessage, error) {
+	switch {
+	case req.Text != nil && req.Prompt != nil:
+		return nil, invalidPrompt(`give either "text" or "prompt", not both`)
+	case req.Text != nil:
+		if *req.Text == "" {
+			return nil, invalidPrompt(`"text" is empty`)
+		}
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": *req.Text})
+		return []json.RawMessage{b}, nil
+	case req.Prompt != nil:
+		blocks, err := sessions.ParsePrompt(req.Prompt)
+		if errors.Is(err, sessions.ErrBadRequest) {
+			return nil, invalidPrompt(strings.TrimPrefix(err.Error(), sessions.ErrBadRequest.Error()+": "))
+		}
+		return blocks, err
+	default:
+		return nil, invalidPrompt(`body needs "text" (a string) or "prompt" (an array of ACP content blocks)`)
+	}
+}
+
+func invalidPrompt(detail string) *Problem {
+	return problem(http.StatusBadRequest, "invalid_prompt", detail)
 }
 
 func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
@@ -88,22 +119,9 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	var blocks []json.RawMessage
-	switch {
-	case req.Text != nil && req.Prompt != nil:
-		return badRequest(`give either "text" or "prompt", not both`)
-	case req.Text != nil:
-		if *req.Text == "" {
-			return badRequest(`"text" is empty`)
-		}
-		b, _ := json.Marshal(map[string]string{"type": "text", "text": *req.Text})
-		blocks = []json.RawMessage{b}
-	case req.Prompt != nil:
-		if blocks, err = sessions.ParsePrompt(req.Prompt); err != nil {
-			return err
-		}
-	default:
-		return badRequest(`body needs "text" (a string) or "prompt" (an array of ACP content blocks)`)
+	blocks, err := req.blocks()
+	if err != nil {
+		return err
 	}
 	limit := s.MaxPromptBytes
 	if limit <= 0 {

@@ -141,7 +141,13 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	}, nil
 }
 
+// authMethod is the only method the agent accepts; any other is invalid params, as real agents answer.
+const authMethod = "testagent-login"
+
 func (a *agent) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if p.MethodId != authMethod {
+		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]string{"methodId": "unknown auth method " + p.MethodId})
+	}
 	return acp.AuthenticateResponse{}, nil
 }
 

@@ -96,8 +96,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	if sessErr == nil {
 		var ok bool
 		if detach, ok = s.Attach(); !ok {
-			w.Header().Set("Retry-After", "5")
-			frameout.WriteProblem(w, http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit")
+			frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit", 5)
 			return
 		}
 		defer detach()
