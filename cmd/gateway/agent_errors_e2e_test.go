@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // problemJSON is a problem+json answer.
@@ -73,6 +77,40 @@ func TestAgentCallErrorsCarryData(t *testing.T) {
 	code = g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", map[string]any{"prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, &p)
 	if code != http.StatusBadGateway || p.Code != "turn_failed" {
 		t.Fatalf("prompt: %d %+v", code, p)
+	}
+	if strings.Contains(p.Detail, "testagentsecret") || !strings.Contains(p.Detail, "OPENAI_API_KEY is not set") {
+		t.Errorf("prompt detail %q: want the agent's data, redacted", p.Detail)
+	}
+	var turn problemJSON
+	if code := g.do("GET", "/v1/sessions/"+s.ID+"/turn", nil, &turn); strings.Contains(turn.Detail, "testagentsecret") {
+		t.Errorf("GET turn: %d, detail %q holds the secret", code, turn.Detail)
+	}
+	// `/acp` passes the agent's JSON-RPC error on: redacted too.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialACP(t, g, ctx, acpInitialize)
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"` + s.ID + `","cwd":"` + s.Cwd + `","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + s.ID + `","prompt":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{"sessionId":"` + s.ID + `","modeId":"plan"}}`,
+	} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for answered := 0; answered < 3; {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal(data, &m) != nil || m.ID == nil || strings.Contains(string(data), `"method"`) {
+			continue
+		}
+		answered++
+		if strings.Contains(string(data), "testagentsecret") {
+			t.Errorf("/acp answer holds the secret: %s", data)
+		}
 	}
 	var snap struct {
 		LastTurn *struct {

@@ -20,8 +20,37 @@ const maxErrorData = 2 << 10
 
 // rpcError is an agent's JSON-RPC error, readable for people and still an *acp.RequestError for errors.As.
 // Its text carries the error's data, where agents say what is actually wrong (the message is often just
-// "Internal error").
+// "Internal error"). Make it with cleanRPCError: faces pass the wrapped error's message and data on as they
+// are (`/acp` does), so they must already be redacted and bounded.
 type rpcError struct{ re *acp.RequestError }
+
+// cleanRPCError wraps an agent's JSON-RPC error with its message and data redacted and bounded.
+func cleanRPCError(re *acp.RequestError) rpcError {
+	c := &acp.RequestError{Code: re.Code, Message: clip(translate.RedactText(strings.ToValidUTF8(re.Message, "\uFFFD")), maxErrorData)}
+	if re.Data != nil {
+		c.Data = cleanData(re.Data)
+	}
+	return rpcError{c}
+}
+
+// cleanData is an error's data as clients may see it: small JSON redacted in place, anything larger (or not
+// JSON) as clipped, redacted text.
+func cleanData(data any) any {
+	if b, err := json.Marshal(data); err == nil && len(b) <= maxErrorData {
+		return json.RawMessage(translate.ValidUTF8(translate.RedactJSON(b)))
+	}
+	return errorData(data)
+}
+
+// cleanAgentError makes an agent's error safe to show: its JSON-RPC error redacted and bounded; other errors
+// pass as they are.
+func cleanAgentError(err error) error {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		return cleanRPCError(re)
+	}
+	return err
+}
 
 func (e rpcError) Error() string {
 	msg := fmt.Sprintf("agent error %d: %s", e.re.Code, e.re.Message)
@@ -84,10 +113,24 @@ func exitedError(conn *agents.Conn, wait time.Duration) error {
 	case err != nil:
 		msg = "agent exited: " + err.Error()
 	}
-	if tail := strings.TrimSpace(conn.Stderr()); tail != "" {
-		msg += ": " + errorData(lastBytes(tail, maxErrorData))
+	if tail := stderrTail(conn.Stderr()); tail != "" {
+		msg += ": " + tail
 	}
 	return errors.New(msg)
+}
+
+// stderrTail is the end of an agent's stderr for people: redacted as a whole first (a cut could split a key
+// from the words that mark it, "Bearer" or a PEM header), then the last maxErrorData bytes from a line's start.
+func stderrTail(stderr string) string {
+	s := strings.TrimSpace(translate.RedactText(strings.ToValidUTF8(stderr, "\uFFFD")))
+	if len(s) <= maxErrorData {
+		return s
+	}
+	s = lastBytes(s, maxErrorData)
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+		s = s[i+1:] // a partial first line could be the unmarked end of a secret
+	}
+	return s
 }
 
 // lastBytes is the end of s, at most n bytes, starting on a rune boundary.

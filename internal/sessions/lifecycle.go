@@ -89,11 +89,7 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("agent did not answer within %s", limit)
 	}
-	var re *acp.RequestError
-	if errors.As(err, &re) {
-		return rpcError{re}
-	}
-	return err
+	return cleanAgentError(err)
 }
 
 func nullToNil(b json.RawMessage) json.RawMessage {

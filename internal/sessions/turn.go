@@ -201,7 +201,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String(), Truncated: t.textTruncated}
 	if callErr != nil && !t.cancelRequested {
-		t.result.Err = callErr
+		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
 	}
 	close(t.done)
 	s.mu.Unlock()
@@ -215,18 +215,14 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 // redacted and bounded (a larger one becomes clipped text).
 func turnError(err error) map[string]any {
 	var re *acp.RequestError
-	if errors.As(err, &re) {
+	if errors.As(cleanAgentError(err), &re) {
 		m := map[string]any{"code": re.Code, "message": re.Message}
 		if re.Data != nil {
-			if b, err := json.Marshal(re.Data); err == nil && len(b) <= maxErrorData {
-				m["data"] = json.RawMessage(translate.RedactJSON(b))
-			} else {
-				m["data"] = errorData(re.Data)
-			}
+			m["data"] = re.Data
 		}
 		return m
 	}
-	return map[string]any{"message": err.Error()}
+	return map[string]any{"message": clip(translate.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), maxErrorData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as
