@@ -3,23 +3,24 @@ package sessions
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
-// TestErrorDataBounded: an agent's error data shown to people is at most maxErrorData bytes of valid UTF-8,
-// cut on a character boundary, with secrets redacted, whatever the agent sent.
-func TestErrorDataBounded(t *testing.T) {
-	long := strings.Repeat("é", 3000) // 6000 bytes, every cut point but one inside a character
-	for _, data := range []any{long, "bad \xff\xfe bytes", map[string]any{"error": long}, "token sk-abcdefghijklmnop0123456789"} {
-		got := errorData(data)
-		if len(got) > maxErrorData || !utf8.ValidString(got) {
-			t.Errorf("errorData: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+// TestStderrTailRedactsBeforeCutting: a secret whose marker (a PEM header, "Bearer") lies before the cut is
+// still redacted in the tail shown to clients: the whole stderr is redacted first, then cut.
+func TestStderrTailRedactsBeforeCutting(t *testing.T) {
+	body := strings.Repeat("MIIEowIBAAKCAQEAx1a2b3c4d5e6f7g8h9i0j", 100) // ~3.7 KiB of key material
+	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + body + "\n-----END RSA PRIVATE KEY-----\n"
+	bearer := "Authorization: Bearer " + strings.Repeat("tok3nTOK3Ntok3n", 200) + "\n"
+	for name, stderr := range map[string]string{
+		"pem":    "starting\n" + pem + "fatal: no credentials\n",
+		"bearer": "starting\n" + bearer + "fatal: no credentials\n",
+	} {
+		got := stderrTail(stderr)
+		if strings.Contains(got, "MIIEowIBAAKCAQEA") || strings.Contains(got, "tok3nTOK3N") {
+			t.Errorf("%s: the tail shows the secret: %.120q", name, got)
 		}
-		if strings.Contains(got, "abcdefghijklmnop0123456789") {
-			t.Errorf("errorData(%q) = %q: secret not redacted", data, got)
+		if !strings.Contains(got, "fatal: no credentials") || len(got) > maxErrorData {
+			t.Errorf("%s: tail %d bytes lacks the last line: %.120q", name, len(got), got)
 		}
-	}
-	if got := errorData(long); !strings.HasSuffix(got, "…") {
-		t.Errorf("a cut is not marked: ...%q", got[len(got)-8:])
 	}
 }
