@@ -106,3 +106,32 @@ func processRunning(pid int) bool {
 	}
 	return false
 }
+
+// TestAgentsListDoesNotWaitForSilentAgent: an agent that never answers initialize does not hold GET
+// /v1/agents for the whole start timeout: the listing answers with what is known (the demo agent's answer;
+// nothing yet for the silent one) while its probe goes on.
+func TestAgentsListDoesNotWaitForSilentAgent(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "--agent", "silent=sleep 1000", "--start-timeout", "10m")
+	done := make(chan int, 1)
+	var list struct {
+		Agents []struct {
+			Name string
+			Info map[string]any
+		}
+	}
+	go func() { done <- g.do("GET", "/v1/agents", nil, &list) }()
+	select {
+	case code := <-done:
+		if code != http.StatusOK {
+			t.Fatalf("GET /v1/agents: %d", code)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("GET /v1/agents waited on an agent that never answers initialize")
+	}
+	for _, a := range list.Agents {
+		if a.Name == "silent" && a.Info != nil {
+			t.Fatalf("the silent agent has an answer: %v", a.Info)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -241,10 +242,18 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// listAgents lists the agents with what each answered to initialize, probing those not asked yet (at most the
-// start timeout, in parallel; a failure is remembered briefly, so a broken agent does not slow every listing).
+// agentsListWait bounds how long listing the agents waits for the probes it starts: an agent slow to answer
+// initialize must not hold every listing (and the UI's composer) for the whole start timeout. Probes go on in
+// the background; a later listing shows what they found.
+const agentsListWait = 2 * time.Second
+
+// listAgents lists the agents with what each answered to initialize, probing those not asked yet (in
+// parallel, waiting at most agentsListWait; a failure is remembered, so a broken agent is not started on every
+// listing).
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"agents": s.Registry.ProbedAgents(r.Context()), "default": s.Registry.DefaultAgent()})
+	ctx, cancel := context.WithTimeout(r.Context(), agentsListWait)
+	defer cancel()
+	writeJSON(w, http.StatusOK, map[string]any{"agents": s.Registry.ProbedAgents(ctx), "default": s.Registry.DefaultAgent()})
 	return nil
 }
 

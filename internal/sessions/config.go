@@ -35,7 +35,8 @@ type Config struct {
 	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
 	MaxTurnTextBytes int
 	// ProbeFailureTTL is how long a failed probe of an agent's initialize (probe.go) is remembered before the
-	// agent is probed again; 0 = 30 s.
+	// agent is probed again; 0 = 30 s, and never less than StartTimeout (a probe that hangs for the whole start
+	// timeout must not be followed by another at once).
 	ProbeFailureTTL time.Duration
 }
 
@@ -55,6 +56,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
 	def(&c.ProbeFailureTTL, 30*time.Second)
+	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes
 	}
