@@ -36,10 +36,16 @@ type Registry struct {
 	defaultAgent string
 
 	probes *probeCache // what each agent answered to initialize
+	// stopping ends when Shutdown begins: sessions still starting stop waiting for their agent. stopStarts
+	// ends it.
+	stopping   context.Context
+	stopStarts context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
 	closing  bool                // Guarded by mu; set by Shutdown.
+	// starting counts Creates in progress; Add only under mu while !closing, so Shutdown's Wait sees them all.
+	starting sync.WaitGroup
 }
 
 // NewRegistry returns a registry serving the given agents.
@@ -49,6 +55,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}}
+	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.probes = newProbeCache(r)
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
@@ -150,10 +157,19 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		return nil, fmt.Errorf("%w of agent %q", ErrTooManySessions, spec.Name)
 	}
 	r.sessions[s.ID] = s
+	r.starting.Add(1)
 	r.mu.Unlock()
+	defer r.starting.Done()
+	// A shutdown ends the start: the agent is stopped here rather than left running after the gateway exits.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(r.stopping, cancel)()
 	if err := s.start(ctx); err != nil {
 		r.remove(s.ID)
 		s.closeRoot()
+		if r.stopping.Err() != nil {
+			return nil, ErrShuttingDown // cut short by the shutdown; the agent has been stopped
+		}
 		// The operator needs the agent's own words (a bad config, a missing login); clients get only the
 		// error, since stderr may hold anything.
 		var ae *AgentError
@@ -254,7 +270,9 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
+	r.stopStarts()
 	var wg sync.WaitGroup
+	wg.Go(r.starting.Wait) // starts end (their agents stopped) once stopStarts has cut them short
 	wg.Go(func() { _ = r.probes.shutdown(ctx) })
 	for _, s := range r.List() {
 		wg.Add(1)

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -285,5 +286,53 @@ func TestAuthenticateBeforeNewSession(t *testing.T) {
 			t.Errorf("method %q: err %v, want %q", c.method, err, c.wantErr)
 		}
 		_ = r.Shutdown(context.Background())
+	}
+}
+
+// TestShutdownEndsAStartThatNeverAnswers: a session whose agent never answers initialize (its start timeout
+// an hour away) does not outlive the shutdown: Shutdown cuts the start short, stops the agent and returns, and
+// the creator hears ErrShuttingDown.
+func TestShutdownEndsAStartThatNeverAnswers(t *testing.T) {
+	release := make(chan struct{}) // never closed: initialize never answers
+	stopped := make(chan struct{})
+	spec := agents.Spec{Name: "silent", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		defer close(stopped)
+		ready := make(chan struct{})
+		conn := acp.NewAgentSideConnection(&slowStartAgent{release: release}, out, gatedReader{in, ready})
+		close(ready)
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
+		}
+		_ = gatedReader{in, ready}.Close()
+		return nil
+	}}
+	r, err := NewRegistry(Config{Workdir: t.TempDir(), StartTimeout: time.Hour, StopGrace: 100 * time.Millisecond}, []agents.Spec{spec}, "silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := r.Create(context.Background(), CreateOptions{})
+		created <- err
+	}()
+	waitUntil(t, func() bool { return len(r.List()) == 1 })
+	shut := make(chan error, 1)
+	go func() { shut <- r.Shutdown(context.Background()) }()
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown waited on a start that never ends")
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Shutdown returned with the starting agent still running")
+	}
+	if err := <-created; !errors.Is(err, ErrShuttingDown) {
+		t.Fatalf("Create: %v, want ErrShuttingDown", err)
 	}
 }
