@@ -65,6 +65,16 @@ func TestListenOnWildcardLogsUsableURLs(t *testing.T) {
 	if strings.Contains(logs, `url=http://0.0.0.0:`) {
 		t.Errorf("the log offers the wildcard address as a URL:\n%s", logs)
 	}
+	// Without a token only loopback names are served: the host name would answer 403, so it is not offered.
+	open := startGateway(t, "--addr", "0.0.0.0:0", "--insecure-no-auth")
+	_, port, _ = net.SplitHostPort(strings.TrimPrefix(open.base, "http://"))
+	logs = open.logs.String()
+	if !strings.Contains(logs, "http://127.0.0.1:"+port+"/") {
+		t.Errorf("no token: the log offers no loopback URL:\n%s", logs)
+	}
+	if host, err := os.Hostname(); err == nil && strings.Contains(logs, "http://"+net.JoinHostPort(host, port)+"/") {
+		t.Errorf("no token: the log offers the host name %q, which the host policy refuses:\n%s", host, logs)
+	}
 }
 
 // TestMissingAgentCommand: an agent whose command is not found is a warning at start, is listed

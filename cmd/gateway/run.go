@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				"agent", s.Name, "command", s.Command)
 		}
 	}
-	urls := listenURLs(ln.Addr())
+	urls := listenURLs(ln.Addr(), cfg.hostServed)
 	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", strings.Join(urls, " "),
 		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir)
 
