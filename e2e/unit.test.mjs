@@ -6,6 +6,7 @@ import { parse, parseInline, safeHref } from '../web/static/js/markdown.js';
 import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
 import { fmtElapsed } from '../web/static/js/elapsed.js';
+import { legacyModesSuperseded } from '../web/static/js/modes.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -155,4 +156,11 @@ test('elapsed time: tenths while starting, minutes and seconds for turns', () =>
   assert.equal(fmtElapsed(3723000), '1:02:03');
   assert.equal(fmtElapsed(-500), '0:00'); // a browser clock behind the gateway's
   assert.equal(fmtElapsed(NaN), '0:00');
+});
+
+test('config options of category mode supersede the legacy modes selector; other categories do not', () => {
+  assert.equal(legacyModesSuperseded([{ id: 'mode', category: 'mode' }, { id: 'model', category: 'model' }]), true);
+  assert.equal(legacyModesSuperseded([{ id: 'model', category: 'model' }]), false);
+  assert.equal(legacyModesSuperseded([{ id: 'effort' }]), false);
+  assert.equal(legacyModesSuperseded(undefined), false);
 });

@@ -5,6 +5,7 @@ import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
+import { legacyModesSuperseded } from './modes.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -738,9 +739,7 @@ function renderSelectors() {
   clear(els.selectors);
   if (!cur) { els.toolbar.hidden = true; return; }
   const modes = cur.modes && Array.isArray(cur.modes.availableModes) ? cur.modes.availableModes : [];
-  // ACP: config options supersede modes. An agent that sorts its options into categories (mode, model, …) offers
-  // its modes there too; showing the legacy list as well would put two "Mode" selectors side by side.
-  const superseded = (cur.configOptions || []).some((o) => o && typeof o.category === 'string' && o.category);
+  const superseded = legacyModesSuperseded(cur.configOptions);
   let any = false;
   if (modes.length && !superseded) {
     any = true;
