@@ -118,6 +118,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd := exec.Command(spec.Command, spec.Args...)
 		cmd.Dir = opts.Cwd
 		tree := NewProcessTree(c.grace)
+		// Never nil (the marker is always there): a nil Env would hand the agent the gateway's whole environment.
 		cmd.Env = append(append(append([]string(nil), opts.Env...), envList(spec.Env)...), tree.Env())
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}

@@ -331,6 +331,7 @@ func main() {
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
 	pidDir := flag.String("pid-dir", "", "directory to record the agent's pid (and -init-child's) in")
+	envFile := flag.String("env-file", "", "write the agent's environment (one entry a line) to this file at start")
 	initChild := flag.Bool("init-child", false, "start a sleeper in the agent's process group on initialize")
 	flag.Parse()
 	switch {
@@ -342,6 +343,12 @@ func main() {
 		return
 	}
 	writePid(*pidDir, os.Getpid())
+	if *envFile != "" {
+		// Written whole, then renamed: a reader never sees half of it.
+		if os.WriteFile(*envFile+".tmp", []byte(strings.Join(os.Environ(), "\n")), 0o644) == nil {
+			_ = os.Rename(*envFile+".tmp", *envFile)
+		}
+	}
 	switch *mode {
 	case "events-escape":
 		eventsEscape()
