@@ -104,8 +104,9 @@ func TestIdleKeepAliveIsClosed(t *testing.T) {
 }
 
 // TestUnauthenticatedConnectionCap fills --max-unauthenticated-conns with slowlorises (request line sent,
-// headers never finished) while authenticated connections do not count: a fresh client past the cap is
-// served, and the oldest slowloris is closed to make room for it.
+// headers never finished) while authenticated connections do not count: a burst of fresh clients is served
+// while the slowlorises are young; once they have waited past the grace, a fresh client past the cap is served
+// and the oldest slowloris is closed to make room for it.
 func TestUnauthenticatedConnectionCap(t *testing.T) {
 	g := startGateway(t, "--token", testToken, "--max-unauthenticated-conns", "2")
 	// Two authenticated keep-alive connections stay open beside the cap.
@@ -128,6 +129,23 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 			t.Fatalf("authenticated probe %d", resp.StatusCode)
 		}
 	}
+	// A burst of fresh clients is no slowloris: while the oldest pending connection is younger than the grace
+	// (1 s), new ones are served past the cap.
+	// Three connect before any has sent its request (they are pending too); an answered request on a later
+	// connection proves all three were accepted. None of them, and no slowloris, is closed for the others.
+	burst := []*rawConn{g.rawDial(), g.rawDial(), g.rawDial()}
+	probe := g.rawDial()
+	probe.write("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + testToken + "\r\n\r\n")
+	if resp, _ := probe.response(); resp.StatusCode != 200 {
+		t.Fatalf("probe during the burst: %d", resp.StatusCode)
+	}
+	for i, c := range burst {
+		c.write("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + testToken + "\r\nConnection: close\r\n\r\n")
+		if resp, _ := c.response(); resp.StatusCode != 200 {
+			t.Fatalf("burst client %d: %d", i, resp.StatusCode)
+		}
+	}
+	<-time.After(1100 * time.Millisecond) // what is under test: the slowlorises outlive the grace
 	fresh := g.rawDial()
 	fresh.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
 	if resp, _ := fresh.response(); resp.StatusCode != 200 {

@@ -12,7 +12,9 @@ import (
 // LimitUnauthenticated wraps ln so at most max accepted connections are open that have not yet carried an
 // authenticated request. When a new connection would pass the cap, the oldest such connection is closed to
 // make room: a client that authenticates does so in its first request, so the connection that has waited
-// longest without doing it is the likeliest slowloris, and a fresh client is always served. While a
+// longest without doing it is the likeliest slowloris, and a fresh client is always served. A burst of
+// clients (a reconnect storm, a load test) is not a slowloris: while the oldest has waited less than
+// pendingGrace, new connections are let past the cap, up to burstFactor times it. While a
 // connection is unauthenticated, each write to it must finish within writeTimeout (0 = no bound), so a client
 // that sends requests and never reads the answers cannot hold its place either. Connections that
 // authenticated, WebSockets included, do not count and get no such deadline. Serve with
@@ -23,6 +25,14 @@ func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) 
 	}
 	return &pendingListener{Listener: ln, max: max, writeTimeout: writeTimeout, pending: list.New()}
 }
+
+// pendingGrace is how long a connection may wait for its first authenticated request before it counts as
+// a likely slowloris: legitimate clients send that request at once, but on a loaded machine the server may take
+// a while to read it.
+const pendingGrace = time.Second
+
+// burstFactor bounds how far past the cap a burst of fresh connections may go.
+const burstFactor = 4
 
 type pendingListener struct {
 	net.Listener
@@ -39,12 +49,15 @@ func (l *pendingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &pendingConn{Conn: c, l: l}
+	now := time.Now()
+	pc := &pendingConn{Conn: c, l: l, since: now}
 	var oldest *pendingConn
 	l.mu.Lock()
-	if l.pending.Len() >= l.max {
-		oldest = l.pending.Remove(l.pending.Front()).(*pendingConn)
-		oldest.elem = nil
+	if n := l.pending.Len(); n >= l.max {
+		if front := l.pending.Front().Value.(*pendingConn); n >= burstFactor*l.max || now.Sub(front.since) >= pendingGrace {
+			oldest = l.pending.Remove(l.pending.Front()).(*pendingConn)
+			oldest.elem = nil
+		}
 	}
 	pc.elem = l.pending.PushBack(pc)
 	l.mu.Unlock()
@@ -75,8 +88,9 @@ func (l *pendingListener) isPending(c *pendingConn) bool {
 // pendingConn counts toward its listener's cap until it authenticates, closes or is evicted.
 type pendingConn struct {
 	net.Conn
-	l    *pendingListener // Static after construction.
-	elem *list.Element    // Guarded by l.mu; nil once no longer pending.
+	l     *pendingListener // Static after construction.
+	since time.Time        // Static after construction; when it was accepted.
+	elem  *list.Element    // Guarded by l.mu; nil once no longer pending.
 }
 
 // authenticated ends the connection's pending state and lifts its write deadline.
