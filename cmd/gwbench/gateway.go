@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +25,7 @@ type gatewayProc struct {
 	debugAddr string
 	cmd       *exec.Cmd
 	logPath   string
+	workdir   string // --workdir: the cwd of sessions made over /acp
 }
 
 func freeAddr() (string, error) {
@@ -44,7 +43,7 @@ func startGateway(bin, dir, name string, debug bool, extra ...string) (*gatewayP
 	if err != nil {
 		return nil, err
 	}
-	g := &gatewayProc{base: "http://" + addr, logPath: filepath.Join(dir, name+".log")}
+	g := &gatewayProc{base: "http://" + addr, logPath: filepath.Join(dir, name+".log"), workdir: dir}
 	args := []string{"--addr", addr, "--log-level", "warn", "--workdir", dir, "--max-sessions", "0",
 		"--agent", "flood=" + strings.Join(floodCmd(), " ")}
 	if debug {
@@ -163,114 +162,9 @@ var (
 	tokEndTurn    = []byte(`"stopReason":"end_turn"`)
 )
 
-// gwClient is one WebSocket client on a session during a flood.
-type gwClient struct {
-	fr    frameReader
-	rec   *recorder
-	end   int64
-	errs  int
-	warns int
-	err   error
-}
-
-// runGateway floods one session through the gateway with k WebSocket clients attached, and returns the
-// per-client figures (throughput of the median client, latency pooled over all clients).
+// runGateway floods one session through the gateway with k session-WebSocket clients attached.
 func runGateway(ctx context.Context, g *gatewayProc, k int, prompt string, n, size int) (flood, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	id, err := g.createSession(ctx, "flood")
-	if err != nil {
-		return flood{}, err
-	}
-	defer g.do(context.Background(), "DELETE", "/v1/sessions/"+id, nil, nil)
-	clients := make([]*gwClient, k)
-	var ready, done sync.WaitGroup
-	for i := range clients {
-		c, _, err := websocket.Dial(ctx, g.wsURL(id), nil)
-		if err != nil {
-			return flood{}, fmt.Errorf("dial: %w", err)
-		}
-		c.SetReadLimit(64 << 20)
-		defer c.CloseNow()
-		cl := &gwClient{fr: frameReader{c: c}, rec: newRecorder(n)}
-		clients[i] = cl
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			isReady := false
-			defer func() {
-				if !isReady {
-					ready.Done()
-				}
-			}()
-			for {
-				b, err := cl.fr.next(ctx)
-				now := time.Now().UnixNano()
-				if err != nil {
-					cl.err = err
-					cl.errs++
-					return
-				}
-				if cl.rec.update(b, now) {
-					cl.rec.seq(b)
-					continue
-				}
-				cl.rec.seq(b)
-				switch {
-				case !isReady && bytes.Contains(b, tokReplayDone):
-					isReady = true
-					ready.Done()
-				case bytes.Contains(b, tokTurnEnded):
-					cl.end = now
-					if !bytes.Contains(b, tokEndTurn) {
-						cl.errs++
-					}
-					return
-				case bytes.Contains(b, tokSlow):
-					cl.warns++
-				}
-			}
-		}()
-	}
-	ready.Wait()
-	cpu0 := g.cpuSeconds(ctx)
-	t0 := time.Now()
-	if _, err := g.do(ctx, "POST", "/v1/sessions/"+id+"/prompt", map[string]string{"text": prompt}, nil); err != nil {
-		return flood{}, err
-	}
-	done.Wait()
-	recs := make([]*recorder, k)
-	fl := make([]flood, k)
-	var firstErr error
-	for i, cl := range clients {
-		errs := cl.errs
-		if cl.rec.chunks != n {
-			errs++
-		}
-		if cl.err != nil && firstErr == nil {
-			firstErr = cl.err
-		}
-		recs[i] = cl.rec
-		end := cl.end
-		if end == 0 {
-			end = time.Now().UnixNano()
-		}
-		fl[i] = cl.rec.result(t0, end, size, errs)
-	}
-	out := merge(recs, fl)
-	if cpu1 := g.cpuSeconds(ctx); cpu0 >= 0 && cpu1 >= 0 && out.Updates > 0 {
-		out.CPUus = (cpu1 - cpu0) * 1e6 / float64(out.Updates)
-	}
-	if out.Errors > 0 && firstErr != nil {
-		var ce websocket.CloseError
-		if errors.As(firstErr, &ce) {
-			warnf("gateway x%d: a client ended with close %d %q", k, ce.Code, ce.Reason)
-		} else {
-			warnf("gateway x%d: a client ended with %v", k, firstErr)
-		}
-	}
-	return out, nil
+	return runFace(ctx, g, faceWS, k, prompt, n, size)
 }
 
 // cpuSeconds is the gateway's process_cpu_seconds_total, -1 when unreadable.

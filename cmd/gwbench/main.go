@@ -6,8 +6,10 @@
 //
 // Rows: the flood agent (internal/bench/floodagent, run as `gwbench floodagent`) read directly over its stdio
 // by an acp-go-sdk connection (the floor); the same agent through the gateway binary with 1 and 10 WebSocket
-// clients on one session; through marimo's stdio-to-ws (bench/package.json) with one raw-ACP client; paced at
-// 10 000 updates/s for the added latency; with tool calls and permission requests mixed in. Then a scale run
+// clients on one session; the same through the other faces (raw ACP on /acp x1 and x10, SSE x1 and x10,
+// long-poll pages x1), every face driven by one loop (measureFlood); through marimo's stdio-to-ws
+// (bench/package.json) with one raw-ACP client; paced at 10 000 updates/s for the added latency; with tool
+// calls and permission requests mixed in. Then a scale run
 // of idle sessions and sockets and one turn in every session at once, and the translate micro-benchmarks.
 //
 // The exit status is non-zero only when the benchmark cannot run (build, start, protocol failure). Missed
@@ -227,6 +229,12 @@ func run(ctx context.Context, o options) error {
 		{"gateway ws x1", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, floodP, o.n, o.size) }},
 		{"gateway ws x10 (per client)", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 10, floodP, o.n, o.size) }},
 	}
+	// The other faces, same session and flood: what each adds over the session WebSocket.
+	for _, f := range otherFaces {
+		for _, k := range f.clients {
+			specs = append(specs, rowSpec{faceRow(f.face, k), func(ctx context.Context) (flood, error) { return runFace(ctx, g, f.face, k, floodP, o.n, o.size) }})
+		}
+	}
 	if peer != nil {
 		specs = append(specs, rowSpec{"stdio-to-ws " + peer.version + " x1", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 1, floodP, o.n, o.size) }})
 		if o.peer10 {
@@ -288,6 +296,11 @@ func run(ctx context.Context, o options) error {
 	res.Ratios["gateway_x10_per_client_vs_direct"] = ratio("gateway ws x10 (per client)", direct, thr, div)
 	res.Ratios["gateway_tools_vs_direct_tools"] = ratio("gateway ws x1 tools+permissions", "direct tools+permissions", thr, div)
 	res.Ratios["gateway_paced_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), fmt.Sprintf("direct paced %g/s", o.rate), p99, sub)
+	for _, f := range otherFaces {
+		for _, k := range f.clients {
+			res.Ratios[faceRatio(f.face, k)] = ratio(faceRow(f.face, k), direct, thr, div)
+		}
+	}
 	if peer != nil {
 		pn := "stdio-to-ws " + peer.version + " x1"
 		res.Ratios["stdio_to_ws_x1_vs_direct"] = ratio(pn, direct, thr, div)
@@ -364,6 +377,18 @@ func targets(res *Results, o options) []target {
 	add("throughput gateway x1 / direct", ">= 0.9", r["gateway_x1_vs_direct"], "x", r["gateway_x1_vs_direct"] >= 0.9)
 	add("throughput per client gateway x10 / direct", ">= 0.8", r["gateway_x10_per_client_vs_direct"], "x", r["gateway_x10_per_client_vs_direct"] >= 0.8)
 	add(fmt.Sprintf("added p99 at %g/s", o.rate), "<= 1 ms", r["gateway_paced_added_p99_ms"], "ms", r["gateway_paced_added_p99_ms"] <= 1)
+	for _, f := range otherFaces {
+		for _, k := range f.clients {
+			want, min := ">= 0.9", 0.9
+			name := fmt.Sprintf("throughput gateway %s x1 / direct", f.face)
+			if k > 1 {
+				want, min = ">= 0.8", 0.8
+				name = fmt.Sprintf("throughput per client gateway %s x%d / direct", f.face, k)
+			}
+			v := r[faceRatio(f.face, k)]
+			add(name, want, v, "x", v >= min)
+		}
+	}
 	if v, ok := r["gateway_x1_vs_stdio_to_ws_x1"]; ok {
 		add("throughput gateway x1 / stdio-to-ws x1", ">= 1", v, "x", v >= 1)
 	}
