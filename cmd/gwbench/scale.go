@@ -99,7 +99,11 @@ func parallel(n, w int, f func(i int)) {
 
 // runScale measures idle cost and one turn everywhere at once, on a gateway of its own.
 func runScale(ctx context.Context, o options, tmp string, extra []string) (*scaleResult, error) {
-	args := append([]string{"--demo-delay", "0", "--max-clients", "100", "--idle-ttl", "0", "--permission-timeout", "5m"}, extra...)
+	// Every session's turn starts at once: that many connections are new at the same moment, more than the
+	// default --max-unauthenticated-conns (sized for a 1 024-descriptor limit) lets in, so the run sizes it.
+	unauth := strconv.Itoa(2 * o.scaleSess)
+	args := append([]string{"--demo-delay", "0", "--max-clients", "100", "--idle-ttl", "0", "--permission-timeout", "5m",
+		"--max-unauthenticated-conns", unauth}, extra...)
 	g, err := startGateway(o.gatewayBin, tmp, "gateway-scale", true, args...)
 	if err != nil {
 		return nil, err

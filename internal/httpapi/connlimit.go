@@ -31,8 +31,9 @@ func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) 
 // a while to read it.
 const pendingGrace = time.Second
 
-// burstFactor bounds how far past the cap a burst of fresh connections may go.
-const burstFactor = 4
+// burstFactor bounds how far past the cap a burst of fresh connections may go: twice the default cap still
+// fits a 1 024-descriptor limit beside the authenticated connections.
+const burstFactor = 2
 
 type pendingListener struct {
 	net.Listener
