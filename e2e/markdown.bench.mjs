@@ -1,7 +1,7 @@
 // Benchmark of the UI's Markdown renderer while an answer streams: the parse work per chunk (what the transcript
 // does on each animation frame) at 10 KB, 100 KB and 1 MB of answer, for prose and for hostile inline patterns.
 // Not a test: run `node e2e/markdown.bench.mjs [path/to/markdown.js]` (default: the UI's module). A module without
-// `createMarkdownStream` is measured the way the old UI used it: the whole message parsed on every chunk.
+// `MarkdownStream` is measured the way the old UI used it: the whole message parsed on every chunk.
 // Each case runs in a worker with a time budget; a case over budget prints ">budget".
 
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -31,10 +31,11 @@ async function runCase({ modulePath, pattern, size }) {
   const full = build(pattern, size + CHUNK * (MEASURED + 1));
   let text = full.slice(0, size);
   let render;
-  if (md.createMarkdownStream) {
-    const stream = md.createMarkdownStream();
-    stream.update(text);
-    render = (t) => stream.update(t);
+  if (md.MarkdownStream) {
+    const stream = new md.MarkdownStream();
+    let fed = 0;
+    render = (t) => { stream.push(t.slice(fed)); fed = t.length; };
+    render(text);
   } else {
     md.parse(text);
     render = (t) => md.parse(t);

@@ -44,17 +44,61 @@ function isListItem(line) {
 
 /** Parses Markdown text into an array of block nodes. */
 export function parse(text) {
-  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n').map(expandTabs);
-  return parseBlocks(lines, 0);
+  return parseBlocks(splitLines(String(text ?? '')).lines, 0, null);
 }
 
-function parseBlocks(lines, depth) {
+// Lines with CR LF and CR normalised, tabs expanded, and the offset in text where each starts.
+function splitLines(text) {
+  const lines = [];
+  const offsets = [];
+  const eol = /\r\n?|\n/g;
+  let start = 0;
+  for (let m = eol.exec(text); m; m = eol.exec(text)) {
+    lines.push(expandTabs(text.slice(start, m.index)));
+    offsets.push(start);
+    start = m.index + m[0].length;
+  }
+  lines.push(expandTabs(text.slice(start)));
+  offsets.push(start);
+  return { lines, offsets };
+}
+
+/**
+ * Parses a message while it streams in, so the cost per chunk does not grow with the message: text goes in with
+ * push, and only the unfinished end is parsed again. A top-level block is final once the block after it has begun
+ * on a line that, with the line after it, is complete: what ends a block is decided by at most those two lines, and
+ * the block parser keeps no state across blocks, so no later text can change it.
+ */
+export class MarkdownStream {
+  constructor() {
+    this.tail = ''; // Owned by the stream: the text of the blocks that may still change.
+  }
+
+  /** Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them. */
+  push(text) {
+    this.tail += String(text ?? '');
+    const { lines, offsets } = splitLines(this.tail);
+    const starts = [];
+    const blocks = parseBlocks(lines, 0, starts);
+    const last = lines.length - 1; // may still grow
+    let cut = 0;
+    for (let b = blocks.length - 1; b >= 1; b--) {
+      if (starts[b] + 1 < last) { cut = b; break; }
+    }
+    if (cut > 0) this.tail = this.tail.slice(offsets[starts[cut]]);
+    return { done: blocks.slice(0, cut), open: blocks.slice(cut) };
+  }
+}
+
+// starts, when given, receives the index of the first line of each block.
+function parseBlocks(lines, depth, starts) {
   const blocks = [];
   let i = 0;
   const n = lines.length;
   while (i < n) {
     const line = lines[i];
     if (BLANK.test(line)) { i++; continue; }
+    if (starts) starts[blocks.length] = i;
 
     let m = FENCE.exec(line);
     if (m) {
@@ -107,7 +151,7 @@ function parseBlocks(lines, depth) {
         }
         break;
       }
-      blocks.push({ type: 'blockquote', children: parseBlocks(inner, depth + 1) });
+      blocks.push({ type: 'blockquote', children: parseBlocks(inner, depth + 1, null) });
       continue;
     }
 
@@ -225,7 +269,7 @@ function parseList(lines, start, depth) {
     // Trailing blank lines belong between items, not to this item.
     while (itemLines.length && BLANK.test(itemLines[itemLines.length - 1])) itemLines.pop();
     sawBlankBetween = blankRun > 0;
-    const children = parseBlocks(itemLines, depth + 1);
+    const children = parseBlocks(itemLines, depth + 1, null);
     node.items.push(children);
   }
   // A list whose items hold blank-separated paragraphs is loose too.
@@ -246,8 +290,13 @@ function parseList(lines, start, depth) {
  */
 export function renderMarkdown(text, doc = document, highlight = null) {
   const frag = doc.createDocumentFragment();
-  for (const b of parse(text)) frag.appendChild(renderBlock(b, doc, highlight, false));
+  for (const n of renderBlocks(parse(text), doc, highlight)) frag.appendChild(n);
   return frag;
+}
+
+/** Renders top-level blocks (from parse or MarkdownStream) into one DOM node each. */
+export function renderBlocks(blocks, doc = document, highlight = null) {
+  return blocks.map((b) => renderBlock(b, doc, highlight, false));
 }
 
 function renderBlock(b, doc, highlight, tight) {
