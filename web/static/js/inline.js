@@ -12,6 +12,8 @@ const SPACE = /\s/;
 const ALNUM = /[\p{L}\p{N}]/u;
 const AUTOLINK = /https?:\/\/[^\s<>"'`]+/iy;
 const TRAILING = new Set('.,:;!?)]}*_');
+// Characters the inline pass looks at; the text between them is copied in one slice.
+const SPECIAL = new Set([...'\\\n`*_~[!]<hH'].map((c) => c.charCodeAt(0)));
 // Deeper emphasis stays literal: the tree is rendered recursively.
 const MAX_NEST = 32;
 // Link destinations nest parentheses at most this deep (as commonmark.js does); it bounds the rescans.
@@ -116,8 +118,11 @@ class InlineParser {
         const j = this.bareAutolink(i);
         if (j > i) { i = j; continue; }
       }
-      this.text += c;
-      i++;
+      // Plain text up to the next character that may start something, in one slice.
+      let j = i + 1;
+      while (j < src.length && !SPECIAL.has(src.charCodeAt(j))) j++;
+      this.text += src.slice(i, j);
+      i = j;
     }
     this.flush();
     this.processEmphasis(null);
