@@ -186,6 +186,12 @@ test('hostile inline patterns keep their structure: literal runs stay text, real
   let depth = 0;
   for (let n = deep.find((x) => x.type === 'em'); n; n = n.children.find((x) => x.type === 'em')) depth++;
   assert.ok(depth > 0 && depth <= 32, `emphasis depth ${depth}`);
+  // Many soft and hard breaks in one paragraph; a delimiter row with a long run of spaces is not a table.
+  const breaks = parseInline('a  \nb \n'.repeat(20000));
+  assert.equal(breaks.filter((n) => n.type === 'br').length, 20000);
+  assert.equal(inl(breaks.slice(0, 3)), 'a<br>b\na');
+  assert.deepEqual(parse('a|b\n|-' + ' '.repeat(20000) + 'x').map((x) => x.type), ['paragraph']);
+  assert.deepEqual(parse('a|b\n-' + ' '.repeat(20000) + '|-').map((x) => x.type), ['table']);
   assert.equal(inl(parseInline('**bold *and em* done** ~~x~~ a*b*c')), '<strong>bold <em>and em</em> done</strong> <del>x</del> a<em>b</em>c');
 });
 

@@ -81,6 +81,7 @@ class InlineParser {
     this.text = ''; // pending plain text, not yet an item
     this.delims = null; // top of the delimiter stack
     this.seq = 0; // position of the next delimiter on the stack
+    this.spacesBeforeBreak = 0; // spaces dropped before the line break at the end of the last plain text
     this.brackets = null; // top of the bracket stack
   }
 
@@ -121,7 +122,13 @@ class InlineParser {
       // Plain text up to the next character that may start something, in one slice.
       let j = i + 1;
       while (j < src.length && !SPECIAL.has(src.charCodeAt(j))) j++;
-      this.text += src.slice(i, j);
+      let end = j;
+      if (src[j] === '\n') {
+        // Spaces before a line break are dropped here, counted for lineBreak: the text so far is never rescanned.
+        while (end > i && src[end - 1] === ' ') end--;
+        this.spacesBeforeBreak = j - end;
+      }
+      this.text += src.slice(i, end);
       i = j;
     }
     this.flush();
@@ -131,10 +138,8 @@ class InlineParser {
 
   // Two trailing spaces make a hard break; otherwise a soft break. Leading spaces of the next line go.
   lineBreak(i) {
-    let end = this.text.length;
-    while (end > 0 && this.text[end - 1] === ' ') end--;
-    const hard = this.text.length - end >= 2;
-    this.text = this.text.slice(0, end);
+    const hard = this.spacesBeforeBreak >= 2;
+    this.spacesBeforeBreak = 0;
     if (hard) { this.flush(); this.append({ type: 'br' }); } else this.text += '\n';
     i++;
     while (this.src[i] === ' ') i++;

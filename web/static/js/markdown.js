@@ -183,7 +183,12 @@ function parseBlocks(lines, depth, starts) {
 }
 
 // GitHub-style tables: a header row, a delimiter row (---, :--, --:, :-:), then rows until a blank line.
-const TABLE_DELIM = /^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+// Tested on the trimmed line: a trailing \s* beside the cells' own \s* would backtrack quadratically on long spaces.
+const TABLE_DELIM = /^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$/;
+
+function isTableDelim(line) {
+  return indentOf(line) <= 3 && TABLE_DELIM.test(line.trim());
+}
 
 function splitRow(line) {
   let s = line.trim();
@@ -204,7 +209,7 @@ function splitRow(line) {
 }
 
 function isTableStart(line, next) {
-  if (line.indexOf('|') < 0 || !TABLE_DELIM.test(next) || next.indexOf('-') < 0) return false;
+  if (line.indexOf('|') < 0 || !isTableDelim(next) || next.indexOf('-') < 0) return false;
   if (next.indexOf('|') < 0 && line.trim().indexOf('|') <= 0) return false;
   return splitRow(line).length === splitRow(next).length;
 }
