@@ -178,6 +178,9 @@ test('hostile inline patterns keep their structure: literal runs stay text, real
   // Unclosed brackets, angle brackets and backticks, then one of each that closes.
   const brackets = parseInline('['.repeat(20000) + 'a](https://x.example/)');
   assert.equal(inl(brackets), '['.repeat(19999) + '<a https://x.example/>a</a>');
+  const links = parseInline('['.repeat(5000) + '[a](https://x.example/)'.repeat(2000));
+  assert.deepEqual(links.map((n) => n.type), ['text', ...Array(2000).fill('link')]);
+  assert.equal(links[0].text, '['.repeat(5000));
   assert.equal(inl(parseInline('<'.repeat(20000) + 'https://y.example/>')), '<'.repeat(19999) + '<a https://y.example/>https://y.example/</a>');
   assert.equal(inl(parseInline('``'.repeat(10000) + ' `z`')), '``'.repeat(10000) + ' <code>z</code>');
   assert.equal(inl(parseInline('[x](' + '('.repeat(20000))), '[x](' + '('.repeat(20000));

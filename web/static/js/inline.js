@@ -66,6 +66,14 @@ class BacktickRuns {
   }
 }
 
+// How deep the emphasis and links built so far nest, kept off the nodes themselves.
+const NESTING = new WeakMap();
+function nestingOf(children) {
+  let max = 0;
+  for (const n of children) max = Math.max(max, NESTING.get(n) || 0);
+  return max + 1;
+}
+
 function isSpace(c) { return c === undefined || SPACE.test(c); }
 function isPunct(c) { return c !== undefined && (PUNCT.test(c) || UNICODE_PUNCT.test(c)); }
 
@@ -202,9 +210,9 @@ class InlineParser {
   // CommonMark's "process emphasis" over the delimiters above `bottom`.
   processEmphasis(bottom) {
     const openersBottom = new Map();
-    let closer = null;
-    for (let d = this.delims; d && d !== bottom; d = d.prev) closer = d;
     const floor = bottom ? bottom.seq : -1;
+    let closer = null;
+    for (let d = this.delims; d && d.seq > floor; d = d.prev) closer = d;
     while (closer) {
       if (!closer.canClose) { closer = closer.next; continue; }
       const key = closer.ch + (closer.canOpen ? '1' : '0') + (closer.orig % 3);
@@ -227,7 +235,7 @@ class InlineParser {
       closer = this.match(opener, closer);
     }
     // What is left above bottom stays literal text.
-    while (this.delims && this.delims !== bottom) this.removeDelim(this.delims);
+    while (this.delims && this.delims.seq > floor) this.removeDelim(this.delims);
   }
 
   // Wraps the items between opener and closer in em / strong / del; returns the closer to continue from.
@@ -241,7 +249,7 @@ class InlineParser {
     // Delimiters between the two can no longer match anything.
     for (let d = closer.prev; d !== opener; d = d.prev) this.removeDelim(d);
     const children = this.collect(opener.item.next, closer.item);
-    const depth = 1 + children.reduce((m, n) => Math.max(m, n.depth || 0), 0);
+    const depth = nestingOf(children);
     if (depth > MAX_NEST) {
       // Leave both runs literal rather than build a tree too deep to render.
       this.removeDelim(opener);
@@ -253,7 +261,9 @@ class InlineParser {
     closer.count -= use;
     opener.item.node.text = opener.item.node.text.slice(use);
     closer.item.node.text = closer.item.node.text.slice(use);
-    const wrapped = { node: { type, children, depth }, prev: opener.item, next: closer.item };
+    const node = { type, children };
+    NESTING.set(node, depth);
+    const wrapped = { node, prev: opener.item, next: closer.item };
     opener.item.next = wrapped;
     closer.item.prev = wrapped;
     if (opener.count === 0) { this.removeItem(opener.item); this.removeDelim(opener); }
@@ -305,10 +315,21 @@ class InlineParser {
     this.tail = opener.item;
     this.removeItem(opener.item);
     const href = safeHref(dest.url);
-    if (href) this.append({ type: 'link', href, children, depth: 1 + children.reduce((m, n) => Math.max(m, n.depth || 0), 0) });
+    if (href) {
+      const link = { type: 'link', href, children };
+      NESTING.set(link, nestingOf(children));
+      this.append(link);
+    }
     else for (const n of children) this.append(n);
-    // A link holds no link: earlier brackets can no longer make one.
-    if (!opener.image) for (let b = this.brackets; b; b = b.prev) if (!b.image) b.active = false;
+    // A link holds no link: earlier brackets can no longer make one. Below an inactive bracket all are inactive
+    // already (each pass goes to the bottom), so each bracket is visited once.
+    if (!opener.image) {
+      for (let b = this.brackets; b; b = b.prev) {
+        if (b.image) continue;
+        if (!b.active) break;
+        b.active = false;
+      }
+    }
     return dest.end;
   }
 
