@@ -71,7 +71,7 @@ const PREVIEW_SOURCE = 400;
 function appendText(entry, text) {
   const s = String(text ?? '');
   entry.text += s;
-  entry.pending += s;
+  if (entry.kind !== 'user') entry.pending += s; // user text is shown plain, not parsed
   if (entry.head.length < PREVIEW_SOURCE) entry.head += s.slice(0, PREVIEW_SOURCE - entry.head.length);
 }
 
