@@ -4,7 +4,9 @@
 // Blocks: paragraphs, ATX headings, fenced code blocks (``` or ~~~, an unterminated fence runs to the end, which is
 // what a streaming message looks like), bullet and ordered lists (nested by indentation), block quotes, thematic
 // breaks, GitHub-style tables. Inlines: emphasis and strong (* and _), ~~strikethrough~~, inline code, links and
-// autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text.
+// autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text. Agent text is untrusted
+// and can be megabytes, so every pass is linear in it (inlines: inline.js); MarkdownStream parses a streaming
+// message's unfinished end only.
 
 import { safeHref } from './href.js';
 import { parseInline } from './inline.js';
