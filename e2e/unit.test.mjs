@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parse, parseInline, safeHref } from '../web/static/js/markdown.js';
+import { parse, parseInline, safeHref, MarkdownStream } from '../web/static/js/markdown.js';
 import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
 import { fmtElapsed } from '../web/static/js/elapsed.js';
@@ -18,6 +18,7 @@ function inl(nodes) {
       case 'strong': return `<strong>${inl(n.children)}</strong>`;
       case 'link': return `<a ${n.href}>${inl(n.children)}</a>`;
       case 'br': return '<br>';
+      case 'del': return `<del>${inl(n.children)}</del>`;
       default: return `?${n.type}`;
     }
   }).join('');
@@ -163,4 +164,59 @@ test('config options of category mode supersede the legacy modes selector; other
   assert.equal(legacyModesSuperseded([{ id: 'model', category: 'model' }]), false);
   assert.equal(legacyModesSuperseded([{ id: 'effort' }]), false);
   assert.equal(legacyModesSuperseded(undefined), false);
+});
+
+test('hostile inline patterns keep their structure: literal runs stay text, real emphasis still matches', () => {
+  const args = 'f(*args, **kwargs) '.repeat(2000);
+  assert.deepEqual(parseInline(args), [{ type: 'text', text: args }]);
+  const mixed = '**a _b '.repeat(8000);
+  assert.deepEqual(parseInline(mixed), [{ type: 'text', text: mixed }]);
+  // Matched delimiters among many unmatched ones: each repetition is its own em holding a strong.
+  const nested = parseInline('*a **b** c* _x '.repeat(3000));
+  assert.equal(nested.filter((n) => n.type === 'em').length, 3000);
+  assert.equal(inl(nested.slice(0, 2)), '<em>a <strong>b</strong> c</em> _x ');
+  // Unclosed brackets, angle brackets and backticks, then one of each that closes.
+  const brackets = parseInline('['.repeat(20000) + 'a](https://x.example/)');
+  assert.equal(inl(brackets), '['.repeat(19999) + '<a https://x.example/>a</a>');
+  const links = parseInline('['.repeat(5000) + '[a](https://x.example/)'.repeat(2000));
+  assert.deepEqual(links.map((n) => n.type), ['text', ...Array(2000).fill('link')]);
+  assert.equal(links[0].text, '['.repeat(5000));
+  assert.equal(inl(parseInline('<'.repeat(20000) + 'https://y.example/>')), '<'.repeat(19999) + '<a https://y.example/>https://y.example/</a>');
+  assert.equal(inl(parseInline('``'.repeat(10000) + ' `z`')), '``'.repeat(10000) + ' <code>z</code>');
+  assert.equal(inl(parseInline('[x](' + '('.repeat(20000))), '[x](' + '('.repeat(20000));
+  // Emphasis nested past the limit stays literal instead of building a tree too deep to render.
+  const deep = parseInline('*a '.repeat(1000) + 'b' + ' c*'.repeat(1000));
+  let depth = 0;
+  for (let n = deep.find((x) => x.type === 'em'); n; n = n.children.find((x) => x.type === 'em')) depth++;
+  assert.ok(depth > 0 && depth <= 32, `emphasis depth ${depth}`);
+  // Many soft and hard breaks in one paragraph; a delimiter row with a long run of spaces is not a table.
+  const breaks = parseInline('a  \nb \n'.repeat(20000));
+  assert.equal(breaks.filter((n) => n.type === 'br').length, 20000);
+  assert.equal(inl(breaks.slice(0, 3)), 'a<br>b\na');
+  assert.deepEqual(parse('a|b\n|-' + ' '.repeat(20000) + 'x').map((x) => x.type), ['paragraph']);
+  assert.deepEqual(parse('a|b\n-' + ' '.repeat(20000) + '|-').map((x) => x.type), ['table']);
+  assert.equal(inl(parseInline('**bold *and em* done** ~~x~~ a*b*c')), '<strong>bold <em>and em</em> done</strong> <del>x</del> a<em>b</em>c');
+});
+
+test('a streamed message parses to the same blocks as the whole, and finished blocks are handed out once', () => {
+  const doc = '# Plan\r\n\r\nIntro *text* that\nwraps.\n\n- one\n- two\n\n  more of two\n\n3. x\n4. y\n\n> quote\nlazy\n\n'
+    + '| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst a = 1;\n\n```\n\nPara\n---\n\n~~~\nopen fence\n'.repeat(3) + 'tail *end*';
+  const whole = parse(doc);
+  for (const size of [1, 2, 3, 7, 50]) {
+    const stream = new MarkdownStream();
+    const done = [];
+    let open = [];
+    for (let i = 0; i < doc.length; i += size) {
+      const r = stream.push(doc.slice(i, i + size));
+      done.push(...r.done);
+      open = r.open;
+      assert.deepEqual([...done, ...open], parse(doc.slice(0, i + size)), `after ${i + size} chars in chunks of ${size}`);
+    }
+    assert.deepEqual([...done, ...open], whole);
+    assert.ok(done.length > 10, `only ${done.length} blocks final`);
+  }
+  // A long answer keeps only its unfinished end to parse again.
+  const stream = new MarkdownStream();
+  for (let i = 0; i < 1000; i++) stream.push(`Paragraph ${i} with **bold**.\n\n`);
+  assert.ok(stream.tail.length < 100, `tail of ${stream.tail.length} chars`);
 });

@@ -4,7 +4,14 @@
 // Blocks: paragraphs, ATX headings, fenced code blocks (``` or ~~~, an unterminated fence runs to the end, which is
 // what a streaming message looks like), bullet and ordered lists (nested by indentation), block quotes, thematic
 // breaks, GitHub-style tables. Inlines: emphasis and strong (* and _), ~~strikethrough~~, inline code, links and
-// autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text.
+// autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text. Agent text is untrusted
+// and can be megabytes, so every pass is linear in it (inlines: inline.js); MarkdownStream parses a streaming
+// message's unfinished end only.
+
+import { safeHref } from './href.js';
+import { parseInline } from './inline.js';
+
+export { safeHref, parseInline };
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
@@ -12,20 +19,6 @@ const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const QUOTE = /^ {0,3}> ?(.*)$/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*))?$/;
 const BLANK = /^[ \t]*$/;
-
-/** Returns true when href is an absolute http(s) URL. */
-export function safeHref(href) {
-  if (typeof href !== 'string') return null;
-  const s = href.trim();
-  if (!/^https?:\/\//i.test(s)) return null;
-  try {
-    const u = new URL(s);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-    return u.href;
-  } catch {
-    return null;
-  }
-}
 
 function expandTabs(line) {
   if (line.indexOf('\t') < 0) return line;
@@ -53,17 +46,61 @@ function isListItem(line) {
 
 /** Parses Markdown text into an array of block nodes. */
 export function parse(text) {
-  const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n').map(expandTabs);
-  return parseBlocks(lines, 0);
+  return parseBlocks(splitLines(String(text ?? '')).lines, 0, null);
 }
 
-function parseBlocks(lines, depth) {
+// Lines with CR LF and CR normalised, tabs expanded, and the offset in text where each starts.
+function splitLines(text) {
+  const lines = [];
+  const offsets = [];
+  const eol = /\r\n?|\n/g;
+  let start = 0;
+  for (let m = eol.exec(text); m; m = eol.exec(text)) {
+    lines.push(expandTabs(text.slice(start, m.index)));
+    offsets.push(start);
+    start = m.index + m[0].length;
+  }
+  lines.push(expandTabs(text.slice(start)));
+  offsets.push(start);
+  return { lines, offsets };
+}
+
+/**
+ * Parses a message while it streams in, so the cost per chunk does not grow with the message: text goes in with
+ * push, and only the unfinished end is parsed again. A top-level block is final once the block after it has begun
+ * on a line that, with the line after it, is complete: what ends a block is decided by at most those two lines, and
+ * the block parser keeps no state across blocks, so no later text can change it.
+ */
+export class MarkdownStream {
+  constructor() {
+    this.tail = ''; // Owned by the stream: the text of the blocks that may still change.
+  }
+
+  /** Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them. */
+  push(text) {
+    this.tail += String(text ?? '');
+    const { lines, offsets } = splitLines(this.tail);
+    const starts = [];
+    const blocks = parseBlocks(lines, 0, starts);
+    const last = lines.length - 1; // may still grow
+    let cut = 0;
+    for (let b = blocks.length - 1; b >= 1; b--) {
+      if (starts[b] + 1 < last) { cut = b; break; }
+    }
+    if (cut > 0) this.tail = this.tail.slice(offsets[starts[cut]]);
+    return { done: blocks.slice(0, cut), open: blocks.slice(cut) };
+  }
+}
+
+// starts, when given, receives the index of the first line of each block.
+function parseBlocks(lines, depth, starts) {
   const blocks = [];
   let i = 0;
   const n = lines.length;
   while (i < n) {
     const line = lines[i];
     if (BLANK.test(line)) { i++; continue; }
+    if (starts) starts[blocks.length] = i;
 
     let m = FENCE.exec(line);
     if (m) {
@@ -116,7 +153,7 @@ function parseBlocks(lines, depth) {
         }
         break;
       }
-      blocks.push({ type: 'blockquote', children: parseBlocks(inner, depth + 1) });
+      blocks.push({ type: 'blockquote', children: parseBlocks(inner, depth + 1, null) });
       continue;
     }
 
@@ -148,7 +185,12 @@ function parseBlocks(lines, depth) {
 }
 
 // GitHub-style tables: a header row, a delimiter row (---, :--, --:, :-:), then rows until a blank line.
-const TABLE_DELIM = /^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+// Tested on the trimmed line: a trailing \s* beside the cells' own \s* would backtrack quadratically on long spaces.
+const TABLE_DELIM = /^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$/;
+
+function isTableDelim(line) {
+  return indentOf(line) <= 3 && TABLE_DELIM.test(line.trim());
+}
 
 function splitRow(line) {
   let s = line.trim();
@@ -169,7 +211,7 @@ function splitRow(line) {
 }
 
 function isTableStart(line, next) {
-  if (line.indexOf('|') < 0 || !TABLE_DELIM.test(next) || next.indexOf('-') < 0) return false;
+  if (line.indexOf('|') < 0 || !isTableDelim(next) || next.indexOf('-') < 0) return false;
   if (next.indexOf('|') < 0 && line.trim().indexOf('|') <= 0) return false;
   return splitRow(line).length === splitRow(next).length;
 }
@@ -234,7 +276,7 @@ function parseList(lines, start, depth) {
     // Trailing blank lines belong between items, not to this item.
     while (itemLines.length && BLANK.test(itemLines[itemLines.length - 1])) itemLines.pop();
     sawBlankBetween = blankRun > 0;
-    const children = parseBlocks(itemLines, depth + 1);
+    const children = parseBlocks(itemLines, depth + 1, null);
     node.items.push(children);
   }
   // A list whose items hold blank-separated paragraphs is loose too.
@@ -247,269 +289,6 @@ function parseList(lines, start, depth) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Inlines
-
-const PUNCT = /[!-/:-@[-`{-~]/;
-const ALNUM = /[\p{L}\p{N}]/u;
-const AUTOLINK = /^https?:\/\/[^\s<>"'`]+/i;
-
-/** Parses inline Markdown into an array of inline nodes. */
-export function parseInline(src) {
-  return inlineRun(String(src ?? ''), 0);
-}
-
-function pushText(out, text) {
-  if (!text) return;
-  const last = out[out.length - 1];
-  if (last && last.type === 'text') last.text += text;
-  else out.push({ type: 'text', text });
-}
-
-// Finds the end of a backtick code span starting at i (src[i] === '`'); returns {end, text} or null.
-function codeSpanAt(src, i) {
-  let j = i;
-  while (j < src.length && src[j] === '`') j++;
-  const run = j - i;
-  let k = j;
-  while (k < src.length) {
-    const at = src.indexOf('`', k);
-    if (at < 0) return null;
-    let e = at;
-    while (e < src.length && src[e] === '`') e++;
-    if (e - at === run) {
-      let text = src.slice(j, at).replace(/\n/g, ' ');
-      if (text.length > 1 && text[0] === ' ' && text[text.length - 1] === ' ' && text.trim() !== '') text = text.slice(1, -1);
-      return { end: e, text };
-    }
-    k = e;
-  }
-  return null;
-}
-
-// Finds the closing delimiter run for emphasis opened at `from` with char ch and length len.
-function findClose(src, from, ch, len) {
-  let i = from;
-  while (i < src.length) {
-    const c = src[i];
-    if (c === '\\') { i += 2; continue; }
-    if (c === '`') {
-      const span = codeSpanAt(src, i);
-      if (span) { i = span.end; continue; }
-      while (i < src.length && src[i] === '`') i++;
-      continue;
-    }
-    if (c === ch) {
-      let j = i;
-      while (j < src.length && src[j] === ch) j++;
-      const runLen = j - i;
-      const before = src[i - 1];
-      const after = src[j];
-      const leftOk = before !== undefined && !/\s/.test(before);
-      const rightOk = ch !== '_' || after === undefined || !ALNUM.test(after);
-      if (leftOk && rightOk && runLen >= len && i > from) {
-        return { at: i + (runLen - len), end: i + runLen };
-      }
-      i = j;
-      continue;
-    }
-    i++;
-  }
-  return null;
-}
-
-function findBracketClose(src, i) {
-  let depth = 0;
-  for (let k = i; k < src.length; k++) {
-    const c = src[k];
-    if (c === '\\') { k++; continue; }
-    if (c === '`') {
-      const span = codeSpanAt(src, k);
-      if (span) { k = span.end - 1; continue; }
-    }
-    if (c === '[') depth++;
-    else if (c === ']') {
-      depth--;
-      if (depth === 0) return k;
-    }
-  }
-  return -1;
-}
-
-function parseLinkDest(src, i) {
-  // src[i] === '('
-  let k = i + 1;
-  while (k < src.length && /[ \t\n]/.test(src[k])) k++;
-  let url = '';
-  if (src[k] === '<') {
-    const e = src.indexOf('>', k);
-    if (e < 0) return null;
-    url = src.slice(k + 1, e);
-    k = e + 1;
-  } else {
-    let parens = 0;
-    const s = k;
-    while (k < src.length) {
-      const c = src[k];
-      if (c === '\\') { k += 2; continue; }
-      if (/\s/.test(c)) break;
-      if (c === '(') parens++;
-      else if (c === ')') {
-        if (parens === 0) break;
-        parens--;
-      }
-      k++;
-    }
-    url = src.slice(s, k);
-  }
-  while (k < src.length && /[ \t\n]/.test(src[k])) k++;
-  if (src[k] === '"' || src[k] === "'") {
-    const q = src[k];
-    const e = src.indexOf(q, k + 1);
-    if (e < 0) return null;
-    k = e + 1;
-    while (k < src.length && /[ \t\n]/.test(src[k])) k++;
-  }
-  if (src[k] !== ')') return null;
-  return { url: url.replace(/\\([!-/:-@[-`{-~])/g, '$1'), end: k + 1 };
-}
-
-function inlineRun(src, depth) {
-  const out = [];
-  let i = 0;
-  let text = '';
-  const flush = () => { pushText(out, text); text = ''; };
-  while (i < src.length) {
-    const c = src[i];
-
-    if (c === '\\' && i + 1 < src.length) {
-      const nx = src[i + 1];
-      if (nx === '\n') { flush(); out.push({ type: 'br' }); i += 2; continue; }
-      if (PUNCT.test(nx)) { text += nx; i += 2; continue; }
-    }
-
-    if (c === '\n') {
-      // Two trailing spaces make a hard break; otherwise a soft break.
-      if (/ {2,}$/.test(text)) { text = text.replace(/ +$/, ''); flush(); out.push({ type: 'br' }); }
-      else { text = text.replace(/ +$/, ''); text += '\n'; }
-      i++;
-      while (src[i] === ' ') i++;
-      continue;
-    }
-
-    if (c === '`') {
-      const span = codeSpanAt(src, i);
-      if (span) { flush(); out.push({ type: 'code', text: span.text }); i = span.end; continue; }
-      let j = i;
-      while (j < src.length && src[j] === '`') j++;
-      text += src.slice(i, j);
-      i = j;
-      continue;
-    }
-
-    if ((c === '*' || c === '_') && depth < 16) {
-      let j = i;
-      while (j < src.length && src[j] === c) j++;
-      const run = j - i;
-      const next = src[j];
-      const prev = src[i - 1];
-      const canOpen = next !== undefined && !/\s/.test(next) && (c !== '_' || prev === undefined || !ALNUM.test(prev));
-      if (canOpen) {
-        const len = Math.min(run, 3);
-        const close = findClose(src, j, c, len);
-        if (close) {
-          flush();
-          // Extra delimiter characters beyond 3 stay literal.
-          if (run > len) pushText(out, c.repeat(run - len));
-          const inner = inlineRun(src.slice(j, close.at), depth + 1);
-          let node;
-          if (len === 1) node = { type: 'em', children: inner };
-          else if (len === 2) node = { type: 'strong', children: inner };
-          else node = { type: 'strong', children: [{ type: 'em', children: inner }] };
-          out.push(node);
-          i = close.end;
-          continue;
-        }
-        // Try a shorter delimiter (e.g. "**a*" → "*" + em(a)).
-        if (run >= 2) {
-          const c1 = findClose(src, j, c, 1);
-          if (c1) {
-            text += c.repeat(run - 1);
-            flush();
-            out.push({ type: 'em', children: inlineRun(src.slice(j, c1.at), depth + 1) });
-            i = c1.end;
-            continue;
-          }
-        }
-      }
-      text += src.slice(i, j);
-      i = j;
-      continue;
-    }
-
-    if (c === '~' && src[i + 1] === '~' && src[i + 2] !== '~' && depth < 16 && src[i + 2] !== undefined && !/\s/.test(src[i + 2])) {
-      const close = findClose(src, i + 2, '~', 2);
-      if (close && close.end - close.at === 2) {
-        flush();
-        out.push({ type: 'del', children: inlineRun(src.slice(i + 2, close.at), depth + 1) });
-        i = close.end;
-        continue;
-      }
-    }
-
-    if ((c === '[' || (c === '!' && src[i + 1] === '[')) && depth < 16) {
-      const open = c === '!' ? i + 1 : i;
-      const close = findBracketClose(src, open);
-      if (close > 0 && src[close + 1] === '(') {
-        const dest = parseLinkDest(src, close + 1);
-        if (dest) {
-          flush();
-          const label = src.slice(open + 1, close);
-          const href = safeHref(dest.url);
-          const children = c === '!' ? [{ type: 'text', text: label || dest.url }] : inlineRun(label, depth + 1);
-          if (href) out.push({ type: 'link', href, children });
-          else out.push(...children);
-          i = dest.end;
-          continue;
-        }
-      }
-    }
-
-    if (c === '<') {
-      const e = src.indexOf('>', i);
-      if (e > 0) {
-        const inside = src.slice(i + 1, e);
-        const href = /^https?:\/\/[^\s<>]+$/i.test(inside) ? safeHref(inside) : null;
-        if (href) { flush(); out.push({ type: 'link', href, children: [{ type: 'text', text: inside }] }); i = e + 1; continue; }
-      }
-    }
-
-    if ((c === 'h' || c === 'H') && (i === 0 || !ALNUM.test(src[i - 1]))) {
-      const m = AUTOLINK.exec(src.slice(i));
-      if (m) {
-        let url = m[0];
-        // Trailing punctuation is not part of a bare URL.
-        while (/[.,:;!?)\]}*_]$/.test(url)) {
-          if (url.endsWith(')') && (url.match(/\(/g) || []).length >= (url.match(/\)/g) || []).length) break;
-          url = url.slice(0, -1);
-        }
-        const href = safeHref(url);
-        if (href && url.length > 8) {
-          flush();
-          out.push({ type: 'link', href, children: [{ type: 'text', text: url }] });
-          i += url.length;
-          continue;
-        }
-      }
-    }
-
-    text += c;
-    i++;
-  }
-  flush();
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // DOM building
 
 /**
@@ -518,8 +297,13 @@ function inlineRun(src, depth) {
  */
 export function renderMarkdown(text, doc = document, highlight = null) {
   const frag = doc.createDocumentFragment();
-  for (const b of parse(text)) frag.appendChild(renderBlock(b, doc, highlight, false));
+  for (const n of renderBlocks(parse(text), doc, highlight)) frag.appendChild(n);
   return frag;
+}
+
+/** Renders top-level blocks (from parse or MarkdownStream) into one DOM node each. */
+export function renderBlocks(blocks, doc = document, highlight = null) {
+  return blocks.map((b) => renderBlock(b, doc, highlight, false));
 }
 
 function renderBlock(b, doc, highlight, tight) {

@@ -2,7 +2,7 @@
 // (live or replayed) or from a snapshot. Agent text is rendered through markdown.js into DOM nodes; never innerHTML.
 
 import { h, clear, icon, hasIcon } from './dom.js';
-import { renderMarkdown, safeHref } from './markdown.js';
+import { renderMarkdown, renderBlocks, MarkdownStream, safeHref } from './markdown.js';
 import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
 
@@ -64,6 +64,15 @@ export function renderContentBlock(block, markdown = true) {
     default:
       return h('div.chip.muted', `Unsupported content (${String(block.type || 'unknown')})`);
   }
+}
+
+// Message text arrives in chunks; the renderer takes what came since the last frame, the thought preview the start.
+const PREVIEW_SOURCE = 400;
+function appendText(entry, text) {
+  const s = String(text ?? '');
+  entry.text += s;
+  if (entry.kind !== 'user') entry.pending += s; // user text is shown plain, not parsed
+  if (entry.head.length < PREVIEW_SOURCE) entry.head += s.slice(0, PREVIEW_SOURCE - entry.head.length);
 }
 
 /** Renders a unified diff view for an ACP diff tool content {path, oldText?, newText}. */
@@ -222,7 +231,7 @@ export class Transcript {
       entry = this.newMessage(kind, messageId, turnId);
     }
     if (block && block.type === 'text') {
-      entry.text += String(block.text ?? '');
+      appendText(entry, block.text);
     } else if (block) {
       entry.extras.push(block);
     }
@@ -230,7 +239,11 @@ export class Transcript {
   }
 
   newMessage(kind, messageId, turnId) {
-    const entry = { kind, messageId: messageId || null, turnId: turnId || null, text: '', extras: [], rendered: -1 };
+    const entry = {
+      kind, messageId: messageId || null, turnId: turnId || null, text: '', extras: [], rendered: -1,
+      // Owned by renderMessage: the streaming parse and the nodes of its unfinished blocks and of the extras.
+      head: '', pending: '', stream: null, openNodes: [], extraNodes: [], extrasShown: 0,
+    };
     if (kind === 'thought') {
       entry.body = h('div.md.thought-body');
       entry.preview = h('span.thought-preview');
@@ -272,20 +285,38 @@ export class Transcript {
     const key = e.text.length + ':' + e.extras.length;
     if (e.rendered === key) return;
     e.rendered = key;
-    clear(e.body);
     if (e.kind === 'user') {
+      clear(e.body);
       if (e.text) e.body.appendChild(h('div.plain-text', e.text));
-    } else if (e.text) {
-      e.body.appendChild(renderMarkdown(e.text, document, highlight));
+      for (const b of e.extras) {
+        const n = renderContentBlock(b, false);
+        if (n) e.body.appendChild(n);
+      }
+      return;
     }
-    for (const b of e.extras) {
-      const n = renderContentBlock(b, e.kind !== 'user');
-      if (n) e.body.appendChild(n);
-    }
+    this.renderStreamed(e);
     if (e.kind === 'thought') {
-      const t = e.text.replace(/\s+/g, ' ').trim();
+      const t = e.head.replace(/\s+/g, ' ').trim();
       e.preview.textContent = t.length > 90 ? t.slice(0, 90) + '…' : t;
     }
+  }
+
+  // Agent text as Markdown, parsed as it streams: final blocks are rendered once and kept; only the unfinished
+  // ones are replaced, so a frame costs what the new text and the last block cost, not the whole message.
+  renderStreamed(e) {
+    if (!e.stream) e.stream = new MarkdownStream();
+    const { done, open } = e.stream.push(e.pending);
+    e.pending = '';
+    for (const n of e.openNodes) n.remove();
+    for (const n of e.extraNodes) n.remove();
+    for (const n of renderBlocks(done, document, highlight)) e.body.appendChild(n);
+    e.openNodes = renderBlocks(open, document, highlight);
+    for (const n of e.openNodes) e.body.appendChild(n);
+    if (e.extrasShown !== e.extras.length) {
+      e.extraNodes = e.extras.map((b) => renderContentBlock(b, true)).filter(Boolean);
+      e.extrasShown = e.extras.length;
+    }
+    for (const n of e.extraNodes) e.body.appendChild(n);
   }
 
   toolCall(u, isUpdate) {
@@ -456,7 +487,7 @@ export class Transcript {
       const blocks = Array.isArray(e.content) ? e.content : [];
       const entry = this.newMessage(kind, e.messageId || null, e.turnId);
       for (const b of blocks) {
-        if (b && b.type === 'text') entry.text += String(b.text ?? '');
+        if (b && b.type === 'text') appendText(entry, b.text);
         else if (b) entry.extras.push(b);
       }
       this.markDirty(entry);
