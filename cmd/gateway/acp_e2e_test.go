@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -128,14 +126,7 @@ func TestACPSlowClientEvicted(t *testing.T) {
 	s := g.createSession(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	dialer := &net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-		if err != nil {
-			return err
-		}
-		return serr
-	}}
+	dialer := smallReceiveDialer()
 	slow, _, err := websocket.Dial(ctx, g.wsURL("/acp"), &websocket.DialOptions{
 		HTTPClient: &http.Client{Transport: contractTransport{next: &http.Transport{DialContext: dialer.DialContext}}},
 	})

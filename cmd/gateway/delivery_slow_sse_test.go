@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -95,14 +93,7 @@ func TestDeliverySlowSSEClientEvicted(t *testing.T) {
 	defer cancel()
 
 	// The stalled client: a small receive buffer; reads up to replay_complete, then never again.
-	dialer := &net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-		if err != nil {
-			return err
-		}
-		return serr
-	}}
+	dialer := smallReceiveDialer()
 	stalled, err := dialer.DialContext(ctx, "tcp", strings.TrimPrefix(g.base, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -43,14 +43,7 @@ func TestDeliverySlowClientEvicted(t *testing.T) {
 	s := g.createSession(nil)
 
 	// The slow client: a small receive buffer; reads up to replay_complete, then stops reading.
-	dialer := &net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-		if err != nil {
-			return err
-		}
-		return serr
-	}}
+	dialer := smallReceiveDialer()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	slow, _, err := websocket.Dial(ctx, g.wsURL("/v1/sessions/"+s.ID+"/ws"), &websocket.DialOptions{
@@ -154,4 +147,17 @@ func readSysctlMax(t *testing.T, path string) int {
 		t.Skipf("%s: %q", path, b)
 	}
 	return n
+}
+
+// smallReceiveDialer dials with the receive buffer pinned small (SO_RCVBUF 8 KiB), so a client that stops
+// reading makes the gateway's writes block after little data.
+func smallReceiveDialer() *net.Dialer {
+	return &net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
 }
