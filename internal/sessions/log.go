@@ -48,6 +48,11 @@ type Log struct {
 	head      atomic.Uint64 // Written under mu; read without it by subscribers checking their lag per frame.
 	totalNow  atomic.Int64  // total, written under mu; read without it by subscribers checking their lag per frame.
 	closed    bool          // Guarded by mu.
+	// pin, when set (store modes), is the seq up to which the store acknowledged frames: trim keeps later
+	// frames until they exceed pinMaxLag bytes. nil in memory mode. Guarded by mu (the pointer; the value is
+	// written by the persister).
+	pin       *atomic.Uint64
+	pinMaxLag int64 // Guarded by mu.
 }
 
 // NewLog returns an empty log.
@@ -107,11 +112,27 @@ func (l *Log) trim() {
 		(l.limits.MaxFrames > 0 && n > l.limits.MaxFrames ||
 			l.limits.MaxBytes > 0 && l.bytes > l.limits.MaxBytes); n-- {
 		e := l.at(0)
+		if l.pin != nil && e.Seq > l.pin.Load() && l.bytes <= l.pinMaxLag {
+			break // not yet stored: the ring is the write-behind queue
+		}
 		l.bytes -= int64(len(e.Frame))
 		*e = Entry{}
 		l.start = (l.start + 1) & (len(l.ring) - 1)
 		l.first++
 	}
+}
+
+// Pin makes the log keep frames the store has not acknowledged: the caller stores the acknowledged seq in the
+// returned value. Past maxLagBytes held, frames are trimmed anyway (the store then records a gap).
+func (l *Log) Pin(maxLagBytes int64) *atomic.Uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pin == nil {
+		l.pin = new(atomic.Uint64)
+		l.pin.Store(l.first - 1)
+	}
+	l.pinMaxLag = maxLagBytes
+	return l.pin
 }
 
 // ReadResult is what Read returns.

@@ -118,3 +118,31 @@ func TestLogCloseWakesReaders(t *testing.T) {
 		t.Fatal("not closed")
 	}
 }
+
+func TestLogPinKeepsUnstoredFrames(t *testing.T) {
+	l := NewLog(LogLimits{MaxFrames: 2})
+	pin := l.Pin(100)
+	frame := func(uint64) ([]byte, error) { return []byte("0123456789"), nil } // 10 bytes
+	for range 5 {
+		if _, err := l.Append(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if first, last := l.Bounds(); first != 1 || last != 5 {
+		t.Fatalf("unacknowledged frames trimmed: bounds %d..%d, want 1..5", first, last)
+	}
+	pin.Store(3) // frames 1..3 stored: the limit applies to them again
+	l.Append(frame)
+	if first, last := l.Bounds(); first != 4 || last != 6 {
+		t.Fatalf("bounds %d..%d after the store caught up, want 4..6 (4 is not stored yet)", first, last)
+	}
+	for range 20 { // past 100 bytes pinned, the log trims unstored frames too
+		l.Append(frame)
+	}
+	if _, err := l.Read(3, 10, nil); err != ErrTruncated {
+		t.Fatalf("read after the pin gave way: %v, want ErrTruncated", err)
+	}
+	if first, last := l.Bounds(); last-first+1 > 11 {
+		t.Fatalf("log holds %d frames past the pin's byte cap", last-first+1)
+	}
+}
