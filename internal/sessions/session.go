@@ -26,6 +26,8 @@ const (
 	StatusRunning  Status = "running"
 	StatusClosed   Status = "closed"
 	StatusFailed   Status = "failed"
+	// StatusDetached is a stored session without an agent process (durable modes, docs/cluster.md §4).
+	StatusDetached Status = "detached"
 )
 
 // Session is one conversation with one agent process.
