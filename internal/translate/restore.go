@@ -35,6 +35,9 @@ var errNotLogged = errors.New("restore: not a frame the gateway logs")
 // before it was logged: Restore takes it as it is. The turn boundaries come from the
 // `_gateway/turn_started` and `_gateway/turn_ended` notes the session logs around BeginTurn and EndTurn.
 func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
+	if !json.Valid(frame) {
+		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
+	}
 	var idRaw, methodRaw, params []byte
 	if err := eachMember(frame, func(m member) bool {
 		switch string(m.key(frame)) {
@@ -99,6 +102,9 @@ func (m *GatewayMeta) parse(raw []byte) error {
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return fmt.Errorf("_meta.gateway: %w", err)
+	}
+	if s.Seq == 0 {
+		return errors.New("_meta.gateway without a seq")
 	}
 	*m = GatewayMeta(s)
 	return nil
