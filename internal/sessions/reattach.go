@@ -215,3 +215,17 @@ func (s *Session) setSwallowing(on bool) {
 	s.swallowing = on
 	s.mu.Unlock()
 }
+
+// Detach detaches a session now, as the idle reaper does with Config.DetachIdle: its agent is stopped, its
+// transcript stays served, and the next prompt re-attaches it. ErrNotReady when the session has no running
+// agent to stop (starting, detached, or ended).
+func (r *Registry) Detach(id, reason string) error {
+	s, err := r.Get(id)
+	if err != nil {
+		return err
+	}
+	if !s.detach(reason) {
+		return ErrNotReady
+	}
+	return nil
+}
