@@ -49,7 +49,7 @@ func testAgentBin(t *testing.T) string {
 
 // reattachServer serves the REST face on a real HTTP server over a registry of three test agents (flood
 // mode): "noload" advertises neither load nor resume, "failload" fails session/load, "ta" loads.
-func reattachServer(t *testing.T) (*sessions.Registry, string) {
+func reattachServer(t *testing.T, extra ...agents.Spec) (*sessions.Registry, string) {
 	t.Helper()
 	bin := testAgentBin(t)
 	spec := func(name string, flags ...string) agents.Spec {
@@ -57,7 +57,7 @@ func reattachServer(t *testing.T) (*sessions.Registry, string) {
 	}
 	logger := slog.New(slog.DiscardHandler)
 	reg, err := sessions.NewRegistry(sessions.Config{Workdir: t.TempDir(), Logger: logger, StopGrace: 200 * time.Millisecond},
-		[]agents.Spec{spec("ta"), spec("noload", "-no-load"), spec("failload", "-fail-load")}, "ta")
+		append([]agents.Spec{spec("ta"), spec("noload", "-no-load"), spec("failload", "-fail-load")}, extra...), "ta")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,5 +136,33 @@ func TestPromptToDetachedSession(t *testing.T) {
 				t.Errorf("after the refused prompt: status %v, lastSeq %v (was %v)", after["status"], after["lastSeq"], before["lastSeq"])
 			}
 		})
+	}
+}
+
+// TestReattachStartFailure: an agent whose binary is gone when a prompt re-attaches its session is
+// `502 agent_start_failed` naming the agent, never the gateway's paths; the session stays detached.
+func TestReattachStartFailure(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "vanishing-agent")
+	if err := os.Symlink(testAgentBin(t), link); err != nil {
+		t.Fatal(err)
+	}
+	reg, base := reattachServer(t, agents.Spec{Name: "gone", Kind: agents.KindACP, Command: link, Args: []string{"-mode", "flood"}})
+	st, created := call(t, "POST", base+"/v1/sessions", `{"agent":"gone"}`)
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	id := created["id"].(string)
+	if err := reg.Detach(id, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	st, p := call(t, "POST", base+"/v1/sessions/"+id+"/prompt", `{"text":"1 1"}`)
+	if st != http.StatusBadGateway || p["code"] != "agent_start_failed" || strings.Contains(fmt.Sprint(p["detail"]), link) {
+		t.Fatalf("prompt: %d %v, want 502 agent_start_failed without the path", st, p)
+	}
+	if _, s := call(t, "GET", base+"/v1/sessions/"+id, ""); s["status"] != "detached" {
+		t.Errorf("status after the failed re-attach = %v", s["status"])
 	}
 }
