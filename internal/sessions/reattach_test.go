@@ -174,6 +174,28 @@ func TestIdleReaperDetaches(t *testing.T) {
 	}
 }
 
+// TestIdleReaperClosesFailed: with DetachIdle the reaper still closes a failed session (its agent died; no
+// prompt can revive it), so failed sessions do not pile up.
+func TestIdleReaperClosesFailed(t *testing.T) {
+	r := taRegistry(t, Config{IdleTTL: time.Millisecond, DetachIdle: true}, "-mode", "exit")
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Prompt(dlPrompt("die"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn.Result()
+	waitUntil(t, func() bool { return s.Status() == StatusFailed })
+	ctx, stop := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() { r.ReapIdle(ctx); close(reaped) }()
+	waitUntil(t, func() bool { return s.Status() == StatusClosed })
+	stop()
+	<-reaped
+}
+
 // TestReattachByResume: an agent that can resume but not load is re-attached with session/resume.
 func TestReattachByResume(t *testing.T) {
 	r := taRegistry(t, Config{}, "-resume-only")

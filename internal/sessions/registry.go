@@ -359,8 +359,8 @@ func (r *Registry) shuttingDown() bool {
 func (r *Registry) now() time.Time { return time.Now() }
 
 // ReapIdle closes sessions idle (no subscriber, no turn) for longer than Config.IdleTTL, checking every TTL/4,
-// until ctx ends; with Config.DetachIdle it detaches them instead (their transcript stays). A TTL of 0
-// returns at once.
+// until ctx ends; with Config.DetachIdle it detaches them instead (their transcript stays), except failed
+// ones, which no prompt can revive. A TTL of 0 returns at once.
 func (r *Registry) ReapIdle(ctx context.Context) {
 	ttl := r.cfg.IdleTTL
 	if ttl <= 0 {
@@ -377,7 +377,7 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 			for _, s := range r.List() {
 				switch {
 				case !s.idleSince(cutoff):
-				case r.cfg.DetachIdle:
+				case r.cfg.DetachIdle && s.Status() != StatusFailed: // a failed session has nothing to re-attach
 					s.detach("idle for " + ttl.String())
 				default:
 					s.Close("idle for " + ttl.String())
