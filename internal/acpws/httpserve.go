@@ -70,7 +70,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, agent string) {
 		frameout.WriteProblem(w, http.StatusRequestTimeout, "body_timeout", "the request body did not arrive in time")
 		return
 	case err != nil:
-		frameout.WriteProblem(w, http.StatusBadRequest, "bad_body", "the request body could not be read")
+		frameout.WriteProblem(w, http.StatusBadRequest, "bad_request", "the request body could not be read")
 		return
 	}
 	defer f.Release()
