@@ -2,7 +2,8 @@
 // endpoint points at a closed loopback port, so only locally handled commands work — `/context` answers with a
 // usage_update and a markdown table without calling a model. This checks the gateway against an agent it was
 // not written with: start (initialize, session/new with modes and config options), a turn, pass-through of an
-// unstable update kind, and a clean stop.
+// unstable update kind, and a clean stop — over REST, and over `/acp` with the official SDK's Streamable HTTP
+// client.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { client, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..");
@@ -115,4 +119,29 @@ test("claude-agent-acp: session, offline /context turn, usage_update passed thro
   const closed = await api("DELETE", `/v1/sessions/${s.id}`);
   assert.equal(closed.status, 204);
   assert.equal((await api("GET", `/v1/sessions/${s.id}`)).status, 404);
+});
+
+test("claude-agent-acp over /acp Streamable HTTP: initialize, session/new, offline /context turn, session/close", { timeout: 120_000 }, async () => {
+  const updates = [];
+  let sid;
+  const app = client({ name: "conformance-claude-http" }).onNotification("session/update", ({ params }) => {
+    updates.push(params.update);
+  });
+  await app.connectWith(createHttpStream(`http://${base}/acp`), async (ctx) => {
+    const init = await ctx.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    assert.equal(init.agentInfo?.name, "@zed-industries/claude-agent-acp", JSON.stringify(init));
+    assert.equal(init.agentCapabilities?.loadSession, true);
+    const made = await ctx.request("session/new", { cwd: join(work, "proj"), mcpServers: [] });
+    assert.ok(made.sessionId, "session/new returned a sessionId");
+    sid = made.sessionId;
+    assert.ok(made.modes?.availableModes?.length > 0, "the agent's modes pass through");
+    const res = await ctx.request("session/prompt", { sessionId: made.sessionId, prompt: [{ type: "text", text: "/context" }] });
+    assert.equal(res.stopReason, "end_turn");
+    const kinds = updates.map((u) => u.sessionUpdate);
+    assert.ok(kinds.includes("usage_update"), `kinds: ${kinds}`);
+    assert.match(updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content?.text ?? "").join(""), /Context Usage/);
+    await ctx.request("session/close", { sessionId: made.sessionId });
+  });
+  // session/close closed the registry session.
+  assert.equal((await api("GET", `/v1/sessions/${sid}`)).status, 404);
 });
