@@ -23,7 +23,7 @@ func FuzzParsePost(f *testing.F) {
 				t.Fatalf("invalid JSON refused as -32600")
 			}
 			var e struct {
-				ID    json.RawMessage `json:"id"`
+				ID    json.RawMessage    `json:"id"`
 				Error struct{ Code int } `json:"error"`
 			}
 			if err := json.Unmarshal(rpcError(nullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
