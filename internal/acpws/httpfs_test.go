@@ -3,8 +3,15 @@ package acpws
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
 // An HTTP client that advertised fs serves the agent's fs/* requests, which arrive on the session stream
@@ -90,4 +97,51 @@ func TestHTTPShutdownEndsStreams(t *testing.T) {
 	if s, err := e.reg.Get(sid); err != nil || s.Status() == "closed" {
 		t.Fatalf("the face's shutdown closed the session: %v", err)
 	}
+}
+
+// An initialize that waits longer than IdleTimeout for the agent (its first initialize probes it) keeps its
+// connection: the POST waiting for its answer is activity.
+func TestHTTPSlowInitializeOutlivesIdleTimeout(t *testing.T) {
+	const idle = 50 * time.Millisecond
+	started, gate := make(chan struct{}, 1), make(chan struct{})
+	slow := agents.Spec{Name: "slow", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
+	e := newEnvCfg(t, Options{IdleTimeout: idle}, sessions.Config{}, slow)
+	answered := make(chan hresp, 1)
+	go func() {
+		b := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`
+		res, err := http.Post(e.srv.URL+"/acp/slow", "application/json", strings.NewReader(b))
+		if err != nil {
+			answered <- hresp{body: []byte(err.Error())}
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		answered <- hresp{status: res.StatusCode, header: res.Header, body: body}
+	}()
+	select {
+	case <-started:
+	case <-time.After(stepTimeout):
+		t.Fatal("the agent was never started")
+	}
+	// Let the idle timeout pass several times over while the agent is held (the passage of time is what is
+	// tested here, not a synchronisation).
+	time.Sleep(5 * idle)
+	close(gate)
+	r := <-answered
+	if r.status != http.StatusOK || r.header.Get("Acp-Connection-Id") == "" {
+		t.Fatalf("slow initialize: %d %s", r.status, r.body)
+	}
+	cl := &hclient{t: t, url: e.srv.URL + "/acp/slow", conn: r.header.Get("Acp-Connection-Id")}
+	cl.open("") // the connection is there
 }

@@ -85,7 +85,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, agent string) {
 			frameout.WriteProblem(w, http.StatusBadRequest, "initialize_on_connection", "initialize opens a connection: send it without Acp-Connection-Id")
 			return
 		}
-		h.initializeHTTP(w, r, agent, f.Data, m)
+		h.initializeHTTP(w, r, agent, &f, m)
 		return
 	}
 	t := h.connection(w, r, agent)
@@ -137,7 +137,9 @@ func (h *Handler) checkSession(w http.ResponseWriter, r *http.Request, t *httpTr
 }
 
 // initializeHTTP opens a connection: its answer is the POST's own response, with the connection's id.
-func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent string, body []byte, m postMessage) {
+// The POST counts as activity until it is answered: an agent slow to start (the first initialize probes
+// it) does not make the connection idle. The body's budget is released once dispatched.
+func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent string, body *inbound.Frame, m postMessage) {
 	select {
 	case h.slots <- struct{}{}:
 	default:
@@ -162,8 +164,9 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent s
 		defer h.face.Connected(-1)
 		t.c.run()
 	}()
-	t.c.dispatch(body)
-	t.leave()
+	defer t.leave()
+	t.c.dispatch(body.Data)
+	body.Release()
 	select {
 	case frame := <-t.initial:
 		w.Header().Set(headerConnectionID, t.id)
