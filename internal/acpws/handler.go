@@ -102,7 +102,7 @@ type Handler struct {
 	// Static after construction.
 	reg       *sessions.Registry
 	opts      Options
-	conns     *conngroup.Group // open sockets; closing it is the shutdown signal
+	conns     *conngroup.Group // open connections (either transport); closing it is the shutdown signal
 	shutdown  <-chan struct{}  // conns.Closing()
 	fsOwners  fsOwners         // connections serving sessions' fs/*
 	slots     chan struct{}    // one per open connection (either transport), MaxConns deep: the connection cap
