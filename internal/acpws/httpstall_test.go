@@ -2,11 +2,14 @@ package acpws
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/inbound"
 )
 
 // streamHeld reports whether session's stream of connection id has a receiver.
@@ -78,4 +81,37 @@ func TestHTTPStalledSSEReceiverBounded(t *testing.T) {
 	if s.Status() == "closed" {
 		t.Fatal("the session was closed with its connection")
 	}
+}
+
+// POST bodies are read under the inbound budget the WebSocket readers share: while a slow body holds it all,
+// another POST is refused with 503 inbound_busy (Retry-After) once the budget's wait has passed; the budget
+// is all released afterwards.
+func TestHTTPBodyUnderInboundBudget(t *testing.T) {
+	budget := inbound.New(4096, 100*time.Millisecond)
+	e := newEnv(t, Options{Inbound: budget})
+	pr, pw := io.Pipe()
+	slow := make(chan int, 1)
+	go func() {
+		res, err := http.Post(e.srv.URL+"/acp", "application/json", pr)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		res.Body.Close()
+		slow <- res.StatusCode
+	}()
+	if _, err := pw.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the slow body to hold the budget", func() bool { return budget.InUse() == 4096 })
+	r := doHTTP(t, "POST", e.srv.URL+"/acp", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`), nil)
+	if r.status != http.StatusServiceUnavailable || r.problemCode() != "inbound_busy" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("POST while the budget is held: %d %s", r.status, r.body)
+	}
+	_, _ = pw.Write([]byte(`}`))
+	pw.Close()
+	if st := <-slow; st != http.StatusOK {
+		t.Fatalf("the slow initialize: %d", st)
+	}
+	waitFor(t, "the budget to be released", func() bool { return budget.InUse() == 0 })
 }
