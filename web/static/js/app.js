@@ -557,6 +557,12 @@ class Current {
       case '_gateway/fs_write':
         this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
         break;
+      case '_gateway/terminal_output':
+        this.transcript.terminalOutput(p.terminalId, p.data);
+        break;
+      case '_gateway/terminal_exit':
+        this.transcript.terminalExit(p.terminalId, p.exitCode, p.signal);
+        break;
       case '_gateway/agent_output':
         this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
         break;
