@@ -114,7 +114,10 @@ function rawOutputText(tc) {
 
 function commandOf(tc) {
   const ri = tc.rawInput;
-  if (ri && typeof ri.command === 'string') return ri.command;
+  if (ri && typeof ri.command === 'string') {
+    const args = Array.isArray(ri.args) ? ri.args.filter((a) => typeof a === 'string') : [];
+    return [ri.command, ...args].join(' '); // terminal/create's shape: {command, args}
+  }
   if (ri && Array.isArray(ri.command)) return ri.command.join(' ');
   return null;
 }
