@@ -10,6 +10,9 @@ import { fmtElapsed } from '../web/static/js/elapsed.js';
 import { legacyModesSuperseded } from '../web/static/js/modes.js';
 import { TermBuffer, cssColor } from '../web/static/js/ansi.js';
 import { renderLine, styleClasses } from '../web/static/js/term.js';
+import {
+  attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
+} from '../web/static/js/attach.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -317,4 +320,40 @@ test('term: output is rendered as text nodes; markup in it never becomes HTML', 
   assert.equal(line.children[0].nodeName, '#text');
   assert.equal(line.children[1].className, 'ansi-fg-1');
   assert.deepEqual(line.children[2].props, { color: 'rgb(9, 8, 7)' });
+});
+
+// --- attachments (attach.js) ----------------------------------------------------------------------------------------
+
+test('attachments: images and text files become ACP blocks, within the limits and the agent\'s capabilities', async () => {
+  const all = attachCaps({ promptCapabilities: { image: true, embeddedContext: true } });
+  assert.deepEqual(all, { image: true, file: true });
+  assert.deepEqual(attachCaps({ promptCapabilities: { image: true } }), { image: true, file: false });
+  assert.deepEqual(attachCaps(undefined), { image: false, file: false });
+
+  const png = new File([Uint8Array.from([137, 80, 78, 71, 1, 2, 3])], 'a.png', { type: 'image/png' });
+  const img = await readAttachment(png, all);
+  assert.deepEqual(img, { kind: 'image', name: 'a.png', size: 7, block: { type: 'image', mimeType: 'image/png', data: 'iVBORwECAw==' } });
+  const txt = await readAttachment(new File(['héllo <b>'], 'my notes.txt', { type: 'text/plain' }), all);
+  assert.deepEqual(txt.block, { type: 'resource', resource: { uri: 'file:///my%20notes.txt', mimeType: 'text/plain', text: 'héllo <b>' } });
+  assert.equal(txt.size, 10);
+  assert.equal(resourceName(txt.block.resource.uri), 'my notes.txt');
+  assert.equal((await readAttachment(new File(['x'], 'Makefile'), all)).block.resource.mimeType, 'text/plain');
+
+  const refused = async (file, caps, re) => {
+    await assert.rejects(readAttachment(file, caps), (err) => err instanceof AttachError && re.test(err.message));
+  };
+  await refused(new File([new Uint8Array(MAX_IMAGE_BYTES + 1)], 'big.jpg', { type: 'image/jpeg' }), all, /“big\.jpg” is 512 KB; an image can be at most 512 KB\./);
+  await refused(new File([new Uint8Array(MAX_TEXT_BYTES + 1)], 'big.log', { type: 'text/plain' }), all, /a text file can be at most 256 KB/);
+  await refused(new File(['<svg/>'], 's.svg', { type: 'image/svg+xml' }), all, /images can be PNG, JPEG, GIF or WebP/);
+  await refused(new File([Uint8Array.from([0xff, 0xfe, 0x41])], 'bad.txt', { type: 'text/plain' }), all, /not a UTF-8 text file/);
+  await refused(new File(['a\0b'], 'nul.txt'), all, /not a UTF-8 text file/);
+  await refused(png, { image: false, file: true }, /this agent does not accept images/);
+  await refused(new File(['x'], 'n.txt'), { image: true, file: false }, /this agent accepts images only/);
+  await refused(new File(['x'], 'n.txt'), { image: false, file: false }, /this agent does not accept files/);
+
+  assert.deepEqual(promptBlocks('look', [img, txt]).map((b) => b.type), ['text', 'image', 'resource']);
+  assert.deepEqual(promptBlocks('  ', [img]).map((b) => b.type), ['image'], 'an attachment needs no text');
+  assert.equal(fmtBytes(1023), '1023 B');
+  assert.equal(fmtBytes(600 * 1024), '600 KB');
+  assert.equal(fmtBytes(3 * 1024 * 1024), '3.0 MB');
 });

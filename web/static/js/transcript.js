@@ -6,6 +6,7 @@ import { renderMarkdown, renderBlocks, MarkdownStream, safeHref } from './markdo
 import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
 import { TerminalView } from './term.js';
+import { attachmentChip } from './attachview.js';
 
 const MAX_IMAGE_B64 = 8 << 20;
 
@@ -307,10 +308,15 @@ export class Transcript {
     if (e.kind === 'user') {
       clear(e.body);
       if (e.text) e.body.appendChild(h('div.plain-text', e.text));
+      // The user's attachments: an image as a thumbnail, an embedded file as a chip.
+      const chips = h('div.msg-attachments');
       for (const b of e.extras) {
-        const n = renderContentBlock(b, false);
-        if (n) e.body.appendChild(n);
+        const chip = attachmentChip(b);
+        const n = chip ? null : renderContentBlock(b, false);
+        if (chip) chips.appendChild(chip);
+        else if (n) e.body.appendChild(n);
       }
+      if (chips.firstChild) e.body.appendChild(chips);
       return;
     }
     this.renderStreamed(e);
