@@ -11,7 +11,7 @@
 // (the oldest lines go first) and a line to maxCols characters.
 
 export const MAX_LINES = 2000;
-export const MAX_COLS = 8192;
+export const MAX_COLS = 4096;
 const MAX_CSI = 64; // a longer parameter string is consumed but ignored
 
 // A style is immutable and shared by the cells it applies to. fg/bg: null (the pane's default), a palette
