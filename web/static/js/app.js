@@ -1014,10 +1014,12 @@ function refreshPermDialog(focus = false) {
 
 // --- composer ------------------------------------------------------------------------------------------------------
 
+let sending = false; // a POST …/prompt is in flight: the attachments are still in the tray until it answers
+
 async function sendPrompt() {
   const cur = state.cur;
   const text = els.input.value;
-  if (!text.trim() && !tray.items.length) return;
+  if (sending || (!text.trim() && !tray.items.length)) return;
   if (!cur) {
     await quickStart(text);
     return;
@@ -1035,15 +1037,18 @@ async function submitPrompt(cur, text) {
   els.send.disabled = true;
   els.input.value = '';
   updateHint();
+  sending = true;
   try {
-    // With attachments the prompt goes as ACP content blocks; the tray empties once the gateway took it.
+    // With attachments the prompt goes as ACP content blocks; they leave the tray once the gateway took it.
     const res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
-    if (attached.length && state.cur === cur) tray.clear();
+    sending = false;
+    if (attached.length && state.cur === cur) tray.discard(attached);
     if (state.cur === cur && !cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }
   } catch (err) {
+    sending = false;
     if (state.cur === cur && !els.input.value) els.input.value = text;
     toast('Could not send the prompt: ' + errorText(err), 'error');
   }

@@ -97,6 +97,12 @@ export class AttachmentTray {
     this.els.input.form?.querySelector('textarea')?.focus();
   }
 
+  /** Drops the given attachments (the ones a prompt took), keeping any added meanwhile. */
+  discard(items) {
+    this.items = this.items.filter((x) => !items.includes(x));
+    this.render();
+  }
+
   clear() {
     this.items = [];
     this.showError('');

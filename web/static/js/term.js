@@ -70,9 +70,9 @@ export class TerminalView {
 
   schedule() {
     if (this.raf) return;
-    const raf = this.doc.defaultView && this.doc.defaultView.requestAnimationFrame;
-    if (!raf) { this.render(); return; }
-    this.raf = raf(() => { this.raf = 0; this.render(); });
+    const win = this.doc.defaultView;
+    if (!win) { this.render(); return; }
+    this.raf = win.requestAnimationFrame(() => { this.raf = 0; this.render(); });
   }
 
   /** Brings the DOM up to the buffer: drops scrolled-off lines, redraws the changed ones. */
