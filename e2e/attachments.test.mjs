@@ -20,6 +20,7 @@ before(async () => {
   gw = await startGateway(bin, [
     '--agent', `echo=${agent} -mode echo -init echo`, // every promptCapability
     '--agent', `plain=${agent} -mode echo`, // none
+    '--max-prompt-bytes', '400000', // under one image at the UI's cap, base64 included
   ]);
   ctx = await launchBrowser(tmp);
 }, { timeout: 240000 });
@@ -130,5 +131,21 @@ test('attachments: an agent without image or embedded-context support gets no at
   await waitText(page, '.msg-agent', 'text 2 bytes');
   assert.doesNotMatch(await page.textContent('.msg-agent'), /image/);
   assert.deepEqual(page.problems(), [], 'the page logged errors');
+  await page.close();
+});
+
+test('attachments: a prompt the gateway refuses as too large keeps its text and attachments', { timeout: 60000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  await page.waitForSelector('.agent-item[data-agent="echo"]');
+  await createSession(page, { agent: 'echo' });
+  await deliver(page, 'drop', [{ name: 'big.png', type: 'image/png', size: 400 * 1024 }]);
+  await page.waitForSelector('#attachments .attach-chip[data-kind="image"]');
+  await sendPrompt(page, 'too much');
+  await waitText(page, '.toast', 'the limit is 400000 (prompt_too_large)');
+  assert.equal(await page.inputValue('#prompt-input'), 'too much');
+  assert.deepEqual(await chipNames(page, '#attachments'), ['image:big.png']);
+  assert.equal(await page.locator('.msg-user').count(), 0);
+  const problems = page.problems();
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource: .*status of 413/.test(p)), []);
   await page.close();
 });
