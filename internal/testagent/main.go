@@ -30,6 +30,8 @@
 //	initexit  prints a line on stderr and exits with status 4 on initialize.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
+//	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
+//	          byte length) and the clientCapabilities of initialize (echo.go), then ends the turn.
 //
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
@@ -99,7 +101,8 @@ type agent struct {
 	conn       *acp.AgentSideConnection
 	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
 	mu         sync.Mutex
-	n          int
+	n          int    // Guarded by mu.
+	clientCaps string // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
 }
 
 // deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
@@ -125,6 +128,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		fmt.Fprintln(os.Stderr, "testagent: no credentials found in ~/.testagent")
 		os.Exit(4)
 	}
+	a.recordClientCaps(p.ClientCapabilities)
 	if a.initChild {
 		child := sleeper(1000)
 		if err := child.Start(); err != nil {
@@ -248,6 +252,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	switch a.mode {
 	case "rpcerrors":
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
+	case "echo":
+		return a.echoPrompt(ctx, p)
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
@@ -372,7 +378,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, startfail, rpcerrors, initexit, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
