@@ -73,6 +73,7 @@ func (c *conn) run(parent context.Context) {
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
 	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() })
 	err := w.loop(c.ctx, readDone, &readErr)
+	err = frameout.CloseCause(parent, err) // e.g. the principal's credentials revoked: 1008
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/google/uuid"
 )
 
@@ -107,6 +108,9 @@ type CreateOptions struct {
 	Agent            string // "" = default agent
 	Cwd              string // "" = Config.Workdir; else absolute
 	PermissionPolicy string // "" = ask
+	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
+	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
+	Owner principal.Principal
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by
@@ -155,6 +159,10 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		r.mu.Unlock()
 		s.closeRoot()
 		return nil, fmt.Errorf("%w of agent %q", ErrTooManySessions, spec.Name)
+	case r.overUserCapLocked(opts.Owner):
+		r.mu.Unlock()
+		s.closeRoot()
+		return nil, fmt.Errorf("%w of this user", ErrTooManySessions)
 	}
 	r.sessions[s.ID] = s
 	r.starting.Add(1)

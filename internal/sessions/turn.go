@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -79,6 +80,11 @@ func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
 // Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning.
 func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
+	return s.PromptAs(principal.Principal{}, blocks)
+}
+
+// PromptAs is Prompt by who: `_gateway/turn_started` names them (actor) and an audit line records it.
+func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
 	s.mu.Lock()
 	switch s.status {
 	case StatusStarting:
@@ -98,7 +104,7 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
-	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID})
+	s.appendGatewayLocked("_gateway/turn_started", t.ID, withActor(map[string]any{"turnId": t.ID}, who))
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
@@ -106,6 +112,7 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
+	s.audit(who, "prompt", "turn", t.ID)
 	go s.runTurn(t, blocks)
 	return t, nil
 }

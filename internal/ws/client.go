@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -18,6 +19,7 @@ type client struct {
 	c     *websocket.Conn
 	s     *sessions.Session
 	start sessions.Start
+	who   principal.Principal // who opened the socket: its permission answers are theirs
 
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
@@ -30,8 +32,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start) *client {
-	return &client{h: h, c: c, s: s, start: start, replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start, who principal.Principal) *client {
+	return &client{h: h, c: c, s: s, start: start, who: who, replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -50,6 +52,7 @@ func (cl *client) run(parent context.Context) {
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() })
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
+	err = frameout.CloseCause(parent, err)
 	cl.ping.Stop()
 	cl.out.Stop()
 	var ce *closeErr

@@ -94,7 +94,7 @@ func (cl *client) handleMessage(data []byte) []byte {
 	if pa == nil {
 		return reply
 	}
-	_, err := cl.s.Answer(pa.id, pa.answer, "client")
+	_, err := cl.s.AnswerAs(cl.who, pa.id, pa.answer, "client")
 	switch {
 	case err == nil:
 		return nil
