@@ -30,10 +30,10 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	sid := g.createSessionWith(ann)
 
 	bodies := map[string]string{
-		"POST /v1/sessions/{id}/prompt":                      `{"text":"hello"}`,
-		"POST /v1/sessions/{id}/cancel":                      `{}`,
-		"POST /v1/sessions/{id}/mode":                        `{"modeId":"ask"}`,
-		"POST /v1/sessions/{id}/config":                      `{"configId":"x","value":"y"}`,
+		"POST /v1/sessions/{id}/prompt":                     `{"text":"hello"}`,
+		"POST /v1/sessions/{id}/cancel":                     `{}`,
+		"POST /v1/sessions/{id}/mode":                       `{"modeId":"ask"}`,
+		"POST /v1/sessions/{id}/config":                     `{"configId":"x","value":"y"}`,
 		"POST /v1/sessions/{id}/permissions/{permissionId}": `{"optionId":"allow"}`,
 	}
 	// Routes that name no session, and what each must not leak.
@@ -124,9 +124,13 @@ func TestOwnershipOnEveryACPMethod(t *testing.T) {
 	sid := g.createSessionWith(as("ann"))
 	bob := dialACPAs(t, g, as("bob"))
 	withSession := map[string]func(id string) map[string]any{
-		"session/load":   func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}} },
-		"session/resume": func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}} },
-		"session/close":  func(id string) map[string]any { return map[string]any{"sessionId": id} },
+		"session/load": func(id string) map[string]any {
+			return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}
+		},
+		"session/resume": func(id string) map[string]any {
+			return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}
+		},
+		"session/close": func(id string) map[string]any { return map[string]any{"sessionId": id} },
 		"session/prompt": func(id string) map[string]any {
 			return map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}
 		},

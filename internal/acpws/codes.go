@@ -12,6 +12,7 @@ const (
 	reasonShutdown  = "gateway shutting down"
 	reasonSlow      = "client too slow"
 	reasonTruncated = "log truncated; reload"
+	reasonRevoked   = "credentials revoked"
 )
 
 // JSON-RPC error codes (ACP ErrorCode).

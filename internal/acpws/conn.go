@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -19,9 +20,10 @@ type conn struct {
 	// Static after construction.
 	h        *Handler
 	ws       *websocket.Conn
-	agent    string        // agent of sessions made with session/new
-	out      chan op       // reader and request goroutines → writer; bounded
-	inflight chan struct{} // request budget (semaphore)
+	agent    string          // agent of sessions made with session/new
+	revoked  <-chan struct{} // closed when the caller's credentials are revoked: the socket closes with 1008
+	out      chan op         // reader and request goroutines → writer; bounded
+	inflight chan struct{}   // request budget (semaphore)
 	ctx      context.Context
 	cancel   context.CancelFunc
 	work     sync.WaitGroup // request goroutines and pings; joined before the handler returns
@@ -61,6 +63,7 @@ type closeErr = frameout.CloseError
 // run starts the reader, runs the writer on this goroutine, and returns when both and every request
 // goroutine have ended. Sessions and their turns live on.
 func (c *conn) run(parent context.Context) {
+	c.revoked = principal.Revoked(parent)
 	c.ctx, c.cancel = context.WithCancel(parent)
 	defer c.cancel()
 	readDone := make(chan struct{}) // closed when the reader has ended; readErr is then set
@@ -73,7 +76,6 @@ func (c *conn) run(parent context.Context) {
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
 	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() })
 	err := w.loop(c.ctx, readDone, &readErr)
-	err = frameout.CloseCause(parent, err) // e.g. the principal's credentials revoked: 1008
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr

@@ -88,6 +88,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-c.revoked:
+				return &closeErr{Code: websocket.StatusPolicyViolation, Reason: reasonRevoked}
 			case <-readDone:
 				return readErrToClose(*readErr)
 			case <-c.h.shutdown:
@@ -106,6 +108,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.revoked:
+			return &closeErr{Code: websocket.StatusPolicyViolation, Reason: reasonRevoked}
 		case <-readDone:
 			return readErrToClose(*readErr)
 		case <-c.h.shutdown:

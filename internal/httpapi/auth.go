@@ -228,8 +228,8 @@ func publicPath(r *http.Request) bool {
 }
 
 // authenticate resolves every non-public request to a principal with a uniform 401 when it cannot, then
-// applies the per-principal rate. The principal rides in the request's context (principal.From); a request of
-// a principal the users file revokes later has its context ended, which closes its sockets and streams.
+// applies the per-principal rate. The principal rides in the request's context (principal.From), with the
+// channel a users-file reload closes when it revokes them (principal.Revoked): their sockets and streams end.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := s.Auth
@@ -263,9 +263,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		connAuthenticated(r)
-		ctx, end := who.bind(r.Context())
-		defer end()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(who.bind(r.Context())))
 	})
 }
 

@@ -5,9 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/coder/websocket"
 )
 
 // identity is an authenticated caller: its principal and, for users of the users file, the context a reload
@@ -19,22 +17,16 @@ type identity struct {
 
 func (id identity) revoked() bool { return id.live != nil && id.live.Err() != nil }
 
-// errRevoked ends the requests and sockets of a revoked principal: WebSockets close with 1008 (do not retry
-// with these credentials).
-var errRevoked = &frameout.CloseError{Code: websocket.StatusPolicyViolation, Reason: "credentials revoked"}
-
 type identityKey struct{}
 
-// bind returns ctx carrying who (principal.From reads it), ended with errRevoked as its cause if who is
-// revoked while the request lasts. end releases the watch; call it when the request is done.
-func (id identity) bind(parent context.Context) (ctx context.Context, end func()) {
-	ctx = principal.WithContext(context.WithValue(parent, identityKey{}, id), id.p)
+// bind returns ctx carrying who (principal.From reads it) and, for a revocable user, the channel a
+// revocation closes (principal.Revoked), on which sockets and event streams end.
+func (id identity) bind(parent context.Context) context.Context {
+	ctx := principal.WithContext(context.WithValue(parent, identityKey{}, id), id.p)
 	if id.live == nil {
-		return ctx, func() {}
+		return ctx
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(id.live, func() { cancel(errRevoked) })
-	return ctx, func() { stop(); cancel(nil) }
+	return principal.WithRevocation(ctx, id.live.Done())
 }
 
 // identityFrom is the caller authenticate bound to ctx.

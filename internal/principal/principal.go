@@ -73,6 +73,22 @@ func From(ctx context.Context) Principal {
 	return Anonymous
 }
 
+type revokedKey struct{}
+
+// WithRevocation returns ctx carrying done, closed when the caller's credentials are revoked.
+func WithRevocation(ctx context.Context, done <-chan struct{}) context.Context {
+	return context.WithValue(ctx, revokedKey{}, done)
+}
+
+// Revoked is closed when the credentials ctx's request came with are revoked (a users-file reload removed or
+// changed the user); nil, which never fires in a select, when they cannot be. Sockets and event streams
+// select on it and close (WebSockets with 1008): cancelling the request's context instead would drop a
+// WebSocket without its close code.
+func Revoked(ctx context.Context) <-chan struct{} {
+	done, _ := ctx.Value(revokedKey{}).(<-chan struct{})
+	return done
+}
+
 // AuditAttrs are the attributes of an audit log line: `audit=true`, the action and who did it.
 func AuditAttrs(p Principal, action string) []any {
 	return []any{"audit", true, "action", action, "principal", p.ID, "principalName", p.Name}

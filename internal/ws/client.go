@@ -20,6 +20,8 @@ type client struct {
 	s     *sessions.Session
 	start sessions.Start
 	who   principal.Principal // who opened the socket: its permission answers are theirs
+	// revoked is closed when who's credentials are revoked: the socket closes with 1008.
+	revoked <-chan struct{}
 
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
@@ -32,8 +34,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start, who principal.Principal) *client {
-	return &client{h: h, c: c, s: s, start: start, who: who, replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start, ctx context.Context) *client {
+	return &client{h: h, c: c, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -52,7 +54,6 @@ func (cl *client) run(parent context.Context) {
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() })
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
-	err = frameout.CloseCause(parent, err)
 	cl.ping.Stop()
 	cl.out.Stop()
 	var ce *closeErr
@@ -123,6 +124,8 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 			return cl.readErr
 		case <-cl.h.shutdown:
 			return &closeErr{Code: CodeGoingAway, Reason: reasonShutdown}
+		case <-cl.revoked:
+			return &closeErr{Code: CodePolicy, Reason: reasonRevoked}
 		case <-cl.ctx.Done():
 			return cl.ctx.Err()
 		}

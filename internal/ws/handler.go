@@ -126,7 +126,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")), principal.From(r.Context()))
+	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")), r.Context())
 	cl.run(r.Context())
 }
 
