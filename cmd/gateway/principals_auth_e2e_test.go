@@ -221,11 +221,9 @@ func TestAuditNamesThePrincipal(t *testing.T) {
 		t.Fatalf("delete: %d", st)
 	}
 	want := map[string]bool{"prompt ann": false, "permission_answer root": false, "permission_answer ann": false, "close ann": false}
-	auditRE := regexp.MustCompile(` session=\S+ .*audit=true action=(\S+) principal=(\S+)`)
-	for _, line := range lines(g.logs.String()) {
-		if m := auditRE.FindStringSubmatch(line); m != nil {
-			want[m[1]+" "+m[2]] = true
-		}
+	for k := range want {
+		action, who, _ := strings.Cut(k, " ")
+		want[k] = containsAuditLine(g.logs.String(), action, who)
 	}
 	for k, seen := range want {
 		if !seen {
@@ -258,4 +256,17 @@ func TestHashToken(t *testing.T) {
 			t.Errorf("hash-token accepted %q", bad)
 		}
 	}
+}
+
+// auditLineRE matches a session's audit log line (text format): action and principal.
+var auditLineRE = regexp.MustCompile(` session=\S+ .*audit=true action=(\S+) principal=(\S+)`)
+
+// containsAuditLine reports whether logs hold a session's audit line of action by principal who.
+func containsAuditLine(logs, action, who string) bool {
+	for _, line := range lines(logs) {
+		if m := auditLineRE.FindStringSubmatch(line); m != nil && m[1] == action && m[2] == who {
+			return true
+		}
+	}
+	return false
 }

@@ -35,6 +35,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		"POST /v1/sessions/{id}/mode":                       `{"modeId":"ask"}`,
 		"POST /v1/sessions/{id}/config":                     `{"configId":"x","value":"y"}`,
 		"POST /v1/sessions/{id}/permissions/{permissionId}": `{"optionId":"allow"}`,
+		"PUT /v1/sessions/{id}/shares/{principal}":          `{"role":"viewer"}`,
 	}
 	// Routes that name no session, and what each must not leak.
 	sessionless := map[string]func(){
@@ -75,7 +76,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 			continue
 		}
 		path := func(id string) string {
-			return strings.NewReplacer("{id}", id, "{permissionId}", "no-such-permission").Replace(rt.pattern)
+			return strings.NewReplacer("{id}", id, "{permissionId}", "no-such-permission", "{principal}", "carol").Replace(rt.pattern)
 		}
 		if strings.HasSuffix(rt.pattern, "/ws") {
 			for name, id := range map[string]string{"ann's session": sid, "no session": ghostSession} {
@@ -94,7 +95,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		if a, b := problemOf(st, code, resp, sid), problemOf(st2, code2, resp2, ghostSession); a != b || code != "session_not_found" {
 			t.Errorf("%s as bob: ann's session answers %q, no session %q", key, a, b)
 		}
-		if rt.method == "DELETE" {
+		if key == "DELETE /v1/sessions/{id}" {
 			deleteRoute = &rt
 			continue // the owner's delete comes last
 		}

@@ -23,4 +23,5 @@ const (
 	codeInvalidParams  = -32602
 	codeInternal       = -32603
 	codeNotFound       = -32002 // ACP "resource not found"
+	codeForbidden      = -32003 // the caller's share of the session does not allow the request (docs/security.md)
 )

@@ -111,6 +111,8 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil
+	case errors.Is(err, sessions.ErrForbidden):
+		return codeForbidden, "Forbidden: the session is shared with you as a viewer, or only its owner may do this", nil
 	case errors.Is(err, sessions.ErrClosed):
 		return codeNotFound, "Resource not found: session is closed", nil
 	case errors.As(err, &re):
@@ -426,7 +428,10 @@ func (c *conn) closeSession(ctx context.Context, id, params json.RawMessage) {
 		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
 		return
 	}
-	s.CloseAs(principal.From(ctx), "closed by an ACP client")
+	if err := s.CloseAs(principal.From(ctx), "closed by an ACP client"); err != nil {
+		c.fail(id, err)
+		return
+	}
 	c.replyAfterLog(s, rpcResult(id, map[string]any{}))
 }
 

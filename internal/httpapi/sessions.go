@@ -68,7 +68,9 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess.CloseAs(principal.From(r.Context()), "closed by client")
+	if err := sess.CloseAs(principal.From(r.Context()), "closed by client"); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
-// VisibleTo reports whether p may see and act on s: admins see every session, users their own. Every face
-// asks through GetAs and ListAs, so a session p may not see answers exactly as one that does not exist.
+// VisibleTo reports whether p may see s: admins see every session, users their own and those shared with
+// them (share.go). Every face asks through GetAs and ListAs, so a session p may not see answers exactly as
+// one that does not exist.
 func (s *Session) VisibleTo(p principal.Principal) bool {
-	return p.IsAdmin() || !p.IsZero() && s.Owner.ID == p.ID
+	return s.AccessOf(p) >= AccessView
 }
 
 // GetAs is Get for p: ErrNotFound for a session p may not see.
@@ -67,19 +68,26 @@ func (s *Session) audit(who principal.Principal, action string, attrs ...any) {
 	principal.Audit(s.logger, who, action, attrs...)
 }
 
-// AnswerAs is Answer by who: `_gateway/permission_resolved` names them (actor) and an audit line records it.
+// AnswerAs is Answer by who (a collaborator at least): `_gateway/permission_resolved` names them (actor)
+// and an audit line records it.
 func (s *Session) AnswerAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
-	o, _, err := s.answer(who, permissionID, a, by)
+	o, _, err := s.AnswerInTurnAs(who, permissionID, a, by)
 	return o, err
 }
 
-// AnswerInTurnAs is AnswerInTurn by who.
+// AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
 func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return translate.Outcome{}, nil, err
+	}
 	return s.answer(who, permissionID, a, by)
 }
 
-// CancelAs is Cancel by who, audited.
+// CancelAs is Cancel by who (a collaborator at least), audited.
 func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return "", err
+	}
 	turnID, err := s.Cancel(ctx)
 	if err == nil {
 		s.audit(who, "cancel", "turn", turnID)
@@ -87,14 +95,21 @@ func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string
 	return turnID, err
 }
 
-// CloseAs is Close by who, audited.
-func (s *Session) CloseAs(who principal.Principal, reason string) {
+// CloseAs is Close by who (the owner or an admin), audited.
+func (s *Session) CloseAs(who principal.Principal, reason string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
 	s.audit(who, "close", "reason", reason)
 	s.Close(reason)
+	return nil
 }
 
-// SetModeAs is SetMode by who, audited.
+// SetModeAs is SetMode by who (the owner or an admin), audited.
 func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
 	err := s.SetMode(ctx, modeID)
 	if err == nil {
 		s.audit(who, "set_mode", "mode", modeID)
@@ -102,8 +117,11 @@ func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID
 	return err
 }
 
-// SetConfigOptionAs is SetConfigOption by who, audited.
+// SetConfigOptionAs is SetConfigOption by who (the owner or an admin), audited.
 func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return nil, err
+	}
 	opts, err := s.SetConfigOption(ctx, configID, value)
 	if err == nil {
 		s.audit(who, "set_config_option", "config", configID)

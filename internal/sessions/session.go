@@ -38,7 +38,8 @@ type Session struct {
 	Epoch     string
 	Policy    string
 	CreatedAt time.Time
-	Owner     principal.Principal // who created it: only they (and admins) see it (owner.go)
+	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares    shareSet            // who the owner shared it with (share.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
 	log       *Log

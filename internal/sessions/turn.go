@@ -83,8 +83,12 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	return s.PromptAs(principal.Principal{}, blocks)
 }
 
-// PromptAs is Prompt by who: `_gateway/turn_started` names them (actor) and an audit line records it.
+// PromptAs is Prompt by who (a collaborator at least): `_gateway/turn_started` names them (actor) and an
+// audit line records it.
 func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	switch s.status {
 	case StatusStarting:
