@@ -18,6 +18,11 @@ func (s *Server) listShares(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// shareRequest is the body of `PUT /v1/sessions/{id}/shares/{principal}`.
+type shareRequest struct {
+	Role string `json:"role"`
+}
+
 // putShare is `PUT /v1/sessions/{id}/shares/{principal}` with `{"role": "viewer"|"collaborator"}`: the owner
 // (or an admin) shares the session.
 func (s *Server) putShare(w http.ResponseWriter, r *http.Request) error {
@@ -25,9 +30,7 @@ func (s *Server) putShare(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Role string `json:"role"`
-	}
+	var req shareRequest
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
 		return err
 	}
