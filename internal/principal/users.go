@@ -100,6 +100,7 @@ func readUsers(path string) ([]*user, error) {
 	}
 	out := make([]*user, 0, len(f.Users))
 	seen := map[string]bool{}
+	digests := map[[32]byte]string{}
 	for i, e := range f.Users {
 		if e.Name == "" || len(e.Name) > 128 || strings.ContainsAny(e.Name, "/ \t\r\n") {
 			return nil, fmt.Errorf("users file %s: users[%d]: name must be 1-128 characters without spaces or '/'", path, i)
@@ -120,6 +121,10 @@ func readUsers(path string) ([]*user, error) {
 			}
 			copy(us.digest[:], d)
 			us.hasToken = true
+			if other, dup := digests[us.digest]; dup {
+				return nil, fmt.Errorf("users file %s: users %q and %q have the same token: a token names one user", path, other, e.Name)
+			}
+			digests[us.digest] = e.Name
 		}
 		us.live, us.revoke = context.WithCancel(context.Background())
 		out = append(out, us)

@@ -75,6 +75,7 @@ func TestUsersFileRefusesBadEntries(t *testing.T) {
 		"short digest":    `{"users": [{"name": "ann", "role": "user", "tokenSha256": "abcd"}]}`,
 		"duplicate name":  `{"users": [{"name": "ann", "role": "user"}, {"name": "ann", "role": "admin"}]}`,
 		"name with slash": `{"users": [{"name": "a/b", "role": "user"}]}`,
+		"shared token":    `{"users": [{"name": "ann", "role": "user", "tokenSha256": "` + principal.HashToken("t") + `"}, {"name": "bob", "role": "admin", "tokenSha256": "` + principal.HashToken("t") + `"}]}`,
 		"not json":        `users: ann`,
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
