@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -18,9 +19,10 @@ type conn struct {
 	// Static after construction.
 	h        *Handler
 	t        transport
-	agent    string        // agent of sessions made with session/new
-	out      chan op       // reader and request goroutines → writer; bounded
-	inflight chan struct{} // request budget (semaphore)
+	agent    string          // agent of sessions made with session/new
+	revoked  <-chan struct{} // closed when the caller's credentials are revoked: the connection ends with 1008
+	out      chan op         // reader and request goroutines → writer; bounded
+	inflight chan struct{}   // request budget (semaphore)
 	ctx      context.Context
 	cancel   context.CancelFunc
 	work     sync.WaitGroup // request goroutines and pings; joined before the handler returns
@@ -46,7 +48,7 @@ type subscription struct {
 func newConn(parent context.Context, h *Handler, t transport, agent string) *conn {
 	ctx, cancel := context.WithCancel(parent)
 	return &conn{
-		h: h, t: t, agent: agent, ctx: ctx, cancel: cancel,
+		h: h, t: t, agent: agent, ctx: ctx, cancel: cancel, revoked: principal.Revoked(parent),
 		out:      make(chan op, h.opts.OutQueue),
 		inflight: make(chan struct{}, h.opts.MaxInflight),
 		attached: map[string]*subscription{},

@@ -20,6 +20,7 @@ type httpTransport struct {
 	h        *Handler
 	id       string        // Acp-Connection-Id
 	agent    string        // the agent of the URL it was made on
+	owner    string        // id of the principal whose initialize made it: only they may use it
 	c        *conn         // set before the connection runs
 	limit    int64         // bytes queued across the streams before the writer waits
 	deleted  chan struct{} // closed by DELETE (deleteOnce): the client ended the connection
@@ -56,9 +57,9 @@ type route struct {
 // errTransportEnded fails a write once the connection's transport has been aborted.
 var errTransportEnded = errors.New("the ACP connection ended")
 
-func newHTTPTransport(h *Handler, id, agent string) *httpTransport {
+func newHTTPTransport(h *Handler, id, agent, owner string) *httpTransport {
 	return &httpTransport{
-		h: h, id: id, agent: agent, limit: h.opts.QueueBytes,
+		h: h, id: id, agent: agent, owner: owner, limit: h.opts.QueueBytes,
 		deleted: make(chan struct{}), ended: make(chan struct{}), dead: make(chan struct{}),
 		activity: make(chan struct{}, 1), initial: make(chan []byte, 1),
 		streams: map[string]*outStream{"": {wake: make(chan struct{}, 1)}},

@@ -87,6 +87,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-c.revoked:
+				return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
 			case <-readDone:
 				return readErrToClose(*readErr)
 			case <-c.h.shutdown:
@@ -105,6 +107,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.revoked:
+			return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
 		case <-readDone:
 			return readErrToClose(*readErr)
 		case <-c.h.shutdown:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -63,7 +64,12 @@ type sseSink struct {
 	r     *http.Request
 	beat  *time.Ticker
 	drain <-chan struct{}
+	// revoked is closed when the caller's credentials are revoked: the stream ends.
+	revoked <-chan struct{}
 }
+
+// errCredentialsRevoked ends the event stream of a principal the users file no longer lists.
+var errCredentialsRevoked = errors.New("credentials revoked")
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
 	return k.out.Write(len(frame), func() error {
@@ -104,6 +110,8 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 			}
 		case <-k.drain:
 			return sessions.ErrShuttingDown
+		case <-k.revoked:
+			return errCredentialsRevoked
 		case <-k.r.Context().Done():
 			return k.r.Context().Err()
 		}
@@ -133,7 +141,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	// A stuck write is ended by expiring the connection's write deadline: the handler cannot close it.
 	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
 	defer out.Stop()
-	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh()}
+	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
 	if err := sess.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()
 	}

@@ -13,8 +13,10 @@ func FuzzDecodeBodies(f *testing.F) {
 	f.Add([]byte(`{"text":"hello"}`))
 	f.Add([]byte(`{"prompt":[{"type":"text","text":"x"}]}`))
 	f.Add([]byte(`{"outcome":"cancelled"}`))
+	f.Add([]byte(`{"role":"viewer"}`))
+	f.Add([]byte(`{"role":"collaborator","extra":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&createRequest{}, &promptRequest{}, &answerRequest{}} {
+		for _, v := range []any{&createRequest{}, &promptRequest{}, &answerRequest{}, &shareRequest{}} {
 			err := decodeJSON(body, v)
 			if err == nil {
 				if _, merr := json.Marshal(v); merr != nil {

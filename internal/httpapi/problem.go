@@ -51,6 +51,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusServiceUnavailable, "agent_unavailable", err.Error()+"; install it or fix the agents configuration, then retry")
 	case errors.Is(err, sessions.ErrUnknownAgent):
 		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
+	case errors.Is(err, sessions.ErrForbidden):
+		return problem(http.StatusForbidden, "forbidden", "the session is shared with you as a viewer (watch only), or only its owner may do this")
 	case errors.Is(err, sessions.ErrForbiddenCwd):
 		return problem(http.StatusForbidden, "forbidden_cwd", err.Error())
 	case errors.Is(err, sessions.ErrBadRequest):

@@ -31,6 +31,9 @@ type Config struct {
 	WorkspaceRoots []string
 	// MaxSessionsPerAgent bounds the sessions of any one agent; 0 = unlimited.
 	MaxSessionsPerAgent int
+	// MaxSessionsPerUser bounds the sessions of any one principal of role user (admins are bound only by
+	// MaxSessions); 0 = unlimited.
+	MaxSessionsPerUser int
 	// MaxTurnTextBytes bounds the agent text a turn collects for its result (REST `prompt?wait=true`): past it
 	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
 	MaxTurnTextBytes int

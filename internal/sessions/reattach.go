@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"github.com/acp-gateway/gateway/internal/principal"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,7 @@ func (s *Session) reattachingNow() bool {
 
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure it is detached again, its log untouched.
-func (s *Session) reattachAndPrompt(blocks []json.RawMessage) (*Turn, error) {
+func (s *Session) reattachAndPrompt(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
 	s.status, s.reattaching = StatusStarting, true
 	s.mu.Unlock()
 	err := s.reg.claimAttach(s)
@@ -131,7 +132,7 @@ func (s *Session) reattachAndPrompt(blocks []json.RawMessage) (*Turn, error) {
 		return nil, err
 	}
 	s.status, s.statusReason = StatusIdle, ""
-	return s.beginTurnLocked(blocks), nil // unlocks mu
+	return s.beginTurnLocked(who, blocks), nil // unlocks mu
 }
 
 // reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the

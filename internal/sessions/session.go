@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -39,6 +40,8 @@ type Session struct {
 	Epoch     string
 	Policy    string
 	CreatedAt time.Time
+	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares    shareSet            // who the owner shared it with (share.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
 	log       *Log
@@ -101,6 +104,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		Epoch:      uuid.NewString(),
 		Policy:     opts.PermissionPolicy,
 		CreatedAt:  r.now().UTC(),
+		Owner:      opts.Owner,
 		reg:        r,
 		spec:       spec,
 		log:        NewLog(r.cfg.Log),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -18,6 +19,9 @@ type client struct {
 	c     *websocket.Conn
 	s     *sessions.Session
 	start sessions.Start
+	who   principal.Principal // who opened the socket: its permission answers are theirs
+	// revoked is closed when who's credentials are revoked: the socket closes with 1008.
+	revoked <-chan struct{}
 
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
@@ -30,8 +34,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start) *client {
-	return &client{h: h, c: c, s: s, start: start, replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start, ctx context.Context) *client {
+	return &client{h: h, c: c, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -120,6 +124,8 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 			return cl.readErr
 		case <-cl.h.shutdown:
 			return &closeErr{Code: CodeGoingAway, Reason: reasonShutdown}
+		case <-cl.revoked:
+			return &closeErr{Code: CodePolicy, Reason: reasonRevoked}
 		case <-cl.ctx.Done():
 			return cl.ctx.Err()
 		}
