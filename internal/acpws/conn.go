@@ -19,9 +19,10 @@ type conn struct {
 	// Static after construction.
 	h        *Handler
 	ws       *websocket.Conn
-	agent    string        // agent of sessions made with session/new
-	out      chan op       // reader and request goroutines → writer; bounded
-	inflight chan struct{} // request budget (semaphore)
+	held     *frameout.HeldConn // under ws: frames ready together leave in one write (frameout.Writer.Batch)
+	agent    string             // agent of sessions made with session/new
+	out      chan op            // reader and request goroutines → writer; bounded
+	inflight chan struct{}      // request budget (semaphore)
 	ctx      context.Context
 	cancel   context.CancelFunc
 	work     sync.WaitGroup // request goroutines and pings; joined before the handler returns
@@ -43,9 +44,9 @@ type subscription struct {
 	fsd    *fsDelegate // registered with fsOwners while this socket serves the session's fs/*; else nil
 }
 
-func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
+func newConn(h *Handler, c *websocket.Conn, held *frameout.HeldConn, agent string) *conn {
 	return &conn{
-		h: h, ws: c, agent: agent,
+		h: h, ws: c, held: held, agent: agent,
 		out:      make(chan op, h.opts.OutQueue),
 		inflight: make(chan struct{}, h.opts.MaxInflight),
 		attached: map[string]*subscription{},
@@ -71,8 +72,9 @@ func (c *conn) run(parent context.Context) {
 	}()
 
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
-	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() })
+	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() }).Batch(c.held)
 	err := w.loop(c.ctx, readDone, &readErr)
+	_ = w.out.Flush() // held frames go out before the close frame (a failed flush fails the close too)
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr

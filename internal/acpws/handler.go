@@ -138,7 +138,7 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
 		InsecureSkipVerify: true,
@@ -155,7 +155,7 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	newConn(h, c, agent).run(r.Context())
+	newConn(h, c, held, agent).run(r.Context())
 }
 
 // Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the
