@@ -40,28 +40,34 @@ import (
 var self string
 
 type options struct {
-	short      bool
-	runs       int
-	n, size    int
-	pacedN     int
-	rate       float64
-	scaleSess  int
-	scaleCli   int
-	idleFlood  int
-	out        string
-	gatewayBin string
-	benchDir   string
-	peer       bool
-	peer10     bool
-	micro      bool
-	scale      bool
-	profile    string
-	profileSec int
-	profileK   int
-	gwFlags    string
+	short       bool
+	runs        int
+	n, size     int
+	pacedN      int
+	rate        float64
+	scaleSess   int
+	scaleCli    int
+	idleFlood   int
+	out         string
+	gatewayBin  string
+	benchDir    string
+	peer        bool
+	peer10      bool
+	micro       bool
+	scale       bool
+	profile     string
+	profileSec  int
+	profileK    int
+	profileRate float64
+	profileHog  bool
+	profileKind string
+	gwFlags     string
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hog" {
+		spin()
+	}
 	if len(os.Args) > 1 && os.Args[1] == "floodagent" {
 		fs := flag.NewFlagSet("floodagent", flag.ExitOnError)
 		o := floodagent.OptionsFromEnv(os.Getenv)
@@ -96,6 +102,9 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "instead of the table: CPU-profile the gateway during floods and write the profile here")
 	flag.IntVar(&o.profileSec, "profile-seconds", 10, "length of the CPU profile")
 	flag.IntVar(&o.profileK, "profile-clients", 1, "WebSocket clients during the profiled floods")
+	flag.Float64Var(&o.profileRate, "profile-rate", 0, "pace the profiled floods at this many updates/s (0 = as fast as possible)")
+	flag.BoolVar(&o.profileHog, "profile-hog", false, "run one CPU hog process per core beside the profiled floods")
+	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
 	flag.StringVar(&o.gwFlags, "gateway-flags", "", "extra flags for the gateway under test (space-separated)")
 	flag.Parse()
 	def := func(v *int, full, short int) {
@@ -244,6 +253,12 @@ func run(ctx context.Context, o options) error {
 	specs = append(specs,
 		rowSpec{fmt.Sprintf("direct paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) }},
 		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) }},
+		rowSpec{fmt.Sprintf("direct paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
+			return withHogs(func() (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) })
+		}},
+		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
+			return withHogs(func() (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) })
+		}},
 		rowSpec{"direct tools+permissions", func(ctx context.Context) (flood, error) { return runDirect(ctx, tools, o.n, o.size) }},
 		rowSpec{"gateway ws x1 tools+permissions", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, tools, o.n, o.size) }},
 	)
@@ -296,6 +311,7 @@ func run(ctx context.Context, o options) error {
 	res.Ratios["gateway_x10_per_client_vs_direct"] = ratio("gateway ws x10 (per client)", direct, thr, div)
 	res.Ratios["gateway_tools_vs_direct_tools"] = ratio("gateway ws x1 tools+permissions", "direct tools+permissions", thr, div)
 	res.Ratios["gateway_paced_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), fmt.Sprintf("direct paced %g/s", o.rate), p99, sub)
+	res.Ratios["gateway_paced_hog_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s + hog", o.rate), fmt.Sprintf("direct paced %g/s + hog", o.rate), p99, sub)
 	for _, f := range otherFaces {
 		for _, k := range f.clients {
 			res.Ratios[faceRatio(f.face, k)] = ratio(faceRow(f.face, k), direct, thr, div)
@@ -356,6 +372,8 @@ func medianFlood(runs []flood) flood {
 		P99ms:     pick(func(f flood) float64 { return f.P99ms }),
 		EndTurnMs: pick(func(f flood) float64 { return f.EndTurnMs }),
 		CPUus:     pick(func(f flood) float64 { return f.CPUus }),
+		GCs:       pick(func(f flood) float64 { return f.GCs }),
+		GCPauseMs: pick(func(f flood) float64 { return f.GCPauseMs }),
 	}
 	for _, r := range runs {
 		m.Errors += r.Errors
@@ -433,6 +451,7 @@ func printTable(w io.Writer, res *Results) {
 		fmt.Fprintf(tw, "  %s\t%s\n", k, fmtF(res.Ratios[k], 3))
 	}
 	tw.Flush()
+	printLatency(w, res)
 	if s := res.Scale; s != nil {
 		fmt.Fprintf(w, "\nscale: %d idle flood sessions; %d demo sessions × %d idle WebSockets\n", s.IdleFloodSessions, s.Sessions, s.ClientsPerSession)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -495,6 +514,8 @@ func sanitize(res *Results) *Results {
 		fix(&f.P99ms)
 		fix(&f.EndTurnMs)
 		fix(&f.CPUus)
+		fix(&f.GCs)
+		fix(&f.GCPauseMs)
 	}
 	for i := range res.Rows {
 		fixF(&res.Rows[i].Median)
