@@ -61,6 +61,7 @@ type options struct {
 	profileRate float64
 	profileHog  bool
 	profileKind string
+	heapProfile string
 	gwFlags     string
 }
 
@@ -105,6 +106,7 @@ func main() {
 	flag.Float64Var(&o.profileRate, "profile-rate", 0, "pace the profiled floods at this many updates/s (0 = as fast as possible)")
 	flag.BoolVar(&o.profileHog, "profile-hog", false, "run one CPU hog process per core beside the profiled floods")
 	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
+	flag.StringVar(&o.heapProfile, "heap-profile", "", "scale: write the gateway's heap profile with the demo sessions idle to this file")
 	flag.StringVar(&o.gwFlags, "gateway-flags", "", "extra flags for the gateway under test (space-separated)")
 	flag.Parse()
 	def := func(v *int, full, short int) {
@@ -412,6 +414,7 @@ func targets(res *Results, o options) []target {
 	}
 	if s := res.Scale; s != nil {
 		add("heap per idle session (flood agent, gateway only)", "<= 64 KiB", s.HeapPerIdleSessionKiB, "KiB", s.HeapPerIdleSessionKiB <= 64)
+		add("heap per idle demo session (both ends in process)", "<= 64 KiB", s.HeapPerDemoSessionKiB, "KiB", s.HeapPerDemoSessionKiB <= 64)
 		add("heap per idle WebSocket", "<= 32 KiB", s.HeapPerWSKiB, "KiB", s.HeapPerWSKiB <= 32)
 		e := float64(s.Errors())
 		add(fmt.Sprintf("%d × %d turn errors", s.Sessions, s.ClientsPerSession), "0", e, "", e == 0)
