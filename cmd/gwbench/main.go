@@ -8,8 +8,9 @@
 // by an acp-go-sdk connection (the floor); the same agent through the gateway binary with 1 and 10 WebSocket
 // clients on one session; the same through the other faces (raw ACP on /acp x1 and x10, SSE x1 and x10,
 // long-poll pages x1), every face driven by one loop (measureFlood); through marimo's stdio-to-ws
-// (bench/package.json) with one raw-ACP client; paced at 10 000 updates/s for the added latency; with tool
-// calls and permission requests mixed in. Then a scale run
+// (bench/package.json) with one raw-ACP client; paced at 10 000 updates/s for the added latency, quiet and
+// beside one CPU hog process per core (`gwbench hog`), with the gateway's GC cycles and pauses per row; with
+// tool calls and permission requests mixed in. Then a scale run
 // of idle sessions and sockets and one turn in every session at once, and the translate micro-benchmarks.
 //
 // The exit status is non-zero only when the benchmark cannot run (build, start, protocol failure). Missed
