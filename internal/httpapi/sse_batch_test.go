@@ -43,6 +43,26 @@ func (c *writeCountingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// waitForCommands waits until the demo agent's available_commands_update, which it sends on its own after
+// session/new, is in s's log: nothing else arrives unasked after it.
+func waitForCommands(t *testing.T, s *sessions.Session) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res, err := s.Log().Read(0, 256, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Entries {
+			if strings.Contains(string(e.Frame), "available_commands_update") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo agent never sent its commands")
+		}
+	}
+}
+
 // TestSSEReadyFramesLeaveInFewerWrites: an event stream that starts on a log of N frames gets them all, one
 // event each, in fewer than N write(2)s; a single frame appended once it has caught up reaches it with
 // nothing else happening (no heartbeat: one per hour).
@@ -76,6 +96,7 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitForCommands(t, s)
 	const n = 200
 	appendOne := func(i int) {
 		if _, err := s.Log().Append(func(seq uint64) ([]byte, error) {

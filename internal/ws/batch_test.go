@@ -85,6 +85,26 @@ func newFaceEnv(t *testing.T, opts Options) *faceEnv {
 	return &faceEnv{reg: reg, h: h, lis: lis, base: "ws" + strings.TrimPrefix(srv.URL, "http")}
 }
 
+// waitForCommands waits until the demo agent's available_commands_update, which it sends on its own after
+// session/new, is in s's log: nothing else arrives unasked after it.
+func waitForCommands(t *testing.T, s *sessions.Session) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res, err := s.Log().Read(0, 256, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Entries {
+			if strings.Contains(string(e.Frame), "available_commands_update") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo agent never sent its commands")
+		}
+	}
+}
+
 // appendFrames logs n notifications in s, as an agent's updates would be.
 func appendFrames(t *testing.T, s *sessions.Session, n int) {
 	t.Helper()
@@ -129,6 +149,7 @@ func TestReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitForCommands(t, s)
 	const n = 200
 	appendFrames(t, s, n)
 
