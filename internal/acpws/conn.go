@@ -74,7 +74,11 @@ func (c *conn) run() {
 
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
 	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, c.t.abort)
+	if b := c.t.batcher(); b != nil {
+		w.out.Batch(b)
+	}
 	err := w.loop(c.ctx, readDone, &readErr)
+	_ = w.out.Flush() // held frames go out before the close frame (a failed flush fails the close too)
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"sync"
 	"time"
 )
@@ -277,6 +278,9 @@ func (t *httpTransport) end(error) {
 }
 
 func (t *httpTransport) abort() { t.abortOnce.Do(func() { close(t.dead) }) }
+
+// batcher is nil: each stream writes and flushes its own SSE events as they come.
+func (t *httpTransport) batcher() frameout.Batcher { return nil }
 
 // httpConns is the Handler's Streamable HTTP connections by Acp-Connection-Id.
 type httpConns struct {

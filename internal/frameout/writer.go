@@ -24,6 +24,7 @@ type Writer struct {
 	timeout time.Duration
 	abort   func() // makes the write in progress fail (closes the socket, expires the write deadline); must not block
 	face    *metrics.Face
+	batch   Batcher // holds frames until Flush; nil: each write goes out by itself. Set by Batch before writing.
 
 	started atomic.Uint64 // writes begun; written by the writing goroutine
 	done    atomic.Uint64 // the number of the last write finished; written by the writing goroutine
@@ -62,9 +63,29 @@ func (w *Writer) Stop() {
 	}
 }
 
+// Batch makes the writer hold frames in b until Flush, so that frames ready together leave in one write(2).
+// The face flushes whenever it has caught up: before it waits, and before it closes. Call it before the
+// first write.
+func (w *Writer) Batch(b Batcher) *Writer {
+	w.batch = b
+	return w
+}
+
+// Flush sends the held frames under the watchdog. It runs even when the context has ended (a close frame
+// follows), bounded by the watchdog as any write.
+func (w *Writer) Flush() error {
+	if w.batch == nil {
+		return nil
+	}
+	return w.run(w.batch.Flush)
+}
+
 // Write runs write, one frame of n bytes, under the watchdog and counts it. It fails at once when the
-// writer's context has ended.
+// writer's context has ended. With a Batcher, the frame may wait for Flush.
 func (w *Writer) Write(n int, write func() error) error {
+	if w.batch != nil {
+		w.batch.Hold()
+	}
 	err := w.Run(write)
 	if err == nil {
 		w.face.FrameOut(n)
@@ -77,6 +98,10 @@ func (w *Writer) Run(write func() error) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
+	return w.run(write)
+}
+
+func (w *Writer) run(write func() error) error {
 	k := w.started.Add(1)
 	err := write()
 	w.done.Store(k)

@@ -1,11 +1,11 @@
 package sessions
 
 import (
-	"github.com/acp-gateway/gateway/internal/principal"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"

@@ -17,6 +17,7 @@ type client struct {
 	// Static after construction.
 	h     *Handler
 	c     *websocket.Conn
+	held  *frameout.HeldConn // under c: frames ready together leave in one write (frameout.Writer.Batch)
 	s     *sessions.Session
 	start sessions.Start
 	who   principal.Principal // who opened the socket: its permission answers are theirs
@@ -34,8 +35,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start, ctx context.Context) *client {
-	return &client{h: h, c: c, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(ctx context.Context, h *Handler, c *websocket.Conn, held *frameout.HeldConn, s *sessions.Session, start sessions.Start) *client {
+	return &client{h: h, c: c, held: held, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -52,8 +53,9 @@ func (cl *client) run(parent context.Context) {
 
 	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
-	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() })
+	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() }).Batch(cl.held)
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
+	_ = cl.out.Flush() // what the stream ended with goes out before the close frame (a failed flush fails the close too)
 	cl.ping.Stop()
 	cl.out.Stop()
 	var ce *closeErr
@@ -95,9 +97,13 @@ func (cl *client) Note(method string, params any) error {
 	return cl.write(b)
 }
 
-// Wait implements sessions.Sink: while caught up, the writer also sends replies and pings.
+// Wait implements sessions.Sink: while caught up, the writer also sends replies and pings. The frames held
+// since the last wait go out first: nothing held waits for more.
 func (cl *client) Wait(wake <-chan struct{}) error {
 	for {
+		if err := cl.out.Flush(); err != nil {
+			return err
+		}
 		select {
 		case <-wake:
 			return nil

@@ -103,7 +103,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		}
 		defer detach()
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
 		InsecureSkipVerify: true,
@@ -126,7 +126,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")), r.Context())
+	cl := newClient(r.Context(), h, c, held, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }
 
