@@ -35,6 +35,13 @@ type FSHandler interface {
 	WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
 }
 
+// TerminalHandler is optionally implemented by a Handler that serves the agent's terminal/* requests
+// (terminal/create, terminal/output, terminal/wait_for_exit, terminal/kill, terminal/release). Each runs on
+// its own goroutine; wait_for_exit may block until ctx ends.
+type TerminalHandler interface {
+	Terminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError)
+}
+
 // NoiseHandler is optionally implemented by a Handler that wants to know about stdout lines that are not
 // JSON-RPC (a prefix of at most 512 bytes, and the line's full length). Called on the SDK's reader goroutine:
 // it must not block.
@@ -197,6 +204,13 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 				return fh.ReadTextFile(ctx, params)
 			}
 			return fh.WriteTextFile(ctx, params)
+		case acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
+			acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease:
+			th, ok := h.(TerminalHandler)
+			if !ok {
+				return nil, acp.NewMethodNotFound(method)
+			}
+			return th.Terminal(ctx, method, params)
 		default:
 			return nil, acp.NewMethodNotFound(method)
 		}

@@ -23,10 +23,10 @@ type AgentInit struct {
 // initializeAgent sends the gateway's `initialize` to a freshly started agent and checks the answer. Session
 // starts and probes both use it, so an agent is always asked the same thing.
 func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
-	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals.
+	// The gateway serves fs/* and terminal/* itself, confined to the session cwd (fs.go, terminal.go).
 	res, err := conn.Call(ctx, acp.AgentMethodInitialize, map[string]any{
 		"protocolVersion":    acp.ProtocolVersionNumber,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false},
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": true},
 		"clientInfo":         map[string]string{"name": "acp-gateway", "version": version},
 	})
 	if err != nil {

@@ -41,6 +41,10 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
 	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
+	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
+		conn.Stop()
+		return err
+	}
 	if m := s.spec.AuthMethod; m != "" {
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
@@ -54,7 +58,7 @@ func (s *Session) start(ctx context.Context) error {
 
 	nctx, cancel2 := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel2()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": []any{}})
+	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()})
 	if err != nil {
 		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
 	}
@@ -151,7 +155,10 @@ func (s *Session) fail(reason string) {
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	s.logger.Warn("session failed", "reason", reason, "stderr", tail(s.conn.Stderr(), 2048))
-	go s.conn.Stop()
+	go func() {
+		s.conn.Stop()
+		s.terms.closeAll() // the agent that used them is gone
+	}()
 }
 
 func tail(s string, n int) string {
@@ -197,6 +204,7 @@ func (s *Session) Close(reason string) {
 		if t != nil {
 			<-t.done
 		}
+		s.terms.closeAll()
 		s.mu.Lock()
 		s.status, s.statusReason = StatusClosed, reason
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusClosed, "reason": reason})

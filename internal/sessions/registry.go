@@ -107,6 +107,8 @@ type CreateOptions struct {
 	Agent            string // "" = default agent
 	Cwd              string // "" = Config.Workdir; else absolute
 	PermissionPolicy string // "" = ask
+	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
+	MCPServers []agents.MCPServer
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by
@@ -139,6 +141,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	}
 	if !validPolicy(opts.PermissionPolicy) {
 		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", ErrBadRequest, opts.PermissionPolicy, Policies)
+	}
+	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
+		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	r.mu.Lock()
