@@ -96,7 +96,9 @@ func TestTerminalRunsCommandAndReportsExit(t *testing.T) {
 				Data       string
 				ExitCode   *int
 				Signal     *string
-				Update     struct{ Content []struct{ Type, TerminalID string } }
+				Update     struct {
+					Content []struct{ Type, TerminalID string }
+				}
 			}
 		}
 		_ = json.Unmarshal(f.Raw, &m)
