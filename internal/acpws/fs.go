@@ -164,8 +164,8 @@ func fsError(msg string) *acp.RequestError {
 	return acp.NewInternalError(map[string]any{"error": msg})
 }
 
-// callClient sends a request to the client and waits for its answer, at most Options.FSTimeout and no longer
-// than the socket or ctx (the agent's request) lives. The request is written after the updates s's log
+// callClient sends a request to the client and waits for its answer, at most Options.FSTimeout (except
+// terminal/wait_for_exit) and no longer than the socket or ctx (the agent's request) lives. The request is written after the updates s's log
 // holds now, as a stdio agent's request follows the updates it sent before it.
 func (c *conn) callClient(ctx context.Context, s *sessions.Session, method string, params json.RawMessage) (any, *acp.RequestError) {
 	call := &clientCall{reply: make(chan clientReply, 1)}
@@ -183,6 +183,10 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	}
 	timer := time.NewTimer(c.h.opts.FSTimeout)
 	defer timer.Stop()
+	expired := timer.C
+	if method == acp.ClientMethodTerminalWaitForExit {
+		expired = nil // a command may rightly run for long; the agent's request and the socket still bound it
+	}
 	_, head := s.Log().Bounds()
 	send := func(w *writer) error {
 		c.mu.Lock()
@@ -207,7 +211,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 		return nil, fsError("the ACP client disconnected")
 	case <-ctx.Done():
 		return nil, acp.NewRequestCancelled(nil)
-	case <-timer.C:
+	case <-expired:
 		return nil, fsError("the ACP client did not answer in time")
 	}
 	select {
@@ -218,7 +222,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	case <-ctx.Done():
 		withdraw = true
 		return nil, acp.NewRequestCancelled(nil)
-	case <-timer.C:
+	case <-expired:
 		withdraw = true
 		return nil, fsError("the ACP client did not answer in time")
 	}
