@@ -129,6 +129,28 @@ func TestTerminalRunsCommandAndReportsExit(t *testing.T) {
 	}
 }
 
+// TestTerminalEnvironment: a command gets the agents' environment allowlist (empty here: the test gateway's
+// environment is empty) plus the request's env, not the gateway process's own environment, and runs in the
+// requested directory inside the session cwd.
+func TestTerminalEnvironment(t *testing.T) {
+	if os.Getenv("HOME") == "" {
+		t.Setenv("HOME", "/nonexistent-home-for-the-test")
+	}
+	g, _ := testAgentGateway(t, "term")
+	s := g.createSession(nil)
+	sub := filepath.Join(s.Cwd, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	create := printCmd(t, "-getenv", "TERMINAL_VAR,HOME,cwd")
+	create["env"] = []map[string]string{{"name": "TERMINAL_VAR", "value": "from the request"}}
+	create["cwd"] = sub
+	r := runTerminalSteps(t, g, s.ID, create, map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	if want := "TERMINAL_VAR=from the request\nHOME=\ncwd=" + sub + "\n"; r[2].Result.Output != want {
+		t.Fatalf("environment %q, want %q", r[2].Result.Output, want)
+	}
+}
+
 // TestTerminalOutputTruncatedAtCharBoundary: output past outputByteLimit is cut from the start, at a
 // character boundary (the retained output may be a little shorter than the limit), and says truncated.
 func TestTerminalOutputTruncatedAtCharBoundary(t *testing.T) {
@@ -241,15 +263,20 @@ func TestTerminalCwdConfined(t *testing.T) {
 // exits, is killed: its process is gone.
 func TestTerminalKilledWithSession(t *testing.T) {
 	g, _ := testAgentGateway(t, "term")
-	for _, how := range []string{"close", "agent exit"} {
+	for _, how := range []string{"close", "agent exit", "shutdown"} {
 		s := g.createSession(nil)
 		r := runTerminalSteps(t, g, s.ID, printCmd(t, "-print-pid", "-sleep", "1000"), map[string]any{"op": "until", "text": "\n"})
 		pid := commandPid(t, r[1].Result.Output)
-		if how == "close" {
+		switch how {
+		case "close":
 			if code := g.do("DELETE", "/v1/sessions/"+s.ID, nil, nil); code != http.StatusNoContent {
 				t.Fatalf("delete: %d", code)
 			}
-		} else {
+		case "shutdown":
+			if err := g.stop(); err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+		default:
 			g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", map[string]string{"text": `[{"op":"exit"}]`}, nil) // the turn fails
 			g.waitStatus(t, s.ID, "failed")
 		}

@@ -354,13 +354,14 @@ func main() {
 	printPid := flag.Bool("print-pid", false, "with -print: print the pid first")
 	ignoreTerm := flag.Bool("ignore-term", false, "with -print: ignore SIGTERM")
 	exit := flag.Int("exit", 0, "with -print: the exit status")
+	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
 	flag.Parse()
 	switch {
 	case *asMCP:
 		mcpServer()
 		return
-	case *print != "" || *printPid || *ignoreTerm:
-		printer(*print, *repeat, *printErr, *printPid, *ignoreTerm, *sleep, *exit)
+	case *print != "" || *printPid || *ignoreTerm || *getenv != "":
+		printer(*print, *repeat, *printErr, *getenv, *printPid, *ignoreTerm, *sleep, *exit)
 		return
 	case *sleep > 0:
 		time.Sleep(time.Duration(*sleep) * time.Second)

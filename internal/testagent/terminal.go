@@ -104,10 +104,19 @@ func (a *agent) until(ctx context.Context, sid acp.SessionId, id, text string) (
 	}
 }
 
-// printer is the -print mode, the command the terminal tests run: it prints -print (repeated -repeat times)
-// on stdout and -stderr on stderr, its pid when -print-pid, ignores SIGTERM with -ignore-term (after saying
+// printer is the -print mode, the command the terminal tests run: it prints NAME=value for each -getenv
+// name ("cwd": its working directory), -print (repeated -repeat times) on stdout and -stderr on stderr, its pid when -print-pid, ignores SIGTERM with -ignore-term (after saying
 // "ready"), sleeps -sleep seconds and exits with -exit.
-func printer(text string, repeat int, stderr string, printPid, ignoreTerm bool, sleep, exit int) {
+func printer(text string, repeat int, stderr, getenv string, printPid, ignoreTerm bool, sleep, exit int) {
+	if getenv != "" {
+		for _, k := range strings.Split(getenv, ",") {
+			v := os.Getenv(k)
+			if k == "cwd" {
+				v, _ = os.Getwd()
+			}
+			fmt.Printf("%s=%s\n", k, v)
+		}
+	}
 	if ignoreTerm {
 		signalIgnoreTerm()
 	}
