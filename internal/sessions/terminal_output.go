@@ -9,10 +9,14 @@ import (
 // from the start at a character boundary once it grows past the limit (ACP's outputByteLimit rule).
 type terminalOutput struct {
 	limit     int
-	text      []byte // valid UTF-8, len <= limit
+	buf       []byte // valid UTF-8; what is kept is buf[start:]
+	start     int    // where the kept text begins: dropping the start moves it, compaction is amortised
 	truncated bool   // bytes were dropped from the start
 	pending   []byte // an incomplete UTF-8 sequence at the end of the last read, completed by the next
 }
+
+// text is the output kept: valid UTF-8, at most limit bytes.
+func (o *terminalOutput) text() []byte { return o.buf[o.start:] }
 
 // add takes raw bytes from the command and returns them as text (what clients are sent); invalid sequences
 // become U+FFFD, a sequence split between two reads is kept until it is complete.
@@ -39,17 +43,19 @@ func (o *terminalOutput) flush() string {
 }
 
 func (o *terminalOutput) keep(text string) {
-	o.text = append(o.text, text...)
-	if len(o.text) <= o.limit {
+	o.buf = append(o.buf, text...)
+	if len(o.buf)-o.start <= o.limit {
 		return
 	}
-	cut := len(o.text) - o.limit
-	for cut < len(o.text) && !utf8.RuneStart(o.text[cut]) {
+	cut := len(o.buf) - o.limit
+	for cut < len(o.buf) && !utf8.RuneStart(o.buf[cut]) {
 		cut++
 	}
-	n := copy(o.text, o.text[cut:])
-	o.text = o.text[:n]
-	o.truncated = true
+	o.start, o.truncated = cut, true
+	if o.start > o.limit { // the dropped bytes outweigh the kept ones: move the kept ones down once
+		n := copy(o.buf, o.buf[o.start:])
+		o.buf, o.start = o.buf[:n], 0
+	}
 }
 
 // incompleteTail returns where a trailing, still incomplete UTF-8 sequence begins (len(b) when there is none).

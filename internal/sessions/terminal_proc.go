@@ -161,5 +161,5 @@ func (t *terminal) status() (output string, truncated, exited bool, code *int, s
 		exited = true
 	default:
 	}
-	return string(t.output.text), t.output.truncated, exited, t.exitCode, t.signal
+	return string(t.output.text()), t.output.truncated, exited, t.exitCode, t.signal
 }
