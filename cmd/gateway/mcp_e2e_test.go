@@ -196,6 +196,14 @@ func TestMCPServersReachAgent(t *testing.T) {
 			t.Fatalf("malformed %v: code %q", bad, c)
 		}
 	}
+	// An agent that refuses its MCP configuration and quotes it (error data, stderr): the 502 and the log
+	// show it without the values.
+	refused := map[string]any{"type": "http", "name": "refuse-me", "url": "http://127.0.0.1:9/mcp",
+		"headers": []any{map[string]string{"name": "X-Key", "value": secretClientHeader}}}
+	code, data = r.do("POST", "/v1/sessions", map[string]any{"mcpServers": []any{refused}})
+	if code != http.StatusBadGateway || !strings.Contains(string(data), "[REDACTED]") || !strings.Contains(string(data), "refuse-me") {
+		t.Fatalf("agent refusing its MCP configuration: %d %s", code, data)
+	}
 	r.noSecrets(s.ID)
 }
 

@@ -182,3 +182,31 @@ func nameValues(raw *json.RawMessage, field string, env bool) ([]NameValue, erro
 	}
 	return out, nil
 }
+
+// minSecretBytes is the shortest env or header value treated as a secret to scrub: shorter ones would blank
+// out common words.
+const minSecretBytes = 4
+
+// MCPSecrets returns the env and header values of servers that Scrub removes from what an agent says back.
+func MCPSecrets(servers []MCPServer) []string {
+	var out []string
+	for _, m := range servers {
+		for _, nv := range append(append([]NameValue(nil), m.Env...), m.Headers...) {
+			if len(nv.Value) >= minSecretBytes {
+				out = append(out, nv.Value)
+			}
+		}
+	}
+	return out
+}
+
+// Scrub replaces every secret in text with [REDACTED] and reports whether it found one.
+func Scrub(text string, secrets []string) (string, bool) {
+	found := false
+	for _, v := range secrets {
+		if v != "" && strings.Contains(text, v) {
+			text, found = strings.ReplaceAll(text, v, "[REDACTED]"), true
+		}
+	}
+	return text, found
+}

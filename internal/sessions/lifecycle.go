@@ -19,7 +19,7 @@ func (s *Session) start(ctx context.Context) error {
 	cfg := s.reg.cfg
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()),
 	})
 	if err != nil {
 		return &AgentError{Op: "start agent", Err: err}
@@ -31,7 +31,7 @@ func (s *Session) start(ctx context.Context) error {
 			err = exited
 		}
 		conn.Stop()
-		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
+		return s.scrubMCPSecrets(&AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()

@@ -85,3 +85,15 @@ next:
 	}
 	return nil
 }
+
+// scrubMCPSecrets removes the session's MCP env and header values from an agent's failure to start: an agent
+// that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
+// client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
+func (s *Session) scrubMCPSecrets(ae *AgentError) *AgentError {
+	secrets := agents.MCPSecrets(s.mcpServers())
+	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
+	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
+		ae.Err = errors.New(msg)
+	}
+	return ae
+}

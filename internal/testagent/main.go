@@ -168,6 +168,11 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
 	}
+	if a.mode == "mcp" {
+		if err := refuseMCP(p.McpServers); err != nil {
+			return acp.NewSessionResponse{}, err
+		}
+	}
 	if a.mode == "deaf" && a.n == 1 {
 		close(a.deaf) // the answer still goes out; nothing more is read
 	}

@@ -22,7 +22,9 @@ import (
 // values are secrets; a test compares hashes), and for a stdio server the tools it lists: the agent starts
 // it with its env, speaks MCP's initialize and tools/list to it, and stops it. -mcp-caps advertises
 // mcpCapabilities (http, sse). -mcp-server makes this binary a stdio MCP server: its tools are "echo" and,
-// per environment variable whose name starts with MCP_, "env_<NAME>_<hash of the value>".
+// per environment variable whose name starts with MCP_, "env_<NAME>_<hash of the value>". A server named
+// "refuse-me" makes session/new fail, quoting the whole configuration (secrets included) in the JSON-RPC
+// error's data and on stderr, as an agent that rejects its MCP configuration might.
 
 type mcpReport struct {
 	Name    string            `json:"name"`
@@ -179,4 +181,16 @@ func mcpServer() {
 		}
 		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 	}
+}
+
+// refuseMCP is the mcp mode's session/new failure when a server is named "refuse-me": nil otherwise.
+func refuseMCP(servers []acp.McpServer) error {
+	for _, s := range servers {
+		if s.Http != nil && s.Http.Name == "refuse-me" || s.Stdio != nil && s.Stdio.Name == "refuse-me" {
+			cfg, _ := json.Marshal(servers)
+			fmt.Fprintf(os.Stderr, "testagent: bad MCP configuration %s\n", cfg)
+			return acp.NewInvalidParams(map[string]any{"mcpServers": json.RawMessage(cfg)})
+		}
+	}
+	return nil
 }
