@@ -204,6 +204,10 @@ func TestMCPServersReachAgent(t *testing.T) {
 	if code != http.StatusBadGateway || !strings.Contains(string(data), "[REDACTED]") || !strings.Contains(string(data), "refuse-me") {
 		t.Fatalf("agent refusing its MCP configuration: %d %s", code, data)
 	}
+	// It also printed it on stdout, and stderr: logged (the gateway logs both), scrubbed.
+	if logs := g.logs.String(); !strings.Contains(logs, "agent stdout line is not JSON-RPC") || !strings.Contains(logs, `line="testagent: bad MCP configuration`) {
+		t.Fatalf("the agent's stdout and stderr lines were not logged:\n%s", logs)
+	}
 	r.noSecrets(s.ID)
 }
 

@@ -173,7 +173,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		c.stdout.lines.onNoise = nh.AgentNoise
 	}
 	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
-	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep).Handler())
+	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep, opts.Secrets).Handler())
 	c.rpc.SetLogger(slog.New(c.noise))
 	close(ready)
 	return c, nil

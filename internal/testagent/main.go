@@ -169,7 +169,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
 	}
 	if a.mode == "mcp" {
-		if err := refuseMCP(p.McpServers); err != nil {
+		if err := refuseMCP(a.out, p.McpServers); err != nil {
 			return acp.NewSessionResponse{}, err
 		}
 	}

@@ -24,7 +24,7 @@ import (
 // mcpCapabilities (http, sse). -mcp-server makes this binary a stdio MCP server: its tools are "echo" and,
 // per environment variable whose name starts with MCP_, "env_<NAME>_<hash of the value>". A server named
 // "refuse-me" makes session/new fail, quoting the whole configuration (secrets included) in the JSON-RPC
-// error's data and on stderr, as an agent that rejects its MCP configuration might.
+// error's data, on stderr and in a non-JSON line on stdout, as an agent that rejects its MCP configuration might.
 
 type mcpReport struct {
 	Name    string            `json:"name"`
@@ -184,11 +184,12 @@ func mcpServer() {
 }
 
 // refuseMCP is the mcp mode's session/new failure when a server is named "refuse-me": nil otherwise.
-func refuseMCP(servers []acp.McpServer) error {
+func refuseMCP(out io.Writer, servers []acp.McpServer) error {
 	for _, s := range servers {
 		if s.Http != nil && s.Http.Name == "refuse-me" || s.Stdio != nil && s.Stdio.Name == "refuse-me" {
 			cfg, _ := json.Marshal(servers)
 			fmt.Fprintf(os.Stderr, "testagent: bad MCP configuration %s\n", cfg)
+			fmt.Fprintf(out, "bad MCP configuration %s\n", cfg) // not JSON-RPC: a diagnostic line on stdout
 			return acp.NewInvalidParams(map[string]any{"mcpServers": json.RawMessage(cfg)})
 		}
 	}
