@@ -74,6 +74,8 @@ type config struct {
 	trustedUserHeader string
 	trustedProxies    string
 	maxPerUser        int
+	allowClientMCP    bool
+	maxTerminals      int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -146,6 +148,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 0, "most sessions one principal of role user has at once (0 = unlimited)")
 	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
+	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
+	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.Usage = usage(fs)
@@ -209,6 +213,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 			state = os.TempDir()
 		}
 		c.homeRoot = filepath.Join(state, "acp-gateway", "homes")
+	}
+	if c.maxTerminals < 1 {
+		return nil, fmt.Errorf("--max-terminals-per-session must be at least 1, got %d", c.maxTerminals)
 	}
 	if c.maxInboundBytes < c.wsMaxFrame {
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)

@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
 		MaxSessionsPerUser:  cfg.maxPerUser,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
+		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
 	}, specs, cfg.defaultAgent)
 	if err != nil {
 		return err

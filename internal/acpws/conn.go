@@ -33,6 +33,7 @@ type conn struct {
 	ownTurns map[string]struct{}      // Guarded by mu; running turns this socket prompted.
 	answered map[string]struct{}      // Guarded by mu; permission ids this socket answered (bounded).
 	fs       fsCaps                   // Guarded by mu; what the client advertised in initialize.
+	terminal bool                     // Guarded by mu; the client advertised clientCapabilities.terminal.
 	calls    map[uint64]*clientCall   // Guarded by mu; requests sent to the client (fs/*), by the id minted.
 	nextCall uint64                   // Guarded by mu; the last id minted.
 }

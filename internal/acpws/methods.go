@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
@@ -107,7 +108,9 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "Invalid params: " + pe.msg, nil
 	case errors.Is(err, sessions.ErrTurnRunning):
 		return codeInvalidParams, "a turn is already running", nil
-	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd):
+	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
+		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
+		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed):
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil
@@ -154,18 +157,23 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 	}
 	var client struct {
 		ClientCapabilities struct {
-			Fs fsCaps `json:"fs"`
+			Fs       fsCaps `json:"fs"`
+			Terminal bool   `json:"terminal"`
 		} `json:"clientCapabilities"`
 	}
 	_ = json.Unmarshal(params, &client) // best effort: what is not `true` is not advertised
 	c.mu.Lock()
-	c.fs = client.ClientCapabilities.Fs
+	c.fs, c.terminal = client.ClientCapabilities.Fs, client.ClientCapabilities.Terminal
 	c.mu.Unlock()
 	// The agent's own answer, probing it first when the gateway has not heard one yet (bounded by the start
 	// timeout); without it the gateway answers for itself.
 	known, ok := c.h.reg.AgentInit(ctx, c.agent)
 	var agentCaps struct {
 		PromptCapabilities json.RawMessage `json:"promptCapabilities"`
+		MCP                struct {
+			HTTP bool `json:"http"`
+			SSE  bool `json:"sse"`
+		} `json:"mcpCapabilities"`
 	}
 	if ok {
 		_ = json.Unmarshal(known.Capabilities, &agentCaps)
@@ -192,7 +200,7 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 		"agentCapabilities": map[string]any{
 			"loadSession":         true,
 			"promptCapabilities":  prompt,
-			"mcpCapabilities":     map[string]any{},
+			"mcpCapabilities":     map[string]any{"http": agentCaps.MCP.HTTP, "sse": agentCaps.MCP.SSE},
 			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
 			"_meta":               map[string]any{"gateway": gw},
 		},
@@ -252,15 +260,13 @@ func checkCwd(cwd *string, required bool) error {
 	return nil
 }
 
-func checkMcpServers(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+// parseMcpServers reads a client's mcpServers (ACP's shape); absent or null is none.
+func parseMcpServers(raw json.RawMessage) ([]agents.MCPServer, error) {
+	list, err := agents.ParseMCPServers(raw)
+	if err != nil {
+		return nil, badParams("%s", err.Error())
 	}
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil {
-		return badParams("mcpServers must be an array")
-	}
-	return nil
+	return list, nil
 }
 
 func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
@@ -274,8 +280,9 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		return
 	}
 	err := checkCwd(p.Cwd, true)
+	var mcp []agents.MCPServer
 	if err == nil {
-		err = checkMcpServers(p.McpServers)
+		mcp, err = parseMcpServers(p.McpServers)
 	}
 	if err != nil {
 		c.fail(id, err)
@@ -287,7 +294,7 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		} `json:"gateway"`
 	}
 	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
-	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx)})
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp})
 	if err != nil {
 		c.fail(id, err)
 		return
@@ -324,8 +331,9 @@ func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *se
 	if err == nil {
 		err = checkCwd(p.Cwd, false)
 	}
+	var mcp []agents.MCPServer
 	if err == nil {
-		err = checkMcpServers(p.McpServers)
+		mcp, err = parseMcpServers(p.McpServers)
 	}
 	if err != nil {
 		c.fail(id, err)
@@ -334,6 +342,10 @@ func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *se
 	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
 		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		return nil
+	}
+	if err := s.CheckAttachMCP(mcp); err != nil {
+		c.fail(id, err)
 		return nil
 	}
 	return s

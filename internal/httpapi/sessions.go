@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/go-chi/chi/v5"
@@ -22,9 +23,10 @@ func (s *Server) session(r *http.Request) (*sessions.Session, error) {
 }
 
 type createRequest struct {
-	Agent            string `json:"agent"`
-	Cwd              string `json:"cwd"`
-	PermissionPolicy string `json:"permissionPolicy"`
+	Agent            string          `json:"agent"`
+	Cwd              string          `json:"cwd"`
+	PermissionPolicy string          `json:"permissionPolicy"`
+	MCPServers       json.RawMessage `json:"mcpServers"` // ACP's McpServer array; agents.ParseMCPServers
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
@@ -35,7 +37,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context())})
+	mcp, err := agents.ParseMCPServers(req.MCPServers)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp})
 	if err != nil {
 		return s.hideStartFailure(r, req.Agent, err)
 	}

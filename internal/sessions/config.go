@@ -46,6 +46,12 @@ type Config struct {
 	DetachIdle bool
 	// DetachOnShutdown makes Shutdown end sessions detached instead of closed. Store modes set it.
 	DetachOnShutdown bool
+	// AllowClientMCPStdio lets clients add stdio MCP servers to their sessions: a client-chosen command run
+	// on the gateway's host. Off by default (mcp.go).
+	AllowClientMCPStdio bool
+	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
+	// 0 = 8.
+	MaxTerminalsPerSession int
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than
@@ -67,6 +73,9 @@ func (c Config) withDefaults() Config {
 	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes
+	}
+	if c.MaxTerminalsPerSession <= 0 {
+		c.MaxTerminalsPerSession = 8
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -84,6 +84,7 @@ func (s *Session) detach(reason string) bool {
 	if t != nil {
 		<-t.done
 	}
+	s.terms.killAll() // the agent that used them is gone
 	s.mu.Lock()
 	s.stopping = false
 	if s.closing {
@@ -161,7 +162,7 @@ func (s *Session) reattach() error {
 	s.setSwallowing(true)
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
-	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": []any{}})
+	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": s.mcpServers()})
 	if err != nil {
 		err = fail(method, callError(lctx, err, cfg.StartTimeout))
 		conn.DrainUpdates() // a replay read before the failure is dropped too

@@ -112,6 +112,8 @@ type CreateOptions struct {
 	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
 	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
 	Owner principal.Principal
+	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
+	MCPServers []agents.MCPServer
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by
@@ -144,6 +146,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	}
 	if !validPolicy(opts.PermissionPolicy) {
 		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", ErrBadRequest, opts.PermissionPolicy, Policies)
+	}
+	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
+		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	r.mu.Lock()

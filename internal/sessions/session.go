@@ -44,6 +44,8 @@ type Session struct {
 	shares    shareSet            // who the owner shared it with (share.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
+	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
+	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
 	log       *Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
@@ -107,6 +109,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		Owner:      opts.Owner,
 		reg:        r,
 		spec:       spec,
+		clientMCP:  opts.MCPServers,
 		log:        NewLog(r.cfg.Log),
 		closed:     make(chan struct{}),
 		status:     StatusStarting,
@@ -115,6 +118,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		resolved:   map[string]struct{}{},
 	}
 	s.root, _ = os.OpenRoot(opts.Cwd)
+	s.terms = newTerminals(s)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,
