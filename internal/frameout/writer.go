@@ -46,7 +46,7 @@ func Start(ctx context.Context, timeout time.Duration, face *metrics.Face, abort
 	w := &Writer{ctx: ctx, timeout: timeout, abort: abort, face: face}
 	w.dog = time.AfterFunc(time.Hour, w.watch) // armed below, once w.dog is set for watch to re-arm
 	w.dog.Reset(timeout / 2)
-	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }) })
+	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }, nil) })
 	return w
 }
 
@@ -112,7 +112,8 @@ func (w *Writer) run(write func() error) error {
 func (w *Writer) writing() bool { return w.done.Load() != w.started.Load() }
 
 // abortIf aborts the connection when stuck() holds, unless the writer is stopped or an abort already runs.
-func (w *Writer) abortIf(stuck func() bool) bool {
+// before (if set) runs first, so what it records is there by the time the failed write returns.
+func (w *Writer) abortIf(stuck func() bool, before func()) bool {
 	w.mu.Lock()
 	if w.stopped || w.aborting != nil || !stuck() {
 		w.mu.Unlock()
@@ -121,6 +122,9 @@ func (w *Writer) abortIf(stuck func() bool) bool {
 	done := make(chan struct{})
 	w.aborting = done
 	w.mu.Unlock()
+	if before != nil {
+		before()
+	}
 	w.abort()
 	w.mu.Lock()
 	w.aborting = nil
@@ -132,9 +136,10 @@ func (w *Writer) abortIf(stuck func() bool) bool {
 // watch is the write watchdog (see Writer).
 func (w *Writer) watch() {
 	started := w.started.Load()
-	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }) {
-		w.face.Evicted() // a client that stopped reading is as evicted as one that lagged too far
-		return           // the write fails and the writer ends the connection
+	// A client that stopped reading is as evicted as one that lagged too far; counted before the abort, so
+	// the eviction is on record once the write fails.
+	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }, w.face.Evicted) {
+		return // the write fails and the writer ends the connection
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
