@@ -49,6 +49,9 @@ type Session struct {
 	epochs []EpochStart
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
+	// beforeAttach is a test hook: a re-attach calls it (when set) once its agent is up or failed, right
+	// before it takes mu to make the agent the session's.
+	beforeAttach func()
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
@@ -79,7 +82,6 @@ type Session struct {
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
 	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
 	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
-	swallowing    bool                   // Guarded by mu; session/update is dropped: the agent replays what the log has.
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
@@ -138,9 +140,6 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg.cfg.Metrics.UpdateIn()
-	if s.swallowing {
-		return // the agent's replay of a loaded session: the log already has it
-	}
 	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).

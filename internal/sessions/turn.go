@@ -81,6 +81,14 @@ func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
 // first re-attaches its agent (reattach.go) and returns once the turn has started.
 func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
+	return s.PromptContext(context.Background(), blocks, "")
+}
+
+// PromptContext is Prompt for a face whose client may go away: when ctx ends while the prompt re-attaches
+// the session, no turn starts (the session stays detached) and the error is ctx's cause. A turnID other than
+// "" is the new turn's id, so a face can know the turn's frames as its own before they are logged without
+// holding a lock across the re-attach.
+func (s *Session) PromptContext(ctx context.Context, blocks []json.RawMessage, turnID string) (*Turn, error) {
 	s.mu.Lock()
 	switch s.status {
 	case StatusStarting:
@@ -100,18 +108,22 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
 	case StatusDetached:
-		return s.reattachAndPrompt(blocks) // unlocks mu
+		return s.reattachAndPrompt(ctx, blocks, turnID) // unlocks mu
 	}
 	if s.stopping {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	return s.beginTurnLocked(blocks), nil // unlocks mu
+	return s.beginTurnLocked(blocks, turnID), nil // unlocks mu
 }
 
-// beginTurnLocked starts a turn on the idle session: the caller holds mu, which it releases.
-func (s *Session) beginTurnLocked(blocks []json.RawMessage) *Turn {
-	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+// beginTurnLocked starts a turn (its id turnID, or a new one when "") on the idle session: the caller holds
+// mu, which it releases.
+func (s *Session) beginTurnLocked(blocks []json.RawMessage, turnID string) *Turn {
+	if turnID == "" {
+		turnID = uuid.NewString()
+	}
+	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).

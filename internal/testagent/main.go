@@ -38,7 +38,8 @@
 // (a user_message_chunk, an agent_message_chunk and a completed tool_call) as session/update notifications
 // before it answers, the way real agents replay their history; session/resume replays nothing. Both answer
 // with one mode, "loaded", so a test sees modes come from their answer. -fail-load makes both answer a
-// JSON-RPC error instead (after the replay).
+// JSON-RPC error instead (after the replay). -after-load writes an available_commands_update (command
+// "after-load") right behind the session/load answer, with nothing between them on the wire.
 //
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
@@ -59,6 +60,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -80,12 +82,27 @@ import (
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// tail is written right behind the next message that contains tailAfter (-after-load), in the same
+	// critical section, so nothing comes between them on the wire. Guarded by mu.
+	tail, tailAfter []byte
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err == nil && l.tail != nil && bytes.Contains(p, l.tailAfter) {
+		_, err = l.w.Write(l.tail)
+		l.tail, l.tailAfter = nil, nil
+	}
+	return n, err
+}
+
+// writeAfter makes line follow the next message that contains marker.
+func (l *lockedWriter) writeAfter(marker, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tail, l.tailAfter = []byte(line+"\n"), []byte(marker)
 }
 
 type agent struct {
@@ -97,6 +114,7 @@ type agent struct {
 	noLoad     bool   // -no-load
 	resumeOnly bool   // -resume-only
 	failLoad   bool   // -fail-load
+	afterLoad  bool   // -after-load
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
 	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -191,6 +209,9 @@ func loadedModes() *acp.SessionModeState {
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
+	if a.afterLoad {
+		a.out.writeAfter(`"currentModeId":"loaded"`, afterLoadUpdate(sid))
+	}
 	replay := []acp.SessionUpdate{
 		acp.UpdateUserMessageText("earlier prompt"),
 		acp.UpdateAgentMessageText("earlier answer of " + string(sid)),
@@ -205,6 +226,13 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(sid)})
 	}
 	return acp.LoadSessionResponse{Modes: loadedModes()}, nil
+}
+
+// afterLoadUpdate is the -after-load notification: an available_commands_update, as real agents send one
+// as soon as a session is loaded.
+func afterLoadUpdate(sid acp.SessionId) string {
+	return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + string(sid) +
+		`","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"after-load","description":"sent right behind the load answer"}]}}}`
 }
 
 // ResumeSession implements acp.Agent: it answers without a replay.
@@ -388,6 +416,7 @@ func main() {
 	noLoad := flag.Bool("no-load", false, "advertise no loadSession")
 	resumeOnly := flag.Bool("resume-only", false, "advertise sessionCapabilities.resume instead of loadSession")
 	failLoad := flag.Bool("fail-load", false, "answer session/load and session/resume with a JSON-RPC error")
+	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	flag.Parse()
 	switch {
 	case *sleep > 0:
@@ -413,7 +442,7 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, afterLoad: *afterLoad}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
