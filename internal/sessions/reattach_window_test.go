@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -35,4 +36,54 @@ func TestReattachKeepsUpdateBehindLoadAnswer(t *testing.T) {
 			t.Fatalf("after %d re-attaches the log holds %d updates sent behind the load answer, want %d", round+1, n, round+1)
 		}
 	}
+}
+
+// TestShutdownDuringReattach: a shutdown that comes while a prompt re-attaches the session (its agent has
+// just loaded it) finds the session starting, so its detach passes it by; the re-attach must then not make
+// the agent the session's and start the turn: the prompt fails ErrShuttingDown, the agent is stopped and the
+// session stays detached (goleak and the status check catch an agent left running past Shutdown).
+func TestShutdownDuringReattach(t *testing.T) {
+	r := taRegistry(t, Config{DetachOnShutdown: true})
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.detach("test") {
+		t.Fatal("detach refused")
+	}
+	before := dlLog(t, s)
+	s.beforeAttach = func() { shutdown(t, r) }
+	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrShuttingDown) {
+		t.Fatalf("prompt re-attaching across a shutdown: %v, want ErrShuttingDown", err)
+	}
+	checkDetached(t, r, s, "test")
+	if after := dlLog(t, s); len(after) != len(before) {
+		t.Errorf("the abandoned re-attach changed the log: %d frames, was %d: %s", len(after), len(before), after[len(after)-1].Raw)
+	}
+}
+
+// TestReattachClientGone: the prompting client going away while its prompt re-attaches the session (here
+// right after the agent loaded it) starts no turn: the prompt fails with the context's cause, the agent is
+// stopped, the session stays detached with its log as it was, and the next prompt re-attaches it.
+func TestReattachClientGone(t *testing.T) {
+	r := taRegistry(t, Config{})
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.detach("test") {
+		t.Fatal("detach refused")
+	}
+	before := dlLog(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.beforeAttach = cancel
+	if _, err := s.PromptContext(ctx, dlPrompt("1 1"), ""); !errors.Is(err, context.Canceled) {
+		t.Fatalf("prompt whose client went away: %v, want context.Canceled", err)
+	}
+	s.beforeAttach = nil
+	checkDetached(t, r, s, "test")
+	if after := dlLog(t, s); len(after) != len(before) {
+		t.Errorf("the abandoned re-attach changed the log: %d frames, was %d", len(after), len(before))
+	}
+	taTurn(t, s, "1 1")
 }
