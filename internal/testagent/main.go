@@ -39,7 +39,8 @@
 // before it answers, the way real agents replay their history; session/resume replays nothing. Both answer
 // with one mode, "loaded", so a test sees modes come from their answer. -fail-load makes both answer a
 // JSON-RPC error instead (after the replay). -after-load writes an available_commands_update (command
-// "after-load") right behind the session/load answer, with nothing between them on the wire.
+// "after-load") right behind the session/load answer, with nothing between them on the wire. -load-gate
+// PATH makes session/load first read PATH, a FIFO: it waits until the test opens the FIFO for writing.
 //
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
@@ -115,6 +116,7 @@ type agent struct {
 	resumeOnly bool   // -resume-only
 	failLoad   bool   // -fail-load
 	afterLoad  bool   // -after-load
+	loadGate   string // -load-gate
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
 	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -209,6 +211,9 @@ func loadedModes() *acp.SessionModeState {
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
+	if a.loadGate != "" {
+		_, _ = os.ReadFile(a.loadGate) // a FIFO: blocks until the test opens it for writing and closes it
+	}
 	if a.afterLoad {
 		a.out.writeAfter(`"currentModeId":"loaded"`, afterLoadUpdate(sid))
 	}
@@ -417,6 +422,7 @@ func main() {
 	resumeOnly := flag.Bool("resume-only", false, "advertise sessionCapabilities.resume instead of loadSession")
 	failLoad := flag.Bool("fail-load", false, "answer session/load and session/resume with a JSON-RPC error")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
+	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
 	flag.Parse()
 	switch {
 	case *sleep > 0:
@@ -442,7 +448,7 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, afterLoad: *afterLoad}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, afterLoad: *afterLoad, loadGate: *loadGate}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
