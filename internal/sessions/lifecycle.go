@@ -35,9 +35,13 @@ func (s *Session) start(ctx context.Context) error {
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
 		return fail("session/new", errors.New("malformed response: no sessionId"))
 	}
+	if h := s.reg.beforeAttach; h != nil {
+		h(s)
+	}
 	s.mu.Lock()
-	if s.closing {
-		// Closed (gateway shutdown) while starting: Close found no agent to stop, so stop it here.
+	if s.closing || s.reg.stopping.Err() != nil {
+		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
+		// saw the session starting and left it alone, so stop it here.
 		s.mu.Unlock()
 		conn.Stop()
 		return ErrClosed

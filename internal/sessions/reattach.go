@@ -120,8 +120,8 @@ func (s *Session) reattachAndPrompt(ctx context.Context, blocks []json.RawMessag
 		lr, err = s.reattach(ctx)
 		s.reg.starting.Done()
 	}
-	if s.beforeAttach != nil {
-		s.beforeAttach()
+	if h := s.reg.beforeAttach; h != nil {
+		h(s)
 	}
 	s.mu.Lock()
 	s.reattaching = false

@@ -52,7 +52,7 @@ func TestShutdownDuringReattach(t *testing.T) {
 		t.Fatal("detach refused")
 	}
 	before := dlLog(t, s)
-	s.beforeAttach = func() { shutdown(t, r) }
+	r.beforeAttach = func(*Session) { shutdown(t, r) }
 	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrShuttingDown) {
 		t.Fatalf("prompt re-attaching across a shutdown: %v, want ErrShuttingDown", err)
 	}
@@ -76,14 +76,43 @@ func TestReattachClientGone(t *testing.T) {
 	}
 	before := dlLog(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.beforeAttach = cancel
+	r.beforeAttach = func(*Session) { cancel() }
 	if _, err := s.PromptContext(ctx, dlPrompt("1 1"), ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("prompt whose client went away: %v, want context.Canceled", err)
 	}
-	s.beforeAttach = nil
+	r.beforeAttach = nil
 	checkDetached(t, r, s, "test")
 	if after := dlLog(t, s); len(after) != len(before) {
 		t.Errorf("the abandoned re-attach changed the log: %d frames, was %d", len(after), len(before))
 	}
 	taTurn(t, s, "1 1")
+}
+
+// TestShutdownDuringCreate: with DetachOnShutdown, a shutdown that comes as a new session's agent has just
+// answered session/new finds the session starting, so its detach passes it by; Create must then stop that
+// agent and fail ErrShuttingDown rather than hand out a session whose agent outlives Shutdown.
+func TestShutdownDuringCreate(t *testing.T) {
+	r := taRegistry(t, Config{DetachOnShutdown: true})
+	var started *Session
+	r.beforeAttach = func(s *Session) {
+		started = s
+		// What Shutdown does before it waits for the starts: refuse, cut starts short, detach each session.
+		r.mu.Lock()
+		r.closing = true
+		r.mu.Unlock()
+		r.stopStarts()
+		if s.detach(shutdownReason) {
+			t.Error("detached a session that is still starting")
+		}
+	}
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if !errors.Is(err, ErrShuttingDown) {
+		t.Fatalf("create across a shutdown: %v (session %v), want ErrShuttingDown", err, s != nil)
+	}
+	if started == nil {
+		t.Fatal("the hook did not run")
+	}
+	if _, err := r.Get(started.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the failed create left its session listed: %v", err)
+	}
 }

@@ -49,9 +49,6 @@ type Session struct {
 	epochs []EpochStart
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
-	// beforeAttach is a test hook: a re-attach calls it (when set) once its agent is up or failed, right
-	// before it takes mu to make the agent the session's.
-	beforeAttach func()
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
