@@ -57,11 +57,21 @@ func (s *Session) Resumability() Resumability {
 // was detached (false: it was not attached, or Close or another detach got there first).
 func (s *Session) detach(reason string) bool {
 	s.mu.Lock()
-	if s.closing || s.stopping || (s.status != StatusIdle && s.status != StatusRunning) {
+	if s.stopping {
+		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
+		// gone and the status frame is logged (before the shutdown closes the log).
+		done := s.detachDone
+		s.mu.Unlock()
+		<-done
+		return false
+	}
+	if s.closing || (s.status != StatusIdle && s.status != StatusRunning) {
 		s.mu.Unlock()
 		return false
 	}
 	s.stopping = true
+	s.detachDone = make(chan struct{})
+	defer close(s.detachDone) // read under mu only while stopping; set again only by the next detach
 	conn, t := s.conn, s.turn
 	if t != nil {
 		t.requestCancel()

@@ -116,3 +116,37 @@ func TestShutdownDuringCreate(t *testing.T) {
 		t.Errorf("the failed create left its session listed: %v", err)
 	}
 }
+
+// TestShutdownWaitsForRunningDetach: a shutdown that comes while another detach (the idle reaper's,
+// Registry.Detach) is still stopping a session's agent waits for it: when Shutdown returns the agent is gone
+// and the session's last frame says detached. Before, Shutdown's own detach gave up at once and closed the
+// log under the running one, whose status frame was then lost.
+func TestShutdownWaitsForRunningDetach(t *testing.T) {
+	r := taRegistry(t, Config{DetachOnShutdown: true}, "-mode", "stubborn")
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stubborn agent ignores session/cancel: the detach waits StopGrace before it stops the agent.
+	if _, err := s.Prompt(dlPrompt("work")); err != nil {
+		t.Fatal(err)
+	}
+	detached := make(chan error, 1)
+	go func() { detached <- r.Detach(s.ID, "test") }()
+	waitUntil(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.stopping
+	})
+	shutdown(t, r)
+	if st := s.Status(); st != StatusDetached {
+		t.Fatalf("status after Shutdown = %q, want detached", st)
+	}
+	fs := dlLog(t, s)
+	if last := fs[len(fs)-1]; last.Method != "_gateway/session_status" || last.Params.Status != "detached" {
+		t.Fatalf("last frame = %s, want session_status detached", last.Raw)
+	}
+	if err := <-detached; err != nil {
+		t.Fatalf("the first detach: %v", err)
+	}
+}

@@ -78,6 +78,7 @@ type Session struct {
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
 	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
 	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
