@@ -196,6 +196,9 @@ func (s *Session) Close(reason string) {
 		s.mu.Lock()
 		s.closing = true
 		conn := s.conn // nil while starting: start sees closing and stops the agent itself
+		if s.cancelAttach != nil {
+			s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
+		}
 		t := s.turn
 		if t != nil {
 			t.requestCancel()

@@ -122,7 +122,9 @@ func (s *Session) reattachingNow() bool {
 // releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
 // first, it is detached again, its agent stopped and its log untouched.
 func (s *Session) reattachAndPrompt(ctx context.Context, blocks []json.RawMessage, turnID string) (*Turn, error) {
-	s.status, s.reattaching = StatusStarting, true
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.status, s.reattaching, s.cancelAttach = StatusStarting, true, cancel
 	s.mu.Unlock()
 	var lr loaded
 	err := s.reg.claimAttach(s)
@@ -134,13 +136,14 @@ func (s *Session) reattachAndPrompt(ctx context.Context, blocks []json.RawMessag
 		h(s)
 	}
 	s.mu.Lock()
-	s.reattaching = false
+	s.reattaching, s.cancelAttach = false, nil
+	if s.closing {
+		err = ErrClosed // Close cut the re-attach short, or found no agent to stop
+	}
 	if err == nil {
 		// Decided under mu, where Close and Shutdown's detach look at the status: Close found no agent to
 		// stop, and a detach saw the session starting and left it alone, so nothing else stops this agent.
 		switch {
-		case s.closing:
-			err = ErrClosed
 		case s.reg.stopping.Err() != nil:
 			err = ErrShuttingDown
 		case ctx.Err() != nil:

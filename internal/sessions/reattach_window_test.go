@@ -3,8 +3,11 @@ package sessions
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReattachKeepsUpdateBehindLoadAnswer: an update the agent sends right behind its session/load answer
@@ -148,5 +151,40 @@ func TestShutdownWaitsForRunningDetach(t *testing.T) {
 	}
 	if err := <-detached; err != nil {
 		t.Fatalf("the first detach: %v", err)
+	}
+}
+
+// TestCloseDuringReattach: Close while a prompt re-attaches the session (the agent's session/load is held
+// at a gate) ends the re-attach at once: the agent is stopped and the prompt fails ErrClosed, rather than
+// both waiting for the agent's load (up to StartTimeout) after the session is gone.
+func TestCloseDuringReattach(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := taRegistry(t, Config{StartTimeout: time.Minute}, "-load-gate", gate)
+	s, err := r.Create(context.Background(), CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.detach("test") {
+		t.Fatal("detach refused")
+	}
+	prompted := make(chan error, 1)
+	go func() {
+		_, err := s.Prompt(dlPrompt("1 1"))
+		prompted <- err
+	}()
+	waitUntil(t, func() bool { return s.Status() == StatusStarting })
+	s.Close("test")
+	bound := time.NewTimer(15 * time.Second) // a bound for the failure report, not a synchronisation
+	defer bound.Stop()
+	select {
+	case err := <-prompted:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("prompt re-attaching a closed session: %v, want ErrClosed", err)
+		}
+	case <-bound.C:
+		t.Fatal("the re-attach still waits for the agent's load after Close")
 	}
 }

@@ -80,6 +80,7 @@ type Session struct {
 	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
 	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
 	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	cancelAttach  context.CancelFunc     // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
