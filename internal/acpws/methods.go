@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
 )
 
 // methodFunc handles one request on its own goroutine and queues its response.
@@ -472,21 +473,23 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 		c.fail(id, err)
 		return
 	}
-	// Mark the turn as ours before the writer can see its user_message_chunks (they are logged by Prompt).
+	// Mark the turn as ours before the writer can see its user_message_chunks (they are logged by Prompt),
+	// under an id chosen here: mu is not held across the prompt, which may re-attach the session (start its
+	// agent and load it) while the writer and this socket's other requests need mu.
+	turnID := uuid.NewString()
 	c.mu.Lock()
-	t, err := s.PromptAs(principal.From(ctx), blocks)
-	if err == nil {
-		c.ownTurns[t.ID] = struct{}{}
-	}
+	c.ownTurns[turnID] = struct{}{}
 	c.mu.Unlock()
-	if err != nil {
-		c.fail(id, err)
-		return
-	}
 	forget := func() {
 		c.mu.Lock()
-		delete(c.ownTurns, t.ID)
+		delete(c.ownTurns, turnID)
 		c.mu.Unlock()
+	}
+	t, err := s.PromptContext(ctx, principal.From(ctx), blocks, turnID)
+	if err != nil {
+		forget()
+		c.fail(id, err)
+		return
 	}
 	select {
 	case <-t.Done():

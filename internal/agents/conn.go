@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,6 +87,9 @@ type Conn struct {
 
 	mu      sync.Mutex
 	failure string // Guarded by mu; why the gateway ended the connection, "" if it did not.
+
+	// dropUpdatesThrough: session/update notifications with a seq up to it are dropped (replay.go); 0 = none.
+	dropUpdatesThrough atomic.Uint64
 
 	stopOnce sync.Once
 }
@@ -183,7 +187,9 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 		switch method {
 		case acp.ClientMethodSessionUpdate:
-			h.SessionUpdate(params)
+			if !c.dropsUpdate() {
+				h.SessionUpdate(params)
+			}
 			return nil, nil
 		case acp.ClientMethodSessionRequestPermission:
 			// Requests run on their own goroutine and can overtake the tool_call notification read before

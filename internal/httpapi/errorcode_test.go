@@ -12,9 +12,9 @@ import (
 
 // TestErrorCodesMapLikeTheOriginal: every sentinel (bare and wrapped) and agent error that crosses a process
 // as sessions.ErrorCode/ErrorMessage maps to the same problem as the original, and the sentinel's code is the
-// problem's code (no_turn_yet is REST's no_turn).
+// problem's code (no_turn_yet is REST's no_turn, session_detached its session_not_ready).
 func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
-	restCode := map[string]string{"no_turn_yet": "no_turn"}
+	restCode := map[string]string{"no_turn_yet": "no_turn", "session_detached": "session_not_ready"}
 	var errs []error
 	for _, sc := range sessions.SentinelCodes() {
 		p := toProblem(sc.Err)
@@ -45,5 +45,17 @@ func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 func TestNotResumableProblem(t *testing.T) {
 	if p := toProblem(fmt.Errorf("re-attach: %w", sessions.ErrNotResumable)); p.Status != 409 || p.Code != "session_not_resumable" {
 		t.Fatalf("ErrNotResumable maps to %d %q", p.Status, p.Code)
+	}
+}
+
+// TestDetachedErrorCodeMapsLikeTheOriginal: ErrDetached (a detached session refusing set_mode, …) is not a
+// sentinel of its own but a kind of ErrNotReady with its own problem detail; routed as a code and a message
+// it still answers as on the owner.
+func TestDetachedErrorCodeMapsLikeTheOriginal(t *testing.T) {
+	for _, err := range []error{sessions.ErrDetached, fmt.Errorf("set_mode: %w", sessions.ErrDetached)} {
+		back := sessions.ErrorFromCode(sessions.ErrorCode(err), sessions.ErrorMessage(err))
+		if got, want := toProblem(back), toProblem(err); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: after the round trip %+v, want %+v", err, got, want)
+		}
 	}
 }

@@ -139,8 +139,12 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if n := promptSize(blocks); n > limit {
 		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", fmt.Sprintf("prompt is %d bytes; the limit is %d", n, limit))
 	}
-	turn, err := sess.PromptAs(principal.From(r.Context()), blocks) // a detached session's agent is started again first
+	// A detached session's agent is started again first; a client that goes away meanwhile starts no turn.
+	turn, err := sess.PromptContext(r.Context(), principal.From(r.Context()), blocks, "")
 	if err != nil {
+		if r.Context().Err() != nil {
+			return nil // nobody is left to answer
+		}
 		return s.hideStartFailure(r, sess.Agent, err)
 	}
 	if !wait.wait {

@@ -10,7 +10,8 @@ import (
 // Stable names of the errors, so an error crosses a process boundary (a command routed to the session's
 // owner, docs/cluster.md §5) as a code and a message, and the receiving face maps it exactly as it maps the
 // owner's own error. Codes are the REST face's problem codes, except no_turn_yet (REST says no_turn for
-// both ErrNoTurn and ErrNoTurnYet, with different details).
+// both ErrNoTurn and ErrNoTurnYet, with different details) and session_detached (REST says
+// session_not_ready for both ErrDetached and ErrNotReady).
 const (
 	CodeAgentError = "agent_error" // an *AgentError; its message is the JSON of agentErrorWire
 	CodeInternal   = "internal"    // anything else; only the message survives
@@ -33,6 +34,7 @@ var sentinelCodes = []SentinelCode{
 	{"turn_running", ErrTurnRunning},
 	{"no_turn_yet", ErrNoTurnYet},
 	{"no_turn", ErrNoTurn},
+	{"session_detached", ErrDetached}, // an ErrNotReady: listed first, so it keeps its own REST detail
 	{"session_not_ready", ErrNotReady},
 	{"session_closed", ErrClosed},
 	{"session_failed", ErrFailed},

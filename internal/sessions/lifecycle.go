@@ -35,9 +35,13 @@ func (s *Session) start(ctx context.Context) error {
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
 		return fail("session/new", errors.New("malformed response: no sessionId"))
 	}
+	if h := s.reg.beforeAttach; h != nil {
+		h(s)
+	}
 	s.mu.Lock()
-	if s.closing {
-		// Closed (gateway shutdown) while starting: Close found no agent to stop, so stop it here.
+	if s.closing || s.reg.stopping.Err() != nil {
+		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
+		// saw the session starting and left it alone, so stop it here.
 		s.mu.Unlock()
 		conn.Stop()
 		return ErrClosed
@@ -199,6 +203,9 @@ func (s *Session) Close(reason string) {
 		s.mu.Lock()
 		s.closing = true
 		conn := s.conn // nil while starting: start sees closing and stops the agent itself
+		if s.cancelAttach != nil {
+			s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
+		}
 		t := s.turn
 		if t != nil {
 			t.requestCancel()

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agents"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -57,11 +58,21 @@ func (s *Session) Resumability() Resumability {
 // was detached (false: it was not attached, or Close or another detach got there first).
 func (s *Session) detach(reason string) bool {
 	s.mu.Lock()
-	if s.closing || s.stopping || (s.status != StatusIdle && s.status != StatusRunning) {
+	if s.stopping {
+		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
+		// gone and the status frame is logged (before the shutdown closes the log).
+		done := s.detachDone
+		s.mu.Unlock()
+		<-done
+		return false
+	}
+	if s.closing || (s.status != StatusIdle && s.status != StatusRunning) {
 		s.mu.Unlock()
 		return false
 	}
 	s.stopping = true
+	s.detachDone = make(chan struct{})
+	defer close(s.detachDone) // read under mu only while stopping; set again only by the next detach
 	conn, t := s.conn, s.turn
 	if t != nil {
 		t.requestCancel()
@@ -110,42 +121,74 @@ func (s *Session) reattachingNow() bool {
 }
 
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
-// releases. The session is `starting` meanwhile; on any failure it is detached again, its log untouched.
-func (s *Session) reattachAndPrompt(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
-	s.status, s.reattaching = StatusStarting, true
+// releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
+// first, it is detached again, its agent stopped and its log untouched.
+func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.status, s.reattaching, s.cancelAttach = StatusStarting, true, cancel
 	s.mu.Unlock()
+	var lr loaded
 	err := s.reg.claimAttach(s)
 	if err == nil {
-		err = s.reattach()
+		lr, err = s.reattach(ctx)
 		s.reg.starting.Done()
 	}
+	if h := s.reg.beforeAttach; h != nil {
+		h(s)
+	}
 	s.mu.Lock()
-	s.reattaching = false
-	if err != nil || s.closing {
+	s.reattaching, s.cancelAttach = false, nil
+	if s.closing {
+		err = ErrClosed // Close cut the re-attach short, or found no agent to stop
+	}
+	if err == nil {
+		// Decided under mu, where Close and Shutdown's detach look at the status: Close found no agent to
+		// stop, and a detach saw the session starting and left it alone, so nothing else stops this agent.
+		switch {
+		case s.reg.stopping.Err() != nil:
+			err = ErrShuttingDown
+		case ctx.Err() != nil:
+			err = context.Cause(ctx) // nobody waits for this turn any more
+		}
+	}
+	if err != nil {
 		if !s.closing {
 			s.status = StatusDetached
 		}
 		s.mu.Unlock()
-		s.reg.markDetached(s.ID, true)
-		if err == nil {
-			err = ErrClosed
+		if lr.conn != nil {
+			lr.conn.Stop()
 		}
+		s.reg.markDetached(s.ID, true)
 		return nil, err
 	}
+	s.conn = lr.conn
+	s.modes, s.configOptions = lr.modes, lr.configOptions
 	s.status, s.statusReason = StatusIdle, ""
-	return s.beginTurnLocked(who, blocks), nil // unlocks mu
+	go s.watchAgent(lr.conn)
+	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
+	return s.beginTurnLocked(who, blocks, turnID), nil // unlocks mu
+}
+
+// loaded is an agent that took its session back, not yet the session's.
+type loaded struct {
+	conn                 *agents.Conn
+	method               string
+	modes, configOptions json.RawMessage
 }
 
 // reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the
-// conversation is dropped: the log has it. A shutdown cuts it short.
-func (s *Session) reattach() error {
+// conversation, every session/update it sends before its answer, is dropped (the log has it); what it sends
+// after the answer is live. A shutdown or the end of ctx cuts it short.
+func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	cfg := s.reg.cfg
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.reg.stopping, cancel)()
 	conn, fail, err := s.launchAgent(ctx)
 	if err != nil {
-		return s.reattachError(err)
+		return loaded{}, s.reattachError(ctx, err)
 	}
 	s.mu.Lock()
 	canLoad, canResume, sid := s.canLoad, s.canResume, s.agentSID
@@ -157,60 +200,38 @@ func (s *Session) reattach() error {
 		method = acp.AgentMethodSessionResume
 	default:
 		conn.Stop()
-		return ErrNotResumable
+		return loaded{}, ErrNotResumable
 	}
-	s.setSwallowing(true)
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
-	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": s.mcpServers()})
+	res, err := conn.CallDroppingUpdates(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": s.mcpServers()})
 	if err != nil {
-		err = fail(method, callError(lctx, err, cfg.StartTimeout))
-		conn.DrainUpdates() // a replay read before the failure is dropped too
-		s.setSwallowing(false)
-		return s.reattachError(err)
+		return loaded{}, s.reattachError(ctx, fail(method, callError(lctx, err, cfg.StartTimeout)))
 	}
 	var lr struct {
 		Modes         json.RawMessage `json:"modes"`
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(res, &lr); err != nil {
-		err = fail(method, fmt.Errorf("malformed response: %w", err))
-		conn.DrainUpdates()
-		s.setSwallowing(false)
-		return s.reattachError(err)
+		return loaded{}, s.reattachError(ctx, fail(method, fmt.Errorf("malformed response: %w", err)))
 	}
-	s.mu.Lock()
-	s.swallowing = false
-	if s.closing {
-		// Closed while re-attaching: Close found no agent to stop, so stop it here.
-		s.mu.Unlock()
-		conn.Stop()
-		return ErrClosed
-	}
-	s.conn = conn
-	s.modes, s.configOptions = nullToNil(lr.Modes), nullToNil(lr.ConfigOptions)
-	s.mu.Unlock()
-	go s.watchAgent(conn)
-	s.logger.Info("session re-attached", "agentSession", sid, "method", method)
-	return nil
+	return loaded{conn: conn, method: method, modes: nullToNil(lr.Modes), configOptions: nullToNil(lr.ConfigOptions)}, nil
 }
 
-// reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown.
-func (s *Session) reattachError(err error) error {
+// reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown; by
+// the prompting client going away, ctx's cause.
+func (s *Session) reattachError(ctx context.Context, err error) error {
 	if s.reg.stopping.Err() != nil {
 		return ErrShuttingDown
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
 	var ae *AgentError
 	if errors.As(err, &ae) {
 		s.logger.Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
 	}
 	return err
-}
-
-func (s *Session) setSwallowing(on bool) {
-	s.mu.Lock()
-	s.swallowing = on
-	s.mu.Unlock()
 }
 
 // Detach detaches a session now, as the idle reaper does with Config.DetachIdle: its agent is stopped, its

@@ -37,6 +37,9 @@ type Registry struct {
 	defaultAgent string
 
 	probes *probeCache // what each agent answered to initialize
+	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
+	// right before it takes the session's mu to make the agent the session's.
+	beforeAttach func(*Session)
 	// stopping ends when Shutdown begins: sessions still starting stop waiting for their agent. stopStarts
 	// ends it.
 	stopping   context.Context

@@ -34,8 +34,8 @@ func (s *Session) dirViewLocked() DirView {
 // restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
 // snapshot, the turns (the running one, the latest, lastTurn, their text), the pending permission requests
 // (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log
-// last stated and the epoch chain. The session must be new (newSession) and not yet shared. A running turn's
-// cancelRequested is not logged: a restored running turn reads false.
+// last stated, the epoch chain and Epoch (its last link). The session must be new (newSession) and not yet
+// shared. A running turn's cancelRequested is not logged: a restored running turn reads false.
 func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -48,6 +48,11 @@ func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
 		if err := s.restoreFrameLocked(e.Seq, e.Frame); err != nil {
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
+	}
+	if n := len(s.epochs); n > 0 {
+		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
+		// newSession drew: clients holding it resume, and what is logged next continues it.
+		s.Epoch = s.epochs[n-1].Epoch
 	}
 	return nil
 }

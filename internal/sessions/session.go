@@ -83,8 +83,9 @@ type Session struct {
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
 	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
 	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
-	swallowing    bool                   // Guarded by mu; session/update is dropped: the agent replays what the log has.
+	cancelAttach  context.CancelFunc     // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
@@ -146,9 +147,6 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg.cfg.Metrics.UpdateIn()
-	if s.swallowing {
-		return // the agent's replay of a loaded session: the log already has it
-	}
 	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).

@@ -88,6 +88,14 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 // PromptAs is Prompt by who (a collaborator at least): `_gateway/turn_started` names them (actor) and an
 // audit line records it.
 func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
+	return s.PromptContext(context.Background(), who, blocks, "")
+}
+
+// PromptContext is PromptAs for a face whose client may go away: when ctx ends while the prompt re-attaches
+// the session, no turn starts (the session stays detached) and the error is ctx's cause. A turnID other than
+// "" is the new turn's id, so a face can know the turn's frames as its own before they are logged without
+// holding a lock across the re-attach.
+func (s *Session) PromptContext(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
 	if err := s.allow(who, AccessAct); err != nil {
 		return nil, err
 	}
@@ -110,18 +118,22 @@ func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
 	case StatusDetached:
-		return s.reattachAndPrompt(who, blocks) // unlocks mu
+		return s.reattachAndPrompt(ctx, who, blocks, turnID) // unlocks mu
 	}
 	if s.stopping {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	return s.beginTurnLocked(who, blocks), nil // unlocks mu
+	return s.beginTurnLocked(who, blocks, turnID), nil // unlocks mu
 }
 
-// beginTurnLocked starts a turn on the idle session: the caller holds mu, which it releases.
-func (s *Session) beginTurnLocked(who principal.Principal, blocks []json.RawMessage) *Turn {
-	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+// beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
+// holds mu, which it releases.
+func (s *Session) beginTurnLocked(who principal.Principal, blocks []json.RawMessage, turnID string) *Turn {
+	if turnID == "" {
+		turnID = uuid.NewString()
+	}
+	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).

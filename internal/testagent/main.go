@@ -40,7 +40,9 @@
 // (a user_message_chunk, an agent_message_chunk and a completed tool_call) as session/update notifications
 // before it answers, the way real agents replay their history; session/resume replays nothing. Both answer
 // with one mode, "loaded", so a test sees modes come from their answer. -fail-load makes both answer a
-// JSON-RPC error instead (after the replay).
+// JSON-RPC error instead (after the replay). -after-load writes an available_commands_update (command
+// "after-load") right behind the session/load answer, with nothing between them on the wire. -load-gate
+// PATH makes session/load first read PATH, a FIFO: it waits until the test opens the FIFO for writing.
 //
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
@@ -61,6 +63,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -82,12 +85,27 @@ import (
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// tail is written right behind the next message that contains tailAfter (-after-load), in the same
+	// critical section, so nothing comes between them on the wire. Guarded by mu.
+	tail, tailAfter []byte
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err == nil && l.tail != nil && bytes.Contains(p, l.tailAfter) {
+		_, err = l.w.Write(l.tail)
+		l.tail, l.tailAfter = nil, nil
+	}
+	return n, err
+}
+
+// writeAfter makes line follow the next message that contains marker.
+func (l *lockedWriter) writeAfter(marker, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tail, l.tailAfter = []byte(line+"\n"), []byte(marker)
 }
 
 type agent struct {
@@ -101,6 +119,8 @@ type agent struct {
 	failLoad   bool                              // -fail-load
 	mcpCaps    string                            // -mcp-caps
 	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new gave (mcp mode).
+	afterLoad  bool                              // -after-load
+	loadGate   string                            // -load-gate
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
 	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -205,6 +225,12 @@ func loadedModes() *acp.SessionModeState {
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
+	if a.loadGate != "" {
+		_, _ = os.ReadFile(a.loadGate) // a FIFO: blocks until the test opens it for writing and closes it
+	}
+	if a.afterLoad {
+		a.out.writeAfter(`"currentModeId":"loaded"`, afterLoadUpdate(sid))
+	}
 	replay := []acp.SessionUpdate{
 		acp.UpdateUserMessageText("earlier prompt"),
 		acp.UpdateAgentMessageText("earlier answer of " + string(sid)),
@@ -219,6 +245,13 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(sid)})
 	}
 	return acp.LoadSessionResponse{Modes: loadedModes()}, nil
+}
+
+// afterLoadUpdate is the -after-load notification: an available_commands_update, as real agents send one
+// as soon as a session is loaded.
+func afterLoadUpdate(sid acp.SessionId) string {
+	return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + string(sid) +
+		`","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"after-load","description":"sent right behind the load answer"}]}}}`
 }
 
 // ResumeSession implements acp.Agent: it answers without a replay.
@@ -415,6 +448,8 @@ func main() {
 	ignoreTerm := flag.Bool("ignore-term", false, "with -print: ignore SIGTERM")
 	exit := flag.Int("exit", 0, "with -print: the exit status")
 	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
+	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
+	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
 	flag.Parse()
 	switch {
 	case *asMCP:
@@ -446,7 +481,7 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

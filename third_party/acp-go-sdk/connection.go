@@ -40,6 +40,9 @@ type responseEnvelope struct {
 
 type pendingResponse struct {
 	ch chan responseEnvelope
+	// acp-gateway patch: told, on the reading goroutine, how many notifications preceded the response
+	// (WithResponseWatermark); nil when the caller did not ask.
+	watermark func(notificationsBefore uint64, isError bool)
 }
 
 type cancelRequestParams struct {
@@ -83,6 +86,8 @@ type Connection struct {
 	// invariant: completedNotificationSeq <= lastEnqueuedNotificationSeq.
 	lastEnqueuedNotificationSeq uint64
 	completedNotificationSeq    uint64
+	// handlingNotificationSeq is the seq of the notification being handled (acp-gateway patch).
+	handlingNotificationSeq atomic.Uint64
 
 	// notificationQueue serializes notification processing to maintain order.
 	// It is bounded to keep memory usage predictable.
@@ -485,6 +490,7 @@ func (c *Connection) shutdownReceive(cause error) {
 // It terminates when notificationQueue is closed (e.g. on disconnect in receive()).
 func (c *Connection) processNotifications() {
 	for queued := range c.notificationQueue {
+		c.handlingNotificationSeq.Store(queued.seq) // acp-gateway patch: HandlingNotification
 		c.handleInbound(c.inboundCtx, queued.msg)
 
 		c.notifyMu.Lock()
@@ -525,6 +531,9 @@ func (c *Connection) handleResponse(msg *anyMessage) {
 			panic("completed notification sequence exceeded response watermark")
 		}
 		c.notifyMu.Unlock()
+		if pr.watermark != nil {
+			pr.watermark(watermark, msg.Error != nil)
+		}
 		pr.ch <- responseEnvelope{msg: *msg, notificationWatermark: watermark}
 	}
 }
@@ -622,6 +631,7 @@ func SendRequest[T any](c *Connection, ctx context.Context, method string, param
 	}
 
 	pr := &pendingResponse{ch: make(chan responseEnvelope, 1)}
+	pr.watermark, _ = ctx.Value(responseWatermarkKey{}).(func(uint64, bool))
 	c.mu.Lock()
 	c.pending[idKey] = pr
 	c.mu.Unlock()

@@ -43,3 +43,23 @@ func (c *Connection) NotificationsRead() uint64 {
 	defer c.notifyMu.Unlock()
 	return c.lastEnqueuedNotificationSeq
 }
+
+// responseWatermarkKey keys, in a SendRequest context, the function told how many notifications preceded
+// the response.
+type responseWatermarkKey struct{}
+
+// WithResponseWatermark returns a context for SendRequest that makes it call fn with how many notifications
+// were read from the peer before the request's response (an error response too: isError), on the reading
+// goroutine, before anything read after the response is queued. A notification handler that compares
+// HandlingNotification with that number therefore knows, exactly and in wire order, whether its
+// notification came before or after the response, however late the caller of SendRequest runs. fn must not
+// block; it is not called when no response arrives.
+func WithResponseWatermark(ctx context.Context, fn func(notificationsBefore uint64, isError bool)) context.Context {
+	return context.WithValue(ctx, responseWatermarkKey{}, fn)
+}
+
+// HandlingNotification is the sequence number (1 for the first notification read from the peer) of the
+// notification whose handler is running. Only a notification handler may call it.
+func (c *Connection) HandlingNotification() uint64 {
+	return c.handlingNotificationSeq.Load()
+}
