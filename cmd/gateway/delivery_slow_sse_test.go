@@ -85,9 +85,11 @@ func (r *sseReader) last() (uint64, error) {
 // 128 KiB, and a reader starved of CPU for half the write timeout on a loaded machine was dropped), and the
 // test waits for it to read each turn before the next. Then only a write stalled by scheduling alone for half
 // the write timeout could drop it, hence a timeout of seconds: the stalled client's write still blocks during
-// the flood, so a longer timeout barely lengthens the test. No deadline spans the flood, which takes minutes
-// under load (a 120 s one once ended the reading client): each wait has its own.
+// the flood, so a longer timeout barely lengthens the test (10 s, the default: a write must have been stuck
+// for 5 s). No deadline spans the flood, which takes minutes under load (a 120 s one once ended the reading
+// client): each wait has its own.
 func TestDeliverySlowSSEClientEvicted(t *testing.T) {
+	t.Parallel() // its own gateway and sockets; nothing in it depends on how long the flood takes
 	const chunkSize = 2000
 	wmemMax := readSysctlMax(t, "/proc/sys/net/ipv4/tcp_wmem")
 	rcvbuf := min(readSysctlValue(t, "/proc/sys/net/core/rmem_max"), 4<<20)
@@ -98,7 +100,7 @@ func TestDeliverySlowSSEClientEvicted(t *testing.T) {
 	}
 	turnBytes := chunks * chunkSize
 	turns := (wmemMax+1<<20)/turnBytes + 2
-	g, _ := testAgentGateway(t, "flood", "--write-timeout", "5s", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
+	g, _ := testAgentGateway(t, "flood", "--write-timeout", "10s", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
 	s := g.createSession(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
