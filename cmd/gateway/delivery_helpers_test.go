@@ -118,7 +118,9 @@ type logEntry struct {
 }
 
 // fullLogWS reads a session's whole log on a fresh socket from after=0, up to replay_complete.
-func (g *gateway) fullLogWS(t *testing.T, id, epoch string) []logEntry { return g.logWS(t, id, epoch, 0) }
+func (g *gateway) fullLogWS(t *testing.T, id, epoch string) []logEntry {
+	return g.logWS(t, id, epoch, 0)
+}
 
 // logWS reads a session's log after seq after on a fresh socket, up to replay_complete, and checks the seqs
 // run on from after+1. Frames are not schema-checked here (a wsClient does that): this is the fast reader.
