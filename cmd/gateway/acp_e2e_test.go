@@ -116,7 +116,6 @@ func TestACPMetrics(t *testing.T) {
 // counted for the acp face. It is sized like TestDeliverySlowClientEvicted, and like it has no ping, no write
 // timeout and no deadline that a flood lasting minutes on a loaded machine could reach.
 func TestACPSlowClientEvicted(t *testing.T) {
-	t.Parallel() // its own gateway and sockets; nothing in it depends on how long the flood takes
 	const (
 		chunks    = 200
 		chunkSize = 2000

@@ -89,7 +89,6 @@ func (r *sseReader) last() (uint64, error) {
 // for 5 s). No deadline spans the flood, which takes minutes under load (a 120 s one once ended the reading
 // client): each wait has its own.
 func TestDeliverySlowSSEClientEvicted(t *testing.T) {
-	t.Parallel() // its own gateway and sockets; nothing in it depends on how long the flood takes
 	const chunkSize = 2000
 	wmemMax := readSysctlMax(t, "/proc/sys/net/ipv4/tcp_wmem")
 	rcvbuf := min(readSysctlValue(t, "/proc/sys/net/core/rmem_max"), 4<<20)

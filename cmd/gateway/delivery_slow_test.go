@@ -31,7 +31,6 @@ import (
 // the flood takes minutes (more than the default 25 s ping interval), which is how this test once failed with
 // "connection reset by peer" instead of 4001. No deadline spans the flood either: each phase has its own.
 func TestDeliverySlowClientEvicted(t *testing.T) {
-	t.Parallel() // its own gateway and sockets; nothing in it depends on how long the flood takes
 	const (
 		chunks    = 200
 		chunkSize = 2000
