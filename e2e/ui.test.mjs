@@ -708,3 +708,66 @@ test('an agent that fails to start: the error is shown and the typed prompt is k
     await broken.stop();
   }
 });
+
+// A detached session (stored, agent stopped; docs/rest.md) cannot be produced by this gateway's flags (the
+// registry's detach runs in the store modes only), so the session's REST answers and socket are crafted here:
+// the UI must badge it, keep the composer enabled, and explain a 409 session_not_resumable.
+test('a detached session: badge and tooltip, composer enabled, 409 session_not_resumable explained (crafted)', { timeout: 60000 }, async () => {
+  const page = await openPage(ctx);
+  const created = await (await fetch(gw.base + '/v1/sessions', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ permissionPolicy: 'ask' }),
+  })).json();
+  const id = created.id;
+  const detached = (s) => (s.id === id ? { ...s, status: 'detached', statusReason: 'idle' } : s);
+  await page.route(`**/v1/sessions/${id}`, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const real = await route.fetch();
+    await route.fulfill({ response: real, json: detached(await real.json()) });
+  });
+  await page.route(/\/v1\/sessions$/, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const real = await route.fetch();
+    const body = await real.json();
+    await route.fulfill({ response: real, json: { ...body, sessions: (body.sessions || []).map(detached) } });
+  });
+  await page.routeWebSocket(/\/v1\/sessions\/[^/]+\/ws/, (ws) => {
+    ws.onMessage(() => {});
+    ws.send(JSON.stringify({ jsonrpc: '2.0', method: '_gateway/replay_complete', params: { lastSeq: 0 } }));
+  });
+  const prompts = [];
+  await page.route('**/prompt', async (route) => {
+    prompts.push(route.request().postData());
+    await route.fulfill({
+      status: 409, contentType: 'application/problem+json',
+      body: JSON.stringify({ type: 'about:blank', title: 'Conflict', status: 409, code: 'session_not_resumable', detail: 'the agent can neither load nor resume sessions' }),
+    });
+  });
+
+  await page.goto(`${gw.base}/#/s/${encodeURIComponent(id)}`);
+  await waitLive(page);
+  const tip = 'agent stopped; your next prompt restarts it';
+  await page.waitForSelector('#session-status[data-status="detached"]');
+  assert.equal(await page.textContent('#session-status'), 'detached');
+  assert.equal(await page.getAttribute('#session-status', 'title'), tip);
+  const item = `.session-item[data-session-id="${id}"]`;
+  await page.waitForSelector(`${item}[data-status="detached"] .status-badge[data-status="detached"]`);
+  assert.equal(await page.getAttribute(`${item} .status-badge`, 'title'), tip);
+  assert.equal(await page.getAttribute(`${item} .session-dot`, 'data-status'), 'detached');
+  // The composer takes a prompt: it is what re-attaches the session.
+  assert.equal(await page.isDisabled('#prompt-input'), false);
+  await page.fill('#prompt-input', 'wake up');
+  assert.equal(await page.isDisabled('#send'), false);
+  await shot(page, '60-detached');
+
+  await page.press('#prompt-input', 'Enter');
+  await page.waitForSelector('#session-problem');
+  assert.match(await page.textContent('#session-problem'), /cannot be restarted/);
+  await waitText(page, '.toast', 'cannot be restarted');
+  assert.equal(prompts.length, 1);
+  assert.equal(await page.inputValue('#prompt-input'), 'wake up', 'the refused prompt is kept');
+  assert.equal(await page.getAttribute('#session-status', 'data-status'), 'detached');
+  await shot(page, '61-not-resumable');
+  assert.deepEqual(page.problems().filter((p) => !/Failed to load resource: .*status of 409/.test(p)), []);
+  await page.close();
+  await fetch(`${gw.base}/v1/sessions/${id}`, { method: 'DELETE' });
+});

@@ -13,6 +13,7 @@ import { renderLine, styleClasses } from '../web/static/js/term.js';
 import {
   attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
 } from '../web/static/js/attach.js';
+import { statusView, acceptsPrompt, promptErrorText } from '../web/static/js/status.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -373,4 +374,24 @@ test('ansi: one write of many lines never holds more than twice the scroll-back'
   assert.equal(b.dropped, 9991);
   assert.equal(b.lineText(8), 'x');
   assert.equal(b.takeDirty(), 9991, 'the first line kept is dirty');
+});
+
+test('status: detached has its own badge and tooltip, and still takes a prompt', () => {
+  const d = statusView('detached', false);
+  assert.equal(d.key, 'detached');
+  assert.equal(d.label, 'detached');
+  assert.equal(d.title, 'agent stopped; your next prompt restarts it');
+  assert.equal(acceptsPrompt('detached'), true);
+  assert.notEqual(statusView('idle', false).key, d.key);
+  assert.equal(statusView('detached', true).key, 'running'); // the re-attaching prompt's turn shows as running
+  assert.equal(statusView(undefined, false).key, 'starting');
+  for (const s of ['closed', 'failed']) assert.equal(acceptsPrompt(s), false);
+  for (const s of ['idle', 'starting', 'running']) assert.equal(acceptsPrompt(s), true);
+});
+
+test('status: a 409 session_not_resumable is explained, other refusals keep their code', () => {
+  const nr = promptErrorText({ status: 409, code: 'session_not_resumable', message: 'agent cannot load' });
+  assert.match(nr, /cannot be restarted/);
+  assert.match(nr, /start a new session/);
+  assert.equal(promptErrorText({ status: 413, code: 'prompt_too_large', message: 'too big' }), 'Could not send the prompt: too big (prompt_too_large)');
 });

@@ -113,7 +113,8 @@ func TestACPMetrics(t *testing.T) {
 
 // TestACPSlowClientEvicted: an `/acp` socket that stops reading while its session floods is closed with 4001
 // once it lags past --ws-queue-frames (the same log cursor as the session WebSocket), and the eviction is
-// counted for the acp face. It is sized like TestDeliverySlowClientEvicted.
+// counted for the acp face. It is sized like TestDeliverySlowClientEvicted, and like it has no ping, no write
+// timeout and no deadline that a flood lasting minutes on a loaded machine could reach.
 func TestACPSlowClientEvicted(t *testing.T) {
 	const (
 		chunks    = 200
@@ -122,9 +123,9 @@ func TestACPSlowClientEvicted(t *testing.T) {
 	)
 	wmemMax := readSysctlMax(t, "/proc/sys/net/ipv4/tcp_wmem")
 	turns := (wmemMax+1<<20)/(chunks*chunkSize) + 4
-	g, _ := testAgentGateway(t, "flood", "--ws-queue-frames", strconv.Itoa(queue), "--write-timeout", "60s", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
+	g, _ := testAgentGateway(t, "flood", "--ws-queue-frames", strconv.Itoa(queue), "--write-timeout", "10m", "--ws-ping-interval", "10m", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
 	s := g.createSession(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dialer := smallReceiveDialer()
 	slow, _, err := websocket.Dial(ctx, g.wsURL("/acp"), &websocket.DialOptions{
@@ -150,9 +151,12 @@ func TestACPSlowClientEvicted(t *testing.T) {
 			t.Fatalf("turn %d: %d %+v", i, code, res)
 		}
 	}
+	cancel()
+	readCtx, cancelRead := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelRead()
 	n := 0
 	for {
-		_, _, err := slow.Read(ctx)
+		_, _, err := slow.Read(readCtx)
 		if err != nil {
 			if st := websocket.CloseStatus(err); st != 4001 {
 				t.Fatalf("slow /acp client ended with %v (status %d) after %d frames, want 4001", err, st, n)

@@ -119,10 +119,16 @@ type logEntry struct {
 
 // fullLogWS reads a session's whole log on a fresh socket from after=0, up to replay_complete.
 func (g *gateway) fullLogWS(t *testing.T, id, epoch string) []logEntry {
+	return g.logWS(t, id, epoch, 0)
+}
+
+// logWS reads a session's log after seq after on a fresh socket, up to replay_complete, and checks the seqs
+// run on from after+1. Frames are not schema-checked here (a wsClient does that): this is the fast reader.
+func (g *gateway) logWS(t *testing.T, id, epoch string, after uint64) []logEntry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, g.wsURL(fmt.Sprintf("/v1/sessions/%s/ws?after=0&epoch=%s", id, epoch)), nil)
+	c, _, err := websocket.Dial(ctx, g.wsURL(fmt.Sprintf("/v1/sessions/%s/ws?after=%d&epoch=%s", id, after, epoch)), nil)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -145,8 +151,8 @@ func (g *gateway) fullLogWS(t *testing.T, id, epoch string) []logEntry {
 			t.Fatalf("full log: %s", data)
 		}
 		if seq := f.Params.Meta.Gateway.Seq; seq > 0 {
-			if seq != uint64(len(out))+1 {
-				t.Fatalf("full log: seq %d after %d frames", seq, len(out))
+			if seq != after+uint64(len(out))+1 {
+				t.Fatalf("log after %d: seq %d after %d frames", after, seq, len(out))
 			}
 			out = append(out, logEntry{seq, data})
 		}

@@ -21,11 +21,11 @@ type sseReader struct {
 	done   chan struct{}
 }
 
-func readSSE(ctx context.Context, g *gateway, id string) *sseReader {
+func readSSE(ctx context.Context, g *gateway, id string, client *http.Client) *sseReader {
 	r := &sseReader{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		err := r.read(ctx, g.base+"/v1/sessions/"+id+"/events")
+		err := r.read(ctx, client, g.base+"/v1/sessions/"+id+"/events")
 		r.mu.Lock()
 		r.err = err
 		r.mu.Unlock()
@@ -33,10 +33,10 @@ func readSSE(ctx context.Context, g *gateway, id string) *sseReader {
 	return r
 }
 
-func (r *sseReader) read(ctx context.Context, url string) error {
+func (r *sseReader) read(ctx context.Context, client *http.Client, url string) error {
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -79,22 +79,36 @@ func (r *sseReader) last() (uint64, error) {
 //
 // The stalled client's receive buffer is pinned small and the flood is larger than the server's largest send
 // buffer (tcp_wmem max), so its writer must block on a full socket; nothing else would ever end that write.
+//
+// The watchdog bounds every write of the stream, the reading client's too, so the reading client must never
+// make a write wait: its receive buffer is pinned large enough for a whole turn (autotuning starts it at
+// 128 KiB, and a reader starved of CPU for half the write timeout on a loaded machine was dropped), and the
+// test waits for it to read each turn before the next. Then only a write stalled by scheduling alone for half
+// the write timeout could drop it, hence a timeout of seconds: the stalled client's write still blocks during
+// the flood, so a longer timeout barely lengthens the test (10 s, the default: a write must have been stuck
+// for 5 s). No deadline spans the flood, which takes minutes under load (a 120 s one once ended the reading
+// client): each wait has its own.
 func TestDeliverySlowSSEClientEvicted(t *testing.T) {
-	const (
-		chunks    = 200
-		chunkSize = 2000
-	)
+	const chunkSize = 2000
 	wmemMax := readSysctlMax(t, "/proc/sys/net/ipv4/tcp_wmem")
+	rcvbuf := min(readSysctlValue(t, "/proc/sys/net/core/rmem_max"), 4<<20)
+	// A turn's event stream (about 2.3 KB a chunk) fits in a quarter of the reading client's receive buffer.
+	chunks := min(200, rcvbuf/4/(chunkSize+300))
+	if chunks < 10 {
+		t.Skipf("net.core.rmem_max %d is too small to pin a reading client's buffer", rcvbuf)
+	}
 	turnBytes := chunks * chunkSize
 	turns := (wmemMax+1<<20)/turnBytes + 2
-	g, _ := testAgentGateway(t, "flood", "--write-timeout", "1s", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
+	g, _ := testAgentGateway(t, "flood", "--write-timeout", "10s", "--log-max-frames", "1000000", "--log-max-bytes", "4294967296")
 	s := g.createSession(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	dialCtx, cancelDial := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelDial()
 
 	// The stalled client: a small receive buffer; reads up to replay_complete, then never again.
 	dialer := smallReceiveDialer()
-	stalled, err := dialer.DialContext(ctx, "tcp", strings.TrimPrefix(g.base, "http://"))
+	stalled, err := dialer.DialContext(dialCtx, "tcp", strings.TrimPrefix(g.base, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +125,9 @@ func TestDeliverySlowSSEClientEvicted(t *testing.T) {
 		}
 	}
 
-	reader := readSSE(ctx, g, s.ID)
+	bigReceive := &http.Transport{DialContext: receiveBufferDialer(rcvbuf).DialContext}
+	defer bigReceive.CloseIdleConnections()
+	reader := readSSE(ctx, g, s.ID, &http.Client{Transport: contractTransport{next: bigReceive}})
 	clients := func() int {
 		var v struct{ Clients int }
 		g.do("GET", "/v1/sessions/"+s.ID, nil, &v)
@@ -155,7 +171,7 @@ func TestDeliverySlowSSEClientEvicted(t *testing.T) {
 	if last, err := reader.last(); err != nil || last != head {
 		t.Fatalf("reading client at seq %d of %d (err %v)", last, head, err)
 	}
-	full, _ := g.walkPages(t, s.ID, 1000) // pages: a socket reader would meet this test's 1 s write watchdog on a loaded machine
+	full, _ := g.walkPages(t, s.ID, 1000) // pages: a socket reader with autotuned buffers could meet the write watchdog
 	reader.mu.Lock()
 	got := reader.frames
 	reader.mu.Unlock()

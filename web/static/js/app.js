@@ -8,6 +8,7 @@ import { Ticker, fmtElapsed } from './elapsed.js';
 import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
+import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -207,16 +208,18 @@ function renderSessions() {
       pending = state.cur.pending.size;
       running = state.cur.turn.running;
     }
+    const view = statusView(status, running);
     const a = h('a.session-item', {
       href: '#/s/' + encodeURIComponent(s.id),
       dataset: { sessionId: s.id, status: status || '' },
       'aria-current': s.id === curId ? 'page' : null,
       on: { click: () => { if (isNarrow()) setSidebar(false); } },
     },
-    h('span.session-dot', { dataset: { status: running ? 'running' : status || '' }, 'aria-hidden': 'true' }),
+    h('span.session-dot', { dataset: { status: view.key }, title: view.title || null, 'aria-hidden': 'true' }),
     h('span.session-item-main',
       h('span.session-item-title', sessionTitle(s)),
-      h('span.session-item-meta', `${running ? 'running' : status || ''} · ${baseName(s.cwd)} · ${fmtTime(s.createdAt)}`)),
+      h('span.session-item-meta', view.key === 'detached' ? h('span.status-badge', { dataset: { status: 'detached' }, title: view.title }, view.label) : view.label,
+        ` · ${baseName(s.cwd)} · ${fmtTime(s.createdAt)}`)),
     pending ? h('span.badge.badge-warn', { title: `${pending} permission request(s) waiting`, 'aria-label': `${pending} pending permission requests` }, String(pending)) : null);
     els.sessionList.appendChild(h('li', a));
   }
@@ -388,6 +391,7 @@ class Current {
     this.session = null;
     this.status = null;
     this.statusReason = null;
+    this.notResumable = null; // why a prompt to this detached session was refused (409 session_not_resumable)
     this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
     this.answered = new Set(); // permission ids answered from this page
@@ -556,6 +560,7 @@ class Current {
       case '_gateway/session_status':
         this.status = p.status || this.status;
         this.statusReason = p.reason || null;
+        if (this.status !== 'detached') this.notResumable = null;
         if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
         break;
@@ -692,7 +697,7 @@ class Current {
   }
 
   get usable() {
-    return this.status !== 'closed' && this.status !== 'failed';
+    return acceptsPrompt(this.status);
   }
 }
 
@@ -743,12 +748,13 @@ function renderHeader() {
   }
   const s = cur.session || { id: cur.id };
   els.title.textContent = sessionTitle(s);
-  const status = cur.turn.running && cur.usable ? 'running' : cur.status || 'starting';
-  els.meta.appendChild(h('span.status-chip', { dataset: { status }, id: 'session-status' }, status));
+  const view = statusView(cur.status, cur.turn.running && cur.usable);
+  els.meta.appendChild(h('span.status-chip', { dataset: { status: view.key }, id: 'session-status', title: view.title || null }, view.label));
   if (s.agent) els.meta.appendChild(h('span.meta-item', icon('bot'), s.agent));
   if (s.cwd) els.meta.appendChild(h('span.meta-item', { title: s.cwd }, icon('folder'), h('code', s.cwd)));
   if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
   if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
+  if (cur.notResumable && cur.status === 'detached') els.meta.appendChild(h('span.meta-item.meta-problem', { id: 'session-problem', role: 'alert' }, cur.notResumable));
 }
 
 function renderSelectors() {
@@ -1050,7 +1056,12 @@ async function submitPrompt(cur, text) {
   } catch (err) {
     sending = false;
     if (state.cur === cur && !els.input.value) els.input.value = text;
-    toast('Could not send the prompt: ' + errorText(err), 'error');
+    // A detached session whose agent cannot come back refuses every prompt: say so in the header too.
+    if (err instanceof ApiError && err.code === 'session_not_resumable') {
+      cur.notResumable = promptErrorText(err);
+      if (state.cur === cur) renderHeader();
+    }
+    toast(promptErrorText(err), 'error', 12000);
   }
   if (state.cur === cur) renderComposer();
 }
