@@ -10,7 +10,7 @@ import (
 // the session's frames in log order: every seq at most once, in one epoch chain, with gaps where frames are
 // missing for good. Feed, hydration and the takeover writer all read through it.
 type folder struct {
-	maxPending int                            // Static after construction: bound of the out-of-order buffer.
+	maxPending int                              // Static after construction: bound of the out-of-order buffer.
 	emit       func(sessions.StoredFrame) error // Static after construction.
 
 	// All fields below are owned by the goroutine calling fold.

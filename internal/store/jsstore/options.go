@@ -36,6 +36,6 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-func (o Options) logStream() string           { return o.Prefix + "-log" }
+func (o Options) logStream() string            { return o.Prefix + "-log" }
 func (o Options) logSubject(sid string) string { return o.Prefix + ".log." + sid }
-func (o Options) dirBucket() string           { return o.Prefix + "-sessions" }
+func (o Options) dirBucket() string            { return o.Prefix + "-sessions" }

@@ -23,11 +23,11 @@ const (
 // Store is a sessions.Store on JetStream: stream P-log holds every session's frames on subject P.log.<sid>,
 // bucket P-sessions the directory.
 type Store struct {
-	opts   Options                  // Static after construction.
-	nc     *nats.Conn               // Static after construction; owned by the caller.
-	js     jetstream.JetStream      // Static after construction.
-	stream jetstream.Stream         // Static after construction.
-	dir    *directory               // Static after construction.
+	opts   Options             // Static after construction.
+	nc     *nats.Conn          // Static after construction; owned by the caller.
+	js     jetstream.JetStream // Static after construction.
+	stream jetstream.Stream    // Static after construction.
+	dir    *directory          // Static after construction.
 }
 
 var _ sessions.Store = (*Store)(nil)
