@@ -48,8 +48,13 @@ func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(session
 		} else if err := f.fold(r); err != nil {
 			return fence, err
 		}
-		if meta.NumPending == 0 && !live {
-			return fence, f.settle()
+		if meta.NumPending == 0 {
+			if !live {
+				return fence, f.settle()
+			}
+			if err := f.settleStart(); err != nil {
+				return fence, err
+			}
 		}
 	}
 }

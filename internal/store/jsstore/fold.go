@@ -40,6 +40,7 @@ func newFolder(maxPending int, emit func(sessions.StoredFrame) error) *folder {
 // fold takes the next stored message. Parts are joined first; a whole frame or gap marker then goes through
 // the rule: retired epoch → drop; seq <= last → duplicate; last+1 → emit and drain the buffer; beyond →
 // buffer (a republish will fill the hole); a new epoch at last+1 → fork; any other new-epoch frame → anomaly.
+// The log starts at seq 1, or, once settled, at the lowest frame held (the oldest ones were trimmed).
 func (f *folder) fold(r record) error {
 	if r.parts > 1 {
 		whole, ok := f.assemble(r)
@@ -53,11 +54,23 @@ func (f *folder) fold(r record) error {
 		return nil
 	}
 	fr := sessions.StoredFrame{Seq: r.seq, Epoch: r.epoch, Frame: r.data, GapTo: r.gapTo}
+	if !f.started {
+		if f.epoch == "" {
+			f.epoch = r.epoch
+		}
+		if r.epoch == f.epoch {
+			// Until seq 1 shows up, frames wait: a republish may still bring the first ones.
+			if fr.Seq == 1 {
+				f.started = true
+				return f.accept(fr)
+			}
+			return f.hold(fr)
+		}
+		if err := f.settleStart(); err != nil {
+			return err
+		}
+	}
 	switch {
-	case !f.started:
-		// The oldest message retained: earlier ones were trimmed or purged.
-		f.started, f.epoch = true, r.epoch
-		return f.accept(fr)
 	case r.epoch != f.epoch:
 		if r.seq != f.last+1 {
 			f.anomalies++
@@ -75,18 +88,38 @@ func (f *folder) fold(r record) error {
 		}
 		return f.accept(fr)
 	default:
-		if _, dup := f.pending[fr.Seq]; !dup {
-			f.pending[fr.Seq] = fr
-		}
-		if len(f.pending) > f.maxPending {
-			return f.fillHole()
-		}
+		return f.hold(fr)
+	}
+}
+
+// hold buffers a frame that does not follow last; past maxPending the lowest hole is given up.
+func (f *folder) hold(fr sessions.StoredFrame) error {
+	if _, dup := f.pending[fr.Seq]; !dup {
+		f.pending[fr.Seq] = fr
+	}
+	if len(f.pending) > f.maxPending {
+		return f.fillHole()
+	}
+	return nil
+}
+
+// settleStart ends the wait for seq 1: the log starts at the lowest frame held (the stream was trimmed, or
+// the writer's first publishes were lost). A live feed calls it once it has read what was stored.
+func (f *folder) settleStart() error {
+	if f.started || len(f.pending) == 0 {
 		return nil
 	}
+	f.started = true
+	f.last = slices.Min(mapKeys(f.pending)) - 1
+	fr, _ := f.nextPending()
+	return f.accept(fr)
 }
 
 // settle ends a read that has consumed everything stored: a hole still open is final and becomes a gap.
 func (f *folder) settle() error {
+	if err := f.settleStart(); err != nil {
+		return err
+	}
 	for len(f.pending) > 0 {
 		if err := f.fillHole(); err != nil {
 			return err
@@ -130,6 +163,9 @@ func (f *folder) nextPending() (sessions.StoredFrame, bool) {
 
 // fillHole gives up on the lowest hole: it becomes a gap marker up to the lowest buffered frame.
 func (f *folder) fillHole() error {
+	if !f.started {
+		return f.settleStart()
+	}
 	if len(f.pending) == 0 {
 		return nil
 	}

@@ -2,7 +2,7 @@ package jsstore_test
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -104,4 +104,16 @@ func flush(t testing.TB, p sessions.Persister) {
 	}
 }
 
-var errStop = errors.New("stop")
+
+
+// waitFor polls cond until it holds, failing the test after a bound (slow shared machines included).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

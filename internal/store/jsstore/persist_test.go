@@ -37,3 +37,69 @@ func TestPersistFeedByteIdentical(t *testing.T) {
 		t.Fatalf("stats after flush: %+v", s)
 	}
 }
+
+// The server goes away mid-flood and comes back on the same store: the writer backs off, republishes from
+// Durable(), and the stored log still holds 1..N once each, with no gap.
+func TestPersistSurvivesServerRestart(t *testing.T) {
+	const n = 20_000
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{MaxLag: 1 << 30})
+	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	appendFrames(t, l, 1, n/2, never)
+	waitFor(t, "a quarter of the frames stored", func() bool { return p.Durable() >= n/4 })
+	srv.Stop()
+	appendFrames(t, l, n/2+1, 3*n/4, never)
+	srv.Start()
+	appendFrames(t, l, 3*n/4+1, n, never)
+	flush(t, p)
+	if p.Stats().Errors == 0 {
+		t.Fatal("no publish failed: the restart did not happen mid-flood")
+	}
+	stored, _ := feedAll(t, st, "s1")
+	checkFrames(t, stored, "e1", n, never)
+}
+
+// Past MaxLag unacknowledged bytes the ring trims unstored frames, and the writer stores exactly one gap
+// marker for them; the frames before and after are intact.
+func TestPersistMaxLagOverflowOneGap(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{MaxLag: 32 << 10})
+	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 100})
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	appendFrames(t, l, 1, 50, never)
+	flush(t, p)
+	srv.Stop()
+	appendFrames(t, l, 51, 2000, never) // ~220 KB while nothing can be stored
+	srv.Start()
+	appendFrames(t, l, 2001, 2100, never)
+	flush(t, p)
+	stored, _ := feedAll(t, st, "s1")
+	var gaps []sessions.StoredFrame
+	next := uint64(1)
+	for _, f := range stored {
+		if f.Seq != next {
+			t.Fatalf("stored frame at %d, want %d", f.Seq, next)
+		}
+		if f.GapTo > 0 {
+			gaps = append(gaps, f)
+			next = f.GapTo + 1
+			continue
+		}
+		if string(f.Frame) != string(frameOf(f.Seq, false)) {
+			t.Fatalf("frame %d differs", f.Seq)
+		}
+		next++
+	}
+	if next != 2101 {
+		t.Fatalf("stored log ends at %d, want 2100", next-1)
+	}
+	if len(gaps) != 1 || gaps[0].Seq != 51 {
+		t.Fatalf("gaps %+v, want exactly one starting at 51", gaps)
+	}
+	if s := p.Stats(); s.Gaps != 1 {
+		t.Fatalf("Stats().Gaps = %d, want 1", s.Gaps)
+	}
+}
