@@ -123,7 +123,8 @@ func (p *persister) Stop() {
 // run is the writer loop. It owns pos (the last seq published) and the queue of unacknowledged publishes.
 func (p *persister) run(from uint64) {
 	defer close(p.done)
-	w := writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch)}
+	w := writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch),
+		budget: byteBudget{max: p.st.opts.LogMaxBytes, maxCount: p.st.opts.LogMaxFrames}}
 	backoff := backoffMin
 	for {
 		err := w.step()
@@ -172,8 +173,9 @@ func (p *persister) advance(seq uint64) {
 type writer struct {
 	p     *persister
 	pos   uint64     // the last seq published (or known stored)
-	queue []inflight // unacknowledged publishes, oldest first
-	buf   []sessions.Entry
+	queue  []inflight // unacknowledged publishes, oldest first
+	buf    []sessions.Entry
+	budget byteBudget // the stored messages that fit LogMaxBytes, when set
 }
 
 // step publishes what the ring holds after pos, or waits for an ack, an append or Stop. An error means a
@@ -259,11 +261,38 @@ func (w *writer) awaitOldest(wake <-chan struct{}) error {
 	} else {
 		p.oldestSent.Store(w.queue[0].sent.UnixNano())
 	}
-	if head.last {
-		p.advance(head.seq)
-	}
+	w.acked(head)
 	return nil
 }
+
+// acked applies one acknowledged publish: the byte budget first, then Durable() if it ends a frame, so a
+// Flush that returns has seen the purge too.
+func (w *writer) acked(in inflight) {
+	if w.p.st.opts.LogMaxBytes > 0 {
+		w.budget.add(in.bytes)
+		if w.budget.purgeDue() {
+			w.purge()
+		}
+	}
+	if in.last {
+		w.p.advance(in.seq)
+	}
+}
+
+// purge drops the subject's messages that fall out of the byte budget (JetStream has no per-subject byte
+// limit): it keeps the newest messages the budget holds, plus those still unacknowledged.
+func (w *writer) purge() {
+	ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
+	defer cancel()
+	keep := uint64(w.budget.count() + len(w.queue))
+	if err := w.p.st.stream.Purge(ctx, jetstream.WithPurgeSubject(w.p.subject), jetstream.WithPurgeKeep(keep)); err != nil {
+		w.p.errs.Add(1)
+		return
+	}
+	w.budget.purged()
+}
+
+const purgeTimeout = 5 * time.Second
 
 // drain waits for every outstanding publish after a failure; acks that still arrive in order count.
 func (w *writer) drain() error {
@@ -272,8 +301,8 @@ func (w *writer) drain() error {
 	for _, in := range w.queue {
 		select {
 		case <-in.fut.Ok():
-			if !failed && in.last {
-				p.advance(in.seq)
+			if !failed {
+				w.acked(in)
 			}
 		case <-in.fut.Err():
 			failed = true

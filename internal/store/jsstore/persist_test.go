@@ -103,3 +103,30 @@ func TestPersistMaxLagOverflowOneGap(t *testing.T) {
 		t.Fatalf("Stats().Gaps = %d, want 1", s.Gaps)
 	}
 }
+
+// JetStream has no per-subject byte limit: the writer purges what falls out of LogMaxBytes, so the stored log
+// holds its newest frames within the budget (plus at most an eighth, the purge's amortization).
+func TestPersistLogMaxBytes(t *testing.T) {
+	const budget = 10_000
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{LogMaxBytes: budget})
+	l := sessions.NewLog(sessions.LogLimits{})
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	appendFrames(t, l, 1, 1000, never)
+	flush(t, p)
+	stored, _ := feedAll(t, st, "s1")
+	var bytes int
+	for i, f := range stored {
+		if f.Seq != stored[0].Seq+uint64(i) || string(f.Frame) != string(frameOf(f.Seq, false)) {
+			t.Fatalf("stored frame %d: seq %d", i, f.Seq)
+		}
+		bytes += len(f.Frame)
+	}
+	if len(stored) == 0 || stored[len(stored)-1].Seq != 1000 {
+		t.Fatalf("the newest frame is not stored: %d frames", len(stored))
+	}
+	if bytes < budget*3/4 || bytes > budget*9/8+len(frameOf(1000, false)) {
+		t.Fatalf("stored %d bytes (%d frames from %d) for a budget of %d", bytes, len(stored), stored[0].Seq, budget)
+	}
+}
