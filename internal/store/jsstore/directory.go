@@ -18,6 +18,9 @@ type directory struct {
 }
 
 func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uint64, error) {
+	if err := checkSID(sid); err != nil {
+		return sessions.DirEntry{}, 0, err
+	}
 	kve, err := d.kv.Get(ctx, sid)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return sessions.DirEntry{}, 0, sessions.ErrNotFound
@@ -34,6 +37,9 @@ func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uin
 
 // Create stores a new entry; ErrRevision when the key exists.
 func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, error) {
+	if err := checkSID(e.ID); err != nil {
+		return 0, err
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return 0, err
@@ -50,6 +56,9 @@ func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, er
 
 // Update replaces the entry if its revision is still rev; ErrRevision when another writer won.
 func (d *directory) Update(ctx context.Context, e sessions.DirEntry, rev uint64) (uint64, error) {
+	if err := checkSID(e.ID); err != nil {
+		return 0, err
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return 0, err
@@ -65,6 +74,9 @@ func (d *directory) Update(ctx context.Context, e sessions.DirEntry, rev uint64)
 }
 
 func (d *directory) Delete(ctx context.Context, sid string) error {
+	if err := checkSID(sid); err != nil {
+		return err
+	}
 	if err := d.kv.Delete(ctx, sid); err != nil {
 		return fmt.Errorf("jsstore: directory delete %s: %w", sid, err)
 	}

@@ -13,6 +13,9 @@ import (
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
 func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+	if err := checkSID(sid); err != nil {
+		return 0, err
+	}
 	cons, err := s.js.OrderedConsumer(ctx, s.opts.logStream(), jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.opts.logSubject(sid)},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,

@@ -16,6 +16,9 @@ import (
 // last stream sequence, so a frame that landed after the caller's Feed fails it with ErrFenced; once the first
 // message is stored, readers retire the old epoch and late frames of it are dropped, so the rest need no fence.
 func (s *Store) Fork(ctx context.Context, sid string, fence uint64, frames []sessions.StoredFrame) error {
+	if err := checkSID(sid); err != nil {
+		return err
+	}
 	subject := s.opts.logSubject(sid)
 	partSize := max(1, int(s.nc.MaxPayload())-partOverhead)
 	first := true

@@ -2,6 +2,7 @@ package jsstore_test
 
 import (
 	"context"
+	"encoding/binary"
 
 	"fmt"
 	"math/rand/v2"
@@ -20,9 +21,9 @@ func frameOf(seq uint64, big bool) []byte {
 		return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"_meta":{"gateway":{"seq":%d}},"text":"%x"}}`, seq, seq*0x9e3779b97f4a7c15)
 	}
 	b := make([]byte, 3<<20)
-	r := rand.New(rand.NewPCG(seq, 7))
-	for i := range b {
-		b[i] = byte('a' + r.IntN(26))
+	r := rand.NewPCG(seq, 7)
+	for i := 0; i < len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], r.Uint64())
 	}
 	return b
 }

@@ -56,7 +56,11 @@ type inflight struct {
 }
 
 // Persist implements sessions.Store: it pins l's unacknowledged frames and starts the writer after seq from.
+// sid is a session id the registry made; one that cannot name a subject is a programming error and panics.
 func (s *Store) Persist(sid, epoch string, l *sessions.Log, from uint64) sessions.Persister {
+	if err := checkSID(sid); err != nil {
+		panic(err)
+	}
 	p := &persister{
 		st: s, epoch: epoch, subject: s.opts.logSubject(sid), log: l,
 		partSize: max(1, int(s.nc.MaxPayload())-partOverhead),

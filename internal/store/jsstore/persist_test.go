@@ -1,6 +1,8 @@
 package jsstore_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -41,7 +43,7 @@ func TestPersistFeedByteIdentical(t *testing.T) {
 // The server goes away mid-flood and comes back on the same store: the writer backs off, republishes from
 // Durable(), and the stored log still holds 1..N once each, with no gap.
 func TestPersistSurvivesServerRestart(t *testing.T) {
-	const n = 20_000
+	const n = 8_000
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{MaxLag: 1 << 30})
 	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
@@ -74,6 +76,7 @@ func TestPersistMaxLagOverflowOneGap(t *testing.T) {
 	srv.Stop()
 	appendFrames(t, l, 51, 2000, never) // ~220 KB while nothing can be stored
 	srv.Start()
+	flush(t, p) // the writer caught up, so the next frames cannot outrun the pin again
 	appendFrames(t, l, 2001, 2100, never)
 	flush(t, p)
 	stored, _ := feedAll(t, st, "s1")
@@ -128,5 +131,32 @@ func TestPersistLogMaxBytes(t *testing.T) {
 	}
 	if bytes < budget*3/4 || bytes > budget*9/8+len(frameOf(1000, false)) {
 		t.Fatalf("stored %d bytes (%d frames from %d) for a budget of %d", bytes, len(stored), stored[0].Seq, budget)
+	}
+}
+
+// While the server is down the lag shows in Stats, Flush gives up with its context, and Stop ends the writer
+// (goleak checks that nothing outlives it).
+func TestPersistStatsFlushStopWhileDown(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{})
+	l := sessions.NewLog(sessions.LogLimits{})
+	p := st.Persist("s1", "e1", l, 0)
+	appendFrames(t, l, 1, 10, never)
+	flush(t, p)
+	srv.Stop()
+	appendFrames(t, l, 11, 30, never)
+	waitFor(t, "a failed publish", func() bool { return p.Stats().Errors > 0 })
+	s := p.Stats()
+	if s.LagFrames != 20 || s.LagBytes <= 0 {
+		t.Fatalf("stats while down: %+v, want 20 frames of lag", s)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	cancel()
+	if err := p.Flush(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Flush while down: %v, want context.Canceled", err)
+	}
+	p.Stop()
+	if p.Durable() != 10 {
+		t.Fatalf("Durable() = %d, want 10", p.Durable())
 	}
 }

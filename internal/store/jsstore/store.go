@@ -80,6 +80,9 @@ func (s *Store) Dir() sessions.Directory { return s.dir }
 
 // Remove purges the session's log subject, then deletes its directory entry.
 func (s *Store) Remove(ctx context.Context, sid string) error {
+	if err := checkSID(sid); err != nil {
+		return err
+	}
 	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.opts.logSubject(sid))); err != nil {
 		return fmt.Errorf("jsstore: purge %s: %w", sid, err)
 	}
