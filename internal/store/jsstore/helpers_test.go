@@ -105,8 +105,6 @@ func flush(t testing.TB, p sessions.Persister) {
 	}
 }
 
-
-
 // waitFor polls cond until it holds, failing the test after a bound (slow shared machines included).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()

@@ -175,8 +175,8 @@ func (p *persister) advance(seq uint64) {
 
 // writer is run's state. Owned by the run goroutine.
 type writer struct {
-	p     *persister
-	pos   uint64     // the last seq published (or known stored)
+	p      *persister
+	pos    uint64     // the last seq published (or known stored)
 	queue  []inflight // unacknowledged publishes, oldest first
 	buf    []sessions.Entry
 	budget byteBudget // the stored messages that fit LogMaxBytes, when set
