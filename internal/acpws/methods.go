@@ -100,6 +100,8 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeNotFound, "Resource not found: session", nil
 	case errors.Is(err, sessions.ErrClosed):
 		return codeNotFound, "Resource not found: session is closed", nil
+	case errors.Is(err, sessions.ErrNotResumable):
+		return codeInternal, "Internal error: session is not resumable", nil
 	case errors.As(err, &re):
 		return re.Code, re.Message, re.Data
 	case errors.As(err, &ae):

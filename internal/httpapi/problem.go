@@ -67,6 +67,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusConflict, "session_closed", "the session is closed")
 	case errors.Is(err, sessions.ErrFailed):
 		return problem(http.StatusConflict, "session_failed", err.Error())
+	case errors.Is(err, sessions.ErrNotResumable):
+		return problem(http.StatusConflict, "session_not_resumable", "the session's agent can neither load nor resume it; its transcript stays readable")
 	case errors.Is(err, sessions.ErrPermissionUnknown):
 		return problem(http.StatusNotFound, "permission_not_found", "no pending permission request with this id")
 	case errors.Is(err, sessions.ErrAlreadyResolved):

@@ -24,6 +24,8 @@ var (
 	ErrShuttingDown      = errors.New("gateway is shutting down")
 	ErrBadRequest        = errors.New("bad request")
 	ErrForbiddenCwd      = errors.New("forbidden cwd")
+	// ErrNotResumable is a detached session whose agent can neither load nor resume it (docs/cluster.md §4).
+	ErrNotResumable = errors.New("session is not resumable")
 )
 
 // AgentError is an agent failing a gateway request (initialize, session/new, set_mode, …): the agent's own

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -73,6 +74,38 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	l.pushLocked(seq, frame)
+	return seq, nil
+}
+
+// Put adds a frame that already has its seq (hydration from the store). seq must follow the head, or the
+// log must be empty (the ring then starts at seq); a larger seq is a gap: the held frames are dropped as a
+// trim would drop them, so readers before seq get ErrTruncated and resync. frame is kept, not copied.
+func (l *Log) Put(seq uint64, frame []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return errLogClosed
+	case seq == 0:
+		return fmt.Errorf("%w: seq 0", ErrSeqOrder)
+	case l.next == l.first: // empty
+		l.first, l.next = seq, seq
+	case seq < l.next:
+		return fmt.Errorf("%w: seq %d is not after the head %d", ErrSeqOrder, seq, l.next-1)
+	case seq > l.next: // a gap
+		l.dropAllLocked()
+		l.first, l.next = seq, seq
+	}
+	l.pushLocked(seq, frame)
+	return nil
+}
+
+// ErrSeqOrder is Put given a seq at or before the log's head.
+var ErrSeqOrder = errors.New("log: seq out of order")
+
+// pushLocked stores frame as seq == next, trims, and wakes readers: what Append and Put share.
+func (l *Log) pushLocked(seq uint64, frame []byte) {
 	n := int(l.next - l.first)
 	if n == len(l.ring) {
 		l.grow()
@@ -89,7 +122,16 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 		l.wake = make(chan struct{})
 		l.handedOut = false
 	}
-	return seq, nil
+}
+
+// dropAllLocked empties the ring (a gap): the frames go as a trim would drop them.
+func (l *Log) dropAllLocked() {
+	for n := int(l.next - l.first); n > 0; n-- {
+		*l.at(0) = Entry{}
+		l.start = (l.start + 1) & (len(l.ring) - 1)
+		l.first++
+	}
+	l.bytes = 0
 }
 
 // grow doubles the ring (from 16), keeping the frames in order from index 0.

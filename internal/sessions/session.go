@@ -26,6 +26,8 @@ const (
 	StatusRunning  Status = "running"
 	StatusClosed   Status = "closed"
 	StatusFailed   Status = "failed"
+	// StatusDetached is a stored session without an agent process (durable modes, docs/cluster.md §4).
+	StatusDetached Status = "detached"
 )
 
 // Session is one conversation with one agent process.
@@ -42,6 +44,9 @@ type Session struct {
 	log       *Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
+	// that only ever had Epoch. Set by setEpochChain before the session is shared.
+	epochs []EpochStart
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 

@@ -20,14 +20,15 @@ type Start struct {
 	HeadSeq     uint64
 }
 
-// StartAt decides where a subscriber resumes. Same epoch and the log still holds after+1: replay from there.
+// StartAt decides where a subscriber resumes. Same epoch (or an older one of the epoch chain whose frames up
+// to after are the current epoch's too) and the log still holds after+1: replay from there.
 // Anything else is a resync, never a partial recovery. Without after, the whole log is replayed (or a resync
 // when it was trimmed).
 func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
 	first, head := s.log.Bounds()
 	st := Start{Cursor: after, ReplayUntil: head, EarliestSeq: first, HeadSeq: head}
 	switch {
-	case hasAfter && epoch != "" && epoch != s.Epoch:
+	case hasAfter && epoch != "" && epoch != s.Epoch && !s.sharesPrefix(epoch, after):
 		st.Resync = "epoch_changed"
 	case after > head:
 		st.Resync = "invalid_cursor"

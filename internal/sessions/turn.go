@@ -98,7 +98,8 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
-	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID})
+	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).
+	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)})
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
@@ -181,8 +182,8 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked("session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop}
 	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, EndedAt: s.reg.now().UTC()}
+	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if callErr != nil && !t.cancelRequested {
 		ended["error"] = turnError(callErr)
 		s.lastTurn.Error = ended["error"].(map[string]any)

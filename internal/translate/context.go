@@ -28,6 +28,8 @@ type Context struct {
 	turns turnIndex            // turn records by id, bounded
 	tools map[string]*toolCall // latest tool call per toolCallId, for merges and permission requests
 	snap  snapshot
+	// restoring is set while Restore folds a logged frame: its fields are already clean and no output is built.
+	restoring bool
 }
 
 // NewContext returns the translation state for one session.

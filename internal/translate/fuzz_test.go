@@ -72,3 +72,33 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRestore: a stored frame is input too (a store can hand back anything): Restore never panics and the
+// Context it folds into still produces valid JSON.
+func FuzzRestore(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"messageId":"T-m1"},"_meta":{"gateway":{"seq":2,"epoch":"e","turnId":"T"}}}}`,
+		`{"jsonrpc":"2.0","method":"_gateway/turn_started","params":{"turnId":"T","_meta":{"gateway":{"seq":1}}}}`,
+		`{"jsonrpc":"2.0","method":"_gateway/turn_ended","params":{"turnId":"T","stopReason":"cancelled","_meta":{"gateway":{"seq":3}}}}`,
+		`{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"toolCall":{"toolCallId":"c"},"options":[{"optionId":"o","name":"O","kind":"allow_once"}],"_meta":{"gateway":{"seq":4,"permissionId":"p1","deadline":"2026-01-01T00:00:00Z"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"c","content":null},"_meta":{"gateway":{"seq":5}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"plan"},"_meta":{"gateway":{"seq":"x"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		c := NewContext(Config{SessionID: "gw", SnapshotMaxMessageBytes: 64, SnapshotMaxEntries: 4})
+		_, _ = c.Restore(frame)
+		_, _ = c.Restore(frame)
+		if s := c.Snapshot(1); !json.Valid(s) {
+			t.Fatalf("snapshot %s from %s", s, frame)
+		}
+		for _, p := range c.Replay() {
+			if !json.Valid(p) {
+				t.Fatalf("replay %s from %s", p, frame)
+			}
+		}
+	})
+}

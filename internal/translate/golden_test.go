@@ -26,6 +26,7 @@ type step struct {
 func end(reason string) step { return step{End: &reason} }
 
 // scenario runs steps and records every output, then the snapshot and the replay, as one golden document.
+// It also logs the frames a session would log and checks that a Context restored from them is the same.
 // Every params object translate produces is validated against the schema: forwarded agent updates against
 // schema.unstable.json, what the gateway originates (prompts, closers, replay) against schema.json.
 func runScenario(t *testing.T, name string, cfg Config, steps []step) {
@@ -37,13 +38,17 @@ func runScenario(t *testing.T, name string, cfg Config, steps []step) {
 		Note string            `json:"note,omitempty"`
 	}
 	var recs []record
+	log := &sessionLog{t: t, cfg: cfg}
 	for _, s := range steps {
+		log.before(s)
 		switch {
 		case s.Begin != "":
 			c.BeginTurn(s.Begin)
+			log.begin(s.Begin)
 			recs = append(recs, record{Step: "BeginTurn " + s.Begin})
 		case s.Update != "":
 			u := mustUpdate(t, c, s.Update)
+			log.update(u.Params, u.Truncated)
 			forwardedValid(t, u.Params)
 			r := record{Step: "Update", Out: []json.RawMessage{u.Params}}
 			var notes []string
@@ -59,6 +64,7 @@ func runScenario(t *testing.T, name string, cfg Config, steps []step) {
 			var out []json.RawMessage
 			for _, p := range c.UserPrompt(s.PromptTurn, s.Prompt) {
 				originatedValid(t, p)
+				log.update(p, false)
 				out = append(out, p)
 			}
 			recs = append(recs, record{Step: "UserPrompt " + s.PromptTurn, Out: out})
@@ -68,12 +74,15 @@ func runScenario(t *testing.T, name string, cfg Config, steps []step) {
 				originatedValid(t, p)
 				out = append(out, p)
 			}
+			log.end(*s.End, toBytes(out))
 			recs = append(recs, record{Step: "EndTurn " + *s.End, Out: out})
 		case s.Note[0] != "":
 			c.Note(s.Note[0], []byte(s.Note[1]))
+			log.note(s.Note[0], s.Note[1])
 			recs = append(recs, record{Step: "Note " + s.Note[0] + " " + s.Note[1]})
 		case s.Permission != "":
 			p := c.PermissionToolCall([]byte(s.Permission))
+			log.permission(p)
 			recs = append(recs, record{Step: "PermissionToolCall", Out: []json.RawMessage{p}})
 		}
 	}
@@ -95,6 +104,7 @@ func runScenario(t *testing.T, name string, cfg Config, steps []step) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	log.checkRestored(c) // last: it feeds both Contexts more updates
 	got = append(got, '\n')
 	path := filepath.Join("testdata", name+".golden.json")
 	if *update {

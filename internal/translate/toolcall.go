@@ -140,10 +140,11 @@ func boundShape(key []byte) (fieldShape, bool) {
 	return 0, false
 }
 
-// cleanField bounds then redacts one tool-call member value. It returns v itself when nothing changed.
+// cleanField bounds then redacts one tool-call member value. It returns v itself when nothing changed, and
+// when restoring (a logged value was cleaned before it was logged).
 func (c *Context) cleanField(key, v []byte) (out []byte, cut, changed bool) {
 	out = v
-	if passField(key) {
+	if passField(key) || c.restoring {
 		return out, false, false
 	}
 	if shape, ok := boundShape(key); ok {

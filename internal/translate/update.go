@@ -129,7 +129,11 @@ func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error)
 		var idRaw []byte
 		if body, ok := stringBody(msgID); ok && hasID {
 			idRaw = body
-			c.stream = stream{kind: kind}
+			if c.restoring {
+				c.adoptID(kind, body)
+			} else {
+				c.stream = stream{kind: kind}
+			}
 		} else {
 			idRaw = c.mintedID(kind)
 			splice = idRaw
@@ -149,6 +153,9 @@ func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error)
 		}
 	default:
 		c.foldState(u.Kind, upd)
+	}
+	if c.restoring {
+		return u, nil // folded; the frame was logged already
 	}
 	n := len(params) - len(upd) + len(out) + len(c.cfg.SessionID) + len(splice) + 32
 	if stamp == nil {

@@ -150,3 +150,11 @@ func fitText[T string | []byte](text T, room, limit int) int {
 	}
 	return n
 }
+
+// WriteBoundedText is WriteText for text a caller already has (an update Restore folded): sb stays at most
+// limit bytes (limit <= 0: no bound), cut on a rune boundary; it reports whether text was cut.
+func WriteBoundedText(sb *strings.Builder, text string, limit int) (truncated bool) {
+	n := fitText(text, limit-sb.Len(), limit)
+	sb.WriteString(text[:n])
+	return n < len(text)
+}

@@ -1,0 +1,46 @@
+package acpws
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// TestErrorCodesMapLikeTheOriginal: every sentinel (bare and wrapped) and agent error that crosses a process
+// as sessions.ErrorCode/ErrorMessage answers `/acp` with the same JSON-RPC error as the original.
+func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
+	var errs []error
+	for _, sc := range sessions.SentinelCodes() {
+		errs = append(errs, sc.Err, fmt.Errorf("%w: agent exited with status 3", sc.Err))
+	}
+	errs = append(errs,
+		&sessions.AgentError{Op: "session/set_mode", Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "x"}}},
+		&sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
+		&sessions.AgentError{Op: "session/new", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
+		errors.New("something internal"),
+	)
+	id := []byte(`7`)
+	for _, err := range errs {
+		back := sessions.ErrorFromCode(sessions.ErrorCode(err), sessions.ErrorMessage(err))
+		if got, want := reply(id, back), reply(id, err); got != want {
+			t.Errorf("%v: after the round trip\n%s\nwant\n%s", err, got, want)
+		}
+	}
+}
+
+// TestNotResumableRPCError: /acp answers a session that cannot be re-attached with a stable -32603.
+func TestNotResumableRPCError(t *testing.T) {
+	code, msg, _ := rpcErrorOf(fmt.Errorf("session/load: %w", sessions.ErrNotResumable))
+	if code != codeInternal || msg != "Internal error: session is not resumable" {
+		t.Fatalf("ErrNotResumable maps to %d %q", code, msg)
+	}
+}
+
+// reply is the error response a client gets for err.
+func reply(id []byte, err error) string {
+	code, msg, data := rpcErrorOf(err)
+	return string(rpcError(id, code, msg, data))
+}

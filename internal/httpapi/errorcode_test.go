@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// TestErrorCodesMapLikeTheOriginal: every sentinel (bare and wrapped) and agent error that crosses a process
+// as sessions.ErrorCode/ErrorMessage maps to the same problem as the original, and the sentinel's code is the
+// problem's code (no_turn_yet is REST's no_turn).
+func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
+	restCode := map[string]string{"no_turn_yet": "no_turn"}
+	var errs []error
+	for _, sc := range sessions.SentinelCodes() {
+		p := toProblem(sc.Err)
+		want := sc.Code
+		if c, ok := restCode[want]; ok {
+			want = c
+		}
+		if p.Code != want {
+			t.Errorf("%v maps to problem %q, its code is %q", sc.Err, p.Code, sc.Code)
+		}
+		errs = append(errs, sc.Err, fmt.Errorf("%w: agent exited with status 3", sc.Err))
+	}
+	errs = append(errs,
+		&sessions.AgentError{Op: "session/set_mode", Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "x"}}},
+		&sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
+		&sessions.AgentError{Op: "authenticate api-key", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
+		errors.New("something internal"),
+	)
+	for _, err := range errs {
+		back := sessions.ErrorFromCode(sessions.ErrorCode(err), sessions.ErrorMessage(err))
+		if got, want := toProblem(back), toProblem(err); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: after the round trip %+v, want %+v", err, got, want)
+		}
+	}
+}
+
+// TestNotResumableProblem: the new sentinel is a 409 with its own code.
+func TestNotResumableProblem(t *testing.T) {
+	if p := toProblem(fmt.Errorf("re-attach: %w", sessions.ErrNotResumable)); p.Status != 409 || p.Code != "session_not_resumable" {
+		t.Fatalf("ErrNotResumable maps to %d %q", p.Status, p.Code)
+	}
+}

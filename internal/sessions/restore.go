@@ -1,0 +1,172 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/translate"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// A session rebuilt from its log (durable modes, docs/cluster.md §1): the frames say everything a live session
+// knows about its transcript, turns and permission requests. What they do not say is in DirView.
+
+// DirView is the part of a session's View its log does not carry, kept in the directory (DirEntry.View):
+// modes and config options as the agent's session/new, set_mode and set_config_option answers left them, and
+// what initialize said about the agent.
+type DirView struct {
+	Modes             json.RawMessage `json:"modes,omitempty"`
+	ConfigOptions     json.RawMessage `json:"configOptions,omitempty"`
+	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
+	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
+}
+
+// dirViewLocked is the session's DirView. The caller holds mu.
+func (s *Session) dirViewLocked() DirView {
+	return DirView{
+		Modes: s.modes, ConfigOptions: s.configOptions,
+		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
+	}
+}
+
+// restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
+// snapshot, the turns (the running one, the latest, lastTurn, their text), the pending permission requests
+// (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log
+// last stated and the epoch chain. The session must be new (newSession) and not yet shared. A running turn's
+// cancelRequested is not logged: a restored running turn reads false.
+func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+	for _, e := range entries {
+		if err := s.log.Put(e.Seq, e.Frame); err != nil {
+			return err
+		}
+		if err := s.restoreFrameLocked(e.Seq, e.Frame); err != nil {
+			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
+		}
+	}
+	return nil
+}
+
+// restoreFrameLocked folds one logged frame as the live calls that logged it did. The caller holds mu.
+func (s *Session) restoreFrameLocked(seq uint64, frame []byte) error {
+	info, err := s.tctx.Restore(frame)
+	if err != nil {
+		return err
+	}
+	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
+		s.epochs = append(s.epochs, EpochStart{Epoch: ep, FirstSeq: seq})
+	}
+	switch info.Method {
+	case "session/update":
+		if t := s.turn; t != nil && !t.textTruncated {
+			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.reg.cfg.MaxTurnTextBytes)
+		}
+	case "session/request_permission":
+		return s.restorePermissionLocked(seq, info)
+	case "_gateway/permission_resolved":
+		var p struct {
+			PermissionID string `json:"permissionId"`
+		}
+		if err := json.Unmarshal(info.Params, &p); err != nil {
+			return err
+		}
+		delete(s.perms, p.PermissionID)
+		s.rememberResolvedLocked(p.PermissionID)
+	case "_gateway/turn_started":
+		var p struct {
+			TurnID    string    `json:"turnId"`
+			StartedAt time.Time `json:"startedAt"`
+		}
+		if err := json.Unmarshal(info.Params, &p); err != nil {
+			return err
+		}
+		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+		s.turn, s.latest, s.status = t, t, StatusRunning
+	case "_gateway/turn_ended":
+		return s.restoreTurnEndLocked(info.Params)
+	case "_gateway/session_status":
+		var p struct {
+			Status Status `json:"status"`
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(info.Params, &p); err != nil {
+			return err
+		}
+		s.status, s.statusReason = p.Status, p.Reason
+	}
+	return nil
+}
+
+// restorePermissionLocked records a logged permission request as pending; its permission_resolved frame, if
+// logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
+func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
+	rp := info.Permission
+	deadline, err := time.Parse(time.RFC3339Nano, rp.Deadline)
+	if err != nil {
+		return fmt.Errorf("permission %s: deadline: %w", rp.ID, err)
+	}
+	s.perms[rp.ID] = &permission{
+		id: rp.ID, turnID: info.Meta.TurnID, req: rp.Request, toolCall: rp.ToolCall,
+		createdAt: deadline.Add(-s.reg.cfg.PermissionTimeout), deadline: deadline,
+		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
+		// frame the live session would send.
+		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan translate.Outcome, 1),
+	}
+	return nil
+}
+
+// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn.
+func (s *Session) restoreTurnEndLocked(params []byte) error {
+	var p struct {
+		TurnID     string          `json:"turnId"`
+		StopReason string          `json:"stopReason"`
+		EndedAt    time.Time       `json:"endedAt"`
+		Error      json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return err
+	}
+	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt}
+	var turnErr error
+	if len(nullToNil(p.Error)) > 0 {
+		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
+			return err
+		}
+		turnErr = loggedTurnError(p.Error)
+	}
+	s.lastTurn = lt
+	if t := s.turn; t != nil && t.ID == p.TurnID {
+		t.result = TurnResult{TurnID: t.ID, StopReason: p.StopReason, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
+		close(t.done)
+		s.turn = nil
+		if s.status == StatusRunning {
+			s.status = StatusIdle
+		}
+	}
+	return nil
+}
+
+// loggedTurnError is the error turnError described: the agent's JSON-RPC error when it had a code.
+func loggedTurnError(raw json.RawMessage) error {
+	var e struct {
+		Code    *int            `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return errors.New(string(raw))
+	}
+	if e.Code == nil {
+		return errors.New(e.Message)
+	}
+	re := &acp.RequestError{Code: *e.Code, Message: e.Message}
+	if len(e.Data) > 0 {
+		re.Data = e.Data
+	}
+	return rpcError{re}
+}

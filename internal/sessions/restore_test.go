@@ -1,0 +1,222 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// checkRestored rebuilds a session from the live one's log (and its DirView, which the directory keeps) and
+// checks it knows what the live one knows: the same Detail (snapshot included) but for clients and status,
+// the same `/acp` load replay, the same pending-request re-sends, the same latest turn with its text, the
+// same resolved ids, and an epoch chain that resumes the live epoch.
+func checkRestored(t *testing.T, live *Session, at string) {
+	t.Helper()
+	synctest.Wait()
+	res, err := live.Log().Read(0, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newSession(live.reg, live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	defer r.closeRoot()
+	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
+	live.mu.Lock()
+	dv := live.dirViewLocked()
+	live.mu.Unlock()
+	if err := r.restoreFrom(res.Entries, dv); err != nil {
+		t.Fatalf("%s: restore: %v", at, err)
+	}
+
+	ld, rd := live.Detail(), r.Detail()
+	ld.Clients, rd.Clients, ld.Status, rd.Status = 0, 0, "", ""
+	lj, _ := json.Marshal(ld)
+	rj, _ := json.Marshal(rd)
+	if !bytes.Equal(lj, rj) {
+		t.Fatalf("%s: restored detail differs:\n%s\nlive:\n%s", at, rj, lj)
+	}
+	lr, lseq := live.Replay()
+	rr, rseq := r.Replay()
+	if lseq != rseq || !reflect.DeepEqual(lr, rr) {
+		t.Fatalf("%s: restored replay (seq %d):\n%s\nlive (seq %d):\n%s", at, rseq, bytes.Join(rr, []byte("\n")), lseq, bytes.Join(lr, []byte("\n")))
+	}
+	if lp, rp := live.PendingFrames(lseq), r.PendingFrames(rseq); !reflect.DeepEqual(lp, rp) {
+		t.Fatalf("%s: pending re-sends differ:\n%+v\nlive:\n%+v", at, rp, lp)
+	}
+	lt, lerr := live.LatestTurn()
+	rt, rerr := r.LatestTurn()
+	if (lerr == nil) != (rerr == nil) {
+		t.Fatalf("%s: latest turn %v, live %v", at, rerr, lerr)
+	}
+	if lt != nil {
+		ls, rs := live.TurnState(lt), r.TurnState(rt)
+		lsj, _ := json.Marshal(ls)
+		rsj, _ := json.Marshal(rs)
+		if !bytes.Equal(lsj, rsj) || errText(ls.Err) != errText(rs.Err) {
+			t.Fatalf("%s: restored turn %s (err %v), live %s (err %v)", at, rsj, rs.Err, lsj, ls.Err)
+		}
+	}
+	live.mu.Lock()
+	lres := live.resolvedOrder
+	live.mu.Unlock()
+	if !reflect.DeepEqual(r.resolvedOrder, lres) {
+		t.Fatalf("%s: resolved ids %v, live %v", at, r.resolvedOrder, lres)
+	}
+	if want := []EpochStart{{live.Epoch, 1}}; !reflect.DeepEqual(r.epochs, want) {
+		t.Fatalf("%s: epoch chain %v, want %v", at, r.epochs, want)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestRestoredSessionMatchesLive runs real turns of the demo agent (text, thoughts, plans, tool calls with
+// diffs, permission requests answered, rejected, pending and cancelled, a mode and a config change, usage and
+// a title) and checks after each step that a session rebuilt from the log knows what the live one knows.
+func TestRestoredSessionMatchesLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := dlRegistry(t, Config{MaxTurnTextBytes: 64}) // the full turns' text is cut
+		s := dlSession(t, r, PolicyAsk)
+		defer s.Close("test over")
+		ctx := context.Background()
+		checkRestored(t, s, "new session")
+
+		turn, err := s.Prompt(dlPrompt("quick"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-turn.Done()
+		checkRestored(t, s, "quick turn")
+
+		turn, _ = s.Prompt(dlPrompt("edit the notes please"))
+		p := dlPendingOne(t, s)
+		checkRestored(t, s, "permission pending")
+		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); err != nil {
+			t.Fatal(err)
+		}
+		<-turn.Done()
+		checkRestored(t, s, "permission allowed")
+
+		if err := s.SetMode(ctx, "plan"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetConfigOption(ctx, "style", json.RawMessage(`"fancy"`)); err != nil {
+			t.Fatal(err)
+		}
+		checkRestored(t, s, "mode and config changed")
+
+		turn, _ = s.Prompt(dlPrompt("edit again"))
+		p = dlPendingOne(t, s)
+		if _, err := s.Answer(p.ID, dlSelect("reject-once"), "client"); err != nil {
+			t.Fatal(err)
+		}
+		<-turn.Done()
+		checkRestored(t, s, "permission rejected")
+
+		turn, _ = s.Prompt(dlPrompt("edit, then I cancel"))
+		dlPendingOne(t, s)
+		if _, err := s.Cancel(ctx); err != nil {
+			t.Fatal(err)
+		}
+		<-turn.Done()
+		checkRestored(t, s, "cancelled turn")
+
+		turn, _ = s.Prompt(dlPrompt("edit until the deadline"))
+		dlPendingOne(t, s)
+		time.Sleep(6 * time.Minute)
+		<-turn.Done()
+		checkRestored(t, s, "deadline passed")
+	})
+}
+
+// TestRestoredFailedTurnsMatchLive: a turn the agent fails with a JSON-RPC error (its answer left out of the
+// replay, lastTurn.error), and a cancel the agent ignores (closers, the session failed with a reason).
+func TestRestoredFailedTurnsMatchLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, err := NewRegistry(Config{Workdir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), CancelGrace: 10 * time.Second},
+			[]agents.Spec{failingSpec(), stubbornSpec()}, "failing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := dlSession(t, r, PolicyAsk)
+		defer s.Close("test over")
+		turn, _ := s.Prompt(dlPrompt("fail please"))
+		if res := turn.Result(); res.Err == nil {
+			t.Fatalf("the failing agent's turn ended %+v", res)
+		}
+		checkRestored(t, s, "failed turn")
+
+		st, err := r.Create(context.Background(), CreateOptions{Agent: "stubborn"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close("test over")
+		turn, _ = st.Prompt(dlPrompt("run"))
+		synctest.Wait()
+		checkRestored(t, st, "turn running")
+		if _, err := st.Cancel(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		<-turn.Done()
+		synctest.Wait()
+		if st.Status() != StatusFailed {
+			t.Fatalf("status %s after the ignored cancel", st.Status())
+		}
+		checkRestored(t, st, "cancel ignored, session failed")
+	})
+}
+
+// failingAgent is an in-process ACP agent whose every turn sends a chunk and opens a tool call, then fails
+// with a JSON-RPC error that carries data.
+type failingAgent struct {
+	acp.Agent // nil: the gateway calls nothing else
+	conn      *acp.AgentSideConnection
+	ctx       context.Context
+}
+
+func (a *failingAgent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
+	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber}, nil
+}
+
+func (a *failingAgent) NewSession(context.Context, acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	return acp.NewSessionResponse{SessionId: "failing"}, nil
+}
+
+func (a *failingAgent) Cancel(context.Context, acp.CancelNotification) error { return nil }
+
+func (a *failingAgent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	_ = a.conn.SessionUpdate(a.ctx, acp.SessionNotification{SessionId: p.SessionId, Update: acp.UpdateAgentMessageText("Partial answer")})
+	_ = a.conn.SessionUpdate(a.ctx, acp.SessionNotification{SessionId: p.SessionId, Update: acp.StartToolCall("fail_1", "Call the model",
+		acp.WithStartKind(acp.ToolKindFetch), acp.WithStartStatus(acp.ToolCallStatusInProgress))})
+	return acp.PromptResponse{}, &acp.RequestError{Code: -32603, Message: "model overloaded", Data: map[string]any{"retryAfter": 30}}
+}
+
+func failingSpec() agents.Spec {
+	return agents.Spec{Name: "failing", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		a := &failingAgent{ctx: ctx}
+		ready := make(chan struct{})
+		a.conn = acp.NewAgentSideConnection(a, out, gatedReader{in, ready})
+		close(ready)
+		select {
+		case <-a.conn.Done():
+		case <-ctx.Done():
+		}
+		if c, ok := in.(io.Closer); ok {
+			c.Close()
+		}
+		<-a.conn.Done()
+		return nil
+	}}
+}

@@ -1,0 +1,130 @@
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// RestoreInfo is what Restore learned from one logged frame.
+type RestoreInfo struct {
+	Method string
+	Meta   GatewayMeta     // the frame's `_meta.gateway` stamp
+	Params json.RawMessage // the frame's params as logged, stamp included; aliases the frame
+	Kind   string          // session/update: update.sessionUpdate
+	Text   string          // session/update: the agent message text it adds (what Update.Text is)
+	// Permission is set for a `session/request_permission` frame.
+	Permission *RestoredPermission
+}
+
+// RestoredPermission is a logged permission request.
+type RestoredPermission struct {
+	ID       string            // the gateway permission id (the frame's JSON-RPC id)
+	Request  PermissionRequest // the options, and the toolCall as clients saw it
+	ToolCall json.RawMessage   // the merged tool call the frame carries (what PermissionToolCall returned)
+	Deadline string            // RFC 3339, from the stamp
+}
+
+var errNotLogged = errors.New("restore: not a frame the gateway logs")
+
+// Restore folds a frame the session logged (`session/update`, `session/request_permission`, a `_gateway/*`
+// note) into the snapshot and turn state as the live calls did when it was logged, without producing
+// output, so a Context rebuilt from a log answers Snapshot, Replay and PermissionToolCall as the live one.
+// Frames must come in log order. The frame's content was translated (bounded, redacted, messageIds minted)
+// before it was logged: Restore takes it as it is. The turn boundaries come from the
+// `_gateway/turn_started` and `_gateway/turn_ended` notes the session logs around BeginTurn and EndTurn.
+func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
+	if !json.Valid(frame) {
+		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
+	}
+	var idRaw, methodRaw, params []byte
+	if err := eachMember(frame, func(m member) bool {
+		switch string(m.key(frame)) {
+		case "id":
+			idRaw = m.value(frame)
+		case "method":
+			methodRaw = m.value(frame)
+		case "params":
+			params = m.value(frame)
+		}
+		return true
+	}); err != nil {
+		return RestoreInfo{}, fmt.Errorf("restore: %w", err)
+	}
+	method, ok := decodeString(methodRaw)
+	if !ok || len(params) == 0 || params[0] != '{' {
+		return RestoreInfo{}, errNotLogged
+	}
+	info := RestoreInfo{Method: method, Params: params}
+	if err := info.Meta.parse(lookup(lookup(params, "_meta"), "gateway")); err != nil {
+		return info, fmt.Errorf("restore %s: %w", method, err)
+	}
+	switch {
+	case method == "session/update":
+		c.restoring = true
+		u, err := c.update(params, nil)
+		c.restoring = false
+		if err != nil {
+			return info, fmt.Errorf("restore: %w", err)
+		}
+		info.Kind = u.Kind
+		info.Text, _ = decodeString(u.text)
+	case method == "session/request_permission":
+		id, ok := decodeString(idRaw)
+		if !ok {
+			return info, errors.New("restore: permission request without a string id")
+		}
+		req, err := ParsePermissionRequest(params)
+		if err != nil {
+			return info, fmt.Errorf("restore: %w", err)
+		}
+		info.Permission = &RestoredPermission{ID: id, Request: req, ToolCall: req.ToolCall, Deadline: info.Meta.Deadline}
+	case len(method) > len("_gateway/") && method[:len("_gateway/")] == "_gateway/":
+		c.Note(method, params)
+	}
+	return info, nil
+}
+
+// parse reads a logged stamp. A frame without one is an error: every logged frame has its seq.
+func (m *GatewayMeta) parse(raw []byte) error {
+	if len(raw) == 0 {
+		return errors.New("no _meta.gateway stamp")
+	}
+	var s struct {
+		Seq          uint64 `json:"seq"`
+		Epoch        string `json:"epoch"`
+		TurnID       string `json:"turnId"`
+		PermissionID string `json:"permissionId"`
+		Deadline     string `json:"deadline"`
+		Truncated    bool   `json:"truncated"`
+		Resent       bool   `json:"resent"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("_meta.gateway: %w", err)
+	}
+	if s.Seq == 0 {
+		return errors.New("_meta.gateway without a seq")
+	}
+	*m = GatewayMeta(s)
+	return nil
+}
+
+// adoptID is what a restored chunk with messageId idRaw does to the message stream: an id this Context
+// minted (`<turn>-m<n>` of the current turn) continues as the stream it was, so the next id-less chunk after
+// the restore gets the id it would have got live, and later mints never reuse n.
+func (c *Context) adoptID(kind entryKind, idRaw []byte) {
+	prefix := "noturn"
+	if c.turn != nil {
+		prefix = c.turn.id
+	}
+	prefix += "-m"
+	if len(idRaw) > len(prefix) && string(idRaw[:len(prefix)]) == prefix {
+		if n, err := strconv.ParseUint(string(idRaw[len(prefix):]), 10, 64); err == nil {
+			c.idSeq = max(c.idSeq, n)
+			c.stream = stream{kind: kind, idRaw: append([]byte(nil), idRaw...)}
+			return
+		}
+	}
+	c.stream = stream{kind: kind}
+}
