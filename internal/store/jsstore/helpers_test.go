@@ -100,8 +100,10 @@ func checkFrames(t testing.TB, stored []sessions.StoredFrame, epoch string, n ui
 // flush waits until p acknowledged everything l holds.
 func flush(t testing.TB, p sessions.Persister) {
 	t.Helper()
-	if err := p.Flush(ctxT(t)); err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
+	defer cancel()
+	if err := p.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v; durable %d, stats %+v", err, p.Durable(), p.Stats())
 	}
 }
 

@@ -127,7 +127,9 @@ func (p *persister) Stop() {
 // run is the writer loop. It owns pos (the last seq published) and the queue of unacknowledged publishes.
 func (p *persister) run(from uint64) {
 	defer close(p.done)
-	w := writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch),
+	var w writer
+	defer func() { w.lost.Stop() }()
+	w = writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch), lost: time.NewTimer(time.Hour),
 		budget: byteBudget{max: p.st.opts.LogMaxBytes, maxCount: p.st.opts.LogMaxFrames}}
 	backoff := backoffMin
 	for {
@@ -179,8 +181,16 @@ type writer struct {
 	pos    uint64     // the last seq published (or known stored)
 	queue  []inflight // unacknowledged publishes, oldest first
 	buf    []sessions.Entry
-	budget byteBudget // the stored messages that fit LogMaxBytes, when set
+	budget byteBudget  // the stored messages that fit LogMaxBytes, when set
+	lost   *time.Timer // fires when the awaited ack is past ackWait
 }
+
+// ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server
+// restart, a future was seen to stay unresolved (no ack, no timeout, no disconnect error), which would stall
+// the session's writer for good. Past it, the publish counts as failed and the writer republishes.
+const ackWait = publishAckTimeout + time.Second
+
+var errAckLost = errors.New("jsstore: no ack and no error for a publish")
 
 // step publishes what the ring holds after pos, or waits for an ack, an append or Stop. An error means a
 // publish failed: the caller drains the queue and republishes from Durable().
@@ -248,10 +258,13 @@ func (w *writer) publish(m *nats.Msg, seq uint64, last bool) error {
 func (w *writer) awaitOldest(wake <-chan struct{}) error {
 	p := w.p
 	head := w.queue[0]
+	w.lost.Reset(time.Until(head.sent.Add(ackWait)))
 	select {
 	case <-head.fut.Ok():
 	case err := <-head.fut.Err():
 		return err
+	case <-w.lost.C:
+		return errAckLost
 	case <-wake:
 		return nil
 	case <-p.stop:
@@ -303,12 +316,15 @@ func (w *writer) drain() error {
 	p := w.p
 	failed := false
 	for _, in := range w.queue {
+		w.lost.Reset(time.Until(in.sent.Add(ackWait)))
 		select {
 		case <-in.fut.Ok():
 			if !failed {
 				w.acked(in)
 			}
 		case <-in.fut.Err():
+			failed = true
+		case <-w.lost.C:
 			failed = true
 		case <-p.stop:
 			return errStopped
