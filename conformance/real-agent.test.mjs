@@ -1,8 +1,9 @@
 // A real agent from npm behind the gateway: claude-agent-acp (pinned in package.json), offline. Its model
 // endpoint points at a closed loopback port, so only locally handled commands work — `/context` answers with a
 // usage_update and a markdown table without calling a model. This checks the gateway against an agent it was
-// not written with: start (initialize, session/new with modes and config options), a turn, pass-through of an
-// unstable update kind, and a clean stop.
+// not written with: start (initialize, session/new with modes and config options), a turn over REST,
+// pass-through of an unstable update kind, then the same session loaded over `/acp` with the official SDK's
+// Streamable HTTP client, a turn there, and a clean stop.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { client, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..");
@@ -93,7 +97,10 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test("claude-agent-acp: session, offline /context turn, usage_update passed through, clean close", { timeout: 120_000 }, async () => {
+// Made over REST by the first test, loaded over /acp by the second (one agent start for both).
+let sessionId;
+
+test("claude-agent-acp: session, offline /context turn, usage_update passed through", { timeout: 120_000 }, async () => {
   const created = await api("POST", "/v1/sessions", {});
   assert.equal(created.status, 201, `create: ${JSON.stringify(created.json)}\n${log}`);
   const s = created.json;
@@ -111,8 +118,33 @@ test("claude-agent-acp: session, offline /context turn, usage_update passed thro
   const kinds = page.json.frames.map((f) => f.params?.update?.sessionUpdate).filter(Boolean);
   assert.ok(kinds.includes("usage_update"), `kinds: ${kinds}`);
   assert.ok(kinds.includes("agent_message_chunk"), `kinds: ${kinds}`);
+  sessionId = s.id;
+});
 
-  const closed = await api("DELETE", `/v1/sessions/${s.id}`);
-  assert.equal(closed.status, 204);
-  assert.equal((await api("GET", `/v1/sessions/${s.id}`)).status, 404);
+test("claude-agent-acp over /acp Streamable HTTP: initialize, session/load, offline /context turn, session/close", { timeout: 120_000 }, async () => {
+  assert.ok(sessionId, "the first test made a session");
+  const updates = [];
+  const app = client({ name: "conformance-claude-http" }).onNotification("session/update", ({ params }) => {
+    assert.equal(params.sessionId, sessionId);
+    updates.push(params.update);
+  });
+  await app.connectWith(createHttpStream(`http://${base}/acp`), async (ctx) => {
+    const init = await ctx.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    assert.equal(init.agentInfo?.name, "@zed-industries/claude-agent-acp", JSON.stringify(init));
+    assert.equal(init.agentCapabilities?.loadSession, true);
+    const loaded = await ctx.request("session/load", { sessionId, cwd: join(work, "proj"), mcpServers: [] });
+    assert.ok(loaded.modes?.availableModes?.length > 0, "the agent's modes pass through");
+    const replayed = updates.map((u) => u.sessionUpdate);
+    assert.ok(replayed.includes("usage_update"), `the REST turn is replayed: ${replayed}`);
+    updates.length = 0;
+
+    const res = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/context" }] });
+    assert.equal(res.stopReason, "end_turn");
+    const kinds = updates.map((u) => u.sessionUpdate);
+    assert.ok(kinds.includes("usage_update"), `kinds: ${kinds}`);
+    assert.match(updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content?.text ?? "").join(""), /Context Usage/);
+    await ctx.request("session/close", { sessionId });
+  });
+  // session/close closed the registry session: the agent stopped cleanly.
+  assert.equal((await api("GET", `/v1/sessions/${sessionId}`)).status, 404);
 });

@@ -1,7 +1,6 @@
-// The web UI with a real agent from npm: claude-agent-acp (pinned in package.json), offline like the conformance
-// suite's: its model endpoint is a closed loopback port, so only locally handled commands (`/context`) answer.
-// It offers its modes twice, as the legacy `modes` and as a config option of category `mode`; the UI must show
-// one Mode selector.
+// The web UI with a real agent from npm: claude-agent-acp (pinned in package.json), offline: its model endpoint is
+// a loopback fake (fakemodel.mjs) that answers "ok", or runs a scripted Bash tool call. It offers its modes twice,
+// as the legacy `modes` and as a config option of category `mode`; the UI must show one Mode selector.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,17 +8,28 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   buildGateway, startGateway, launchBrowser, makeTmp, cleanup, openPage, shot, sendPrompt, waitTurnsEnded,
-  waitText, waitLive,
+  waitText, waitLive, createSession,
 } from './harness.mjs';
+import { startFakeModel } from './fakemodel.mjs';
 
 const agentBin = path.resolve(import.meta.dirname, 'node_modules', '.bin', 'claude-agent-acp');
 
 let tmp;
 let gw;
 let ctx;
+let model;
+
+// The Bash call of the terminal test: colours, a bold, a second line, and a title change that must not leak.
+const COLOUR_DEMO = "printf '\\033]0;pwned-title\\007\\033[31mred\\033[0m \\033[1;32mgreen\\033[0m\\nline two\\n'";
+let releaseAnswer;
+const answerGate = new Promise((r) => { releaseAnswer = r; });
 
 before(async () => {
   assert.ok(existsSync(agentBin), 'claude-agent-acp is not installed: run npm ci in e2e/');
+  model = await startFakeModel([{
+    trigger: 'run the colour demo', tool: 'Bash', input: { command: COLOUR_DEMO, description: 'Print colours' },
+    answer: 'The colours were printed.', gate: answerGate,
+  }]);
   tmp = makeTmp();
   const home = path.join(tmp, 'home');
   const proj = path.join(tmp, 'proj');
@@ -33,7 +43,8 @@ before(async () => {
         env: {
           HOME: home,
           IS_SANDBOX: '1', // claude refuses its own permission bypass as root otherwise
-          ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+          ANTHROPIC_BASE_URL: model.url,
+          ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-the-loopback-model',
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
           DISABLE_TELEMETRY: '1',
           DISABLE_AUTOUPDATER: '1',
@@ -49,6 +60,8 @@ before(async () => {
 after(async () => {
   if (ctx) await ctx.close().catch(() => {});
   if (gw) await gw.stop();
+  releaseAnswer();
+  if (model) await model.close();
   cleanup(tmp);
 });
 
@@ -119,5 +132,28 @@ test('claude-agent-acp: a prompt in the empty state starts a session and runs th
   const seen = await page.evaluate(() => window.__seen);
   assert.ok(seen.some((t) => /^Starting claude… \d+\.\d s$/.test(t)), `the empty state said: ${JSON.stringify(seen)}`);
   await shot(page, '31-claude-context');
+  await closePage(page);
+});
+
+test('claude-agent-acp: a Bash call\'s output shows live in the terminal pane, coloured, its title escape neutralised', { timeout: 120000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  await page.waitForSelector('.agent-item[data-agent="claude"]');
+  await createSession(page, { policy: 'approve-all' });
+  await sendPrompt(page, 'please run the colour demo');
+  // The model's answer after the tool result is held back: the output must be on screen while the turn runs.
+  const pane = '.tool-card[data-kind="execute"] .terminal';
+  await waitText(page, `${pane} .ansi-fg-1`, 'red');
+  assert.equal(await page.getAttribute('#composer', 'data-running'), 'true', 'the turn is still running');
+  assert.deepEqual(await page.$$eval(`${pane} .term-line`, (es) => es.map((e) => e.textContent)), ['red green', 'line two']);
+  assert.equal(await page.textContent(`${pane} .ansi-fg-2.ansi-bold`), 'green');
+  assert.equal(await page.$eval(`${pane} .ansi-fg-1`, (e) => getComputedStyle(e).color), 'rgb(248, 113, 113)');
+  assert.doesNotMatch(await page.textContent(`${pane} .terminal-out`), /pwned|\x1b|\x07/);
+  await page.waitForSelector(`${pane} .terminal-status[data-state="ok"]`);
+  assert.equal(await page.textContent(`${pane} .terminal-status`), 'exit 0');
+  await shot(page, '32-claude-terminal');
+  releaseAnswer();
+  await waitText(page, '.msg-agent', 'The colours were printed.');
+  assert.deepEqual(await waitTurnsEnded(page, 1), ['end_turn']);
+  assert.doesNotMatch(await page.title(), /pwned/);
   await closePage(page);
 });

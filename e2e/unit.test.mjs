@@ -1,4 +1,5 @@
-// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff, elapsed time), run in node without a browser.
+// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff, elapsed time, ANSI terminal, attachments),
+// run in node without a browser.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,6 +8,11 @@ import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
 import { fmtElapsed } from '../web/static/js/elapsed.js';
 import { legacyModesSuperseded } from '../web/static/js/modes.js';
+import { TermBuffer, cssColor } from '../web/static/js/ansi.js';
+import { renderLine, styleClasses } from '../web/static/js/term.js';
+import {
+  attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
+} from '../web/static/js/attach.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -219,4 +225,135 @@ test('a streamed message parses to the same blocks as the whole, and finished bl
   const stream = new MarkdownStream();
   for (let i = 0; i < 1000; i++) stream.push(`Paragraph ${i} with **bold**.\n\n`);
   assert.ok(stream.tail.length < 100, `tail of ${stream.tail.length} chars`);
+});
+
+// --- the ANSI terminal (ansi.js, term.js) ---------------------------------------------------------------------------
+
+/** A buffer's lines as text, each styled run in brackets with its classes: "[ansi-fg-1|red] plain". */
+function termLines(buf) {
+  return buf.lines.map((_, i) => buf.runs(i).map((r) => {
+    const c = styleClasses(r.style);
+    const extra = [r.style.fg, r.style.bg].filter((x) => x !== null && !(typeof x === 'number' && x < 16)).map((x) => cssColor(x));
+    return c.length || extra.length ? `[${[...c, ...extra].join(' ')}|${r.text}]` : r.text;
+  }).join(''));
+}
+
+function term(...chunks) {
+  const b = new TermBuffer();
+  for (const c of chunks) b.write(c);
+  return b;
+}
+
+test('ansi: SGR colours (16, 256, truecolor), bold, reset', () => {
+  assert.deepEqual(termLines(term('\x1b[31mred\x1b[0m plain \x1b[1;32mbold green\x1b[m.')),
+    ['[ansi-fg-1|red] plain [ansi-fg-2 ansi-bold|bold green].']);
+  assert.deepEqual(termLines(term('\x1b[91;44mhi\x1b[39mX\x1b[49mY')), ['[ansi-fg-9 ansi-bg-4|hi][ansi-bg-4|X]Y']);
+  assert.deepEqual(termLines(term('\x1b[38;5;196ma\x1b[48;5;21mb\x1b[38;5;244mc\x1b[0m')),
+    ['[rgb(255, 0, 0)|a][rgb(255, 0, 0) rgb(0, 0, 255)|b][rgb(128, 128, 128) rgb(0, 0, 255)|c]']);
+  assert.deepEqual(termLines(term('\x1b[38;2;1;2;3mt\x1b[48:2::10:20:30mu\x1b[38:5:3mv')),
+    ['[rgb(1, 2, 3)|t][rgb(1, 2, 3) rgb(10, 20, 30)|u][ansi-fg-3 rgb(10, 20, 30)|v]']);
+  assert.deepEqual(termLines(term('\x1b[38;5;9mlow\x1b[0m')), ['[ansi-fg-9|low]'], '256-colour 0–15 use the palette');
+  assert.deepEqual(termLines(term('\x1b[3;4;9mx\x1b[23;24;29my\x1b[2mz\x1b[22mw')),
+    ['[ansi-italic ansi-underline ansi-strike|x]y[ansi-dim|z]w']);
+  assert.deepEqual(termLines(term('\x1b[7minv\x1b[27m \x1b[31;7mr')), ['[ansi-fg-inv ansi-bg-inv|inv] [ansi-fg-inv ansi-bg-1|r]']);
+  // Malformed colours are ignored, the rest of the sequence too (as xterm does), and nothing leaks as text.
+  assert.deepEqual(termLines(term('\x1b[38;5;300ma\x1b[38;2;1;2mb\x1b[1;38mc')), ['ab[ansi-bold|c]']);
+});
+
+test('ansi: cursor movement, clears, titles and other escapes are neutralised', () => {
+  const b = term('a\x1b[2J\x1b[H\x1b[10;10Hb\x1b[3Ac\x1b[?25l\x1b[?1049hd\x1b]0;evil title\x07e\x1b]2;t2\x1b\\f',
+    '\x1bPdcs\x1b\\g\x1b_apc\x1b\\h\x1b(Bi\x1b7\x1b8j\x1bck\x9b31ml\x9d0;c1 title\x9cm\x07\x00\x7fn');
+  assert.deepEqual(termLines(b), ['abcdefghijk[ansi-fg-1|lmn]']);
+  assert.equal(b.text().includes('title'), false);
+  // A sequence split across writes is completed by the next one.
+  assert.deepEqual(termLines(term('x\x1b', '[3', '1my\x1b]0;ti', 'tle\x07z')), ['x[ansi-fg-1|yz]']);
+  // An overlong parameter string is consumed and ignored.
+  assert.deepEqual(termLines(term('p\x1b[' + '1;'.repeat(100) + '31mq')), ['pq']);
+});
+
+test('ansi: \\r progress lines, erase in line, backspace, tabs, CRLF', () => {
+  assert.deepEqual(termLines(term('10%\r20%\r100%\ndone\n')), ['100%', 'done', '']);
+  assert.deepEqual(termLines(term('downloading 1234\r\x1b[Kok\r\n')), ['ok', '']);
+  assert.deepEqual(termLines(term('long line\rab')), ['abng line']);
+  assert.deepEqual(termLines(term('abc\bX\tY')), ['abX     Y']);
+  assert.deepEqual(termLines(term('one\r\ntwo')), ['one', 'two']);
+  assert.equal(term('one\r\ntwo\n').text(), 'one\ntwo');
+});
+
+test('ansi: scroll-back and line length are bounded', () => {
+  const b = new TermBuffer({ maxLines: 100, maxCols: 50 });
+  for (let i = 0; i < 1000; i++) b.write(`line ${i}\n`);
+  assert.equal(b.lines.length, 100);
+  assert.equal(b.dropped, 901);
+  assert.equal(b.lineText(0), 'line 901');
+  assert.equal(b.lineText(98), 'line 999');
+  b.write('x'.repeat(10000));
+  assert.equal(b.lineText(99).length, 50);
+  assert.equal(b.lines[99].cut, true);
+  const big = new TermBuffer();
+  big.write('y\n'.repeat(5000));
+  assert.equal(big.lines.length, 2000, 'the default keeps the last 2 000 lines');
+});
+
+// A DOM just big enough for renderLine: it records what was created, so a test sees that text stays text.
+function fakeDoc() {
+  const made = [];
+  const node = (name) => ({
+    nodeName: name, children: [], className: '', props: {},
+    style: { setProperty(k, v) { this.owner.props[k] = v; } },
+    appendChild(c) { this.children.push(c); return c; },
+    get textContent() { return this.children.map((c) => c.textContent).join(''); },
+  });
+  return {
+    made,
+    createElement(name) { const n = node(name.toUpperCase()); n.style.owner = n; made.push(n.nodeName); return n; },
+    createTextNode(text) { return { nodeName: '#text', textContent: text }; },
+  };
+}
+
+test('term: output is rendered as text nodes; markup in it never becomes HTML', () => {
+  const doc = fakeDoc();
+  const b = term('<script>alert(1)</script> \x1b[31m<img src=x onerror=alert(2)>\x1b[38;2;9;8;7m&amp;\x1b[0m');
+  const line = renderLine(doc, b, 0);
+  assert.equal(line.textContent, '<script>alert(1)</script> <img src=x onerror=alert(2)>&amp;');
+  assert.deepEqual(doc.made, ['DIV', 'SPAN', 'SPAN'], 'only the line and its styled spans are elements');
+  assert.equal(line.children[0].nodeName, '#text');
+  assert.equal(line.children[1].className, 'ansi-fg-1');
+  assert.deepEqual(line.children[2].props, { color: 'rgb(9, 8, 7)' });
+});
+
+// --- attachments (attach.js) ----------------------------------------------------------------------------------------
+
+test('attachments: images and text files become ACP blocks, within the limits and the agent\'s capabilities', async () => {
+  const all = attachCaps({ promptCapabilities: { image: true, embeddedContext: true } });
+  assert.deepEqual(all, { image: true, file: true });
+  assert.deepEqual(attachCaps({ promptCapabilities: { image: true } }), { image: true, file: false });
+  assert.deepEqual(attachCaps(undefined), { image: false, file: false });
+
+  const png = new File([Uint8Array.from([137, 80, 78, 71, 1, 2, 3])], 'a.png', { type: 'image/png' });
+  const img = await readAttachment(png, all);
+  assert.deepEqual(img, { kind: 'image', name: 'a.png', size: 7, block: { type: 'image', mimeType: 'image/png', data: 'iVBORwECAw==' } });
+  const txt = await readAttachment(new File(['héllo <b>'], 'my notes.txt', { type: 'text/plain' }), all);
+  assert.deepEqual(txt.block, { type: 'resource', resource: { uri: 'file:///my%20notes.txt', mimeType: 'text/plain', text: 'héllo <b>' } });
+  assert.equal(txt.size, 10);
+  assert.equal(resourceName(txt.block.resource.uri), 'my notes.txt');
+  assert.equal((await readAttachment(new File(['x'], 'Makefile'), all)).block.resource.mimeType, 'text/plain');
+
+  const refused = async (file, caps, re) => {
+    await assert.rejects(readAttachment(file, caps), (err) => err instanceof AttachError && re.test(err.message));
+  };
+  await refused(new File([new Uint8Array(MAX_IMAGE_BYTES + 1)], 'big.jpg', { type: 'image/jpeg' }), all, /“big\.jpg” is 512 KB; an image can be at most 512 KB\./);
+  await refused(new File([new Uint8Array(MAX_TEXT_BYTES + 1)], 'big.log', { type: 'text/plain' }), all, /a text file can be at most 256 KB/);
+  await refused(new File(['<svg/>'], 's.svg', { type: 'image/svg+xml' }), all, /images can be PNG, JPEG, GIF or WebP/);
+  await refused(new File([Uint8Array.from([0xff, 0xfe, 0x41])], 'bad.txt', { type: 'text/plain' }), all, /not a UTF-8 text file/);
+  await refused(new File(['a\0b'], 'nul.txt'), all, /not a UTF-8 text file/);
+  await refused(png, { image: false, file: true }, /this agent does not accept images/);
+  await refused(new File(['x'], 'n.txt'), { image: true, file: false }, /this agent accepts images only/);
+  await refused(new File(['x'], 'n.txt'), { image: false, file: false }, /this agent does not accept files/);
+
+  assert.deepEqual(promptBlocks('look', [img, txt]).map((b) => b.type), ['text', 'image', 'resource']);
+  assert.deepEqual(promptBlocks('  ', [img]).map((b) => b.type), ['image'], 'an attachment needs no text');
+  assert.equal(fmtBytes(1023), '1023 B');
+  assert.equal(fmtBytes(600 * 1024), '600 KB');
+  assert.equal(fmtBytes(3 * 1024 * 1024), '3.0 MB');
 });

@@ -63,6 +63,7 @@ type config struct {
 	maxUnauthConns    int
 	writeTimeout      time.Duration
 	maxACPConns       int
+	acpIdleTimeout    time.Duration
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -106,7 +107,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxClients, "max-clients", 64, "most clients (WebSockets, event streams) per session; 503 past it")
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle WebSockets (session sockets and /acp) are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 10*time.Second, "how long one frame's write to a streaming client (WebSocket, /acp, SSE) may take; a client that stops reading is dropped after it")
-	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp sockets open at once; 503 past it")
+	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp connections (WebSockets and Streamable HTTP) open at once; 503 past it")
+	fs.DurationVar(&c.acpIdleTimeout, "acp-idle-timeout", 60*time.Second, "how long a Streamable HTTP /acp connection may have no open stream and no request before it is ended (its sessions go on)")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")

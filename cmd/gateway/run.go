@@ -100,6 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, MaxConns: cfg.maxACPConns,
+		IdleTimeout:  cfg.acpIdleTimeout,
 		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
 	var auth *httpapi.Auth

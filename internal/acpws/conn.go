@@ -7,7 +7,6 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/coder/websocket"
 )
 
 // op is one step the writer runs on its own goroutine, in queue order: write a response, attach a session,
@@ -18,7 +17,7 @@ type op func(w *writer) error
 type conn struct {
 	// Static after construction.
 	h        *Handler
-	ws       *websocket.Conn
+	t        transport
 	agent    string        // agent of sessions made with session/new
 	out      chan op       // reader and request goroutines → writer; bounded
 	inflight chan struct{} // request budget (semaphore)
@@ -43,9 +42,11 @@ type subscription struct {
 	fsd    *fsDelegate // registered with fsOwners while this socket serves the session's fs/*; else nil
 }
 
-func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
+// newConn makes a connection over t that lives until parent ends or run returns.
+func newConn(parent context.Context, h *Handler, t transport, agent string) *conn {
+	ctx, cancel := context.WithCancel(parent)
 	return &conn{
-		h: h, ws: c, agent: agent,
+		h: h, t: t, agent: agent, ctx: ctx, cancel: cancel,
 		out:      make(chan op, h.opts.OutQueue),
 		inflight: make(chan struct{}, h.opts.MaxInflight),
 		attached: map[string]*subscription{},
@@ -58,20 +59,19 @@ func newConn(h *Handler, c *websocket.Conn, agent string) *conn {
 // closeErr carries the close code the connection ends with.
 type closeErr = frameout.CloseError
 
-// run starts the reader, runs the writer on this goroutine, and returns when both and every request
+// run starts the receiver, runs the writer on this goroutine, and returns when both and every request
 // goroutine have ended. Sessions and their turns live on.
-func (c *conn) run(parent context.Context) {
-	c.ctx, c.cancel = context.WithCancel(parent)
+func (c *conn) run() {
 	defer c.cancel()
 	readDone := make(chan struct{}) // closed when the reader has ended; readErr is then set
 	var readErr error
 	go func() {
 		defer close(readDone)
-		readErr = c.readLoop(c.ctx)
+		readErr = c.t.receive(c.ctx, c)
 	}()
 
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
-	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, func() { c.ws.CloseNow() })
+	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, c.t.abort)
 	err := w.loop(c.ctx, readDone, &readErr)
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
@@ -79,11 +79,7 @@ func (c *conn) run(parent context.Context) {
 	if errors.As(err, &ce) && ce.Code == codeSlowClient { // too far behind, or the log trimmed under it
 		c.h.face.Evicted()
 	}
-	if errors.As(err, &ce) {
-		c.ws.Close(ce.Code, ce.Reason)
-	} else {
-		c.ws.CloseNow()
-	}
+	c.t.end(err)
 	c.cancel()
 	<-readDone
 	c.work.Wait()

@@ -1,25 +1,45 @@
-// Package acpws serves raw ACP over WebSocket: `GET /acp` and `GET /acp/{agent}`.
+// Package acpws serves raw ACP at `/acp` and `/acp/{agent}`, over WebSocket and over Streamable HTTP.
 //
-// This is the face for web clients that already speak ACP (marimo's agent panel through use-acp, anything
-// built on the official TypeScript SDK's `createWebSocketStream`): one JSON-RPC 2.0 message per text frame,
-// the browser is the ACP client and the gateway is its agent, backed by the session registry. Sessions made
-// here are ordinary registry sessions (visible over REST and `/v1/sessions/{id}/ws`), and sessions made
-// elsewhere can be loaded here. The ACP sessionId is the gateway session id.
+// This is the face for clients that already speak ACP (marimo's agent panel through use-acp, anything built on
+// the official TypeScript SDK's `createWebSocketStream` or `createHttpStream`): the client is the ACP client
+// and the gateway is its agent, backed by the session registry. Sessions made here are ordinary registry
+// sessions (visible over REST and `/v1/sessions/{id}/ws`), and sessions made elsewhere can be loaded here. The
+// ACP sessionId is the gateway session id.
+//
+// # Transports
+//
+// A connection (conn) is the same whatever carries it: the methods, attachments, log cursors, fs delegation
+// and the ordering of answers after updates are its own; a transport only takes the client's messages in
+// (receive → conn.dispatch) and puts frames out (write, called by the connection's one writer). A WebSocket
+// upgrade is wsTransport: one JSON-RPC message per text frame. A POST, GET or DELETE is httpTransport, the
+// Streamable HTTP wire of the official SDK (docs/acp.md): `initialize` POSTed without Acp-Connection-Id
+// opens a connection and is answered in the POST's response with the connection's id; every later message is
+// POSTed with that id (202) and answered on an SSE stream the client GETs — the connection's, or with
+// Acp-Session-Id a session's. A session's frames go on its session stream, a response on the stream of its
+// request's session (session/load's too, after its replay), else on the connection's stream. Frames wait on
+// their stream for a receiver (one per stream; 409 for a second), at most QueueBytes across the connection;
+// a writer that waits for room past WriteTimeout ends the connection (the frame writer's watchdog). A
+// connection with no stream and no request for IdleTimeout ends; DELETE ends it at once. Ending, either
+// transport, is the same: sessions and turns go on, fs delegation returns to the gateway. Both transports
+// share the MaxConns cap; the WebSocket's 101 also carries an Acp-Connection-Id, as the official server's.
 //
 // # Connection model
 //
-// Each socket has exactly one reader goroutine and one writer goroutine, joined before the handler returns,
-// plus at most Options.MaxInflight request goroutines (also joined). The reader never blocks for long: every
+// Each connection has exactly one receiver (a WebSocket's reader goroutine; for Streamable HTTP the goroutine
+// that waits for the end of the connection while its POSTs dispatch) and one writer goroutine, joined before
+// the connection ends, plus at most Options.MaxInflight request goroutines (also joined). A WebSocket
+// connection runs on its upgrade's handler; a Streamable HTTP one on a goroutine its initialize POST starts,
+// owned by the Handler (Shutdown waits for it). The reader never blocks for long: every
 // request that talks to a session or an agent runs on its own goroutine; a full budget answers -32603 at
 // once. The writer is the only goroutine that writes data frames, through the frame writer every streaming
 // face shares (frameout: no per-frame context, a watchdog ends a write stuck past WriteTimeout). It is fed by
 // a bounded queue of operations (responses, attach/replay steps) and by the event logs of the sessions this
-// socket attached to (session/new, session/load, session/resume): it reads each log through its own
+// connection attached to (session/new, session/load, session/resume): it reads each log through its own
 // sessions.Cursor, so the agent and the log never wait for this socket. While it has nothing to write it waits
 // on a fixed set of channels: a log with nothing new has one watcher goroutine that wakes the writer when the
-// log grows. A socket that falls more than QueueFrames/QueueBytes behind a live log is closed with 4001 (raw
-// ACP has no resync; the client reconnects and calls session/load). At most Options.MaxConns sockets are
-// open at once; past it the upgrade is refused with a 503.
+// log grows. A connection that falls more than QueueFrames/QueueBytes behind a live log is ended (a socket
+// with 4001; raw ACP has no resync: the client reconnects and calls session/load). At most Options.MaxConns
+// connections are open at once; past it the upgrade or initialize is refused with a 503.
 //
 // Responses that concern a session (prompt, load, set_mode, …) are written only after the socket has
 // forwarded that session's log up to the point where the answer was known: `{stopReason}` follows every
@@ -113,5 +133,7 @@
 // the request's id re-encoded (translate.EchoID), never the client's raw bytes. Binary frame: close 1003; text
 // frame that is not UTF-8: 1007; frame over Options.ReadLimit: close 1009; no room in the shared inbound
 // budget (Options.Inbound) for a frame: 1013; gateway shutdown: 1001; too slow: 4001.
-// Closing the socket never closes a session or stops its turn.
+// Closing the socket never closes a session or stops its turn. Streamable HTTP has no close codes: a body
+// that is not one JSON-RPC message is a 400 with a JSON-RPC error (id null), other refusals problem+json
+// (docs/acp.md has the table).
 package acpws

@@ -36,7 +36,7 @@ func (w *writer) forward(a *attachment, e sessions.Entry) error {
 		if f.Params.Update.SessionUpdate == "user_message_chunk" && e.Seq > a.replayUntil && w.c.isOwnTurn(f.Params.Meta.Gateway.TurnID) {
 			return nil // the prompt's sender knows what it sent
 		}
-		return w.write(e.Frame)
+		return w.writeFor(a.s.ID, e.Frame)
 	case "session/request_permission":
 		if e.Seq <= a.replayUntil {
 			return nil // history; still-pending ones are re-sent after the attach
@@ -59,7 +59,7 @@ func (w *writer) forward(a *attachment, e sessions.Entry) error {
 			return nil
 		}
 		b, _ := frameout.Notification("$/cancel_request", map[string]any{"requestId": id})
-		return w.write(b)
+		return w.writeFor(a.s.ID, b)
 	}
 	return nil // other `_gateway/*` frames: not ACP
 }
@@ -70,7 +70,7 @@ func (w *writer) ask(a *attachment, id string, frame []byte) error {
 		return nil
 	}
 	a.asked[id] = struct{}{}
-	return w.write(frame)
+	return w.writeFor(a.s.ID, frame)
 }
 
 // sendPending writes the request frames of a's permissions still pending and logged at or before upTo.

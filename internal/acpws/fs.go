@@ -161,7 +161,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	c.calls[n] = call
 	c.mu.Unlock()
 	withdraw := false
-	defer func() { c.abandon(n, withdraw) }()
+	defer func() { c.abandon(s, n, withdraw) }()
 
 	frame, err := frameout.Request(n, method, params)
 	if err != nil {
@@ -185,7 +185,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 				return err
 			}
 		}
-		return w.write(frame)
+		return w.writeFor(s.ID, frame)
 	}
 	select {
 	case c.out <- send:
@@ -212,7 +212,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 
 // abandon forgets call n; withdraw sends ACP's `$/cancel_request` when the client was sent the request and
 // has not answered. A late answer is ignored.
-func (c *conn) abandon(n uint64, withdraw bool) {
+func (c *conn) abandon(s *sessions.Session, n uint64, withdraw bool) {
 	c.mu.Lock()
 	call := c.calls[n]
 	delete(c.calls, n)
@@ -222,7 +222,7 @@ func (c *conn) abandon(n uint64, withdraw bool) {
 	}
 	b, _ := frameout.Notification("$/cancel_request", map[string]any{"requestId": n})
 	select {
-	case c.out <- func(w *writer) error { return w.write(b) }:
+	case c.out <- func(w *writer) error { return w.writeFor(s.ID, b) }:
 	default: // advisory; a writer this far behind is about to be closed anyway
 	}
 }

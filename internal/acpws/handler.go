@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
+	"github.com/google/uuid"
 )
 
 // Options configures the `/acp` face. Zero values mean the documented defaults.
@@ -26,6 +27,9 @@ type Options struct {
 	PingInterval time.Duration // 0 = 25 s
 	WriteTimeout time.Duration // one frame's write; 0 = 10 s
 	FSTimeout    time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
+	// IdleTimeout ends a Streamable HTTP connection that has had no open stream and no request for this
+	// long, as a closed WebSocket ends (its sessions go on); 0 = 60 s.
+	IdleTimeout time.Duration
 	// Subprotocols the server may select when a client offers them (e.g. the one a browser offers beside
 	// its "bearer.<token>" credential). None offered by the client: none selected, as raw-ACP clients expect.
 	Subprotocols []string
@@ -70,6 +74,9 @@ func (o Options) withDefaults() Options {
 	if o.FSTimeout <= 0 {
 		o.FSTimeout = 30 * time.Second
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -93,13 +100,14 @@ const (
 // Handler serves `/acp` and `/acp/{agent}`.
 type Handler struct {
 	// Static after construction.
-	reg      *sessions.Registry
-	opts     Options
-	conns    *conngroup.Group // open sockets; closing it is the shutdown signal
-	shutdown <-chan struct{}  // conns.Closing()
-	fsOwners fsOwners         // sockets serving sessions' fs/*
-	slots    chan struct{}    // one per open socket, MaxConns deep: the connection cap
-	face     *metrics.Face    // this face's counters
+	reg       *sessions.Registry
+	opts      Options
+	conns     *conngroup.Group // open connections (either transport); closing it is the shutdown signal
+	shutdown  <-chan struct{}  // conns.Closing()
+	fsOwners  fsOwners         // connections serving sessions' fs/*
+	slots     chan struct{}    // one per open connection (either transport), MaxConns deep: the connection cap
+	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
+	face      *metrics.Face    // this face's counters
 }
 
 // NewHandler returns the raw-ACP face of reg.
@@ -115,8 +123,10 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 // ServeHTTP serves `/acp`: the default agent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.ServeAgent(w, r, "") }
 
-// ServeAgent upgrades to a raw ACP socket whose new sessions use agent ("" = the registry's default). An
-// unknown agent is a 404 before the upgrade; every refusal before it is problem+json, as on the REST routes.
+// ServeAgent serves a connection whose new sessions use agent ("" = the registry's default): a WebSocket
+// upgrade is the WebSocket transport, a POST, GET (Accept: text/event-stream) or DELETE is Streamable HTTP.
+// An unknown agent is a 404; every refusal is problem+json, as on the REST routes (a POST body that is not
+// one JSON-RPC message is answered with a JSON-RPC error, as the official transport does).
 func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent string) {
 	select {
 	case <-h.shutdown:
@@ -131,6 +141,21 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		frameout.WriteProblem(w, http.StatusNotFound, "unknown_agent", "no agent of this name is configured")
 		return
 	}
+	switch {
+	case isWebSocketUpgrade(r):
+		h.serveWebSocket(w, r, agent)
+	case r.Method == http.MethodGet && !acceptsEventStream(r) && r.Header.Get(headerConnectionID) == "":
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Connection", "Upgrade")
+		frameout.WriteProblem(w, http.StatusUpgradeRequired, "upgrade_required", "this route is a WebSocket or Streamable HTTP: send a WebSocket upgrade, or POST initialize")
+	default:
+		h.serveStreamable(w, r, agent)
+	}
+}
+
+// serveWebSocket upgrades to a raw ACP socket. The 101 carries an Acp-Connection-Id, as the official
+// server's does (the WebSocket transport itself needs none).
+func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent string) {
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
@@ -138,6 +163,7 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
 		return
 	}
+	w.Header().Set(headerConnectionID, uuid.NewString())
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
@@ -155,7 +181,7 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	newConn(h, c, agent).run(r.Context())
+	newConn(r.Context(), h, &wsTransport{ws: c}, agent).run()
 }
 
 // Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the

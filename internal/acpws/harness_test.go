@@ -82,8 +82,9 @@ func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config, extra ...agents.
 	// The session face shares the socket readers' inbound budget and read limit, as in the gateway.
 	e.ws = ws.NewHandler(reg, ws.Options{Logger: logger, Inbound: opts.Inbound, ReadLimit: opts.ReadLimit})
 	mux := http.NewServeMux()
-	mux.Handle("GET /acp", e.acp)
-	mux.HandleFunc("GET /acp/{agent}", func(w http.ResponseWriter, r *http.Request) { e.acp.ServeAgent(w, r, r.PathValue("agent")) })
+	// Every method reaches the face: it answers 405 itself for the ones it does not serve.
+	mux.Handle("/acp", e.acp)
+	mux.HandleFunc("/acp/{agent}", func(w http.ResponseWriter, r *http.Request) { e.acp.ServeAgent(w, r, r.PathValue("agent")) })
 	mux.HandleFunc("GET /v1/sessions/{id}/ws", func(w http.ResponseWriter, r *http.Request) { e.ws.ServeSession(w, r, r.PathValue("id")) })
 	e.srv = httptest.NewServer(mux)
 	e.base = "ws" + strings.TrimPrefix(e.srv.URL, "http")

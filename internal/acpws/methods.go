@@ -363,7 +363,7 @@ func (w *writer) replayTranscript(s *sessions.Session, response []byte) error {
 		f := make([]byte, 0, len(p)+64)
 		f = append(f, `{"jsonrpc":"2.0","method":"session/update","params":`...)
 		f = append(f, p...)
-		if err := w.write(append(f, '}')); err != nil {
+		if err := w.writeFor(s.ID, append(f, '}')); err != nil {
 			return err
 		}
 	}

@@ -2,12 +2,10 @@ package acpws
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
-	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
@@ -21,21 +19,6 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
-}
-
-// readLoop is the connection's only reader. Bad input never ends it short of a binary frame (1003), a text
-// frame that is not UTF-8 (1007) or an oversized one (1009); a frame the inbound budget
-// has no room for ends it with 1013. A frame's budget is released once dispatch is done with its bytes
-// (requests get copies of their id and params).
-func (c *conn) readLoop(ctx context.Context) error {
-	for {
-		f, err := c.h.opts.Inbound.Read(ctx, c.ws, c.h.opts.ReadLimit)
-		if err != nil {
-			return inbound.CloseError(err)
-		}
-		c.dispatch(f.Data)
-		f.Release()
-	}
 }
 
 var nullID = json.RawMessage("null")

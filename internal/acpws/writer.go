@@ -7,7 +7,6 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/coder/websocket"
 )
 
 // errSlow closes a socket that lags too far behind one of its logs (4001).
@@ -116,8 +115,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 				defer c.work.Done()
 				pctx, cancel := context.WithTimeout(ctx, min(c.h.opts.WriteTimeout, c.h.opts.PingInterval))
 				defer cancel()
-				if err := c.ws.Ping(pctx); err != nil && ctx.Err() == nil {
-					c.ws.CloseNow() // missed pong: the reader fails and the writer follows
+				if err := c.t.ping(pctx); err != nil && ctx.Err() == nil {
+					c.t.abort() // missed pong: the reader fails and the writer follows
 				}
 			}()
 		case o := <-c.out:
@@ -247,9 +246,10 @@ func (w *writer) flush(a *attachment, upTo uint64) error {
 	return nil
 }
 
-// write sends one frame under the write watchdog.
-func (w *writer) write(frame []byte) error {
-	return w.out.Write(len(frame), func() error {
-		return w.c.ws.Write(context.Background(), websocket.MessageText, frame)
-	})
+// write sends a response under the write watchdog: it goes where its request asked (the transport knows).
+func (w *writer) write(frame []byte) error { return w.writeFor("", frame) }
+
+// writeFor sends one frame of session's (a log frame, a request to the client) under the write watchdog.
+func (w *writer) writeFor(session string, frame []byte) error {
+	return w.out.Write(len(frame), func() error { return w.c.t.write(session, frame) })
 }

@@ -61,6 +61,10 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusConflict, "no_turn", "no turn has run in this session yet")
 	case errors.Is(err, sessions.ErrNoTurn):
 		return problem(http.StatusConflict, "no_turn", "no turn is running in this session")
+	case errors.Is(err, sessions.ErrNotResumable):
+		return problem(http.StatusConflict, "session_not_resumable", "the session is detached and its agent can neither load nor resume it; its transcript stays readable")
+	case errors.Is(err, sessions.ErrDetached):
+		return problem(http.StatusConflict, "session_not_ready", "the session is detached (its agent is not running); a prompt re-attaches it")
 	case errors.Is(err, sessions.ErrNotReady):
 		return problem(http.StatusConflict, "session_not_ready", "the session's agent is still starting")
 	case errors.Is(err, sessions.ErrClosed):

@@ -22,7 +22,7 @@ import (
 type Server struct {
 	Registry     *sessions.Registry
 	WS           *ws.Handler
-	ACP          *acpws.Handler // raw ACP over WebSocket at /acp and /acp/{agent}
+	ACP          *acpws.Handler // raw ACP over WebSocket and Streamable HTTP at /acp and /acp/{agent}
 	Logger       *slog.Logger
 	OpenAPI      []byte // served at /openapi.yaml
 	Web          fs.FS  // the UI, served at /; nil = no UI
@@ -108,12 +108,16 @@ func (s *Server) Handler() http.Handler {
 	r.Method(http.MethodGet, "/healthz", handlerFunc(s.healthz))
 	r.Method(http.MethodGet, "/readyz", handlerFunc(s.readyz))
 	r.Method(http.MethodGet, "/openapi.yaml", handlerFunc(s.openapi))
-	r.Method(http.MethodGet, "/acp", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
-		s.ACP.ServeAgent(w, r, "")
-	}))
-	r.Method(http.MethodGet, "/acp/{agent}", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
-		s.ACP.ServeAgent(w, r, chi.URLParam(r, "agent"))
-	}))
+	// Raw ACP: a WebSocket upgrade, or Streamable HTTP (POST a message, GET an SSE stream, DELETE the
+	// connection); acpws tells them apart and answers a plain GET with 426 itself.
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		r.Method(m, "/acp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.ACP.ServeAgent(w, r, "")
+		}))
+		r.Method(m, "/acp/{agent}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.ACP.ServeAgent(w, r, chi.URLParam(r, "agent"))
+		}))
+	}
 	if s.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
 	}

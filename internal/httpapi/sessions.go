@@ -130,9 +130,9 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if n := promptSize(blocks); n > limit {
 		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", fmt.Sprintf("prompt is %d bytes; the limit is %d", n, limit))
 	}
-	turn, err := sess.Prompt(blocks)
+	turn, err := sess.Prompt(blocks) // a detached session's agent is started again first
 	if err != nil {
-		return err
+		return s.hideStartFailure(r, sess.Agent, err)
 	}
 	if !wait.wait {
 		writeJSON(w, http.StatusAccepted, map[string]string{"turnId": turn.ID})

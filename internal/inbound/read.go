@@ -58,6 +58,18 @@ func (b *Budget) Read(ctx context.Context, c *websocket.Conn, limit int64) (Fram
 	if typ != websocket.MessageText {
 		return Frame{}, ErrBinary
 	}
+	return b.readAll(ctx, r, limit)
+}
+
+// ReadBody reads an HTTP request body (one Streamable HTTP message of `/acp`) under the budget, as Read reads
+// a frame: at most limit bytes (ErrTooBig past it), valid UTF-8 (ErrInvalidUTF8), ErrBusy when the budget has
+// no room in time. The body's arrival is bounded by the server's body deadline, not the frame timeout.
+func (b *Budget) ReadBody(ctx context.Context, r io.Reader, limit int64) (Frame, error) {
+	return b.readAll(ctx, r, limit)
+}
+
+// readAll reads r to its end into a buffer grown under the budget.
+func (b *Budget) readAll(ctx context.Context, r io.Reader, limit int64) (Frame, error) {
 	f := Frame{b: b}
 	first := min(firstChunk, limit)
 	if b != nil {

@@ -25,12 +25,13 @@ func (s *Session) PermissionPending(id string) bool {
 // agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
 // JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
 func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if err := s.usable(); err != nil {
+	conn, err := s.usable()
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
 	defer cancel()
-	res, err := s.conn.Call(ctx, acp.AgentMethodAuthenticate, params)
+	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
@@ -42,7 +43,9 @@ func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (jso
 
 // AgentAuthMethods returns the `authMethods` the session's agent answered to initialize (nil when unknown).
 func (s *Session) AgentAuthMethods() json.RawMessage {
-	if s.Status() == StatusStarting {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status == StatusStarting {
 		return nil
 	}
 	return nullToNil(s.initInfo.AuthMethods)

@@ -38,6 +38,11 @@ type Config struct {
 	// agent is probed again; 0 = 30 s, and never less than StartTimeout (a probe that hangs for the whole start
 	// timeout must not be followed by another at once).
 	ProbeFailureTTL time.Duration
+	// DetachIdle makes the idle reaper detach sessions (stop the agent, keep the transcript; a prompt
+	// re-attaches) instead of closing them. Store modes set it (docs/cluster.md §4).
+	DetachIdle bool
+	// DetachOnShutdown makes Shutdown end sessions detached instead of closed. Store modes set it.
+	DetachOnShutdown bool
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than

@@ -17,43 +17,12 @@ import (
 // start launches the agent and opens the ACP session.
 func (s *Session) start(ctx context.Context) error {
 	cfg := s.reg.cfg
-	conn, err := agents.Start(s.spec, agents.Options{
-		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout,
-	})
+	conn, fail, err := s.launchAgent(ctx)
 	if err != nil {
-		return &AgentError{Op: "start agent", Err: err}
+		return err
 	}
-	cfg.Metrics.AgentStarted(s.Agent)
-	fail := func(op string, err error) error {
-		// An agent that died answers nothing: its exit status and stderr say why, not the SDK's -32603.
-		if exited := exitedError(conn, cfg.StopGrace); exited != nil {
-			err = exited
-		}
-		conn.Stop()
-		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
-	}
-	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	ai, err := initializeAgent(ictx, conn, cfg.Version)
-	if err != nil {
-		return fail("initialize", callError(ictx, err, cfg.StartTimeout))
-	}
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
-	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
-	if m := s.spec.AuthMethod; m != "" {
-		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
-		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
-		if err != nil {
-			err = callError(actx, err, cfg.StartTimeout)
-			cancel()
-			return fail("authenticate "+m, err)
-		}
-		cancel()
-	}
-
-	nctx, cancel2 := context.WithTimeout(ctx, cfg.StartTimeout)
-	defer cancel2()
 	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": []any{}})
 	if err != nil {
 		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
@@ -79,9 +48,55 @@ func (s *Session) start(ctx context.Context) error {
 		s.status = StatusIdle
 	}
 	s.mu.Unlock()
-	go s.watchAgent()
+	go s.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
+}
+
+// launchAgent starts the agent process, sends initialize and the configured authenticate, and records the
+// agent's initialize answer and what it can resume. Session starts and re-attaches share it. fail stops the
+// agent and describes a failed step.
+func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
+	cfg := s.reg.cfg
+	conn, err := agents.Start(s.spec, agents.Options{
+		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
+		WriteTimeout: cfg.AgentWriteTimeout,
+	})
+	if err != nil {
+		return nil, nil, &AgentError{Op: "start agent", Err: err}
+	}
+	cfg.Metrics.AgentStarted(s.Agent)
+	fail := func(op string, err error) error {
+		// An agent that died answers nothing: its exit status and stderr say why, not the SDK's -32603.
+		if exited := exitedError(conn, cfg.StopGrace); exited != nil {
+			err = exited
+		}
+		conn.Stop()
+		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
+	}
+	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	ai, err := initializeAgent(ictx, conn, cfg.Version)
+	if err != nil {
+		return nil, nil, fail("initialize", callError(ictx, err, cfg.StartTimeout))
+	}
+	canLoad, canResume := resumeCapabilities(ai.Capabilities)
+	s.mu.Lock()
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
+	s.canLoad, s.canResume = canLoad, canResume
+	s.mu.Unlock()
+	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
+	if m := s.spec.AuthMethod; m != "" {
+		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
+		if err != nil {
+			err = callError(actx, err, cfg.StartTimeout)
+			cancel()
+			return nil, nil, fail("authenticate "+m, err)
+		}
+		cancel()
+	}
+	return conn, fail, nil
 }
 
 // callError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
@@ -99,30 +114,28 @@ func nullToNil(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// watchAgent fails the session when its agent goes away while the session is open.
-func (s *Session) watchAgent() {
-	<-s.conn.Done()
-	s.mu.Lock()
-	if s.status == StatusClosed || s.status == StatusFailed {
-		s.mu.Unlock()
+// watchAgent fails the session when its agent goes away while the session is open. An agent that a detach
+// or Close stopped, or one a re-attach has since replaced, is no failure.
+func (s *Session) watchAgent(conn *agents.Conn) {
+	<-conn.Done()
+	if !s.agentIsCurrent(conn) {
 		return
 	}
-	s.mu.Unlock()
 	// Give the process a moment to be reaped so the reason carries its exit status.
 	t := time.NewTimer(time.Second)
 	select {
-	case <-s.conn.Exited():
+	case <-conn.Exited():
 	case <-t.C:
 	}
 	t.Stop()
 	reason := "agent connection closed"
-	if s.conn.LineTooLong() {
+	if conn.LineTooLong() {
 		reason = "agent wrote a stdout line over 10 MiB (the ACP SDK's limit); the connection was closed"
 	}
 	select {
-	case <-s.conn.Exited():
-		switch err := s.conn.ExitErr(); {
-		case s.conn.LineTooLong():
+	case <-conn.Exited():
+		switch err := conn.ExitErr(); {
+		case conn.LineTooLong():
 		case err != nil:
 			reason = "agent exited: " + err.Error()
 		default:
@@ -130,17 +143,28 @@ func (s *Session) watchAgent() {
 		}
 	default:
 	}
-	if f := s.conn.Failure(); f != "" {
+	if f := conn.Failure(); f != "" {
 		reason = f // the gateway ended the connection itself (an agent that stopped reading its stdin)
 	}
-	s.fail(reason)
+	s.fail(conn, reason)
+}
+
+// agentIsCurrent reports whether conn is the session's agent and its exit would be unexpected.
+func (s *Session) agentIsCurrent(conn *agents.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agentIsCurrentLocked(conn)
+}
+
+func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
+	return s.conn == conn && !s.closing && !s.stopping && (s.status == StatusIdle || s.status == StatusRunning)
 }
 
 // fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
 // running turn (if any) ends through its own goroutine when the agent call returns.
-func (s *Session) fail(reason string) {
+func (s *Session) fail(conn *agents.Conn, reason string) {
 	s.mu.Lock()
-	if s.closing || s.status == StatusClosed || s.status == StatusFailed {
+	if !s.agentIsCurrentLocked(conn) {
 		s.mu.Unlock()
 		return
 	}
@@ -150,8 +174,8 @@ func (s *Session) fail(reason string) {
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
-	s.logger.Warn("session failed", "reason", reason, "stderr", tail(s.conn.Stderr(), 2048))
-	go s.conn.Stop()
+	s.logger.Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
+	go conn.Stop()
 }
 
 func tail(s string, n int) string {

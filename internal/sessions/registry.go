@@ -43,6 +43,7 @@ type Registry struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
+	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
 	closing  bool                // Guarded by mu; set by Shutdown.
 	// starting counts Creates in progress; Add only under mu while !closing, so Shutdown's Wait sees them all.
 	starting sync.WaitGroup
@@ -54,7 +55,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	if !filepath.IsAbs(cfg.Workdir) {
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
-	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}}
+	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.probes = newProbeCache(r)
 	for _, s := range specs {
@@ -147,14 +148,11 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		r.mu.Unlock()
 		s.closeRoot()
 		return nil, ErrShuttingDown
-	case r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions:
+	}
+	if err := r.checkLimitsLocked(spec.Name); err != nil {
 		r.mu.Unlock()
 		s.closeRoot()
-		return nil, ErrTooManySessions
-	case r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(spec.Name) >= r.cfg.MaxSessionsPerAgent:
-		r.mu.Unlock()
-		s.closeRoot()
-		return nil, fmt.Errorf("%w of agent %q", ErrTooManySessions, spec.Name)
+		return nil, err
 	}
 	r.sessions[s.ID] = s
 	r.starting.Add(1)
@@ -181,14 +179,60 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	return s, nil
 }
 
+// checkLimitsLocked refuses one more attached session of the agent when a limit is reached. Detached
+// sessions have no agent running and do not count.
+func (r *Registry) checkLimitsLocked(agent string) error {
+	if r.cfg.MaxSessions > 0 && len(r.sessions)-len(r.detached) >= r.cfg.MaxSessions {
+		return ErrTooManySessions
+	}
+	if r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(agent) >= r.cfg.MaxSessionsPerAgent {
+		return fmt.Errorf("%w of agent %q", ErrTooManySessions, agent)
+	}
+	return nil
+}
+
+// countAgentLocked counts the attached sessions of an agent.
 func (r *Registry) countAgentLocked(name string) int {
 	n := 0
-	for _, s := range r.sessions {
-		if s.Agent == name {
+	for id, s := range r.sessions {
+		if _, detached := r.detached[id]; s.Agent == name && !detached {
 			n++
 		}
 	}
 	return n
+}
+
+// claimAttach counts a detached session as attached again, within the limits, and as a start in progress
+// that Shutdown waits for (the caller calls r.starting.Done when its start ends).
+func (r *Registry) claimAttach(s *Session) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return ErrShuttingDown
+	}
+	if _, ok := r.sessions[s.ID]; !ok {
+		return ErrClosed
+	}
+	if err := r.checkLimitsLocked(s.Agent); err != nil { // still detached: s itself is not counted
+		return err
+	}
+	delete(r.detached, s.ID)
+	r.starting.Add(1)
+	return nil
+}
+
+// markDetached records that a listed session is detached (on) or attached again.
+func (r *Registry) markDetached(id string, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sessions[id]; !ok {
+		return
+	}
+	if on {
+		r.detached[id] = struct{}{}
+	} else {
+		delete(r.detached, id)
+	}
 }
 
 // confine resolves cwd (following symlinks) and checks it lies inside a workspace root, so neither `..` nor
@@ -258,31 +302,43 @@ func compareStrings(a, b string) int {
 func (r *Registry) remove(id string) {
 	r.mu.Lock()
 	delete(r.sessions, id)
+	delete(r.detached, id)
 	r.mu.Unlock()
 }
 
-// Shutdown refuses new sessions and probes, then closes every session in parallel and ends every probe: the
+// Shutdown refuses new sessions and probes, then ends every session in parallel and ends every probe: the
 // running turn gets session/cancel and a bounded grace (StopGrace) and ends `cancelled`, pending permissions
-// are resolved, the session reports its status, and the agent is stopped. Subscribers get all of it before
-// their stream ends with ErrShutdown, so faces should close their sockets only after this returns. It returns
-// when all agents are gone or ctx ends.
+// are resolved, the session reports its status, and the agent is stopped. Sessions end closed, or detached
+// with Config.DetachOnShutdown (their logs are then closed, so streams end as they would on a close).
+// Subscribers get all of it before their stream ends with ErrShutdown, so faces should close their sockets
+// only after this returns. It returns when all agents are gone or ctx ends.
 func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
 	r.stopStarts()
 	var wg sync.WaitGroup
-	wg.Go(r.starting.Wait) // starts end (their agents stopped) once stopStarts has cut them short
+	wg.Go(r.starting.Wait) // starts and re-attaches end (their agents stopped) once stopStarts has cut them short
 	wg.Go(func() { _ = r.probes.shutdown(ctx) })
 	for _, s := range r.List() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.Close("gateway shutting down")
-		}()
+		wg.Go(func() {
+			if r.cfg.DetachOnShutdown {
+				s.detach(shutdownReason)
+			} else {
+				s.Close(shutdownReason)
+			}
+		})
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		wg.Wait()
+		if r.cfg.DetachOnShutdown {
+			for _, s := range r.List() {
+				s.log.Close()
+			}
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
@@ -290,6 +346,8 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+const shutdownReason = "gateway shutting down"
 
 // shuttingDown reports whether Shutdown has begun.
 func (r *Registry) shuttingDown() bool {
@@ -301,7 +359,8 @@ func (r *Registry) shuttingDown() bool {
 func (r *Registry) now() time.Time { return time.Now() }
 
 // ReapIdle closes sessions idle (no subscriber, no turn) for longer than Config.IdleTTL, checking every TTL/4,
-// until ctx ends. A TTL of 0 returns at once.
+// until ctx ends; with Config.DetachIdle it detaches them instead (their transcript stays), except failed
+// ones, which no prompt can revive. A TTL of 0 returns at once.
 func (r *Registry) ReapIdle(ctx context.Context) {
 	ttl := r.cfg.IdleTTL
 	if ttl <= 0 {
@@ -316,7 +375,11 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 		case <-tick.C:
 			cutoff := r.now().Add(-ttl)
 			for _, s := range r.List() {
-				if s.idleSince(cutoff) {
+				switch {
+				case !s.idleSince(cutoff):
+				case r.cfg.DetachIdle && s.Status() != StatusFailed: // a failed session has nothing to re-attach
+					s.detach("idle for " + ttl.String())
+				default:
 					s.Close("idle for " + ttl.String())
 				}
 			}

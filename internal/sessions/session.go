@@ -50,10 +50,13 @@ type Session struct {
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 
-	// Set once by start under mu, before the session is idle (never once Close has begun); read-only
-	// afterwards, so code that runs only on a usable session reads them without mu.
-	conn     *agents.Conn
+	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
+	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
+	conn *agents.Conn
+	// agentSID is set once by start under mu, before the session is idle; read-only afterwards (a re-attach
+	// loads the same agent session), so code that runs only on a usable session reads it without mu.
 	agentSID string
+	// initInfo is the agent's initialize answer: set by start, and by reattach under mu.
 	initInfo struct {
 		AgentInfo         json.RawMessage
 		AgentCapabilities json.RawMessage
@@ -74,6 +77,11 @@ type Session struct {
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
+	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
+	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	swallowing    bool                   // Guarded by mu; session/update is dropped: the agent replays what the log has.
+	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
+	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
 	fsDelegate    *FSDelegate            // Guarded by mu; who serves fs/* instead of the gateway (nil = the gateway).
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
@@ -130,6 +138,9 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg.cfg.Metrics.UpdateIn()
+	if s.swallowing {
+		return // the agent's replay of a loaded session: the log already has it
+	}
 	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).
@@ -177,12 +188,13 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 
 // SetMode asks the agent to switch mode and records it.
 func (s *Session) SetMode(ctx context.Context, modeID string) error {
-	if err := s.usable(); err != nil {
+	conn, err := s.usable()
+	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
 	defer cancel()
-	if _, err := s.conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
+	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
 		ae := &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return ae
@@ -201,12 +213,13 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 
 // SetConfigOption sets a config option and returns the agent's full, updated list.
 func (s *Session) SetConfigOption(ctx context.Context, configID string, value json.RawMessage) (json.RawMessage, error) {
-	if err := s.usable(); err != nil {
+	conn, err := s.usable()
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
 	defer cancel()
-	res, err := s.conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
+	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
 		ae := &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
@@ -228,17 +241,19 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	return opts, nil
 }
 
-// usable reports whether the session can take requests for its agent.
-func (s *Session) usable() error {
+// usable reports whether the session can take requests for its agent, and returns the agent.
+func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.status {
-	case StatusStarting:
-		return ErrNotReady
-	case StatusClosed:
-		return ErrClosed
-	case StatusFailed:
-		return fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+	switch {
+	case s.status == StatusStarting:
+		return nil, ErrNotReady
+	case s.status == StatusClosed:
+		return nil, ErrClosed
+	case s.status == StatusFailed:
+		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+	case s.status == StatusDetached, s.stopping:
+		return nil, ErrDetached
 	}
-	return nil
+	return s.conn, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -77,12 +78,16 @@ func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
 }
 
 // Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
-// One turn at a time: a second prompt while one runs gets ErrTurnRunning.
+// One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
+// first re-attaches its agent (reattach.go) and returns once the turn has started.
 func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	s.mu.Lock()
 	switch s.status {
 	case StatusStarting:
 		s.mu.Unlock()
+		if s.reattachingNow() {
+			return nil, ErrTurnRunning // the prompt that re-attaches the session is this session's turn
+		}
 		return nil, ErrNotReady
 	case StatusClosed:
 		s.mu.Unlock()
@@ -94,7 +99,18 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	case StatusRunning:
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
+	case StatusDetached:
+		return s.reattachAndPrompt(blocks) // unlocks mu
 	}
+	if s.stopping {
+		s.mu.Unlock()
+		return nil, ErrDetached
+	}
+	return s.beginTurnLocked(blocks), nil // unlocks mu
+}
+
+// beginTurnLocked starts a turn on the idle session: the caller holds mu, which it releases.
+func (s *Session) beginTurnLocked(blocks []json.RawMessage) *Turn {
 	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
@@ -104,11 +120,12 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
 	}
+	conn := s.conn
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
-	go s.runTurn(t, blocks)
-	return t, nil
+	go s.runTurn(conn, t, blocks)
+	return t
 }
 
 type promptOutcome struct {
@@ -119,10 +136,10 @@ type promptOutcome struct {
 // runTurn owns the agent's `session/prompt` call. The call runs with a context that is never cancelled:
 // cancelling it would make the SDK discard the agent's real answer. Cancel is a `session/cancel` notification
 // plus a grace timer; if the agent stays silent past it, the turn ends `cancelled` and the agent is killed.
-func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
+func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) {
 	answered := make(chan promptOutcome, 1)
 	go func() {
-		res, err := s.conn.Call(context.Background(), acp.AgentMethodSessionPrompt, map[string]any{"sessionId": s.agentSID, "prompt": blocks})
+		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, map[string]any{"sessionId": s.agentSID, "prompt": blocks})
 		var r struct {
 			StopReason string `json:"stopReason"`
 		}
@@ -139,7 +156,7 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 		select {
 		case o := <-answered:
 			if o.err != nil {
-				s.conn.DrainUpdates()
+				conn.DrainUpdates()
 			}
 			s.finishTurn(t, o.stopReason, o.err, "")
 			return
@@ -155,7 +172,7 @@ func (s *Session) runTurn(t *Turn, blocks []json.RawMessage) {
 				s.reg.cfg.Metrics.AgentExited(s.Agent, true)
 				s.logger.Warn("session failed", "reason", reason)
 			}
-			s.conn.Kill()
+			conn.Kill()
 			return
 		}
 	}
@@ -238,10 +255,11 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 	first := !t.cancelRequested
 	t.requestCancel()
 	answers := s.cancelPendingLocked(t.ID)
+	conn := s.conn
 	s.mu.Unlock()
 	deliver(answers)
 	if first {
-		if err := s.conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
+		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
 			s.logger.Warn("send session/cancel", "err", err)
 		}
 		s.logger.Info("turn cancel requested", "turn", t.ID)

@@ -30,6 +30,15 @@
 //	initexit  prints a line on stderr and exits with status 4 on initialize.
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
+//	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
+//	          byte length) and the clientCapabilities of initialize (echo.go), then ends the turn.
+//
+// Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
+// sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
+// (a user_message_chunk, an agent_message_chunk and a completed tool_call) as session/update notifications
+// before it answers, the way real agents replay their history; session/resume replays nothing. Both answer
+// with one mode, "loaded", so a test sees modes come from their answer. -fail-load makes both answer a
+// JSON-RPC error instead (after the replay).
 //
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
@@ -80,16 +89,20 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 type agent struct {
-	acp.Agent // nil: methods the gateway never calls panic, which a test would notice
-	mode      string
-	initName  string // -init
-	pidDir    string // -pid-dir
-	initChild bool   // -init-child
-	out       *lockedWriter
-	conn      *acp.AgentSideConnection
-	deaf      chan struct{} // closed when the agent stops reading stdin (deaf mode)
-	mu        sync.Mutex
-	n         int
+	acp.Agent  // nil: methods the gateway never calls panic, which a test would notice
+	mode       string
+	initName   string // -init
+	pidDir     string // -pid-dir
+	initChild  bool   // -init-child
+	noLoad     bool   // -no-load
+	resumeOnly bool   // -resume-only
+	failLoad   bool   // -fail-load
+	out        *lockedWriter
+	conn       *acp.AgentSideConnection
+	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
+	mu         sync.Mutex
+	n          int    // Guarded by mu.
+	clientCaps string // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
 }
 
 // deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
@@ -115,6 +128,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		fmt.Fprintln(os.Stderr, "testagent: no credentials found in ~/.testagent")
 		os.Exit(4)
 	}
+	a.recordClientCaps(p.ClientCapabilities)
 	if a.initChild {
 		child := sleeper(1000)
 		if err := child.Start(); err != nil {
@@ -133,9 +147,13 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 			AuthMethods: []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{Id: "key-" + n, Name: "Key of " + n}}},
 		}, nil
 	}
+	caps := acp.AgentCapabilities{LoadSession: !a.noLoad && !a.resumeOnly}
+	if a.resumeOnly {
+		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
-		AgentCapabilities: acp.AgentCapabilities{},
+		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "testagent-" + a.mode, Version: "0"},
 		AuthMethods:       []acp.AuthMethod{},
 	}, nil
@@ -163,6 +181,38 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 		close(a.deaf) // the answer still goes out; nothing more is read
 	}
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+}
+
+// loadedModes is the mode state session/load and session/resume answer with.
+func loadedModes() *acp.SessionModeState {
+	return &acp.SessionModeState{CurrentModeId: "loaded", AvailableModes: []acp.SessionMode{{Id: "loaded", Name: "Loaded"}}}
+}
+
+// LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
+func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	sid := p.SessionId
+	replay := []acp.SessionUpdate{
+		acp.UpdateUserMessageText("earlier prompt"),
+		acp.UpdateAgentMessageText("earlier answer of " + string(sid)),
+		acp.StartToolCall("replayed-1", "Read earlier.txt", acp.WithStartKind(acp.ToolKindRead), acp.WithStartStatus(acp.ToolCallStatusCompleted)),
+	}
+	for _, u := range replay {
+		if err := a.update(ctx, sid, u); err != nil {
+			return acp.LoadSessionResponse{}, err
+		}
+	}
+	if a.failLoad {
+		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(sid)})
+	}
+	return acp.LoadSessionResponse{Modes: loadedModes()}, nil
+}
+
+// ResumeSession implements acp.Agent: it answers without a replay.
+func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	if a.failLoad {
+		return acp.ResumeSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(p.SessionId)})
+	}
+	return acp.ResumeSessionResponse{Modes: loadedModes()}, nil
 }
 
 func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
@@ -202,6 +252,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	switch a.mode {
 	case "rpcerrors":
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
+	case "echo":
+		return a.echoPrompt(ctx, p)
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
@@ -326,13 +378,16 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, startfail, rpcerrors, initexit, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
 	pidDir := flag.String("pid-dir", "", "directory to record the agent's pid (and -init-child's) in")
 	envFile := flag.String("env-file", "", "write the agent's environment (one entry a line) to this file at start")
 	initChild := flag.Bool("init-child", false, "start a sleeper in the agent's process group on initialize")
+	noLoad := flag.Bool("no-load", false, "advertise no loadSession")
+	resumeOnly := flag.Bool("resume-only", false, "advertise sessionCapabilities.resume instead of loadSession")
+	failLoad := flag.Bool("fail-load", false, "answer session/load and session/resume with a JSON-RPC error")
 	flag.Parse()
 	switch {
 	case *sleep > 0:
@@ -357,7 +412,8 @@ func main() {
 		hang()
 	}
 	out := &lockedWriter{w: os.Stdout}
-	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild}
+	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

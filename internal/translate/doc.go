@@ -19,6 +19,7 @@
 //	bound.go      payload bounds for tool-call fields, with self-describing markers
 //	redact.go     linear-time secret redaction in tool-call fields and titles
 //	toolcall.go   merged tool-call state, open-call closers, permission tool-call merge
+//	terminalmeta.go  `_meta.terminal_output` data accumulated in the merged tool-call state
 //	prompt.go     the user's prompt as user_message_chunks
 //	note.go       gateway notifications the snapshot learns turn outcomes from
 //	snapshot.go   the folded, bounded snapshot document

@@ -18,6 +18,8 @@ func FuzzUpdate(f *testing.F) {
 		`{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}}`,
 		`{"update":{"sessionUpdate":"brand_new","x":[[[[{}]]]]}}`,
 		badChunk,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":{"terminal_output":{"terminal_id":"c","data":"\u001b[31m\ud83d\ude00 \u00e9\"x\\ é long enough to be cut when it is accumulated twice\r\n"}}}}`,
+		"{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c\",\"_meta\":{\"terminal_output\":{\"data\":\"\xff\xfe\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\"}}}}",
 		"{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c\xff\",\"title\":\"\xfe\xed\xa0\x80\"}}",
 	} {
 		f.Add([]byte(s), uint8(40))

@@ -216,6 +216,9 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 		} else if len(val) > c.lim.messageBytes && c.lim.messageBytes > 0 {
 			val, _ = boundField(val, c.lim.messageBytes, shapeAny)
 		}
+		if string(f.key) == "_meta" {
+			val = withAccumulatedTerminalOutput(tc.get("_meta"), val, c.lim.messageBytes) // terminalmeta.go
+		}
 		tc.set(string(f.key), val)
 	}
 	c.resized(tc.entry, tc.size()-before)

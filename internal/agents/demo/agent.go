@@ -52,7 +52,7 @@ func (a *agent) Initialize(context.Context, acp.InitializeRequest) (acp.Initiali
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentInfo:       &acp.Implementation{Name: "demo", Title: acp.Ptr("Demo agent"), Version: "0.1.0"},
 		AgentCapabilities: acp.AgentCapabilities{
-			LoadSession:        false,
+			LoadSession:        true,
 			PromptCapabilities: acp.PromptCapabilities{Image: false, Audio: false, EmbeddedContext: true},
 		},
 		AuthMethods: []acp.AuthMethod{},
@@ -109,8 +109,34 @@ func (a *agent) Cancel(_ context.Context, p acp.CancelNotification) error {
 	return nil
 }
 
-// LoadSession, ListSessions, ResumeSession and CloseSession are not
-// advertised in the capabilities, so they are "method not found".
+// LoadSession implements acp.AgentLoader as a no-op: the agent keeps no
+// history, so it replays nothing and starts the session afresh under the
+// client's id (modes and style back to their defaults). A gateway that
+// re-attaches a detached session already has the transcript.
+func (a *agent) LoadSession(_ context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be an absolute path"})
+	}
+	if p.SessionId == "" {
+		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "sessionId is required"})
+	}
+	if !a.work.Enter() {
+		return acp.LoadSessionResponse{}, errShuttingDown
+	}
+	defer a.work.Leave()
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[p.SessionId]
+	if s == nil {
+		s = newSession(p.SessionId, p.Cwd)
+		a.sessions[s.id] = s
+	}
+	return acp.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
+}
+
+// ListSessions, ResumeSession and CloseSession are not advertised in the
+// capabilities, so they are "method not found".
 
 // ListSessions implements acp.Agent.
 func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {

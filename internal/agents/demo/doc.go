@@ -16,7 +16,10 @@
 // session/set_config_option send their current_mode_update /
 // config_option_update before replying, so a client using acp-go-sdk has
 // seen the update when its call returns. Modes and style are state only;
-// they do not change what a turn does.
+// they do not change what a turn does. The agent advertises loadSession and
+// accepts session/load as a no-op: it replays nothing (it keeps no history)
+// and answers the modes and config options of the session, which it creates
+// afresh when it does not know the id (a restarted agent).
 //
 // # Prompt conventions
 //

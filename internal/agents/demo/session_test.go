@@ -25,7 +25,7 @@ func TestInitialize(t *testing.T) {
 			t.Errorf("agentInfo = %+v", i)
 		}
 		c := resp.AgentCapabilities
-		if c.LoadSession || c.PromptCapabilities.Image || c.PromptCapabilities.Audio || !c.PromptCapabilities.EmbeddedContext {
+		if !c.LoadSession || c.PromptCapabilities.Image || c.PromptCapabilities.Audio || !c.PromptCapabilities.EmbeddedContext {
 			t.Errorf("agentCapabilities = %+v", c)
 		}
 		if !strings.Contains(h.wire.String(), `"authMethods":[]`) {

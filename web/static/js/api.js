@@ -68,6 +68,7 @@ export const api = {
   createSession: (body) => request('POST', '/v1/sessions', body),
   closeSession: (id) => request('DELETE', `/v1/sessions/${enc(id)}`),
   prompt: (id, text) => request('POST', `/v1/sessions/${enc(id)}/prompt`, { text }),
+  promptBlocks: (id, blocks) => request('POST', `/v1/sessions/${enc(id)}/prompt`, { prompt: blocks }),
   cancel: (id) => request('POST', `/v1/sessions/${enc(id)}/cancel`),
   setMode: (id, modeId) => request('POST', `/v1/sessions/${enc(id)}/mode`, { modeId }),
   setConfig: (id, configId, value) => request('POST', `/v1/sessions/${enc(id)}/config`, { configId, value }),

@@ -6,6 +6,8 @@ import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
 import { legacyModesSuperseded } from './modes.js';
+import { attachCaps, promptBlocks } from './attach.js';
+import { AttachmentTray } from './attachview.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -40,6 +42,10 @@ const els = {
   cancel: $('cancel-turn'),
   hint: $('composer-hint'),
   turnElapsed: $('turn-elapsed'),
+  attachments: $('attachments'),
+  attachError: $('attach-error'),
+  attach: $('attach'),
+  attachInput: $('attach-input'),
   permDialog: $('perm-dialog'),
   permTool: $('perm-tool'),
   permDeadline: $('perm-deadline'),
@@ -68,6 +74,11 @@ const state = {
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
 };
+
+const tray = new AttachmentTray(
+  { list: els.attachments, error: els.attachError, button: els.attach, input: els.attachInput },
+  () => renderComposer(),
+);
 
 const POLICY_LABEL = {
   ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
@@ -557,6 +568,12 @@ class Current {
       case '_gateway/fs_write':
         this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
         break;
+      case '_gateway/terminal_output':
+        this.transcript.terminalOutput(p.terminalId, p.data);
+        break;
+      case '_gateway/terminal_exit':
+        this.transcript.terminalExit(p.terminalId, p.exitCode, p.signal);
+        break;
       case '_gateway/agent_output':
         this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
         break;
@@ -852,6 +869,8 @@ function renderComposer() {
   const running = !!cur && cur.turn.running;
   els.input.disabled = !usable;
   els.send.disabled = !usable || running;
+  tray.setCaps(usable ? promptCaps() : { image: false, file: false });
+  els.attach.disabled = !usable;
   els.cancel.hidden = !running || !usable;
   els.cancel.disabled = !!cur && cur.turn.cancelRequested;
   els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
@@ -870,6 +889,14 @@ function renderComposer() {
     els.turnElapsed.hidden = true;
   }
   updateHint();
+}
+
+/** What the agent of the current session (or the default agent, for the empty state) accepts beyond text. */
+function promptCaps() {
+  const cur = state.cur;
+  const name = cur ? cur.session && cur.session.agent : state.defaultAgent;
+  const agent = state.agents.find((a) => a.name === name);
+  return attachCaps((cur && cur.session && cur.session.agentCapabilities) || (agent && agent.capabilities));
 }
 
 function updateHint() {
@@ -987,10 +1014,12 @@ function refreshPermDialog(focus = false) {
 
 // --- composer ------------------------------------------------------------------------------------------------------
 
+let sending = false; // a POST …/prompt is in flight: the attachments are still in the tray until it answers
+
 async function sendPrompt() {
   const cur = state.cur;
   const text = els.input.value;
-  if (!text.trim()) return;
+  if (sending || (!text.trim() && !tray.items.length)) return;
   if (!cur) {
     await quickStart(text);
     return;
@@ -1004,16 +1033,22 @@ async function sendPrompt() {
 }
 
 async function submitPrompt(cur, text) {
+  const attached = tray.items.slice();
   els.send.disabled = true;
   els.input.value = '';
   updateHint();
+  sending = true;
   try {
-    const res = await api.prompt(cur.id, text);
-    if (state.cur === cur && !cur.turn.running && res && res.turnId) {
-      // The turn_started frame normally arrives first; this covers the gap.
+    // With attachments the prompt goes as ACP content blocks; they leave the tray once the gateway took it.
+    const res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
+    sending = false;
+    if (attached.length && state.cur === cur) tray.discard(attached);
+    if (state.cur === cur && !cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
+      // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }
   } catch (err) {
+    sending = false;
     if (state.cur === cur && !els.input.value) els.input.value = text;
     toast('Could not send the prompt: ' + errorText(err), 'error');
   }
@@ -1043,6 +1078,7 @@ function route() {
   const id = m ? decodeURIComponent(m[1]) : null;
   if (state.cur && state.cur.id === id) return;
   if (state.cur) state.cur.dispose();
+  if (state.cur) tray.clear(); // attachments belong to the session they were meant for
   state.cur = null;
   setConn('idle');
   if (id) {
@@ -1073,6 +1109,26 @@ function wire() {
     }
   });
   els.input.addEventListener('input', updateHint);
+  // Paste or drop files into the composer to attach them (when the agent takes any).
+  els.input.addEventListener('paste', (ev) => {
+    const files = ev.clipboardData ? [...ev.clipboardData.files] : [];
+    if (!files.length || els.input.disabled) return;
+    ev.preventDefault();
+    tray.add(files);
+  });
+  const hasFiles = (ev) => ev.dataTransfer && [...ev.dataTransfer.types].includes('Files');
+  els.composer.addEventListener('dragover', (ev) => {
+    if (!hasFiles(ev) || els.input.disabled) return;
+    ev.preventDefault();
+    els.composer.classList.add('drop-target');
+  });
+  els.composer.addEventListener('dragleave', () => els.composer.classList.remove('drop-target'));
+  els.composer.addEventListener('drop', (ev) => {
+    els.composer.classList.remove('drop-target');
+    if (!hasFiles(ev) || els.input.disabled) return;
+    ev.preventDefault();
+    tray.add([...ev.dataTransfer.files]);
+  });
   els.cancel.addEventListener('click', cancelTurn);
 
   els.permLater.addEventListener('click', () => {

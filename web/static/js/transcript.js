@@ -5,6 +5,8 @@ import { h, clear, icon, hasIcon } from './dom.js';
 import { renderMarkdown, renderBlocks, MarkdownStream, safeHref } from './markdown.js';
 import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
+import { TerminalView } from './term.js';
+import { attachmentChip } from './attachview.js';
 
 const MAX_IMAGE_B64 = 8 << 20;
 
@@ -99,11 +101,9 @@ export function renderDiff(d) {
   return h('div.diff', head, table);
 }
 
-function terminalText(tc, terminalId) {
-  // The gateway exposes no terminal/output API; show what the agent put in the tool call, if anything.
-  const meta = tc._meta || {};
-  const fromMeta = meta.terminal_output && (meta.terminal_output.data ?? meta.terminal_output.output);
-  if (typeof fromMeta === 'string') return fromMeta;
+// rawOutput of a tool call, as the text of its terminal when no terminal output streamed (agents without
+// `_meta.terminal_output` put a command's output there).
+function rawOutputText(tc) {
   const ro = tc.rawOutput;
   if (typeof ro === 'string') return ro;
   if (ro && typeof ro === 'object') {
@@ -113,8 +113,21 @@ function terminalText(tc, terminalId) {
   return null;
 }
 
-/** Renders the content list of a tool call (content blocks, diffs, terminals). */
-export function renderToolContent(tc) {
+function commandOf(tc) {
+  const ri = tc.rawInput;
+  if (ri && typeof ri.command === 'string') {
+    const args = Array.isArray(ri.args) ? ri.args.filter((a) => typeof a === 'string') : [];
+    return [ri.command, ...args].join(' '); // terminal/create's shape: {command, args}
+  }
+  if (ri && Array.isArray(ri.command)) return ri.command.join(' ');
+  return null;
+}
+
+/**
+ * Renders the content list of a tool call (content blocks, diffs, terminals). terminal(id) returns the live
+ * TerminalView of a terminal id (the transcript's); without it a terminal shows what the tool call holds.
+ */
+export function renderToolContent(tc, terminal = null) {
   const wrap = h('div.tool-content');
   const items = Array.isArray(tc.content) ? tc.content : [];
   for (const c of items) {
@@ -122,12 +135,18 @@ export function renderToolContent(tc) {
     if (c.type === 'content') wrap.appendChild(renderContentBlock(c.content) || h('span'));
     else if (c.type === 'diff') wrap.appendChild(renderDiff(c));
     else if (c.type === 'terminal') {
-      const out = terminalText(tc, c.terminalId);
-      const cmd = tc.rawInput && typeof tc.rawInput.command === 'string' ? tc.rawInput.command
-        : tc.rawInput && Array.isArray(tc.rawInput.command) ? tc.rawInput.command.join(' ') : null;
-      wrap.appendChild(h('div.terminal', { 'aria-label': `Terminal ${c.terminalId || ''}` },
-        h('div.terminal-head', icon('execute'), h('span', cmd ? `$ ${cmd}` : `Terminal ${c.terminalId || ''}`)),
-        h('pre.terminal-out', out !== null ? out : '(no output available)')));
+      const id = typeof c.terminalId === 'string' ? c.terminalId : '';
+      let view = terminal ? terminal(id) : null;
+      if (!view) {
+        view = new TerminalView(id);
+        const meta = tc._meta && tc._meta.terminal_output;
+        if (meta && typeof meta.data === 'string') view.write(meta.data);
+      }
+      view.setCommand(commandOf(tc));
+      const raw = rawOutputText(tc);
+      if (raw !== null) view.setFallback(raw);
+      if (!terminal) view.render();
+      wrap.appendChild(view.el);
     }
   }
   return wrap;
@@ -167,6 +186,7 @@ export class Transcript {
     clear(this.list);
     this.messages = new Map(); // "kind:messageId" → entry
     this.tools = new Map(); // toolCallId → {el, tc, parts…}
+    this.terminals = new Map(); // terminalId → TerminalView, kept across re-renders of its card
     this.permToTool = new Map(); // permissionId → toolCallId
     this.turnEnds = new Set();
     this.last = null; // last entry appended (for chunks without messageId)
@@ -288,10 +308,15 @@ export class Transcript {
     if (e.kind === 'user') {
       clear(e.body);
       if (e.text) e.body.appendChild(h('div.plain-text', e.text));
+      // The user's attachments: an image as a thumbnail, an embedded file as a chip.
+      const chips = h('div.msg-attachments');
       for (const b of e.extras) {
-        const n = renderContentBlock(b, false);
-        if (n) e.body.appendChild(n);
+        const chip = attachmentChip(b);
+        const n = chip ? null : renderContentBlock(b, false);
+        if (chip) chips.appendChild(chip);
+        else if (n) e.body.appendChild(n);
       }
+      if (chips.firstChild) e.body.appendChild(chips);
       return;
     }
     this.renderStreamed(e);
@@ -328,9 +353,54 @@ export class Transcript {
       if (isUpdate && !u.title) t.tc.title = 'Tool call';
     }
     t.tc = mergeToolCall(t.tc, u);
+    this.terminalMeta(t, u._meta);
     if (t.tc.status === 'completed' || t.tc.status === 'failed') delete t.el.dataset.stale;
     this.renderTool(t);
     this.last = null;
+  }
+
+  // --- terminals -----------------------------------------------------------------------------------------------
+
+  /** The TerminalView of a terminal id, created on first use (output may come before the card shows it). */
+  terminal(id) {
+    const key = String(id || '');
+    let v = this.terminals.get(key);
+    if (!v) {
+      v = new TerminalView(key);
+      this.terminals.set(key, v);
+    }
+    return v;
+  }
+
+  // The terminal fields of a tool call update's _meta (claude-agent-acp, codex-acp): terminal_info names the
+  // terminal, terminal_output carries new output, terminal_exit its end. Each update's data is appended once;
+  // a snapshot's merged tool call carries the output so far.
+  terminalMeta(t, meta) {
+    if (!meta || typeof meta !== 'object') return;
+    const idOf = (o) => (o && typeof o.terminal_id === 'string' && o.terminal_id) || t.termId || t.id;
+    if (meta.terminal_info && typeof meta.terminal_info === 'object') t.termId = idOf(meta.terminal_info);
+    const out = meta.terminal_output;
+    if (out && typeof out === 'object' && typeof out.data === 'string') {
+      t.termId = idOf(out);
+      this.terminal(t.termId).write(out.data);
+    }
+    const ex = meta.terminal_exit;
+    if (ex && typeof ex === 'object') {
+      t.termId = idOf(ex);
+      this.terminal(t.termId).setExit(ex.exit_code ?? null, ex.signal ?? null);
+    }
+  }
+
+  /** `_gateway/terminal_output {terminalId, data}`: new output of a gateway-served terminal. */
+  terminalOutput(terminalId, data) {
+    if (typeof terminalId !== 'string' || !terminalId) return;
+    this.terminal(terminalId).write(data);
+  }
+
+  /** `_gateway/terminal_exit {terminalId, exitCode, signal}`. */
+  terminalExit(terminalId, exitCode, signal) {
+    if (typeof terminalId !== 'string' || !terminalId) return;
+    this.terminal(terminalId).setExit(exitCode ?? null, signal ?? null);
   }
 
   newTool(id) {
@@ -389,12 +459,17 @@ export class Transcript {
       const l = renderLocations(tc.locations);
       if (l) t.locs.appendChild(l);
     }
-    const contentKey = JSON.stringify([tc.content || [], tc.rawOutput ?? null, tc._meta ?? null]);
+    // A terminal named only in _meta (no terminal content item) still gets its pane.
+    let content = Array.isArray(tc.content) ? tc.content : [];
+    if (t.termId && !content.some((c) => c && c.type === 'terminal' && c.terminalId === t.termId)) {
+      content = content.concat([{ type: 'terminal', terminalId: t.termId }]);
+    }
+    const contentKey = JSON.stringify([content, tc.rawOutput ?? null, tc.rawInput ?? null]);
     if (contentKey !== t.contentKey) {
       t.contentKey = contentKey;
       this.withScroll(() => {
         clear(t.content);
-        if (Array.isArray(tc.content) && tc.content.length) t.content.appendChild(renderToolContent(tc));
+        if (content.length) t.content.appendChild(renderToolContent({ ...tc, content }, (id) => this.terminal(id)));
       });
     }
   }

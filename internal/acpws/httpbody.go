@@ -1,0 +1,76 @@
+package acpws
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// postMessage is what the Streamable HTTP face reads from a POST body before the connection dispatches it:
+// enough to route it. The connection's own dispatch validates the rest (and answers -32600 and friends on
+// the stream, as over a WebSocket).
+type postMessage struct {
+	id            json.RawMessage // nil when absent
+	method        string          // "" when absent or not a string
+	paramsSession string          // params.sessionId when it is a string
+	initialize    bool            // a JSON-RPC 2.0 `initialize` request with an id: it opens a connection
+}
+
+func (m postMessage) isRequest() bool { return m.method != "" && m.id != nil && string(m.id) != "null" }
+
+// postError is a body the face refuses with 400 and a JSON-RPC error response (id null), as the
+// official server answers a batch: nothing in it is processed.
+type postError struct {
+	code int
+	msg  string
+}
+
+// parsePost reads one POST body: a single JSON-RPC message object. Invalid JSON is -32700; a batch (ACP
+// has none) or a value that is not an object is -32600.
+func parsePost(body []byte) (postMessage, *postError) {
+	t := bytes.TrimSpace(body)
+	if !json.Valid(t) {
+		return postMessage{}, &postError{codeParseError, "Parse error"}
+	}
+	switch t[0] {
+	case '[':
+		return postMessage{}, &postError{codeInvalidRequest, "Invalid request: JSON-RPC batches are not supported"}
+	case '{':
+	default:
+		return postMessage{}, &postError{codeInvalidRequest, "Invalid request: not a JSON-RPC message object"}
+	}
+	var raw struct {
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(t, &raw) // valid JSON object: members of other types are left for dispatch to refuse
+	var m postMessage
+	m.id = raw.ID
+	_ = json.Unmarshal(raw.Method, &m.method)
+	var p struct {
+		SessionID json.RawMessage `json:"sessionId"`
+	}
+	if len(raw.Params) > 0 && raw.Params[0] == '{' && json.Unmarshal(raw.Params, &p) == nil {
+		_ = json.Unmarshal(p.SessionID, &m.paramsSession)
+	}
+	var version string
+	_ = json.Unmarshal(raw.JSONRPC, &version)
+	m.initialize = version == "2.0" && m.method == "initialize" && m.isRequest()
+	return m, nil
+}
+
+// sessionScoped are the methods whose POST must name their session in Acp-Session-Id (the official
+// transport's list).
+var sessionScoped = map[string]bool{
+	"session/cancel": true, "session/close": true, "session/delete": true, "session/fork": true,
+	"session/load": true, "session/prompt": true, "session/resume": true, "session/set_config_option": true,
+	"session/set_mode": true, "session/set_model": true,
+}
+
+// needsAttachment are the methods that act on a session attached to the connection: over Streamable HTTP,
+// one not attached is a 409 (re-attach with session/load or session/resume), which the official client
+// understands as such.
+var needsAttachment = map[string]bool{
+	"session/prompt": true, "session/cancel": true, "session/set_mode": true, "session/set_config_option": true,
+}

@@ -1,0 +1,42 @@
+package acpws
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParsePost feeds arbitrary bytes to the Streamable HTTP body parser: it never panics; a refusal is
+// -32700 (not JSON) or -32600 (JSON that is not one message object) and encodes as a JSON-RPC error; an
+// accepted body is a JSON object, and only a JSON-RPC 2.0 initialize request with an id opens a connection.
+// Seeds: testdata/fuzz/FuzzParsePost.
+func FuzzParsePost(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"p-1","result":{"outcome":{"outcome":"cancelled"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, perr := parsePost(body)
+		if perr != nil {
+			if perr.code != codeParseError && perr.code != codeInvalidRequest {
+				t.Fatalf("refused with code %d", perr.code)
+			}
+			if perr.code == codeInvalidRequest && !json.Valid(body) {
+				t.Fatalf("invalid JSON refused as -32600")
+			}
+			var e struct {
+				ID    json.RawMessage    `json:"id"`
+				Error struct{ Code int } `json:"error"`
+			}
+			if err := json.Unmarshal(rpcError(nullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
+				t.Fatalf("refusal does not encode: %v", err)
+			}
+			return
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(body, &obj); err != nil {
+			t.Fatalf("accepted a body that is not a JSON object: %v", err)
+		}
+		if m.initialize && (m.method != "initialize" || !m.isRequest()) {
+			t.Fatalf("initialize without being an initialize request: %+v", m)
+		}
+	})
+}

@@ -1,0 +1,307 @@
+package acpws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+)
+
+// httpTransport is one `/acp` connection over Streamable HTTP: the client POSTs its messages, and the
+// gateway's go out on SSE streams it opens with GET — one for the connection, one per session. The
+// connection's writer queues each frame on the stream it belongs to (a session's frames on its session
+// stream, a response on the stream of its request); the GET that holds a stream (its receiver) writes what
+// is queued. Frames wait for a receiver, at most Options.QueueBytes of them across the connection's
+// streams: past it the writer waits, and a wait past Options.WriteTimeout (the frame writer's watchdog)
+// ends the connection, as a WebSocket that stops reading is ended.
+type httpTransport struct {
+	// Static after construction.
+	h        *Handler
+	id       string        // Acp-Connection-Id
+	agent    string        // the agent of the URL it was made on
+	c        *conn         // set before the connection runs
+	limit    int64         // bytes queued across the streams before the writer waits
+	deleted  chan struct{} // closed by DELETE (deleteOnce): the client ended the connection
+	ended    chan struct{} // closed by end (endOnce): receivers write what is queued and finish
+	dead     chan struct{} // closed by abort (abortOnce): receivers and a waiting writer stop at once
+	activity chan struct{} // capacity 1; receivers and POSTs → receive: active changed
+	initial  chan []byte   // capacity 1; the writer → the initialize POST: its answer
+
+	deleteOnce, endOnce, abortOnce sync.Once
+
+	mu       sync.Mutex
+	streams  map[string]*outStream // Guarded by mu; by session id, "" = the connection's stream.
+	buffered int64                 // Guarded by mu; bytes queued on every stream.
+	room     chan struct{}         // Guarded by mu; closed (and reset) when a receiver takes frames; nil when nobody waits.
+	routes   map[string]route      // Guarded by mu; where the response to each pending request goes, by idKey.
+	active   int                   // Guarded by mu; POSTs in progress and receivers: 0 = idle.
+	ending   bool                  // Guarded by mu; no more POSTs or receivers are let in.
+	posts    sync.WaitGroup        // POSTs dispatching; Add only under mu while !ending.
+}
+
+// outStream is one SSE stream's queue.
+type outStream struct {
+	queue [][]byte      // Guarded by the transport's mu.
+	held  bool          // Guarded by the transport's mu; a receiver holds the stream.
+	wake  chan struct{} // capacity 1; the writer → the receiver: frames were queued
+}
+
+// route is where a response goes: the initialize POST's own answer, or a stream.
+type route struct {
+	session string // the session stream; "" = the connection's stream
+	initial bool   // the answer of the initialize POST
+}
+
+// errTransportEnded fails a write once the connection's transport has been aborted.
+var errTransportEnded = errors.New("the ACP connection ended")
+
+func newHTTPTransport(h *Handler, id, agent string) *httpTransport {
+	return &httpTransport{
+		h: h, id: id, agent: agent, limit: h.opts.QueueBytes,
+		deleted: make(chan struct{}), ended: make(chan struct{}), dead: make(chan struct{}),
+		activity: make(chan struct{}, 1), initial: make(chan []byte, 1),
+		streams: map[string]*outStream{"": {wake: make(chan struct{}, 1)}},
+		routes:  map[string]route{},
+	}
+}
+
+// idKey names a JSON-RPC id by value ("s:…" or "n:…"), however the client spelled it; "" when it is not a
+// string or a number.
+func idKey(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return "s:" + s
+	}
+	var n json.Number
+	if json.Unmarshal(id, &n) == nil {
+		return "n:" + n.String()
+	}
+	return ""
+}
+
+// expect records where the response to request id goes.
+func (t *httpTransport) expect(id json.RawMessage, r route) {
+	if k := idKey(id); k != "" {
+		t.mu.Lock()
+		t.routes[k] = r
+		t.mu.Unlock()
+	}
+}
+
+// takeRoute returns, and forgets, where the response frame goes.
+func (t *httpTransport) takeRoute(frame []byte) route {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(frame, &m) // the gateway's own encoding
+	k := idKey(m.ID)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.routes[k]
+	if !ok {
+		return route{} // errors about unreadable requests (id null): the connection's stream
+	}
+	delete(t.routes, k)
+	return r
+}
+
+func (t *httpTransport) write(session string, frame []byte) error {
+	if session == "" {
+		r := t.takeRoute(frame)
+		if r.initial {
+			select {
+			case t.initial <- frame:
+			default: // a second answer to the same id: the POST has its first
+			}
+			return nil
+		}
+		session = r.session
+	}
+	t.mu.Lock()
+	for t.buffered > 0 && t.buffered+int64(len(frame)) > t.limit {
+		if t.room == nil {
+			t.room = make(chan struct{})
+		}
+		room := t.room
+		t.mu.Unlock()
+		select {
+		case <-room:
+		case <-t.dead:
+			return errTransportEnded
+		}
+		t.mu.Lock()
+	}
+	s := t.streams[session]
+	if s == nil {
+		s = &outStream{wake: make(chan struct{}, 1)}
+		t.streams[session] = s
+	}
+	s.queue = append(s.queue, frame)
+	t.buffered += int64(len(frame))
+	t.mu.Unlock()
+	notify(s.wake)
+	return nil
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// take hands a receiver everything queued on s.
+func (t *httpTransport) take(s *outStream) [][]byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	for _, f := range q {
+		t.buffered -= int64(len(f))
+	}
+	if len(q) > 0 && t.room != nil {
+		close(t.room)
+		t.room = nil
+	}
+	return q
+}
+
+// acquire makes the caller the receiver of session's stream ("" = the connection's). ok=false: another
+// receiver holds it; gone: the connection is ending.
+func (t *httpTransport) acquire(session string) (s *outStream, ok, gone bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ending {
+		return nil, false, true
+	}
+	s = t.streams[session]
+	if s == nil {
+		s = &outStream{wake: make(chan struct{}, 1)}
+		t.streams[session] = s
+	}
+	if s.held {
+		return nil, false, false
+	}
+	s.held = true
+	t.active++
+	notify(t.activity)
+	return s, true, false
+}
+
+// release ends a receiver's hold on s. A session stream with nothing queued is forgotten.
+func (t *httpTransport) release(session string, s *outStream) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.held = false
+	t.active--
+	notify(t.activity)
+	if session != "" && len(s.queue) == 0 && t.streams[session] == s {
+		delete(t.streams, session)
+	}
+}
+
+// enter admits a POST to dispatch; false once the connection is ending. Call leave after.
+func (t *httpTransport) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ending {
+		return false
+	}
+	t.posts.Add(1)
+	t.active++
+	notify(t.activity)
+	return true
+}
+
+func (t *httpTransport) leave() {
+	t.mu.Lock()
+	t.active--
+	notify(t.activity)
+	t.mu.Unlock()
+	t.posts.Done()
+}
+
+func (t *httpTransport) idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.active == 0
+}
+
+// delete is the client's DELETE (or its initialize POST gone before the answer).
+func (t *httpTransport) delete() { t.deleteOnce.Do(func() { close(t.deleted) }) }
+
+// receive waits for the end of the client side: DELETE, Options.IdleTimeout with no POST and no stream, or
+// ctx. Messages come in through the POSTs, which it lets finish before it returns.
+func (t *httpTransport) receive(ctx context.Context, _ *conn) error {
+	idle := time.NewTimer(t.h.opts.IdleTimeout)
+	defer idle.Stop()
+	var err error
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+			break wait
+		case <-t.deleted:
+			break wait
+		case <-t.activity:
+			idle.Stop()
+			if t.idle() {
+				idle.Reset(t.h.opts.IdleTimeout)
+			}
+		case <-idle.C:
+			if t.idle() {
+				t.h.opts.Logger.Debug("acp: idle Streamable HTTP connection ended", "connection", t.id)
+				break wait
+			}
+		}
+	}
+	t.mu.Lock()
+	t.ending = true
+	t.mu.Unlock()
+	t.posts.Wait()
+	return err
+}
+
+func (t *httpTransport) ping(context.Context) error { return nil } // receivers send their own keep-alives
+
+// end lets the receivers write what is queued and finish; new requests get 404.
+func (t *httpTransport) end(error) {
+	t.mu.Lock()
+	t.ending = true
+	t.mu.Unlock()
+	t.h.httpConns.remove(t)
+	t.endOnce.Do(func() { close(t.ended) })
+}
+
+func (t *httpTransport) abort() { t.abortOnce.Do(func() { close(t.dead) }) }
+
+// httpConns is the Handler's Streamable HTTP connections by Acp-Connection-Id.
+type httpConns struct {
+	mu sync.Mutex
+	by map[string]*httpTransport // Guarded by mu.
+}
+
+func (r *httpConns) add(t *httpTransport) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.by == nil {
+		r.by = map[string]*httpTransport{}
+	}
+	r.by[t.id] = t
+}
+
+func (r *httpConns) get(id string) *httpTransport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.by[id]
+}
+
+func (r *httpConns) remove(t *httpTransport) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.by[t.id] == t {
+		delete(r.by, t.id)
+	}
+}

@@ -1,0 +1,208 @@
+package acpws
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/inbound"
+	"github.com/google/uuid"
+)
+
+// The Streamable HTTP headers (the official transport's names).
+const (
+	headerConnectionID = "Acp-Connection-Id"
+	headerSessionID    = "Acp-Session-Id"
+	maxIDLength        = 1024 // the longest Acp-Session-Id accepted, as the official server
+)
+
+// serveStreamable serves a Streamable HTTP request: POST a message, GET a stream, DELETE the connection.
+func (h *Handler) serveStreamable(w http.ResponseWriter, r *http.Request, agent string) {
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r, agent)
+	case http.MethodGet:
+		h.stream(w, r, agent)
+	case http.MethodDelete:
+		h.deleteConn(w, r, agent)
+	default:
+		w.Header().Set("Allow", "DELETE, GET, POST")
+		frameout.WriteProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on this route")
+	}
+}
+
+// connection finds the connection a request names, answering 400/404 itself when there is none.
+func (h *Handler) connection(w http.ResponseWriter, r *http.Request, agent string) *httpTransport {
+	id := r.Header.Get(headerConnectionID)
+	if id == "" {
+		frameout.WriteProblem(w, http.StatusBadRequest, "missing_connection_id", "the request needs the Acp-Connection-Id header the initialize answer carried")
+		return nil
+	}
+	t := h.httpConns.get(id)
+	if t == nil || t.agent != agent {
+		frameout.WriteProblem(w, http.StatusNotFound, "unknown_connection", "no open ACP connection has this Acp-Connection-Id: initialize a new one")
+		return nil
+	}
+	return t
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, agent string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		frameout.WriteProblem(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "POST one JSON-RPC message as application/json")
+		return
+	}
+	f, err := h.opts.Inbound.ReadBody(r.Context(), r.Body, h.opts.ReadLimit)
+	switch {
+	case errors.Is(err, inbound.ErrTooBig):
+		frameout.WriteProblem(w, http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than the gateway's frame limit")
+		return
+	case errors.Is(err, inbound.ErrBusy):
+		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "inbound_busy", "the gateway holds as many client bytes as it may: try again", 1)
+		return
+	case errors.Is(err, inbound.ErrInvalidUTF8):
+		writeRPCError(w, &postError{codeParseError, "Parse error: the body is not valid UTF-8"})
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		frameout.WriteProblem(w, http.StatusRequestTimeout, "body_timeout", "the request body did not arrive in time")
+		return
+	case err != nil:
+		frameout.WriteProblem(w, http.StatusBadRequest, "bad_request", "the request body could not be read")
+		return
+	}
+	defer f.Release()
+	m, perr := parsePost(f.Data)
+	if perr != nil {
+		writeRPCError(w, perr)
+		return
+	}
+	connID := r.Header.Get(headerConnectionID)
+	if m.initialize {
+		if connID != "" {
+			frameout.WriteProblem(w, http.StatusBadRequest, "initialize_on_connection", "initialize opens a connection: send it without Acp-Connection-Id")
+			return
+		}
+		h.initializeHTTP(w, r, agent, &f, m)
+		return
+	}
+	t := h.connection(w, r, agent)
+	if t == nil {
+		return
+	}
+	session, ok := h.checkSession(w, r, t, m)
+	if !ok {
+		return
+	}
+	if !t.enter() {
+		frameout.WriteProblem(w, http.StatusNotFound, "unknown_connection", "the ACP connection has ended: initialize a new one")
+		return
+	}
+	defer t.leave()
+	if m.isRequest() {
+		t.expect(m.id, route{session: session})
+	}
+	t.c.dispatch(f.Data)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// checkSession checks a request's Acp-Session-Id and returns the session it is about ("" = none). A
+// session-scoped method needs the header; a params.sessionId must match it; a session the connection has
+// not attached is a 409 for the methods that act on an attached session.
+func (h *Handler) checkSession(w http.ResponseWriter, r *http.Request, t *httpTransport, m postMessage) (string, bool) {
+	if m.method == "" {
+		return "", true // a response to the gateway's request: it knows where it goes
+	}
+	header := r.Header.Get(headerSessionID)
+	switch {
+	case len(header) > maxIDLength:
+		frameout.WriteProblem(w, http.StatusBadRequest, "invalid_session_id", "Acp-Session-Id is too long")
+		return "", false
+	case header == "" && (sessionScoped[m.method] || m.paramsSession != ""):
+		frameout.WriteProblem(w, http.StatusBadRequest, "missing_session_id", m.method+" needs the Acp-Session-Id header")
+		return "", false
+	case header != "" && m.paramsSession != "" && header != m.paramsSession:
+		frameout.WriteProblem(w, http.StatusBadRequest, "mismatched_session_id", "Acp-Session-Id differs from params.sessionId")
+		return "", false
+	}
+	if needsAttachment[m.method] && t.c.attachedSession(header) == nil {
+		if _, err := h.reg.Get(header); err == nil {
+			frameout.WriteProblem(w, http.StatusConflict, "session_not_attached", "the session is not attached to this connection: re-attach it with session/load or session/resume")
+			return "", false
+		}
+	}
+	return header, true
+}
+
+// initializeHTTP opens a connection: its answer is the POST's own response, with the connection's id.
+// The POST counts as activity until it is answered: an agent slow to start (the first initialize probes
+// it) does not make the connection idle. The body's budget is released once dispatched.
+func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent string, body *inbound.Frame, m postMessage) {
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
+		return
+	}
+	if !h.conns.Join() {
+		<-h.slots
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+		return
+	}
+	t := newHTTPTransport(h, uuid.NewString(), agent)
+	// The connection outlives this request: it ends on DELETE, when idle, or at shutdown (h.conns).
+	t.c = newConn(context.Background(), h, t, agent)
+	t.expect(m.id, route{initial: true})
+	h.httpConns.add(t)
+	t.enter()
+	h.face.Connected(1)
+	go func() {
+		defer func() { <-h.slots }()
+		defer h.conns.Leave()
+		defer h.face.Connected(-1)
+		t.c.run()
+	}()
+	defer t.leave()
+	t.c.dispatch(body.Data)
+	body.Release()
+	select {
+	case frame := <-t.initial:
+		w.Header().Set(headerConnectionID, t.id)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(frame)
+	case <-t.ended:
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+	case <-r.Context().Done():
+		t.delete() // nobody will learn the connection's id
+	}
+}
+
+func (h *Handler) deleteConn(w http.ResponseWriter, r *http.Request, agent string) {
+	t := h.connection(w, r, agent)
+	if t == nil {
+		return
+	}
+	t.delete()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// writeRPCError refuses a POST body with 400 and a JSON-RPC error response (id null).
+func writeRPCError(w http.ResponseWriter, e *postError) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(rpcError(nullID, e.code, e.msg, nil))
+}
+
+// acceptsEventStream reports whether a GET asks for an SSE stream.
+func acceptsEventStream(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.Header.Get("Accept")), "text/event-stream")
+}
+
+// isWebSocketUpgrade reports whether r asks to upgrade to a WebSocket.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
+}

@@ -1,0 +1,62 @@
+package acpws
+
+import (
+	"context"
+
+	"github.com/acp-gateway/gateway/internal/inbound"
+	"github.com/coder/websocket"
+)
+
+// transport is what carries one `/acp` connection: a WebSocket (wsTransport) or Streamable HTTP
+// (httpTransport). Everything else — methods, attachments, the log cursors, fs delegation, the ordering of
+// answers after updates — is the connection's and shared by both.
+type transport interface {
+	// receive hands the client's messages to c.dispatch until the client side ends (socket closed, DELETE,
+	// idle) or ctx does, and returns why. No dispatch runs once it has returned.
+	receive(ctx context.Context, c *conn) error
+	// write sends one frame, called by the connection's writer only, under its watchdog. session is the
+	// session the frame belongs to; "" for a response, which goes where its request asked.
+	write(session string, frame []byte) error
+	// ping checks that the peer is alive; an error ends the connection.
+	ping(ctx context.Context) error
+	// end finishes the connection after the writer has stopped: err is why (a *closeErr carries a close code).
+	end(err error)
+	// abort makes a write in progress fail at once (the write watchdog). It must not block.
+	abort()
+}
+
+// wsTransport is one WebSocket: one JSON-RPC message per text frame.
+type wsTransport struct {
+	ws *websocket.Conn // Static after construction.
+}
+
+// receive is the socket's only reader. Bad input never ends it short of a binary frame (1003), a text frame
+// that is not UTF-8 (1007) or an oversized one (1009); a frame the inbound budget has no room for ends it
+// with 1013. A frame's budget is released once dispatch is done with its bytes (requests get copies of their
+// id and params).
+func (t *wsTransport) receive(ctx context.Context, c *conn) error {
+	for {
+		f, err := c.h.opts.Inbound.Read(ctx, t.ws, c.h.opts.ReadLimit)
+		if err != nil {
+			return inbound.CloseError(err)
+		}
+		c.dispatch(f.Data)
+		f.Release()
+	}
+}
+
+func (t *wsTransport) write(_ string, frame []byte) error {
+	return t.ws.Write(context.Background(), websocket.MessageText, frame)
+}
+
+func (t *wsTransport) ping(ctx context.Context) error { return t.ws.Ping(ctx) }
+
+func (t *wsTransport) end(err error) {
+	if ce, ok := err.(*closeErr); ok {
+		t.ws.Close(ce.Code, ce.Reason)
+		return
+	}
+	t.ws.CloseNow()
+}
+
+func (t *wsTransport) abort() { t.ws.CloseNow() }

@@ -1,0 +1,226 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Detach and re-attach (docs/cluster.md §4): a detached session has no agent process but keeps its log,
+// snapshot and place in the registry, so every face still serves its transcript. The next prompt starts the
+// agent again and asks it to load (or resume) its own session, then runs the turn; seq goes on in the same
+// epoch. Concurrent prompts while one re-attaches get ErrTurnRunning: the re-attaching prompt is the turn.
+
+var (
+	// ErrDetached refuses what needs the agent (set_mode, authenticate, …) while the session is detached.
+	// It is an ErrNotReady: the session has no agent right now.
+	ErrDetached = fmt.Errorf("%w: the session is detached (its agent is not running); a prompt re-attaches it", ErrNotReady)
+)
+
+// resumeCapabilities reads what an agent's agentCapabilities say about taking a session back: loadSession,
+// and sessionCapabilities.resume (an object when supported).
+func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
+	var c struct {
+		LoadSession         bool `json:"loadSession"`
+		SessionCapabilities struct {
+			Resume json.RawMessage `json:"resume"`
+		} `json:"sessionCapabilities"`
+	}
+	if json.Unmarshal(caps, &c) != nil {
+		return false, false
+	}
+	return c.LoadSession, nullToNil(c.SessionCapabilities.Resume) != nil
+}
+
+// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
+type Resumability struct {
+	AgentSessionID string
+	CanLoad        bool
+	CanResume      bool
+}
+
+// Resumability reports the agent session id and what the agent advertised at its last start.
+func (s *Session) Resumability() Resumability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
+}
+
+// detach stops the agent but keeps the session: a running turn is cancelled as Close does (session/cancel,
+// StopGrace, then the process tree is stopped), pending permissions are denied, and clients see
+// `_gateway/session_status {status: detached, reason}` after the turn's end. It reports whether the session
+// was detached (false: it was not attached, or Close or another detach got there first).
+func (s *Session) detach(reason string) bool {
+	s.mu.Lock()
+	if s.closing || s.stopping || (s.status != StatusIdle && s.status != StatusRunning) {
+		s.mu.Unlock()
+		return false
+	}
+	s.stopping = true
+	conn, t := s.conn, s.turn
+	if t != nil {
+		t.requestCancel()
+	}
+	answers := s.denyPendingLocked("", "detach", "session detached")
+	s.mu.Unlock()
+	deliver(answers)
+	if t != nil {
+		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+		// Wait a little for the agent's own answer to the cancel before stopping it.
+		w := time.NewTimer(s.reg.cfg.StopGrace)
+		select {
+		case <-t.done:
+		case <-w.C:
+		}
+		w.Stop()
+	}
+	conn.Stop()
+	conn.DrainUpdates() // what the agent said before it stopped belongs before the status frame
+	if t != nil {
+		<-t.done
+	}
+	s.mu.Lock()
+	s.stopping = false
+	if s.closing {
+		s.mu.Unlock() // Close, which waited for the same turn, reports the end
+		return false
+	}
+	s.conn = nil
+	s.status, s.statusReason = StatusDetached, reason
+	s.lastActive = s.reg.now()
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": reason})
+	s.mu.Unlock()
+	s.reg.markDetached(s.ID, true)
+	s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+	s.logger.Info("session detached", "reason", reason)
+	return true
+}
+
+// reattachingNow reports whether a prompt is re-attaching the session.
+func (s *Session) reattachingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reattaching
+}
+
+// reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
+// releases. The session is `starting` meanwhile; on any failure it is detached again, its log untouched.
+func (s *Session) reattachAndPrompt(blocks []json.RawMessage) (*Turn, error) {
+	s.status, s.reattaching = StatusStarting, true
+	s.mu.Unlock()
+	err := s.reg.claimAttach(s)
+	if err == nil {
+		err = s.reattach()
+		s.reg.starting.Done()
+	}
+	s.mu.Lock()
+	s.reattaching = false
+	if err != nil || s.closing {
+		if !s.closing {
+			s.status = StatusDetached
+		}
+		s.mu.Unlock()
+		s.reg.markDetached(s.ID, true)
+		if err == nil {
+			err = ErrClosed
+		}
+		return nil, err
+	}
+	s.status, s.statusReason = StatusIdle, ""
+	return s.beginTurnLocked(blocks), nil // unlocks mu
+}
+
+// reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the
+// conversation is dropped: the log has it. A shutdown cuts it short.
+func (s *Session) reattach() error {
+	cfg := s.reg.cfg
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer context.AfterFunc(s.reg.stopping, cancel)()
+	conn, fail, err := s.launchAgent(ctx)
+	if err != nil {
+		return s.reattachError(err)
+	}
+	s.mu.Lock()
+	canLoad, canResume, sid := s.canLoad, s.canResume, s.agentSID
+	s.mu.Unlock()
+	method := acp.AgentMethodSessionLoad
+	switch {
+	case canLoad:
+	case canResume:
+		method = acp.AgentMethodSessionResume
+	default:
+		conn.Stop()
+		return ErrNotResumable
+	}
+	s.setSwallowing(true)
+	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancelLoad()
+	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": []any{}})
+	if err != nil {
+		err = fail(method, callError(lctx, err, cfg.StartTimeout))
+		conn.DrainUpdates() // a replay read before the failure is dropped too
+		s.setSwallowing(false)
+		return s.reattachError(err)
+	}
+	var lr struct {
+		Modes         json.RawMessage `json:"modes"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	if err := json.Unmarshal(res, &lr); err != nil {
+		err = fail(method, fmt.Errorf("malformed response: %w", err))
+		conn.DrainUpdates()
+		s.setSwallowing(false)
+		return s.reattachError(err)
+	}
+	s.mu.Lock()
+	s.swallowing = false
+	if s.closing {
+		// Closed while re-attaching: Close found no agent to stop, so stop it here.
+		s.mu.Unlock()
+		conn.Stop()
+		return ErrClosed
+	}
+	s.conn = conn
+	s.modes, s.configOptions = nullToNil(lr.Modes), nullToNil(lr.ConfigOptions)
+	s.mu.Unlock()
+	go s.watchAgent(conn)
+	s.logger.Info("session re-attached", "agentSession", sid, "method", method)
+	return nil
+}
+
+// reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown.
+func (s *Session) reattachError(err error) error {
+	if s.reg.stopping.Err() != nil {
+		return ErrShuttingDown
+	}
+	var ae *AgentError
+	if errors.As(err, &ae) {
+		s.logger.Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
+	}
+	return err
+}
+
+func (s *Session) setSwallowing(on bool) {
+	s.mu.Lock()
+	s.swallowing = on
+	s.mu.Unlock()
+}
+
+// Detach detaches a session now, as the idle reaper does with Config.DetachIdle: its agent is stopped, its
+// transcript stays served, and the next prompt re-attaches it. ErrNotReady when the session has no running
+// agent to stop (starting, detached, or ended).
+func (r *Registry) Detach(id, reason string) error {
+	s, err := r.Get(id)
+	if err != nil {
+		return err
+	}
+	if !s.detach(reason) {
+		return ErrNotReady
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func termOutput(id, data string) string {
+	d, _ := json.Marshal(data)
+	return `{"sessionId":"a","update":{"sessionUpdate":"tool_call_update","toolCallId":"b1","_meta":{"terminal_output":{"terminal_id":"` + id + `","data":` + string(d) + `}}}}`
+}
+
+// mergedTerminalData is the terminal output the merged tool call (snapshot, permission requests) holds.
+func mergedTerminalData(t *testing.T, c *Context) string {
+	t.Helper()
+	return str(t, c.PermissionToolCall(json.RawMessage(`{"toolCallId":"b1"}`)), "_meta", "terminal_output", "data")
+}
+
+// TestTerminalMetaPassesThrough: the `_meta.terminal_*` fields claude-agent-acp sends for a Bash call when the
+// client advertises `_meta.terminal_output` reach clients as sent — escape sequences and markup included,
+// for the UI to neutralise — with only the session id rewritten.
+func TestTerminalMetaPassesThrough(t *testing.T) {
+	c := NewContext(Config{SessionID: "gw", MaxFieldBytes: 64 << 10, Redact: true})
+	c.BeginTurn("T")
+	for _, p := range []string{
+		`{"sessionId":"a","update":{"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_info":{"terminal_id":"b1"}},"toolCallId":"b1","sessionUpdate":"tool_call","rawInput":{"command":"printf x"},"status":"pending","title":"printf x","kind":"execute","content":[{"type":"terminal","terminalId":"b1"}]}}`,
+		`{"sessionId":"a","update":{"_meta":{"terminal_output":{"terminal_id":"b1","data":"\u001b]0;title\u0007\u001b[31mred\u001b[0m <script>x</script>\r\n"}},"toolCallId":"b1","sessionUpdate":"tool_call_update"}}`,
+		`{"sessionId":"a","update":{"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_exit":{"terminal_id":"b1","exit_code":0,"signal":null}},"toolCallId":"b1","sessionUpdate":"tool_call_update","status":"completed","rawOutput":"red"}}`,
+	} {
+		u := mustUpdate(t, c, p)
+		if want := strings.Replace(p, `"sessionId":"a"`, `"sessionId":"gw"`, 1); string(u.Params) != want {
+			t.Errorf("forwarded\n got  %s\n want %s", u.Params, want)
+		}
+	}
+	merged := c.PermissionToolCall(json.RawMessage(`{"toolCallId":"b1"}`))
+	if got := string(field(t, merged, "_meta")); got != `{"terminal_info":{"terminal_id":"b1"},"terminal_output":{"terminal_id":"b1","data":"\u001b]0;title\u0007\u001b[31mred\u001b[0m <script>x</script>\r\n"},"claudeCode":{"toolName":"Bash"},"terminal_exit":{"terminal_id":"b1","exit_code":0,"signal":null}}` {
+		t.Errorf("merged _meta %s", got)
+	}
+}
+
+// TestTerminalOutputAccumulates: each update's `terminal_output.data` is new output (codex-acp streams a
+// command's output in many updates; clients append). The merged state keeps all of it, not the last chunk,
+// so a client that renders a snapshot sees the whole output; a new terminal id starts over.
+func TestTerminalOutputAccumulates(t *testing.T) {
+	c := NewContext(Config{SessionID: "gw", MaxFieldBytes: 64 << 10})
+	c.BeginTurn("T")
+	for _, d := range []string{"one\r\n", "\u001b[32mtwo\u001b[0m\r\n", "é\"three\"\n"} {
+		u := mustUpdate(t, c, termOutput("b1", d))
+		if got := str(t, u.Params, "update", "_meta", "terminal_output", "data"); got != d {
+			t.Errorf("forwarded data %q, want the update's own %q", got, d)
+		}
+	}
+	if got, want := mergedTerminalData(t, c), "one\r\n\u001b[32mtwo\u001b[0m\r\né\"three\"\n"; got != want {
+		t.Fatalf("merged data %q, want %q", got, want)
+	}
+	mustUpdate(t, c, termOutput("b2", "other"))
+	if got := mergedTerminalData(t, c); got != "other" {
+		t.Fatalf("merged data %q after a new terminal id, want %q", got, "other")
+	}
+}
+
+// TestTerminalOutputAccumulatedBounded: the accumulated output is bounded to the snapshot's per-field bound,
+// keeping its end (a terminal shows its last lines) behind a marker, never splitting an escape or a UTF-8
+// sequence.
+func TestTerminalOutputAccumulatedBounded(t *testing.T) {
+	c := NewContext(Config{SessionID: "gw", MaxFieldBytes: 64 << 10, SnapshotMaxMessageBytes: 1000})
+	c.BeginTurn("T")
+	line := "é\u001b[1mline\u001b[0m\n"
+	for i := 0; i < 200; i++ {
+		mustUpdate(t, c, termOutput("b1", line))
+	}
+	merged := c.PermissionToolCall(json.RawMessage(`{"toolCallId":"b1"}`))
+	if !json.Valid(merged) {
+		t.Fatalf("invalid JSON %s", merged)
+	}
+	got := mergedTerminalData(t, c)
+	if !strings.HasPrefix(got, cutMarkerPrefix) || !strings.HasSuffix(got, strings.Repeat(line, 20)) {
+		t.Fatalf("bounded data %q", got)
+	}
+	if raw := field(t, merged, "_meta", "terminal_output", "data"); len(raw) > 1100 {
+		t.Fatalf("bounded data is %d bytes", len(raw))
+	}
+}
