@@ -57,7 +57,7 @@ func open(t testing.TB, srv *natstest.Server, opts jsstore.Options) *jsstore.Sto
 
 // ctxT is a context that ends with the test, bounded so a hang fails instead of stalling the run.
 func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -100,9 +100,7 @@ func checkFrames(t testing.TB, stored []sessions.StoredFrame, epoch string, n ui
 // flush waits until p acknowledged everything l holds.
 func flush(t testing.TB, p sessions.Persister) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
-	defer cancel()
-	if err := p.Flush(ctx); err != nil {
+	if err := p.Flush(ctxT(t)); err != nil {
 		t.Fatalf("flush: %v; durable %d, stats %+v", err, p.Durable(), p.Stats())
 	}
 }
