@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 )
 
 // config is everything the gateway reads from flags and the environment. Nothing else reads either.
@@ -64,6 +65,17 @@ type config struct {
 	writeTimeout      time.Duration
 	maxACPConns       int
 	acpIdleTimeout    time.Duration
+	usersFile         string
+	oidcIssuer        string
+	oidcAudience      string
+	oidcIDClaim       string
+	oidcNameClaim     string
+	oidcRoleClaim     string
+	trustedUserHeader string
+	trustedProxies    string
+	maxPerUser        int
+	allowClientMCP    bool
+	maxTerminals      int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -124,9 +136,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --addr without a token (anyone who can connect can run agents)")
 	fs.Var((*stringList)(&c.workspaceRoots), "workspace-root", "directory session cwds must lie under, symlinks resolved (repeatable; default: --workdir)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "loopback address for pprof (e.g. 127.0.0.1:6060); off when empty")
-	fs.Float64Var(&c.rateLimit, "rate-limit", 50, "requests per second per token, bursts of twice that (0 = unlimited; applies with --token)")
+	fs.Float64Var(&c.rateLimit, "rate-limit", 50, "requests per second per principal, bursts of twice that (0 = unlimited; applies with authentication)")
+	fs.StringVar(&c.usersFile, "users", "", `users file: {"users": [{"name", "role": "admin"|"user", "tokenSha256"}]} (gateway hash-token prints a token's hash); reloaded on SIGHUP`)
+	fs.StringVar(&c.oidcIssuer, "oidc-issuer", "", "OIDC issuer URL whose JWTs are accepted as bearer tokens (with --oidc-audience)")
+	fs.StringVar(&c.oidcAudience, "oidc-audience", "", "audience (aud) an OIDC token must carry")
+	fs.StringVar(&c.oidcIDClaim, "oidc-id-claim", "sub", "OIDC claim holding the principal's id")
+	fs.StringVar(&c.oidcNameClaim, "oidc-name-claim", "name", "OIDC claim holding the principal's display name")
+	fs.StringVar(&c.oidcRoleClaim, "oidc-role-claim", "role", `OIDC claim holding the role: "admin" (or an array holding it) is an admin, anything else a user`)
+	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the proxies trusted to set --trusted-user-header")
+	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 0, "most sessions one principal of role user has at once (0 = unlimited)")
 	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
+	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
+	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.Usage = usage(fs)
@@ -191,8 +214,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		}
 		c.homeRoot = filepath.Join(state, "acp-gateway", "homes")
 	}
+	if c.maxTerminals < 1 {
+		return nil, fmt.Errorf("--max-terminals-per-session must be at least 1, got %d", c.maxTerminals)
+	}
 	if c.maxInboundBytes < c.wsMaxFrame {
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
+	}
+	if err := c.checkIdentity(); err != nil {
+		return nil, err
 	}
 	if err := c.checkExposure(); err != nil {
 		return nil, err
@@ -235,7 +264,7 @@ func (c *config) agentSpecs(demo agents.Spec) ([]agents.Spec, error) {
 // checkExposure refuses to serve agents to the network without a token: whoever can prompt a session can
 // make an agent run commands.
 func (c *config) checkExposure() error {
-	if c.token != "" || c.insecureNoAuth {
+	if c.authenticates() || c.insecureNoAuth {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(c.addr)
@@ -248,7 +277,30 @@ func (c *config) checkExposure() error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("refusing to listen on %s without a token: set GATEWAY_TOKEN (or --token-file), or pass --insecure-no-auth if you really mean to let anyone who can connect run agents", c.addr)
+	return fmt.Errorf("refusing to listen on %s without a token: set GATEWAY_TOKEN (or --token-file, --users, --oidc-issuer, --trusted-user-header), or pass --insecure-no-auth if you really mean to let anyone who can connect run agents", c.addr)
+}
+
+// authenticates reports whether any way of identifying callers is configured.
+func (c *config) authenticates() bool {
+	return c.token != "" || c.usersFile != "" || c.oidcIssuer != "" || c.trustedUserHeader != ""
+}
+
+// checkIdentity refuses half-configured ways of identifying callers.
+func (c *config) checkIdentity() error {
+	switch {
+	case (c.oidcIssuer == "") != (c.oidcAudience == ""):
+		return errors.New("--oidc-issuer and --oidc-audience go together: a token for any audience is a token for another service")
+	case c.trustedUserHeader != "" && c.trustedProxies == "":
+		return errors.New("--trusted-user-header needs --trusted-proxies: from anyone else the header is a claim, not an identity")
+	case c.trustedUserHeader == "" && c.trustedProxies != "":
+		return errors.New("--trusted-proxies without --trusted-user-header trusts nothing")
+	case c.maxPerUser < 0:
+		return fmt.Errorf("--max-sessions-per-user must be 0 or more, got %d", c.maxPerUser)
+	}
+	if _, err := principal.ParseProxies(splitList(c.trustedProxies)); err != nil {
+		return fmt.Errorf("--trusted-proxies: %v", err)
+	}
+	return nil
 }
 
 // isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot.

@@ -10,6 +10,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "hash-token" {
+		if err := hashToken(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {

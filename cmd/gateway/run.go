@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.adaptEventAgents(specs, logger)
-	if cfg.insecureNoAuth && cfg.token == "" {
+	if cfg.insecureNoAuth && !cfg.authenticates() {
 		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
 	}
 	var reg *sessions.Registry
@@ -86,7 +86,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:             m,
 		WorkspaceRoots:      cfg.workspaceRoots,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
+		MaxSessionsPerUser:  cfg.maxPerUser,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
+		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
 	}, specs, cfg.defaultAgent)
 	if err != nil {
 		return err
@@ -103,10 +105,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:  cfg.acpIdleTimeout,
 		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
-	var auth *httpapi.Auth
-	if cfg.token != "" {
-		auth = httpapi.NewAuth(cfg.token, cfg.rateLimit, 0)
+	ident, err := newIdentity(cfg, logger)
+	if err != nil {
+		return err
 	}
+	defer ident.stop()
+	auth := ident.auth
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,

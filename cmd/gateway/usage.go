@@ -31,6 +31,7 @@ func usage(fs *flag.FlagSet) func() {
 	return func() {
 		w := fs.Output()
 		fmt.Fprintf(w, `Usage: gateway [flags]
+       gateway hash-token < token-file    (prints the tokenSha256 of a --users entry)
 
 Serves ACP agents to web clients over REST, WebSocket and SSE. Every flag can also be set by an environment
 variable GATEWAY_<NAME> (dashes as underscores: --demo-delay is GATEWAY_DEMO_DELAY, the token GATEWAY_TOKEN);

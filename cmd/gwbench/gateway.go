@@ -167,27 +167,47 @@ func runGateway(ctx context.Context, g *gatewayProc, k int, prompt string, n, si
 	return runFace(ctx, g, faceWS, k, prompt, n, size)
 }
 
-// cpuSeconds is the gateway's process_cpu_seconds_total, -1 when unreadable.
-func (g *gatewayProc) cpuSeconds(ctx context.Context) float64 {
+// gatewaySample is what a flood reads from the gateway's /metrics before and after: CPU and GC.
+type gatewaySample struct {
+	cpu      float64 // process_cpu_seconds_total
+	gcs      float64 // go_gc_duration_seconds_count: GC cycles
+	gcPauses float64 // go_gc_duration_seconds_sum: their stop-the-world pauses, seconds
+	ok       bool
+}
+
+// sample reads the gateway's CPU and GC counters; ok is false when /metrics is unreadable.
+func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 	req, _ := http.NewRequestWithContext(ctx, "GET", g.base+"/metrics", nil)
 	resp, err := httpc.Do(req)
 	if err != nil {
-		return -1
+		return gatewaySample{}
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	const key = "\nprocess_cpu_seconds_total "
+	s := gatewaySample{ok: true}
+	for _, m := range []struct {
+		key string
+		v   *float64
+	}{{"\nprocess_cpu_seconds_total ", &s.cpu}, {"\ngo_gc_duration_seconds_count ", &s.gcs}, {"\ngo_gc_duration_seconds_sum ", &s.gcPauses}} {
+		v, found := metricValue(b, m.key)
+		if !found {
+			return gatewaySample{}
+		}
+		*m.v = v
+	}
+	return s
+}
+
+// metricValue finds "\nname value" in a Prometheus text exposition.
+func metricValue(b []byte, key string) (float64, bool) {
 	i := bytes.Index(b, []byte(key))
 	if i < 0 {
-		return -1
+		return 0, false
 	}
 	line := b[i+len(key):]
 	if j := bytes.IndexByte(line, '\n'); j >= 0 {
 		line = line[:j]
 	}
 	v, err := strconv.ParseFloat(string(bytes.TrimSpace(line)), 64)
-	if err != nil {
-		return -1
-	}
-	return v
+	return v, err == nil
 }

@@ -8,8 +8,9 @@
 // by an acp-go-sdk connection (the floor); the same agent through the gateway binary with 1 and 10 WebSocket
 // clients on one session; the same through the other faces (raw ACP on /acp x1 and x10, SSE x1 and x10,
 // long-poll pages x1), every face driven by one loop (measureFlood); through marimo's stdio-to-ws
-// (bench/package.json) with one raw-ACP client; paced at 10 000 updates/s for the added latency; with tool
-// calls and permission requests mixed in. Then a scale run
+// (bench/package.json) with one raw-ACP client; paced at 10 000 updates/s for the added latency, quiet and
+// beside one CPU hog process per core (`gwbench hog`), with the gateway's GC cycles and pauses per row; with
+// tool calls and permission requests mixed in. Then a scale run
 // of idle sessions and sockets and one turn in every session at once, and the translate micro-benchmarks.
 //
 // The exit status is non-zero only when the benchmark cannot run (build, start, protocol failure). Missed
@@ -40,28 +41,35 @@ import (
 var self string
 
 type options struct {
-	short      bool
-	runs       int
-	n, size    int
-	pacedN     int
-	rate       float64
-	scaleSess  int
-	scaleCli   int
-	idleFlood  int
-	out        string
-	gatewayBin string
-	benchDir   string
-	peer       bool
-	peer10     bool
-	micro      bool
-	scale      bool
-	profile    string
-	profileSec int
-	profileK   int
-	gwFlags    string
+	short       bool
+	runs        int
+	n, size     int
+	pacedN      int
+	rate        float64
+	scaleSess   int
+	scaleCli    int
+	idleFlood   int
+	out         string
+	gatewayBin  string
+	benchDir    string
+	peer        bool
+	peer10      bool
+	micro       bool
+	scale       bool
+	profile     string
+	profileSec  int
+	profileK    int
+	profileRate float64
+	profileHog  bool
+	profileKind string
+	heapProfile string
+	gwFlags     string
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hog" {
+		spin()
+	}
 	if len(os.Args) > 1 && os.Args[1] == "floodagent" {
 		fs := flag.NewFlagSet("floodagent", flag.ExitOnError)
 		o := floodagent.OptionsFromEnv(os.Getenv)
@@ -96,6 +104,10 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "instead of the table: CPU-profile the gateway during floods and write the profile here")
 	flag.IntVar(&o.profileSec, "profile-seconds", 10, "length of the CPU profile")
 	flag.IntVar(&o.profileK, "profile-clients", 1, "WebSocket clients during the profiled floods")
+	flag.Float64Var(&o.profileRate, "profile-rate", 0, "pace the profiled floods at this many updates/s (0 = as fast as possible)")
+	flag.BoolVar(&o.profileHog, "profile-hog", false, "run one CPU hog process per core beside the profiled floods")
+	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
+	flag.StringVar(&o.heapProfile, "heap-profile", "", "scale: write the gateway's heap profile with the demo sessions idle to this file")
 	flag.StringVar(&o.gwFlags, "gateway-flags", "", "extra flags for the gateway under test (space-separated)")
 	flag.Parse()
 	def := func(v *int, full, short int) {
@@ -244,6 +256,12 @@ func run(ctx context.Context, o options) error {
 	specs = append(specs,
 		rowSpec{fmt.Sprintf("direct paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) }},
 		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) }},
+		rowSpec{fmt.Sprintf("direct paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
+			return withHogs(func() (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) })
+		}},
+		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
+			return withHogs(func() (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) })
+		}},
 		rowSpec{"direct tools+permissions", func(ctx context.Context) (flood, error) { return runDirect(ctx, tools, o.n, o.size) }},
 		rowSpec{"gateway ws x1 tools+permissions", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, tools, o.n, o.size) }},
 	)
@@ -296,6 +314,7 @@ func run(ctx context.Context, o options) error {
 	res.Ratios["gateway_x10_per_client_vs_direct"] = ratio("gateway ws x10 (per client)", direct, thr, div)
 	res.Ratios["gateway_tools_vs_direct_tools"] = ratio("gateway ws x1 tools+permissions", "direct tools+permissions", thr, div)
 	res.Ratios["gateway_paced_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), fmt.Sprintf("direct paced %g/s", o.rate), p99, sub)
+	res.Ratios["gateway_paced_hog_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s + hog", o.rate), fmt.Sprintf("direct paced %g/s + hog", o.rate), p99, sub)
 	for _, f := range otherFaces {
 		for _, k := range f.clients {
 			res.Ratios[faceRatio(f.face, k)] = ratio(faceRow(f.face, k), direct, thr, div)
@@ -356,6 +375,8 @@ func medianFlood(runs []flood) flood {
 		P99ms:     pick(func(f flood) float64 { return f.P99ms }),
 		EndTurnMs: pick(func(f flood) float64 { return f.EndTurnMs }),
 		CPUus:     pick(func(f flood) float64 { return f.CPUus }),
+		GCs:       pick(func(f flood) float64 { return f.GCs }),
+		GCPauseMs: pick(func(f flood) float64 { return f.GCPauseMs }),
 	}
 	for _, r := range runs {
 		m.Errors += r.Errors
@@ -394,6 +415,7 @@ func targets(res *Results, o options) []target {
 	}
 	if s := res.Scale; s != nil {
 		add("heap per idle session (flood agent, gateway only)", "<= 64 KiB", s.HeapPerIdleSessionKiB, "KiB", s.HeapPerIdleSessionKiB <= 64)
+		add("heap per idle demo session (both ends in process)", "<= 64 KiB", s.HeapPerDemoSessionKiB, "KiB", s.HeapPerDemoSessionKiB <= 64)
 		add("heap per idle WebSocket", "<= 32 KiB", s.HeapPerWSKiB, "KiB", s.HeapPerWSKiB <= 32)
 		e := float64(s.Errors())
 		add(fmt.Sprintf("%d × %d turn errors", s.Sessions, s.ClientsPerSession), "0", e, "", e == 0)
@@ -433,6 +455,7 @@ func printTable(w io.Writer, res *Results) {
 		fmt.Fprintf(tw, "  %s\t%s\n", k, fmtF(res.Ratios[k], 3))
 	}
 	tw.Flush()
+	printLatency(w, res)
 	if s := res.Scale; s != nil {
 		fmt.Fprintf(w, "\nscale: %d idle flood sessions; %d demo sessions × %d idle WebSockets\n", s.IdleFloodSessions, s.Sessions, s.ClientsPerSession)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -495,6 +518,8 @@ func sanitize(res *Results) *Results {
 		fix(&f.P99ms)
 		fix(&f.EndTurnMs)
 		fix(&f.CPUus)
+		fix(&f.GCs)
+		fix(&f.GCPauseMs)
 	}
 	for i := range res.Rows {
 		fixF(&res.Rows[i].Median)

@@ -115,7 +115,7 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 		}()
 	}
 	ready.Wait()
-	cpu0 := g.cpuSeconds(ctx)
+	at0 := g.sample(ctx)
 	t0 := time.Now()
 	if err := prompt(ctx); err != nil {
 		cancel() // ends the WebSocket and page reads
@@ -145,8 +145,10 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 		fl[i] = st.rec.result(t0, end, size, errs)
 	}
 	out := merge(recs, fl)
-	if cpu1 := g.cpuSeconds(ctx); cpu0 >= 0 && cpu1 >= 0 && out.Updates > 0 {
-		out.CPUus = (cpu1 - cpu0) * 1e6 / float64(out.Updates)
+	if at1 := g.sample(ctx); at0.ok && at1.ok && out.Updates > 0 {
+		out.CPUus = (at1.cpu - at0.cpu) * 1e6 / float64(out.Updates)
+		out.GCs = at1.gcs - at0.gcs
+		out.GCPauseMs = (at1.gcPauses - at0.gcPauses) * 1e3
 	}
 	if out.Errors > 0 && firstErr != nil {
 		var ce websocket.CloseError

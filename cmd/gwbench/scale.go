@@ -77,6 +77,24 @@ func (g *gatewayProc) snapshot(ctx context.Context) (map[string]float64, error) 
 	return out, sc.Err()
 }
 
+// saveHeapProfile writes the gateway's heap profile (after a GC) to path.
+func (g *gatewayProc) saveHeapProfile(path string) error {
+	resp, err := http.Get("http://" + g.debugAddr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // parallel runs f(i) for i in [0,n) on w workers.
 func parallel(n, w int, f func(i int)) {
 	var next atomic.Int64
@@ -176,6 +194,11 @@ func runScale(ctx context.Context, o options, tmp string, extra []string) (*scal
 	afterSess, err := snap("demo_sessions")
 	if err != nil {
 		return nil, err
+	}
+	if o.heapProfile != "" {
+		if err := g.saveHeapProfile(o.heapProfile); err != nil {
+			warnf("heap profile: %v", err)
+		}
 	}
 	sr.HeapPerDemoSessionKiB = per(base2, afterSess, "go_memstats_heap_inuse_bytes", o.scaleSess, 1024)
 	sr.RSSPerDemoSessionKiB = per(base2, afterSess, "process_resident_memory_bytes", o.scaleSess, 1024)

@@ -111,11 +111,15 @@ type flood struct {
 	// CPUus is CPU time per agent update of the process in the middle: the gateway on gateway rows (from its
 	// process_cpu_seconds_total), the flood agent itself on direct rows. NaN when not measured.
 	CPUus float64 `json:"cpuMicrosPerUpdate"`
+	// GCs and GCPauseMs are the gateway's GC cycles and their summed stop-the-world pauses during the flood
+	// (go_gc_duration_seconds); NaN on direct rows.
+	GCs       float64 `json:"gatewayGCs"`
+	GCPauseMs float64 `json:"gatewayGCPauseMs"`
 }
 
 // result turns a recorder into figures: throughput over prompt sent → last update received.
 func (r *recorder) result(promptAt time.Time, endAt int64, payload int, errs int) flood {
-	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN()}
+	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN(), GCs: math.NaN(), GCPauseMs: math.NaN()}
 	if r.chunks == 0 {
 		f.UpdPerSec, f.MBPerSec, f.P50ms, f.P99ms, f.EndTurnMs = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return f
@@ -137,7 +141,7 @@ func merge(recs []*recorder, fl []flood) flood {
 	}
 	var all []int64
 	var ups, mbs, ends []float64
-	out := flood{CPUus: fl[0].CPUus}
+	out := flood{CPUus: fl[0].CPUus, GCs: fl[0].GCs, GCPauseMs: fl[0].GCPauseMs}
 	for i, f := range fl {
 		out.Errors += f.Errors
 		out.Updates = max(out.Updates, f.Updates)

@@ -202,6 +202,13 @@ func TestErrors(t *testing.T) {
 		{"new with cwd number", "session/new", map[string]any{"cwd": 5, "mcpServers": []any{}}},
 		{"new with mcpServers object", "session/new", map[string]any{"cwd": e.dir, "mcpServers": map[string]any{}}},
 		{"new with a missing directory", "session/new", map[string]any{"cwd": e.dir + "/nope", "mcpServers": []any{}}},
+		{"new with an MCP server without a name", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{map[string]any{"command": "x"}}}},
+		{"new with an MCP server of an unknown type", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{map[string]any{"type": "ws", "name": "a", "url": "ws://x"}}}},
+		{"new with MCP env as an object", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{map[string]any{"name": "a", "command": "x", "env": map[string]any{"K": "v"}}}}},
+		{"new with a client stdio MCP server", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{map[string]any{"name": "a", "command": "x", "args": []any{}, "env": []any{}}}}},
+		{"new with an http MCP server the agent does not support", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{map[string]any{"type": "http", "name": "a", "url": "http://127.0.0.1:9/", "headers": []any{}}}}},
+		{"new with two MCP servers of one name", "session/new", map[string]any{"cwd": e.dir, "mcpServers": []any{
+			map[string]any{"type": "http", "name": "a", "url": "http://x/"}, map[string]any{"type": "sse", "name": "a", "url": "http://x/"}}}},
 		{"load without sessionId", "session/load", map[string]any{"cwd": e.dir, "mcpServers": []any{}}},
 		{"prompt without sessionId", "session/prompt", map[string]any{"prompt": []any{}}},
 		{"set_mode with a numeric sessionId", "session/set_mode", map[string]any{"sessionId": 5, "modeId": "plan"}},

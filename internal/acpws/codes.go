@@ -4,14 +4,16 @@ import "github.com/coder/websocket"
 
 // Close codes (DESIGN.md). Reasons are short constants, never error text.
 const (
-	codeGoingAway  = websocket.StatusGoingAway  // 1001: gateway shutting down
-	codeSlowClient = websocket.StatusCode(4001) // evicted; reconnect and session/load
+	codeGoingAway  = websocket.StatusGoingAway       // 1001: gateway shutting down
+	codeSlowClient = websocket.StatusCode(4001)      // evicted; reconnect and session/load
+	codeRevoked    = websocket.StatusPolicyViolation // 1008: the credentials were revoked (users-file reload)
 )
 
 const (
 	reasonShutdown  = "gateway shutting down"
 	reasonSlow      = "client too slow"
 	reasonTruncated = "log truncated; reload"
+	reasonRevoked   = "credentials revoked"
 )
 
 // JSON-RPC error codes (ACP ErrorCode).
@@ -22,4 +24,5 @@ const (
 	codeInvalidParams  = -32602
 	codeInternal       = -32603
 	codeNotFound       = -32002 // ACP "resource not found"
+	codeForbidden      = -32003 // the caller's share of the session does not allow the request (docs/security.md)
 )

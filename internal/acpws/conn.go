@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -18,9 +19,10 @@ type conn struct {
 	// Static after construction.
 	h        *Handler
 	t        transport
-	agent    string        // agent of sessions made with session/new
-	out      chan op       // reader and request goroutines → writer; bounded
-	inflight chan struct{} // request budget (semaphore)
+	agent    string          // agent of sessions made with session/new
+	revoked  <-chan struct{} // closed when the caller's credentials are revoked: the connection ends with 1008
+	out      chan op         // reader and request goroutines → writer; bounded
+	inflight chan struct{}   // request budget (semaphore)
 	ctx      context.Context
 	cancel   context.CancelFunc
 	work     sync.WaitGroup // request goroutines and pings; joined before the handler returns
@@ -31,6 +33,7 @@ type conn struct {
 	ownTurns map[string]struct{}      // Guarded by mu; running turns this socket prompted.
 	answered map[string]struct{}      // Guarded by mu; permission ids this socket answered (bounded).
 	fs       fsCaps                   // Guarded by mu; what the client advertised in initialize.
+	terminal bool                     // Guarded by mu; the client advertised clientCapabilities.terminal.
 	calls    map[uint64]*clientCall   // Guarded by mu; requests sent to the client (fs/*), by the id minted.
 	nextCall uint64                   // Guarded by mu; the last id minted.
 }
@@ -46,7 +49,7 @@ type subscription struct {
 func newConn(parent context.Context, h *Handler, t transport, agent string) *conn {
 	ctx, cancel := context.WithCancel(parent)
 	return &conn{
-		h: h, t: t, agent: agent, ctx: ctx, cancel: cancel,
+		h: h, t: t, agent: agent, ctx: ctx, cancel: cancel, revoked: principal.Revoked(parent),
 		out:      make(chan op, h.opts.OutQueue),
 		inflight: make(chan struct{}, h.opts.MaxInflight),
 		attached: map[string]*subscription{},
@@ -72,7 +75,11 @@ func (c *conn) run() {
 
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
 	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, c.t.abort)
+	if b := c.t.batcher(); b != nil {
+		w.out.Batch(b)
+	}
 	err := w.loop(c.ctx, readDone, &readErr)
+	_ = w.out.Flush() // held frames go out before the close frame (a failed flush fails the close too)
 	w.out.Stop()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr

@@ -70,10 +70,11 @@
 //
 // # Methods
 //
-//   - initialize: `clientCapabilities.fs` is read (see File access); the rest of clientCapabilities is
-//     ignored. The answer: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
+//   - initialize: `clientCapabilities.fs` and `.terminal` are read (see File access and terminals); the rest
+//     of clientCapabilities is ignored. The answer: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
 //     replays its own log for every agent), sessionCapabilities {list, resume, close}, promptCapabilities as
-//     the agent's (prompts pass through), mcpCapabilities {} (MCP servers are not passed to agents). agentInfo
+//     the agent's (prompts pass through), mcpCapabilities {http, sse} as the agent's (a client's http and sse
+//     MCP servers are passed to agents that support them; docs/agents.md, MCP servers). agentInfo
 //     is the agent's own. Both come from the agent's own initialize answer, which the registry learns from
 //     every session start and, before any, by probing the agent once (Registry.AgentInit: start it, ask,
 //     stop it; bounded by the start timeout), so clients see image or context support the agent has before
@@ -86,16 +87,19 @@
 //   - authenticate: forwarded to the agent process of the session most recently attached on this socket;
 //     with no attached session it is answered -32601 (not available).
 //   - session/new: creates a registry session of this socket's agent. cwd must be an absolute directory.
-//     mcpServers is accepted (must be an array when present) and ignored; additionalDirectories is ignored.
+//     mcpServers are the client's MCP servers, passed to the agent with the configured ones by the registry's
+//     rules (-32602 for a stdio server without --allow-client-mcp-stdio, an http/sse server the agent does not
+//     support, a configured name, a malformed entry); additionalDirectories is ignored.
 //     `_meta.gateway.permissionPolicy` may choose the session's policy (default "ask").
 //   - session/load: attaches to any registry session by id (of any agent), replays its history, then
 //     answers; permission requests still pending are sent after the answer, live frames after that. The
 //     replay is Options.LoadReplay: by default the log's `session/update` frames byte for byte (what live
 //     clients saw, `_meta.gateway` included); when the log was trimmed (--log-max-frames/--log-max-bytes) and
 //     for ReplayTranscript, the snapshot's compact transcript (Session.Replay: messages, each tool call in
-//     its final state, last plan/commands/title). cwd and mcpServers are accepted and ignored (the session
-//     keeps its own cwd).
-//   - session/resume: attaches without replay, then sends pending permission requests.
+//     its final state, last plan/commands/title). cwd is accepted and ignored (the session keeps its own
+//     cwd); mcpServers may only repeat the session's own servers (Session.CheckAttachMCP), else -32602.
+//   - session/resume: attaches without replay, then sends pending permission requests. mcpServers as for
+//     session/load.
 //   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.
 //   - session/prompt, session/cancel, session/set_mode, session/set_config_option: act on a session
 //     attached to this socket (-32602 otherwise). A second prompt while a turn runs: -32602 "a turn is
@@ -123,7 +127,14 @@
 // the socket closes fails with -32603. Late answers are ignored. The wait runs on the agent's request
 // goroutine: the socket's reader only hands the answer over, and the request is written by its one writer.
 //
-// `terminal/*` is never sent: the gateway tells agents the client has no terminal.
+// # Terminals
+//
+// The gateway also serves every agent's terminal/* itself (sessions/terminal.go). A client that advertised
+// `clientCapabilities.terminal: true` is delegated them by the same rule as fs/* (the same delegate: the
+// socket that attached last among those that advertised fs or terminal): terminal/create goes to it, and
+// so does every later terminal/* whose terminalId the gateway does not hold; ids the gateway minted stay
+// with the gateway. A delegate that did not advertise terminal lets the gateway run the terminal
+// (Session.ServeTerminalLocally). terminal/wait_for_exit is not bounded by Options.FSTimeout.
 //
 // # Errors and closes
 //

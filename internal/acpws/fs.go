@@ -13,10 +13,11 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// A client that advertised `clientCapabilities.fs` in initialize serves the agents' fs/* requests of the
-// sessions it attaches (sessions.Session.DelegateFS): the request goes to the client on this socket with an
+// A client that advertised `clientCapabilities.fs` (or `terminal`) in initialize serves the agents' fs/*
+// (terminal/*) requests of the sessions it attaches (sessions.Session.DelegateFS): the request goes to the client on this socket with an
 // id the socket mints (a JSON number; permission requests use string ids), and its response goes back to the
-// agent. A method the client did not advertise is served by the gateway (Session.ServeFSLocally).
+// agent. A method the client did not advertise is served by the gateway (Session.ServeFSLocally,
+// Session.ServeTerminalLocally).
 
 // fsCaps is what a client advertised in `clientCapabilities.fs`.
 type fsCaps struct {
@@ -53,6 +54,19 @@ func (d *fsDelegate) WriteTextFile(ctx context.Context, params json.RawMessage) 
 	return d.serve(ctx, acp.ClientMethodFsWriteTextFile, params)
 }
 
+// Terminal serves the session's terminal/* through the client when it advertised `terminal: true`, else
+// the gateway runs the terminal (sessions.TerminalDelegate).
+func (d *fsDelegate) Terminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	c := d.c
+	c.mu.Lock()
+	can := c.terminal
+	c.mu.Unlock()
+	if !can || c.ctx.Err() != nil {
+		return d.s.ServeTerminalLocally(ctx, method, params)
+	}
+	return c.callClient(ctx, d.s, method, params)
+}
+
 func (d *fsDelegate) serve(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	c := d.c
 	c.mu.Lock()
@@ -69,7 +83,7 @@ func (d *fsDelegate) serve(ctx context.Context, method string, params json.RawMe
 // delegateFSLocked makes this socket the fs delegate of sub's session when the client advertised fs. Called
 // with c.mu held.
 func (c *conn) delegateFSLocked(sub *subscription) {
-	if !c.fs.any() {
+	if !c.fs.any() && !c.terminal {
 		return
 	}
 	if sub.fsd == nil {
@@ -150,8 +164,8 @@ func fsError(msg string) *acp.RequestError {
 	return acp.NewInternalError(map[string]any{"error": msg})
 }
 
-// callClient sends a request to the client and waits for its answer, at most Options.FSTimeout and no longer
-// than the socket or ctx (the agent's request) lives. The request is written after the updates s's log
+// callClient sends a request to the client and waits for its answer, at most Options.FSTimeout (except
+// terminal/wait_for_exit) and no longer than the socket or ctx (the agent's request) lives. The request is written after the updates s's log
 // holds now, as a stdio agent's request follows the updates it sent before it.
 func (c *conn) callClient(ctx context.Context, s *sessions.Session, method string, params json.RawMessage) (any, *acp.RequestError) {
 	call := &clientCall{reply: make(chan clientReply, 1)}
@@ -169,6 +183,10 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	}
 	timer := time.NewTimer(c.h.opts.FSTimeout)
 	defer timer.Stop()
+	expired := timer.C
+	if method == acp.ClientMethodTerminalWaitForExit {
+		expired = nil // a command may rightly run for long; the agent's request and the socket still bound it
+	}
 	_, head := s.Log().Bounds()
 	send := func(w *writer) error {
 		c.mu.Lock()
@@ -193,7 +211,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 		return nil, fsError("the ACP client disconnected")
 	case <-ctx.Done():
 		return nil, acp.NewRequestCancelled(nil)
-	case <-timer.C:
+	case <-expired:
 		return nil, fsError("the ACP client did not answer in time")
 	}
 	select {
@@ -204,7 +222,7 @@ func (c *conn) callClient(ctx context.Context, s *sessions.Session, method strin
 	case <-ctx.Done():
 		withdraw = true
 		return nil, acp.NewRequestCancelled(nil)
-	case <-timer.C:
+	case <-expired:
 		withdraw = true
 		return nil, fsError("the ACP client did not answer in time")
 	}

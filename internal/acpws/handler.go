@@ -164,7 +164,7 @@ func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent s
 		return
 	}
 	w.Header().Set(headerConnectionID, uuid.NewString())
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
 		InsecureSkipVerify: true,
@@ -181,7 +181,7 @@ func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent s
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	newConn(r.Context(), h, &wsTransport{ws: c}, agent).run()
+	newConn(r.Context(), h, &wsTransport{ws: c, held: held}, agent).run()
 }
 
 // Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the

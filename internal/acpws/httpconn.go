@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"sync"
 	"time"
 )
@@ -20,6 +21,7 @@ type httpTransport struct {
 	h        *Handler
 	id       string        // Acp-Connection-Id
 	agent    string        // the agent of the URL it was made on
+	owner    string        // id of the principal whose initialize made it: only they may use it
 	c        *conn         // set before the connection runs
 	limit    int64         // bytes queued across the streams before the writer waits
 	deleted  chan struct{} // closed by DELETE (deleteOnce): the client ended the connection
@@ -56,9 +58,9 @@ type route struct {
 // errTransportEnded fails a write once the connection's transport has been aborted.
 var errTransportEnded = errors.New("the ACP connection ended")
 
-func newHTTPTransport(h *Handler, id, agent string) *httpTransport {
+func newHTTPTransport(h *Handler, id, agent, owner string) *httpTransport {
 	return &httpTransport{
-		h: h, id: id, agent: agent, limit: h.opts.QueueBytes,
+		h: h, id: id, agent: agent, owner: owner, limit: h.opts.QueueBytes,
 		deleted: make(chan struct{}), ended: make(chan struct{}), dead: make(chan struct{}),
 		activity: make(chan struct{}, 1), initial: make(chan []byte, 1),
 		streams: map[string]*outStream{"": {wake: make(chan struct{}, 1)}},
@@ -276,6 +278,9 @@ func (t *httpTransport) end(error) {
 }
 
 func (t *httpTransport) abort() { t.abortOnce.Do(func() { close(t.dead) }) }
+
+// batcher is nil: each stream writes and flushes its own SSE events as they come.
+func (t *httpTransport) batcher() frameout.Batcher { return nil }
 
 // httpConns is the Handler's Streamable HTTP connections by Acp-Connection-Id.
 type httpConns struct {

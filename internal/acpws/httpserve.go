@@ -3,6 +3,7 @@ package acpws
 import (
 	"context"
 	"errors"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"mime"
 	"net/http"
 	"os"
@@ -43,7 +44,8 @@ func (h *Handler) connection(w http.ResponseWriter, r *http.Request, agent strin
 		return nil
 	}
 	t := h.httpConns.get(id)
-	if t == nil || t.agent != agent {
+	// Another principal's connection answers as one that does not exist, like another's session.
+	if t == nil || t.agent != agent || t.owner != principal.From(r.Context()).ID {
 		frameout.WriteProblem(w, http.StatusNotFound, "unknown_connection", "no open ACP connection has this Acp-Connection-Id: initialize a new one")
 		return nil
 	}
@@ -128,7 +130,7 @@ func (h *Handler) checkSession(w http.ResponseWriter, r *http.Request, t *httpTr
 		return "", false
 	}
 	if needsAttachment[m.method] && t.c.attachedSession(header) == nil {
-		if _, err := h.reg.Get(header); err == nil {
+		if _, err := h.reg.GetAs(principal.From(r.Context()), header); err == nil {
 			frameout.WriteProblem(w, http.StatusConflict, "session_not_attached", "the session is not attached to this connection: re-attach it with session/load or session/resume")
 			return "", false
 		}
@@ -151,9 +153,12 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent s
 		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		return
 	}
-	t := newHTTPTransport(h, uuid.NewString(), agent)
-	// The connection outlives this request: it ends on DELETE, when idle, or at shutdown (h.conns).
-	t.c = newConn(context.Background(), h, t, agent)
+	who := principal.From(r.Context())
+	t := newHTTPTransport(h, uuid.NewString(), agent, who.ID)
+	// The connection outlives this request: it ends on DELETE, when idle, or at shutdown (h.conns). It acts
+	// as the principal who initialized it, and ends when their credentials are revoked.
+	ctx := principal.WithRevocation(principal.WithContext(context.Background(), who), principal.Revoked(r.Context()))
+	t.c = newConn(ctx, h, t, agent)
 	t.expect(m.id, route{initial: true})
 	h.httpConns.add(t)
 	t.enter()

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -31,6 +34,17 @@ var methodTable = map[string]methodFunc{
 }
 
 func (c *conn) methods() map[string]methodFunc { return methodTable }
+
+// MethodNames lists the JSON-RPC methods `/acp` answers, sorted: tests that must cover every method (the
+// ownership table) derive their list from it.
+func MethodNames() []string {
+	names := make([]string, 0, len(methodTable))
+	for n := range methodTable {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // paramsError is a -32602 with a message that names the offending member.
 type paramsError struct{ msg string }
@@ -94,10 +108,14 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "Invalid params: " + pe.msg, nil
 	case errors.Is(err, sessions.ErrTurnRunning):
 		return codeInvalidParams, "a turn is already running", nil
-	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd):
+	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
+		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
+		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed):
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil
+	case errors.Is(err, sessions.ErrForbidden):
+		return codeForbidden, "Forbidden: the session is shared with you as a viewer, or only its owner may do this", nil
 	case errors.Is(err, sessions.ErrClosed):
 		return codeNotFound, "Resource not found: session is closed", nil
 	case errors.Is(err, sessions.ErrNotResumable):
@@ -110,8 +128,8 @@ func rpcErrorOf(err error) (int, string, any) {
 	return codeInternal, "Internal error: " + err.Error(), nil
 }
 
-// session finds a session this socket attached to: -32002 when the registry has no such session, -32602
-// when it has but this socket did not attach to it.
+// session finds a session this socket attached to: -32002 when the registry has no such session (or none
+// the socket's principal may see), -32602 when it has but this socket did not attach to it.
 func (c *conn) session(id *string) (*sessions.Session, error) {
 	if id == nil || *id == "" {
 		return nil, badParams("sessionId is required")
@@ -119,7 +137,7 @@ func (c *conn) session(id *string) (*sessions.Session, error) {
 	if s := c.attachedSession(*id); s != nil {
 		return s, nil
 	}
-	if _, err := c.h.reg.Get(*id); err != nil {
+	if _, err := c.h.reg.GetAs(principal.From(c.ctx), *id); err != nil {
 		return nil, err
 	}
 	return nil, badParams("session %s is not attached to this connection: call session/load or session/resume first", *id)
@@ -139,18 +157,23 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 	}
 	var client struct {
 		ClientCapabilities struct {
-			Fs fsCaps `json:"fs"`
+			Fs       fsCaps `json:"fs"`
+			Terminal bool   `json:"terminal"`
 		} `json:"clientCapabilities"`
 	}
 	_ = json.Unmarshal(params, &client) // best effort: what is not `true` is not advertised
 	c.mu.Lock()
-	c.fs = client.ClientCapabilities.Fs
+	c.fs, c.terminal = client.ClientCapabilities.Fs, client.ClientCapabilities.Terminal
 	c.mu.Unlock()
 	// The agent's own answer, probing it first when the gateway has not heard one yet (bounded by the start
 	// timeout); without it the gateway answers for itself.
 	known, ok := c.h.reg.AgentInit(ctx, c.agent)
 	var agentCaps struct {
 		PromptCapabilities json.RawMessage `json:"promptCapabilities"`
+		MCP                struct {
+			HTTP bool `json:"http"`
+			SSE  bool `json:"sse"`
+		} `json:"mcpCapabilities"`
 	}
 	if ok {
 		_ = json.Unmarshal(known.Capabilities, &agentCaps)
@@ -177,7 +200,7 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 		"agentCapabilities": map[string]any{
 			"loadSession":         true,
 			"promptCapabilities":  prompt,
-			"mcpCapabilities":     map[string]any{},
+			"mcpCapabilities":     map[string]any{"http": agentCaps.MCP.HTTP, "sse": agentCaps.MCP.SSE},
 			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
 			"_meta":               map[string]any{"gateway": gw},
 		},
@@ -237,15 +260,13 @@ func checkCwd(cwd *string, required bool) error {
 	return nil
 }
 
-func checkMcpServers(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+// parseMcpServers reads a client's mcpServers (ACP's shape); absent or null is none.
+func parseMcpServers(raw json.RawMessage) ([]agents.MCPServer, error) {
+	list, err := agents.ParseMCPServers(raw)
+	if err != nil {
+		return nil, badParams("%s", err.Error())
 	}
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil {
-		return badParams("mcpServers must be an array")
-	}
-	return nil
+	return list, nil
 }
 
 func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
@@ -259,8 +280,9 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		return
 	}
 	err := checkCwd(p.Cwd, true)
+	var mcp []agents.MCPServer
 	if err == nil {
-		err = checkMcpServers(p.McpServers)
+		mcp, err = parseMcpServers(p.McpServers)
 	}
 	if err != nil {
 		c.fail(id, err)
@@ -272,7 +294,7 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		} `json:"gateway"`
 	}
 	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
-	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy})
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp})
 	if err != nil {
 		c.fail(id, err)
 		return
@@ -300,7 +322,7 @@ type attachParams struct {
 	McpServers json.RawMessage `json:"mcpServers"`
 }
 
-func (c *conn) attachTarget(id, params json.RawMessage) *sessions.Session {
+func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *sessions.Session {
 	var p attachParams
 	err := decodeParams(params, &p)
 	if err == nil && (p.SessionID == nil || *p.SessionID == "") {
@@ -309,16 +331,21 @@ func (c *conn) attachTarget(id, params json.RawMessage) *sessions.Session {
 	if err == nil {
 		err = checkCwd(p.Cwd, false)
 	}
+	var mcp []agents.MCPServer
 	if err == nil {
-		err = checkMcpServers(p.McpServers)
+		mcp, err = parseMcpServers(p.McpServers)
 	}
 	if err != nil {
 		c.fail(id, err)
 		return nil
 	}
-	s, err := c.h.reg.Get(*p.SessionID)
+	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
 		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		return nil
+	}
+	if err := s.CheckAttachMCP(mcp); err != nil {
+		c.fail(id, err)
 		return nil
 	}
 	return s
@@ -326,8 +353,8 @@ func (c *conn) attachTarget(id, params json.RawMessage) *sessions.Session {
 
 // loadSession attaches and replays the session's transcript from its log, then answers; permission requests
 // still pending follow the answer.
-func (c *conn) loadSession(_ context.Context, id, params json.RawMessage) {
-	s := c.attachTarget(id, params)
+func (c *conn) loadSession(ctx context.Context, id, params json.RawMessage) {
+	s := c.attachTarget(ctx, id, params)
 	if s == nil {
 		return
 	}
@@ -374,8 +401,8 @@ func (w *writer) replayTranscript(s *sessions.Session, response []byte) error {
 }
 
 // resumeSession attaches without replay: live frames from now on, plus permission requests still pending.
-func (c *conn) resumeSession(_ context.Context, id, params json.RawMessage) {
-	s := c.attachTarget(id, params)
+func (c *conn) resumeSession(ctx context.Context, id, params json.RawMessage) {
+	s := c.attachTarget(ctx, id, params)
 	if s == nil {
 		return
 	}
@@ -398,7 +425,7 @@ func (c *conn) resumeSession(_ context.Context, id, params json.RawMessage) {
 	})
 }
 
-func (c *conn) closeSession(_ context.Context, id, params json.RawMessage) {
+func (c *conn) closeSession(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
 		SessionID *string `json:"sessionId"`
 	}
@@ -410,12 +437,15 @@ func (c *conn) closeSession(_ context.Context, id, params json.RawMessage) {
 		c.fail(id, badParams("sessionId is required"))
 		return
 	}
-	s, err := c.h.reg.Get(*p.SessionID)
+	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
 		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
 		return
 	}
-	s.Close("closed by an ACP client")
+	if err := s.CloseAs(principal.From(ctx), "closed by an ACP client"); err != nil {
+		c.fail(id, err)
+		return
+	}
 	c.replyAfterLog(s, rpcResult(id, map[string]any{}))
 }
 
@@ -444,7 +474,7 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 	}
 	// Mark the turn as ours before the writer can see its user_message_chunks (they are logged by Prompt).
 	c.mu.Lock()
-	t, err := s.Prompt(blocks)
+	t, err := s.PromptAs(principal.From(ctx), blocks)
 	if err == nil {
 		c.ownTurns[t.ID] = struct{}{}
 	}
@@ -503,7 +533,7 @@ func (c *conn) setMode(ctx context.Context, id, params json.RawMessage) {
 		err = badParams("modeId is required")
 	}
 	if err == nil {
-		err = s.SetMode(ctx, *p.ModeID)
+		err = s.SetModeAs(ctx, principal.From(ctx), *p.ModeID)
 	}
 	if err != nil {
 		c.fail(id, err)
@@ -534,7 +564,7 @@ func (c *conn) setConfigOption(ctx context.Context, id, params json.RawMessage) 
 		c.fail(id, err)
 		return
 	}
-	opts, err := s.SetConfigOption(ctx, *p.ConfigID, p.Value)
+	opts, err := s.SetConfigOptionAs(ctx, principal.From(ctx), *p.ConfigID, p.Value)
 	if err != nil {
 		c.fail(id, err)
 		return
@@ -548,7 +578,7 @@ type listCursor struct {
 	I string `json:"i"`
 }
 
-func (c *conn) listSessions(_ context.Context, id, params json.RawMessage) {
+func (c *conn) listSessions(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
 		Cwd    *string `json:"cwd"`
 		Cursor *string `json:"cursor"`
@@ -576,7 +606,7 @@ func (c *conn) listSessions(_ context.Context, id, params json.RawMessage) {
 	page := c.h.opts.ListPageSize
 	out := []map[string]any{}
 	var next string
-	for _, s := range c.h.reg.List() {
+	for _, s := range c.h.reg.ListAs(principal.From(ctx)) {
 		if s.Agent != c.agent || (p.Cwd != nil && filepath.Clean(*p.Cwd) != s.Cwd) {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
@@ -115,7 +116,7 @@ func (c *conn) notification(method string, params json.RawMessage) {
 		return
 	}
 	cancel := func() {
-		if _, err := s.Cancel(c.ctx); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
 			c.h.opts.Logger.Debug("acp: session/cancel", "session", s.ID, "err", err)
 		}
 	}
@@ -151,7 +152,7 @@ func (c *conn) response(id, result, rpcErr json.RawMessage) {
 		ans.Outcome.Outcome = "" // malformed: Answer rejects it and the request stays pending
 	}
 	for _, s := range c.attachedList() {
-		_, err := s.Answer(pid, ans, "acp")
+		_, err := s.AnswerAs(principal.From(c.ctx), pid, ans, "acp")
 		if errors.Is(err, sessions.ErrPermissionUnknown) {
 			continue
 		}

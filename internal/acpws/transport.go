@@ -2,6 +2,7 @@ package acpws
 
 import (
 	"context"
+	"github.com/acp-gateway/gateway/internal/frameout"
 
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/coder/websocket"
@@ -23,12 +24,19 @@ type transport interface {
 	end(err error)
 	// abort makes a write in progress fail at once (the write watchdog). It must not block.
 	abort()
+	// batcher holds frames ready together for one write (frameout.Writer.Batch); nil when the transport
+	// sends each frame as it comes.
+	batcher() frameout.Batcher
 }
 
 // wsTransport is one WebSocket: one JSON-RPC message per text frame.
 type wsTransport struct {
-	ws *websocket.Conn // Static after construction.
+	// Static after construction.
+	ws   *websocket.Conn
+	held *frameout.HeldConn // under ws: frames ready together leave in one write
 }
+
+func (t *wsTransport) batcher() frameout.Batcher { return t.held }
 
 // receive is the socket's only reader. Bad input never ends it short of a binary frame (1003), a text frame
 // that is not UTF-8 (1007) or an oversized one (1009); a frame the inbound budget has no room for ends it

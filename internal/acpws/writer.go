@@ -87,6 +87,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-c.revoked:
+				return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
 			case <-readDone:
 				return readErrToClose(*readErr)
 			case <-c.h.shutdown:
@@ -102,9 +104,14 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 		for _, a := range w.atts {
 			w.watch(a)
 		}
+		if err := w.out.Flush(); err != nil { // caught up: what is held goes out before waiting
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.revoked:
+			return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
 		case <-readDone:
 			return readErrToClose(*readErr)
 		case <-c.h.shutdown:
@@ -152,6 +159,9 @@ func (w *writer) goingAway(ctx context.Context) error {
 		}
 		if !w.c.hasOwnTurns() {
 			return &closeErr{Code: codeGoingAway, Reason: reasonShutdown}
+		}
+		if err := w.out.Flush(); err != nil {
+			return err
 		}
 		select {
 		case o := <-w.c.out:

@@ -35,6 +35,13 @@ type FSHandler interface {
 	WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
 }
 
+// TerminalHandler is optionally implemented by a Handler that serves the agent's terminal/* requests
+// (terminal/create, terminal/output, terminal/wait_for_exit, terminal/kill, terminal/release). Each runs on
+// its own goroutine; wait_for_exit may block until ctx ends.
+type TerminalHandler interface {
+	Terminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError)
+}
+
 // NoiseHandler is optionally implemented by a Handler that wants to know about stdout lines that are not
 // JSON-RPC (a prefix of at most 512 bytes, and the line's full length). Called on the SDK's reader goroutine:
 // it must not block.
@@ -53,6 +60,9 @@ type Options struct {
 	// WriteTimeout bounds each write to an external agent's stdin; 0 = 30 s. An agent that does not take a
 	// message within it is stopped (see Conn.Failure).
 	WriteTimeout time.Duration
+	// Secrets (MCP env and header values) are replaced by [REDACTED] in the agent's stderr as it is logged
+	// and returned by Stderr: an agent may print the configuration it was given.
+	Secrets []string
 }
 
 // Conn is one running agent and the ACP connection to it.
@@ -69,6 +79,7 @@ type Conn struct {
 	noise  *noiseLimiter      // the SDK's log of unusable stdout lines
 	cancel context.CancelFunc // ends a built-in agent
 	tree   *ProcessTree       // nil for built-in agents; what the agent started, killed with it (proctree.go)
+	secret []string           // Options.Secrets
 
 	exited  chan struct{} // closed once the process or built-in goroutine has ended
 	exitErr error         // written before exited is closed
@@ -91,6 +102,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		grace:  cmpDur(opts.StopGrace, 2*time.Second),
 		log:    opts.Logger,
 		exited: make(chan struct{}),
+		secret: opts.Secrets,
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -121,7 +133,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		// Never nil (the marker is always there): a nil Env would hand the agent the gateway's whole environment.
 		cmd.Env = append(append(append([]string(nil), opts.Env...), envList(spec.Env)...), tree.Env())
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log}}
+		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
 		// Not cmd.StdinPipe: the gateway's end must take write deadlines (stdinWriter).
 		inR, inW, err := os.Pipe()
@@ -161,7 +173,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		c.stdout.lines.onNoise = nh.AgentNoise
 	}
 	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
-	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep).Handler())
+	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep, opts.Secrets).Handler())
 	c.rpc.SetLogger(slog.New(c.noise))
 	close(ready)
 	return c, nil
@@ -197,6 +209,13 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 				return fh.ReadTextFile(ctx, params)
 			}
 			return fh.WriteTextFile(ctx, params)
+		case acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
+			acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease:
+			th, ok := h.(TerminalHandler)
+			if !ok {
+				return nil, acp.NewMethodNotFound(method)
+			}
+			return th.Terminal(ctx, method, params)
 		default:
 			return nil, acp.NewMethodNotFound(method)
 		}
@@ -265,7 +284,10 @@ func (c *Conn) stdinStuck(err error) {
 }
 
 // Stderr returns the last bytes the agent wrote to stderr.
-func (c *Conn) Stderr() string { return c.stderr.String() }
+func (c *Conn) Stderr() string {
+	text, _ := Scrub(c.stderr.String(), c.secret)
+	return text
+}
 
 // Pid is the agent's process id (and process group id), 0 for built-in agents.
 func (c *Conn) Pid() int {
@@ -390,26 +412,33 @@ func (s *stderrSink) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// lineLogger logs an agent's stderr line by line at debug level, each line cut to 512 bytes.
+// lineLogger logs an agent's stderr line by line at debug level, each line cut to 512 bytes, secrets
+// scrubbed (on the line kept with room for the longest secret, so one cut at 512 bytes is not half shown).
 type lineLogger struct {
-	log  *slog.Logger
-	part []byte // Owned by the exec copying goroutine.
+	log     *slog.Logger
+	secrets []string // Static after construction.
+	part    []byte   // Owned by the exec copying goroutine.
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	n := len(p)
+	keep := 512
+	for _, s := range l.secrets {
+		keep = max(keep, 512+len(s))
+	}
 	for len(p) > 0 {
 		i := indexByte(p, '\n')
 		if i < 0 {
-			if len(l.part) < 512 {
-				l.part = append(l.part, p[:min(len(p), 512-len(l.part))]...)
+			if len(l.part) < keep {
+				l.part = append(l.part, p[:min(len(p), keep-len(l.part))]...)
 			}
 			break
 		}
-		if len(l.part) < 512 {
-			l.part = append(l.part, p[:min(i, 512-len(l.part))]...)
+		if len(l.part) < keep {
+			l.part = append(l.part, p[:min(i, keep-len(l.part))]...)
 		}
-		l.log.Debug("agent stderr", "line", string(l.part))
+		line, _ := Scrub(string(l.part), l.secrets)
+		l.log.Debug("agent stderr", "line", line[:min(len(line), 512)])
 		l.part = l.part[:0]
 		p = p[i+1:]
 	}

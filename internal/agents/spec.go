@@ -33,7 +33,10 @@ type Spec struct {
 	Home string `json:"-"`
 	// AuthMethod, when set, is sent as ACP `authenticate {methodId}` after initialize and before
 	// session/new (codex-acp with an API key in its env: "openai-api-key").
-	AuthMethod string      `json:"-"`
+	AuthMethod string `json:"-"`
+	// MCPServers are passed to the agent on every session/new (with the ones a client adds), in ACP's shape.
+	// Their env and headers are secrets: never shown to clients.
+	MCPServers []MCPServer `json:"-"`
 	Builtin    BuiltinFunc `json:"-"` // KindBuiltin only
 }
 
@@ -46,6 +49,7 @@ type agentServersFile struct {
 		Kind    string            `json:"kind"`
 		Home    string            `json:"home"`
 		Auth    string            `json:"authenticate"`
+		MCP     json.RawMessage   `json:"mcpServers"`
 	} `json:"agent_servers"`
 }
 
@@ -79,7 +83,11 @@ func ParseAgentServers(data []byte) ([]Spec, error) {
 		if a.Home != "" && a.Home != "isolated" {
 			return nil, fmt.Errorf(`agents file: agent %q: "home" must be "isolated" or absent`, n)
 		}
-		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home, AuthMethod: a.Auth})
+		mcp, err := ParseMCPServers(a.MCP)
+		if err != nil {
+			return nil, fmt.Errorf("agents file: agent %q: %w", n, err)
+		}
+		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home, AuthMethod: a.Auth, MCPServers: mcp})
 	}
 	return specs, nil
 }

@@ -24,6 +24,7 @@ type Writer struct {
 	timeout time.Duration
 	abort   func() // makes the write in progress fail (closes the socket, expires the write deadline); must not block
 	face    *metrics.Face
+	batch   Batcher // holds frames until Flush; nil: each write goes out by itself. Set by Batch before writing.
 
 	started atomic.Uint64 // writes begun; written by the writing goroutine
 	done    atomic.Uint64 // the number of the last write finished; written by the writing goroutine
@@ -45,7 +46,7 @@ func Start(ctx context.Context, timeout time.Duration, face *metrics.Face, abort
 	w := &Writer{ctx: ctx, timeout: timeout, abort: abort, face: face}
 	w.dog = time.AfterFunc(time.Hour, w.watch) // armed below, once w.dog is set for watch to re-arm
 	w.dog.Reset(timeout / 2)
-	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }) })
+	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }, nil) })
 	return w
 }
 
@@ -62,9 +63,29 @@ func (w *Writer) Stop() {
 	}
 }
 
+// Batch makes the writer hold frames in b until Flush, so that frames ready together leave in one write(2).
+// The face flushes whenever it has caught up: before it waits, and before it closes. Call it before the
+// first write.
+func (w *Writer) Batch(b Batcher) *Writer {
+	w.batch = b
+	return w
+}
+
+// Flush sends the held frames under the watchdog. It runs even when the context has ended (a close frame
+// follows), bounded by the watchdog as any write.
+func (w *Writer) Flush() error {
+	if w.batch == nil {
+		return nil
+	}
+	return w.run(w.batch.Flush)
+}
+
 // Write runs write, one frame of n bytes, under the watchdog and counts it. It fails at once when the
-// writer's context has ended.
+// writer's context has ended. With a Batcher, the frame may wait for Flush.
 func (w *Writer) Write(n int, write func() error) error {
+	if w.batch != nil {
+		w.batch.Hold()
+	}
 	err := w.Run(write)
 	if err == nil {
 		w.face.FrameOut(n)
@@ -77,6 +98,10 @@ func (w *Writer) Run(write func() error) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
+	return w.run(write)
+}
+
+func (w *Writer) run(write func() error) error {
 	k := w.started.Add(1)
 	err := write()
 	w.done.Store(k)
@@ -87,7 +112,8 @@ func (w *Writer) Run(write func() error) error {
 func (w *Writer) writing() bool { return w.done.Load() != w.started.Load() }
 
 // abortIf aborts the connection when stuck() holds, unless the writer is stopped or an abort already runs.
-func (w *Writer) abortIf(stuck func() bool) bool {
+// before (if set) runs first, so what it records is there by the time the failed write returns.
+func (w *Writer) abortIf(stuck func() bool, before func()) bool {
 	w.mu.Lock()
 	if w.stopped || w.aborting != nil || !stuck() {
 		w.mu.Unlock()
@@ -96,6 +122,9 @@ func (w *Writer) abortIf(stuck func() bool) bool {
 	done := make(chan struct{})
 	w.aborting = done
 	w.mu.Unlock()
+	if before != nil {
+		before()
+	}
 	w.abort()
 	w.mu.Lock()
 	w.aborting = nil
@@ -107,9 +136,10 @@ func (w *Writer) abortIf(stuck func() bool) bool {
 // watch is the write watchdog (see Writer).
 func (w *Writer) watch() {
 	started := w.started.Load()
-	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }) {
-		w.face.Evicted() // a client that stopped reading is as evicted as one that lagged too far
-		return           // the write fails and the writer ends the connection
+	// A client that stopped reading is as evicted as one that lagged too far; counted before the abort, so
+	// the eviction is on record once the write fails.
+	if w.abortIf(func() bool { return started == w.seen && w.done.Load() != started }, w.face.Evicted) {
+		return // the write fails and the writer ends the connection
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +19,26 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // peers returns both ends of a WebSocket on a loopback test server, closed at cleanup.
 func peers(t *testing.T) (server, client *websocket.Conn) {
 	t.Helper()
-	accepted := make(chan *websocket.Conn, 1)
+	s, _, c := heldPeers(t)
+	return s, c
+}
+
+// heldPeers is peers with the server's end on a HeldConn, as the faces accept it.
+func heldPeers(t *testing.T) (server *websocket.Conn, held *HeldConn, client *websocket.Conn) {
+	t.Helper()
+	type accept struct {
+		c    *websocket.Conn
+		held *HeldConn
+	}
+	accepted := make(chan accept, 1)
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
+		c, held, err := Accept(w, r, nil)
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		accepted <- c
+		accepted <- accept{c, held}
 		<-released // a hijacked request's context never ends: the test says when
 	}))
 	t.Cleanup(srv.Close)
@@ -36,9 +48,9 @@ func peers(t *testing.T) (server, client *websocket.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.CloseNow() })
-	c := <-accepted
-	t.Cleanup(func() { c.CloseNow() })
-	return c, cc
+	a := <-accepted
+	t.Cleanup(func() { a.c.CloseNow() })
+	return a.c, a.held, cc
 }
 
 // writeUntilError writes frames to c through w on its own goroutine until one fails.
@@ -117,5 +129,112 @@ func TestWriteWatchdogLeavesHealthyWritesAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond) // pacing, not synchronisation
+	}
+}
+
+// TestWriteWatchdogEndsStuckFlush: with batching, what blocks on a peer that never reads may be the flush of
+// held frames rather than a frame's own write; the watchdog must end it the same way.
+func TestWriteWatchdogEndsStuckFlush(t *testing.T) {
+	const wt = 400 * time.Millisecond
+	c, held, _ := heldPeers(t) // the client never reads
+	w := Start(context.Background(), wt, nil, func() { c.CloseNow() }).Batch(held)
+	defer w.Stop()
+	frame := []byte(`"` + strings.Repeat("x", 1000) + `"`)
+	done := make(chan error, 1)
+	go func() {
+		for {
+			for range 8 {
+				if err := w.Write(len(frame), func() error { return c.Write(context.Background(), websocket.MessageText, frame) }); err != nil {
+					done <- err
+					return
+				}
+			}
+			if err := w.Flush(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * wt):
+		t.Fatal("a flush the peer never drains was not ended")
+	}
+}
+
+// TestHeldFramesArriveAsMessages: frames held and flushed together reach the peer as one message each, in
+// order, and a pong the peer's ping asks for while frames are held is not lost.
+func TestHeldFramesArriveAsMessages(t *testing.T) {
+	c, held, cc := heldPeers(t)
+	go func() { // the server's reader answers pings
+		for {
+			if _, _, err := c.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	w := Start(context.Background(), 10*time.Second, nil, func() { c.CloseNow() }).Batch(held)
+	defer w.Stop()
+	const n = 50
+	received := make(chan string, n)
+	readErr := make(chan error, 1)
+	go func() {
+		for range n {
+			_, b, err := cc.Read(context.Background())
+			if err != nil {
+				readErr <- err
+				return
+			}
+			received <- string(b)
+		}
+	}()
+	for i := range n {
+		frame := []byte(`{"i":` + strconv.Itoa(i) + `}`)
+		if err := w.Write(len(frame), func() error { return c.Write(context.Background(), websocket.MessageText, frame) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		select {
+		case b := <-received:
+			if want := `{"i":` + strconv.Itoa(i) + `}`; b != want {
+				t.Fatalf("message %d is %s, want %s", i, b, want)
+			}
+		case err := <-readErr:
+			t.Fatal(err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d never arrived", i)
+		}
+	}
+	// A ping from the client while the server holds: the pong rides with the held frames or goes out
+	// with the flush.
+	held.Hold()
+	pinged := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pinged <- cc.Ping(ctx) // needs a reader on cc: the next Read below drives it
+	}()
+	go func() { _, _, _ = cc.Read(context.Background()) }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		held.mu.Lock()
+		waiting := held.buf != nil
+		held.mu.Unlock()
+		if waiting {
+			break // the pong is held
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pong was neither held nor sent")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-pinged; err != nil {
+		t.Fatalf("ping: %v", err)
 	}
 }

@@ -1,24 +1,30 @@
 package httpapi
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"golang.org/x/time/rate"
 )
 
-// Auth checks bearer tokens and issues single-use WebSocket tickets. A nil *Auth (no token configured) lets
-// everything through: cmd/gateway refuses that on non-loopback addresses unless told otherwise.
+// Auth resolves each request to a principal (auth_identify.go) and issues single-use WebSocket tickets that
+// carry it. A nil *Auth (no way to identify callers configured) lets everything through as
+// principal.Anonymous: cmd/gateway refuses that on non-loopback addresses unless told otherwise.
 type Auth struct {
 	// Static after construction.
-	digest    [32]byte // sha256 of the token: compared in constant time, never logged
+	digest    [32]byte // sha256 of the single token: compared in constant time, never logged
+	hasToken  bool
+	users     *principal.Users       // nil = no users file
+	oidc      *principal.OIDC        // nil = no OIDC
+	proxy     *principal.ProxyHeader // nil = no trusted proxy header
+	logger    *slog.Logger
 	ticketTTL time.Duration
 	rps       rate.Limit
 	burst     int
@@ -26,7 +32,7 @@ type Auth struct {
 
 	mu       sync.Mutex
 	tickets  map[string]ticket        // Guarded by mu.
-	limiters map[string]*rate.Limiter // Guarded by mu; per credential.
+	limiters map[string]*rate.Limiter // Guarded by mu; per principal id.
 	failures map[string]*rate.Limiter // Guarded by mu; failed attempts per remote IP.
 }
 
@@ -39,53 +45,50 @@ const (
 	failureIPs = 10000
 )
 
-// NewAuth returns an Auth for token. rps is the per-token request rate (0 = unlimited).
-func NewAuth(token string, rps float64, burst int) *Auth {
-	a := &Auth{digest: sha256.Sum256([]byte(token)), ticketTTL: 30 * time.Second, now: time.Now,
-		tickets: map[string]ticket{}, failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(rps), burst: burst}
-	if rps <= 0 {
+// AuthConfig says how callers are identified; any combination of the ways may be set.
+type AuthConfig struct {
+	Token  string                 // the single bearer token: principal.TokenAdmin
+	Users  *principal.Users       // the users file
+	OIDC   *principal.OIDC        // OIDC/JWT bearer tokens
+	Proxy  *principal.ProxyHeader // a trusted proxy's header naming the user
+	RPS    float64                // requests per second per principal; 0 = unlimited
+	Burst  int                    // 0 = twice RPS
+	Logger *slog.Logger           // nil = slog.Default()
+}
+
+// NewAuth returns an Auth for cfg.
+func NewAuth(cfg AuthConfig) *Auth {
+	a := &Auth{hasToken: cfg.Token != "", digest: sha256.Sum256([]byte(cfg.Token)), users: cfg.Users, oidc: cfg.OIDC, proxy: cfg.Proxy,
+		logger: cfg.Logger, ticketTTL: 30 * time.Second, now: time.Now,
+		tickets: map[string]ticket{}, failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
+	if cfg.RPS <= 0 {
 		a.rps = rate.Inf
 	}
 	if a.burst <= 0 {
-		a.burst = max(1, int(2*rps))
+		a.burst = max(1, int(2*cfg.RPS))
+	}
+	if a.logger == nil {
+		a.logger = slog.Default()
 	}
 	return a
 }
 
 func (a *Auth) tokenOK(token string) bool {
 	d := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(d[:], a.digest[:]) == 1
+	return subtle.ConstantTimeCompare(d[:], a.digest[:])&boolInt(a.hasToken) == 1
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // bearerProtocolPrefix marks a token carried in Sec-WebSocket-Protocol (browsers cannot set headers on
 // `new WebSocket()`): the client offers ["acp-gateway.v1", "bearer.<token>"] and the server selects the
 // application protocol, never echoing the token.
 const bearerProtocolPrefix = "bearer."
-
-// credential extracts the presented credential: the Authorization header anywhere; a WebSocket ticket or a
-// bearer subprotocol only where browsers cannot set headers, on the stream routes. It returns ok=false when
-// none is valid.
-func (a *Auth) credential(r *http.Request) (key string, ok bool) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		tok, found := strings.CutPrefix(h, "Bearer ")
-		return "token", found && a.tokenOK(tok)
-	}
-	session, stream := streamRoute(r)
-	if !stream {
-		return "", false
-	}
-	if t := r.URL.Query().Get("ticket"); t != "" {
-		return "token", a.redeem(t, session)
-	}
-	if isUpgrade(r) {
-		for _, p := range strings.Split(r.Header.Get("Sec-WebSocket-Protocol"), ",") {
-			if tok, found := strings.CutPrefix(strings.TrimSpace(p), bearerProtocolPrefix); found {
-				return "token", a.tokenOK(tok)
-			}
-		}
-	}
-	return "", false
-}
 
 // streamRoute reports whether r is a GET of a stream route a browser opens without headers
 // (`/v1/sessions/{id}/ws`, `/v1/sessions/{id}/events`, `/acp`, `/acp/{agent}`), and the session it names.
@@ -110,41 +113,6 @@ func streamRoute(r *http.Request) (session string, ok bool) {
 		return "", false
 	}
 	return id, true
-}
-
-// ticket is an issued WebSocket ticket.
-type ticket struct {
-	expires time.Time
-	session string // "" = any stream; else only this session's streams
-}
-
-// Ticket issues a single-use ticket valid for ticketTTL on the stream routes; bound to session when it is
-// not "".
-func (a *Auth) Ticket(session string) (string, time.Time) {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	t := base64.RawURLEncoding.EncodeToString(b[:])
-	exp := a.now().Add(a.ticketTTL)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	for k, e := range a.tickets { // expired tickets go as new ones come: the map stays small
-		if now.After(e.expires) {
-			delete(a.tickets, k)
-		}
-	}
-	a.tickets[t] = ticket{expires: exp, session: session}
-	return t, exp
-}
-
-// redeem uses up ticket t for a stream of session ("" = not a session's stream). A ticket bound to another
-// session is used up too: single use means one presentation.
-func (a *Auth) redeem(t, session string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	tk, ok := a.tickets[t]
-	delete(a.tickets, t)
-	return ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session)
 }
 
 // failureWait reports how long ip must wait before its credential is checked again (0 = now).
@@ -219,7 +187,9 @@ func publicPath(r *http.Request) bool {
 	return p == "/healthz" || p == "/readyz" || p == "/openapi.yaml" || !strings.HasPrefix(p, "/v1/") && p != "/metrics" && !strings.HasPrefix(p, "/acp")
 }
 
-// authenticate enforces the token on every non-public route with a uniform 401, then the per-token rate.
+// authenticate resolves every non-public request to a principal with a uniform 401 when it cannot, then
+// applies the per-principal rate. The principal rides in the request's context (principal.From), with the
+// channel a users-file reload closes when it revokes them (principal.Revoked): their sockets and streams end.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := s.Auth
@@ -227,9 +197,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if a == nil { // without a token whoever the host policy lets in is trusted
+		if a == nil { // without authentication whoever the host policy lets in is trusted
 			connAuthenticated(r)
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(principal.WithContext(r.Context(), principal.Anonymous)))
 			return
 		}
 		ip := remoteIP(r)
@@ -239,48 +209,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, p)
 			return
 		}
-		key, ok := a.credential(r)
+		who, ok := a.identify(r)
 		if !ok {
 			a.failed(ip)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="acp-gateway"`)
 			writeError(w, problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token (or WebSocket ticket) is required"))
 			return
 		}
-		if ok, wait := a.allow(key); !ok {
-			p := problem(http.StatusTooManyRequests, "rate_limited", "too many requests for this token")
+		if ok, wait := a.allow(who.p.ID); !ok {
+			p := problem(http.StatusTooManyRequests, "rate_limited", "too many requests for this principal")
 			p.RetryAfter = max(1, int(wait.Seconds()+0.999))
 			writeError(w, p)
 			return
 		}
 		connAuthenticated(r)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(who.bind(r.Context())))
 	})
-}
-
-// ticketRequest is the optional body of `POST /v1/ws-tickets`: a sessionId binds the ticket to that
-// session's streams.
-type ticketRequest struct {
-	SessionID string `json:"sessionId"`
-}
-
-func (s *Server) wsTicket(w http.ResponseWriter, r *http.Request) error {
-	if s.Auth == nil {
-		return problem(http.StatusNotFound, "auth_disabled", "the gateway runs without a token; WebSockets need no ticket")
-	}
-	var req ticketRequest
-	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
-		return err
-	}
-	if req.SessionID != "" {
-		if _, err := s.Registry.Get(req.SessionID); err != nil {
-			return err
-		}
-	}
-	t, exp := s.Auth.Ticket(req.SessionID)
-	res := map[string]any{"ticket": t, "expiresAt": exp.UTC().Format(time.RFC3339), "ttlSeconds": int(s.Auth.ticketTTL.Seconds())}
-	if req.SessionID != "" {
-		res["sessionId"] = req.SessionID
-	}
-	writeJSON(w, http.StatusCreated, res)
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -63,7 +64,12 @@ type sseSink struct {
 	r     *http.Request
 	beat  *time.Ticker
 	drain <-chan struct{}
+	// revoked is closed when the caller's credentials are revoked: the stream ends.
+	revoked <-chan struct{}
 }
+
+// errCredentialsRevoked ends the event stream of a principal the users file no longer lists.
+var errCredentialsRevoked = errors.New("credentials revoked")
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
 	return k.out.Write(len(frame), func() error {
@@ -73,10 +79,7 @@ func (k *sseSink) Frame(seq uint64, frame []byte) error {
 		} else {
 			_, err = fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame)
 		}
-		if err != nil {
-			return err
-		}
-		return k.rc.Flush()
+		return err // flushed by Wait, with the frames ready beside it (frameout.Writer.Batch)
 	})
 }
 
@@ -90,6 +93,9 @@ func (k *sseSink) Note(method string, params any) error {
 
 func (k *sseSink) Wait(wake <-chan struct{}) error {
 	for {
+		if err := k.out.Flush(); err != nil {
+			return err
+		}
 		select {
 		case <-wake:
 			return nil
@@ -104,6 +110,8 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 			}
 		case <-k.drain:
 			return sessions.ErrShuttingDown
+		case <-k.revoked:
+			return errCredentialsRevoked
 		case <-k.r.Context().Done():
 			return k.r.Context().Err()
 		}
@@ -131,12 +139,14 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	face.Connected(1)
 	defer face.Connected(-1)
 	// A stuck write is ended by expiring the connection's write deadline: the handler cannot close it.
-	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
+	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) }).
+		Batch(frameout.FlushOnly(rc.Flush))
 	defer out.Stop()
-	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh()}
+	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
 	if err := sess.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()
 	}
+	_ = out.Flush() // under the watchdog: the response's own flush when the handler returns has none
 	// A closed session ends the stream after its logged `_gateway/session_status {status:"closed"}` frame,
 	// which the subscriber has just been sent: nothing is added.
 	return nil // the response has started; errors end the stream and the client reconnects

@@ -51,8 +51,16 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusServiceUnavailable, "agent_unavailable", err.Error()+"; install it or fix the agents configuration, then retry")
 	case errors.Is(err, sessions.ErrUnknownAgent):
 		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
+	case errors.Is(err, sessions.ErrForbidden):
+		return problem(http.StatusForbidden, "forbidden", "the session is shared with you as a viewer (watch only), or only its owner may do this")
 	case errors.Is(err, sessions.ErrForbiddenCwd):
 		return problem(http.StatusForbidden, "forbidden_cwd", err.Error())
+	case errors.Is(err, sessions.ErrMCPStdioForbidden):
+		return problem(http.StatusUnprocessableEntity, "mcp_stdio_forbidden", err.Error())
+	case errors.Is(err, sessions.ErrMCPNameConflict):
+		return problem(http.StatusUnprocessableEntity, "mcp_name_conflict", err.Error())
+	case errors.Is(err, sessions.ErrMCPUnsupported):
+		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):

@@ -137,6 +137,9 @@ func (s *Server) Handler() http.Handler {
 			r.Method(http.MethodGet, "/permissions", handlerFunc(s.listPermissions))
 			r.Method(http.MethodGet, "/events", handlerFunc(s.events))
 			r.Method(http.MethodPost, "/permissions/{permissionId}", handlerFunc(s.answerPermission))
+			r.Method(http.MethodGet, "/shares", handlerFunc(s.listShares))
+			r.Method(http.MethodPut, "/shares/{principal}", handlerFunc(s.putShare))
+			r.Method(http.MethodDelete, "/shares/{principal}", handlerFunc(s.deleteShare))
 			r.Method(http.MethodGet, "/ws", requireUpgrade(func(w http.ResponseWriter, r *http.Request) {
 				s.WS.ServeSession(w, r, chi.URLParam(r, "id"))
 			}))

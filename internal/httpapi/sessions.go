@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/go-chi/chi/v5"
 )
@@ -17,13 +19,14 @@ func (s *Server) session(r *http.Request) (*sessions.Session, error) {
 	if len(id) > 128 {
 		return nil, sessions.ErrNotFound
 	}
-	return s.Registry.Get(id)
+	return s.Registry.GetAs(principal.From(r.Context()), id)
 }
 
 type createRequest struct {
-	Agent            string `json:"agent"`
-	Cwd              string `json:"cwd"`
-	PermissionPolicy string `json:"permissionPolicy"`
+	Agent            string          `json:"agent"`
+	Cwd              string          `json:"cwd"`
+	PermissionPolicy string          `json:"permissionPolicy"`
+	MCPServers       json.RawMessage `json:"mcpServers"` // ACP's McpServer array; agents.ParseMCPServers
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
@@ -34,7 +37,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy})
+	mcp, err := agents.ParseMCPServers(req.MCPServers)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp})
 	if err != nil {
 		return s.hideStartFailure(r, req.Agent, err)
 	}
@@ -44,7 +51,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
-	list := s.Registry.List()
+	list := s.Registry.ListAs(principal.From(r.Context()))
 	views := make([]sessions.View, 0, len(list))
 	for _, sess := range list {
 		views = append(views, sess.View())
@@ -67,7 +74,9 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess.Close("closed by client")
+	if err := sess.CloseAs(principal.From(r.Context()), "closed by client"); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -130,7 +139,7 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if n := promptSize(blocks); n > limit {
 		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", fmt.Sprintf("prompt is %d bytes; the limit is %d", n, limit))
 	}
-	turn, err := sess.Prompt(blocks) // a detached session's agent is started again first
+	turn, err := sess.PromptAs(principal.From(r.Context()), blocks) // a detached session's agent is started again first
 	if err != nil {
 		return s.hideStartFailure(r, sess.Agent, err)
 	}
@@ -170,7 +179,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	turnID, err := sess.Cancel(r.Context())
+	turnID, err := sess.CancelAs(r.Context(), principal.From(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -192,7 +201,7 @@ func (s *Server) setMode(w http.ResponseWriter, r *http.Request) error {
 	if req.ModeID == "" {
 		return badRequest(`"modeId" is required`)
 	}
-	if err := sess.SetMode(r.Context(), req.ModeID); err != nil {
+	if err := sess.SetModeAs(r.Context(), principal.From(r.Context()), req.ModeID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
@@ -214,7 +223,7 @@ func (s *Server) setConfig(w http.ResponseWriter, r *http.Request) error {
 	if req.ConfigID == "" || len(req.Value) == 0 {
 		return badRequest(`"configId" and "value" are required`)
 	}
-	opts, err := sess.SetConfigOption(r.Context(), req.ConfigID, req.Value)
+	opts, err := sess.SetConfigOptionAs(r.Context(), principal.From(r.Context()), req.ConfigID, req.Value)
 	if err != nil {
 		return err
 	}
@@ -261,7 +270,7 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 		return badRequest(`body needs "optionId" (one the agent offered) or "outcome":"cancelled"`)
 	}
 	permID := chi.URLParam(r, "permissionId")
-	o, turn, err := sess.AnswerInTurn(permID, ans, "rest")
+	o, turn, err := sess.AnswerInTurnAs(principal.From(r.Context()), permID, ans, "rest")
 	if err != nil {
 		return err
 	}

@@ -23,11 +23,12 @@ type AgentInit struct {
 // initializeAgent sends the gateway's `initialize` to a freshly started agent and checks the answer. Session
 // starts and probes both use it, so an agent is always asked the same thing.
 func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
-	// The gateway serves fs/* itself, confined to the session cwd (fs.go). No terminals. `_meta.terminal_output`:
-	// the UI renders a tool call's `_meta.terminal_output` as live terminal output (docs/ui.md).
+	// The gateway serves fs/* and terminal/* itself, confined to the session cwd (fs.go, terminal.go).
+	// `_meta.terminal_output`: the UI renders a tool call's `_meta.terminal_output` as live terminal output
+	// (docs/ui.md).
 	res, err := conn.Call(ctx, acp.AgentMethodInitialize, map[string]any{
 		"protocolVersion":    acp.ProtocolVersionNumber,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false, "_meta": map[string]bool{"terminal_output": true}},
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": true, "_meta": map[string]bool{"terminal_output": true}},
 		"clientInfo":         map[string]string{"name": "acp-gateway", "version": version},
 	})
 	if err != nil {

@@ -31,6 +31,9 @@ type Config struct {
 	WorkspaceRoots []string
 	// MaxSessionsPerAgent bounds the sessions of any one agent; 0 = unlimited.
 	MaxSessionsPerAgent int
+	// MaxSessionsPerUser bounds the sessions of any one principal of role user (admins are bound only by
+	// MaxSessions); 0 = unlimited.
+	MaxSessionsPerUser int
 	// MaxTurnTextBytes bounds the agent text a turn collects for its result (REST `prompt?wait=true`): past it
 	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
 	MaxTurnTextBytes int
@@ -43,6 +46,12 @@ type Config struct {
 	DetachIdle bool
 	// DetachOnShutdown makes Shutdown end sessions detached instead of closed. Store modes set it.
 	DetachOnShutdown bool
+	// AllowClientMCPStdio lets clients add stdio MCP servers to their sessions: a client-chosen command run
+	// on the gateway's host. Off by default (mcp.go).
+	AllowClientMCPStdio bool
+	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
+	// 0 = 8.
+	MaxTerminalsPerSession int
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than
@@ -64,6 +73,9 @@ func (c Config) withDefaults() Config {
 	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes
+	}
+	if c.MaxTerminalsPerSession <= 0 {
+		c.MaxTerminalsPerSession = 8
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -23,7 +23,7 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": []any{}})
+	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()})
 	if err != nil {
 		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
 	}
@@ -60,10 +60,10 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	cfg := s.reg.cfg
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()),
 	})
 	if err != nil {
-		return nil, nil, &AgentError{Op: "start agent", Err: err}
+		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})
 	}
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
@@ -72,7 +72,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 			err = exited
 		}
 		conn.Stop()
-		return &AgentError{Op: op, Err: err, Stderr: conn.Stderr()}
+		return s.scrubMCPSecrets(&AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
@@ -86,6 +86,10 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	s.canLoad, s.canResume = canLoad, canResume
 	s.mu.Unlock()
 	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
+	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
+		conn.Stop()
+		return nil, nil, err
+	}
 	if m := s.spec.AuthMethod; m != "" {
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
@@ -175,7 +179,10 @@ func (s *Session) fail(conn *agents.Conn, reason string) {
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	s.logger.Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
-	go conn.Stop()
+	go func() {
+		conn.Stop()
+		s.terms.closeAll() // the agent that used them is gone
+	}()
 }
 
 func tail(s string, n int) string {
@@ -221,6 +228,7 @@ func (s *Session) Close(reason string) {
 		if t != nil {
 			<-t.done
 		}
+		s.terms.closeAll()
 		s.mu.Lock()
 		s.status, s.statusReason = StatusClosed, reason
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusClosed, "reason": reason})

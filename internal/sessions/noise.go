@@ -1,5 +1,7 @@
 package sessions
 
+import "github.com/acp-gateway/gateway/internal/agents"
+
 // maxNoiseFrames bounds the diagnostics one session logs for an agent's non-JSON stdout lines.
 const maxNoiseFrames = 256
 
@@ -15,8 +17,9 @@ func (s *Session) AgentNoise(prefix []byte, total int) {
 		if s.turn != nil {
 			turnID = s.turn.ID
 		}
+		line, _ := agents.Scrub(string(prefix), agents.MCPSecrets(s.mcpServers())) // an agent may print its MCP config
 		s.appendGatewayLocked("_gateway/agent_output", turnID, map[string]any{
-			"stream": "stdout", "line": string(prefix), "bytes": total, "truncated": total > len(prefix),
+			"stream": "stdout", "line": line, "bytes": total, "truncated": total > len(prefix),
 		})
 	case s.noise == maxNoiseFrames+1:
 		s.appendGatewayLocked("_gateway/agent_output", "", map[string]any{

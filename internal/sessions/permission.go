@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/google/uuid"
 )
@@ -75,13 +76,15 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	})
 	p.params, p.meta = clientParams, meta
 	var auto []answerTo
+	byPolicy := false
 	switch {
 	case s.turn == nil || s.turn.cancelRequested || s.status != StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
 		auto = s.resolveLocked(p, translate.Outcome{Reason: "turn not running"}, "cancel")
 	default:
 		if o, ok := decideByPolicy(s.Policy, req); ok {
-			auto = s.resolveLocked(p, o, "policy")
+			// The owner chose the policy when creating the session: the automatic answer is theirs.
+			auto, byPolicy = s.resolveAsLocked(p, o, "policy", s.Owner), true
 		} else {
 			s.perms[p.id] = p
 			s.turn.notifyAskedLocked() // a waiting REST client returns: the user is needed
@@ -89,6 +92,9 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	}
 	s.mu.Unlock()
 	deliver(auto)
+	if byPolicy {
+		s.audit(s.Owner, "permission_answer", "permission", p.id, "by", "policy", "allowed", auto[0].o.Allowed)
+	}
 
 	timer := time.NewTimer(time.Until(p.deadline))
 	defer timer.Stop()
@@ -108,13 +114,18 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 // resolveLocked records an outcome: the request leaves the pending set, clients get
 // `_gateway/permission_resolved`, and the returned answer must be delivered after unlocking.
 func (s *Session) resolveLocked(p *permission, o translate.Outcome, by string) []answerTo {
+	return s.resolveAsLocked(p, o, by, principal.Principal{})
+}
+
+// resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
+func (s *Session) resolveAsLocked(p *permission, o translate.Outcome, by string, who principal.Principal) []answerTo {
 	delete(s.perms, p.id)
 	s.rememberResolvedLocked(p.id)
 	s.reg.cfg.Metrics.PermissionResolved(by, o.Allowed, s.reg.now().Sub(p.createdAt))
 	res := o.ClientJSON()
-	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, map[string]any{
+	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, withActor(map[string]any{
 		"permissionId": p.id, "outcome": res, "by": by,
-	})
+	}, who))
 	return []answerTo{{p, o}}
 }
 
@@ -144,12 +155,12 @@ func (s *Session) resolvePending(id string, o translate.Outcome, by string) {
 // Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
 // not offer is ErrUnknownOption and leaves the request pending.
 func (s *Session) Answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
-	o, _, err := s.answer(permissionID, a, by)
+	o, _, err := s.answer(principal.Principal{}, permissionID, a, by)
 	return o, err
 }
 
-// answer is Answer, also returning the running turn the request belonged to.
-func (s *Session) answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+// answer is Answer by who, also returning the running turn the request belonged to.
+func (s *Session) answer(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
 	s.mu.Lock()
 	p, ok := s.perms[permissionID]
 	if !ok {
@@ -172,9 +183,10 @@ func (s *Session) answer(permissionID string, a translate.ClientAnswer, by strin
 	if s.turn != nil && s.turn.ID == p.turnID {
 		t = s.turn
 	}
-	as := s.resolveLocked(p, o, by)
+	as := s.resolveAsLocked(p, o, by, who)
 	s.mu.Unlock()
 	deliver(as)
+	s.audit(who, "permission_answer", "permission", permissionID, "by", by, "allowed", o.Allowed)
 	return o, t, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -83,6 +84,7 @@ func (s *Session) detach(reason string) bool {
 	if t != nil {
 		<-t.done
 	}
+	s.terms.killAll() // the agent that used them is gone
 	s.mu.Lock()
 	s.stopping = false
 	if s.closing {
@@ -109,7 +111,7 @@ func (s *Session) reattachingNow() bool {
 
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure it is detached again, its log untouched.
-func (s *Session) reattachAndPrompt(blocks []json.RawMessage) (*Turn, error) {
+func (s *Session) reattachAndPrompt(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
 	s.status, s.reattaching = StatusStarting, true
 	s.mu.Unlock()
 	err := s.reg.claimAttach(s)
@@ -131,7 +133,7 @@ func (s *Session) reattachAndPrompt(blocks []json.RawMessage) (*Turn, error) {
 		return nil, err
 	}
 	s.status, s.statusReason = StatusIdle, ""
-	return s.beginTurnLocked(blocks), nil // unlocks mu
+	return s.beginTurnLocked(who, blocks), nil // unlocks mu
 }
 
 // reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the
@@ -160,7 +162,7 @@ func (s *Session) reattach() error {
 	s.setSwallowing(true)
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
-	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": []any{}})
+	res, err := conn.Call(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": s.mcpServers()})
 	if err != nil {
 		err = fail(method, callError(lctx, err, cfg.StartTimeout))
 		conn.DrainUpdates() // a replay read before the failure is dropped too

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/google/uuid"
 )
 
@@ -108,6 +109,11 @@ type CreateOptions struct {
 	Agent            string // "" = default agent
 	Cwd              string // "" = Config.Workdir; else absolute
 	PermissionPolicy string // "" = ask
+	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
+	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
+	Owner principal.Principal
+	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
+	MCPServers []agents.MCPServer
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by
@@ -141,6 +147,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !validPolicy(opts.PermissionPolicy) {
 		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", ErrBadRequest, opts.PermissionPolicy, Policies)
 	}
+	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
+		return nil, err
+	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	r.mu.Lock()
 	switch {
@@ -149,7 +158,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		s.closeRoot()
 		return nil, ErrShuttingDown
 	}
-	if err := r.checkLimitsLocked(spec.Name); err != nil {
+	if err := r.checkLimitsLocked(spec.Name, opts.Owner); err != nil {
 		r.mu.Unlock()
 		s.closeRoot()
 		return nil, err
@@ -181,12 +190,15 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 
 // checkLimitsLocked refuses one more attached session of the agent when a limit is reached. Detached
 // sessions have no agent running and do not count.
-func (r *Registry) checkLimitsLocked(agent string) error {
+func (r *Registry) checkLimitsLocked(agent string, owner principal.Principal) error {
 	if r.cfg.MaxSessions > 0 && len(r.sessions)-len(r.detached) >= r.cfg.MaxSessions {
 		return ErrTooManySessions
 	}
 	if r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(agent) >= r.cfg.MaxSessionsPerAgent {
 		return fmt.Errorf("%w of agent %q", ErrTooManySessions, agent)
+	}
+	if r.overUserCapLocked(owner) {
+		return fmt.Errorf("%w of this user", ErrTooManySessions)
 	}
 	return nil
 }
@@ -213,7 +225,7 @@ func (r *Registry) claimAttach(s *Session) error {
 	if _, ok := r.sessions[s.ID]; !ok {
 		return ErrClosed
 	}
-	if err := r.checkLimitsLocked(s.Agent); err != nil { // still detached: s itself is not counted
+	if err := r.checkLimitsLocked(s.Agent, s.Owner); err != nil { // still detached: s itself is not counted
 		return err
 	}
 	delete(r.detached, s.ID)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -39,8 +40,12 @@ type Session struct {
 	Epoch     string
 	Policy    string
 	CreatedAt time.Time
+	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares    shareSet            // who the owner shared it with (share.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
+	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
+	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
 	log       *Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
@@ -101,8 +106,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		Epoch:      uuid.NewString(),
 		Policy:     opts.PermissionPolicy,
 		CreatedAt:  r.now().UTC(),
+		Owner:      opts.Owner,
 		reg:        r,
 		spec:       spec,
+		clientMCP:  opts.MCPServers,
 		log:        NewLog(r.cfg.Log),
 		closed:     make(chan struct{}),
 		status:     StatusStarting,
@@ -111,6 +118,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		resolved:   map[string]struct{}{},
 	}
 	s.root, _ = os.OpenRoot(opts.Cwd)
+	s.terms = newTerminals(s)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,

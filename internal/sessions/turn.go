@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -81,6 +82,15 @@ func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
 // first re-attaches its agent (reattach.go) and returns once the turn has started.
 func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
+	return s.PromptAs(principal.Principal{}, blocks)
+}
+
+// PromptAs is Prompt by who (a collaborator at least): `_gateway/turn_started` names them (actor) and an
+// audit line records it.
+func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	switch s.status {
 	case StatusStarting:
@@ -100,22 +110,22 @@ func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
 	case StatusDetached:
-		return s.reattachAndPrompt(blocks) // unlocks mu
+		return s.reattachAndPrompt(who, blocks) // unlocks mu
 	}
 	if s.stopping {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	return s.beginTurnLocked(blocks), nil // unlocks mu
+	return s.beginTurnLocked(who, blocks), nil // unlocks mu
 }
 
 // beginTurnLocked starts a turn on the idle session: the caller holds mu, which it releases.
-func (s *Session) beginTurnLocked(blocks []json.RawMessage) *Turn {
+func (s *Session) beginTurnLocked(who principal.Principal, blocks []json.RawMessage) *Turn {
 	t := &Turn{ID: uuid.NewString(), StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	s.turn, s.latest, s.status = t, t, StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).
-	s.appendGatewayLocked("_gateway/turn_started", t.ID, map[string]string{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)})
+	s.appendGatewayLocked("_gateway/turn_started", t.ID, withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who))
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
@@ -124,6 +134,7 @@ func (s *Session) beginTurnLocked(blocks []json.RawMessage) *Turn {
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
+	s.audit(who, "prompt", "turn", t.ID)
 	go s.runTurn(conn, t, blocks)
 	return t
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -98,5 +99,5 @@ func (s *Session) AwaitTurn(ctx context.Context, t *Turn) (TurnState, error) {
 // on it. A pending request always belongs to the running turn: requests outside a turn, or of a turn that
 // ended, are resolved at once.
 func (s *Session) AnswerInTurn(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
-	return s.answer(permissionID, a, by)
+	return s.answer(principal.Principal{}, permissionID, a, by)
 }

@@ -28,6 +28,8 @@
 //	          gateway must redact), as codex does without an API key.
 //	rpcerrors starts normally; session/set_mode and every prompt answer a JSON-RPC error with data.
 //	initexit  prints a line on stderr and exits with status 4 on initialize.
+//	mcp       reports the MCP servers session/new gave it, and lists the tools of its stdio ones (mcp.go).
+//	term      runs the prompt's steps against the client's terminals (terminal.go).
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
@@ -91,12 +93,14 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 type agent struct {
 	acp.Agent  // nil: methods the gateway never calls panic, which a test would notice
 	mode       string
-	initName   string // -init
-	pidDir     string // -pid-dir
-	initChild  bool   // -init-child
-	noLoad     bool   // -no-load
-	resumeOnly bool   // -resume-only
-	failLoad   bool   // -fail-load
+	initName   string                            // -init
+	pidDir     string                            // -pid-dir
+	initChild  bool                              // -init-child
+	noLoad     bool                              // -no-load
+	resumeOnly bool                              // -resume-only
+	failLoad   bool                              // -fail-load
+	mcpCaps    string                            // -mcp-caps
+	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new gave (mcp mode).
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
 	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -147,7 +151,8 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 			AuthMethods: []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{Id: "key-" + n, Name: "Key of " + n}}},
 		}, nil
 	}
-	caps := acp.AgentCapabilities{LoadSession: !a.noLoad && !a.resumeOnly}
+	caps := acp.AgentCapabilities{LoadSession: !a.noLoad && !a.resumeOnly, McpCapabilities: acp.McpCapabilities{
+		Http: strings.Contains(a.mcpCaps, "http"), Sse: strings.Contains(a.mcpCaps, "sse")}}
 	if a.resumeOnly {
 		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
 	}
@@ -173,9 +178,18 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.mu.Lock()
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
+	if a.mcp == nil {
+		a.mcp = map[acp.SessionId][]acp.McpServer{}
+	}
+	a.mcp[acp.SessionId(id)] = p.McpServers
 	a.mu.Unlock()
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
+	}
+	if a.mode == "mcp" {
+		if err := refuseMCP(a.out, p.McpServers); err != nil {
+			return acp.NewSessionResponse{}, err
+		}
 	}
 	if a.mode == "deaf" && a.n == 1 {
 		close(a.deaf) // the answer still goes out; nothing more is read
@@ -250,6 +264,10 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	// they are sent on a context of their own.
 	bg := context.Background()
 	switch a.mode {
+	case "mcp":
+		return a.mcpTurn(bg, sid)
+	case "term":
+		return a.terminalTurn(ctx, sid, promptText(p.Prompt))
 	case "rpcerrors":
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
 	case "echo":
@@ -378,7 +396,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, mcp, term, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
@@ -388,8 +406,23 @@ func main() {
 	noLoad := flag.Bool("no-load", false, "advertise no loadSession")
 	resumeOnly := flag.Bool("resume-only", false, "advertise sessionCapabilities.resume instead of loadSession")
 	failLoad := flag.Bool("fail-load", false, "answer session/load and session/resume with a JSON-RPC error")
+	mcpCaps := flag.String("mcp-caps", "", "mcpCapabilities to advertise: http, sse or both (comma-separated)")
+	asMCP := flag.Bool("mcp-server", false, "be a stdio MCP server (mcp.go)")
+	print := flag.String("print", "", "be a terminal command: print this (see printer in terminal.go)")
+	repeat := flag.Int("repeat", 1, "with -print: how many times")
+	printErr := flag.String("stderr", "", "with -print: also print this on stderr")
+	printPid := flag.Bool("print-pid", false, "with -print: print the pid first")
+	ignoreTerm := flag.Bool("ignore-term", false, "with -print: ignore SIGTERM")
+	exit := flag.Int("exit", 0, "with -print: the exit status")
+	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
 	flag.Parse()
 	switch {
+	case *asMCP:
+		mcpServer()
+		return
+	case *print != "" || *printPid || *ignoreTerm || *getenv != "":
+		printer(*print, *repeat, *printErr, *getenv, *printPid, *ignoreTerm, *sleep, *exit)
+		return
 	case *sleep > 0:
 		time.Sleep(time.Duration(*sleep) * time.Second)
 		return
@@ -413,7 +446,7 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -16,8 +17,12 @@ type client struct {
 	// Static after construction.
 	h     *Handler
 	c     *websocket.Conn
+	held  *frameout.HeldConn // under c: frames ready together leave in one write (frameout.Writer.Batch)
 	s     *sessions.Session
 	start sessions.Start
+	who   principal.Principal // who opened the socket: its permission answers are theirs
+	// revoked is closed when who's credentials are revoked: the socket closes with 1008.
+	revoked <-chan struct{}
 
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
@@ -30,8 +35,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(h *Handler, c *websocket.Conn, s *sessions.Session, start sessions.Start) *client {
-	return &client{h: h, c: c, s: s, start: start, replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(ctx context.Context, h *Handler, c *websocket.Conn, held *frameout.HeldConn, s *sessions.Session, start sessions.Start) *client {
+	return &client{h: h, c: c, held: held, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -48,8 +53,9 @@ func (cl *client) run(parent context.Context) {
 
 	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
-	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() })
+	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() }).Batch(cl.held)
 	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
+	_ = cl.out.Flush() // what the stream ended with goes out before the close frame (a failed flush fails the close too)
 	cl.ping.Stop()
 	cl.out.Stop()
 	var ce *closeErr
@@ -91,9 +97,13 @@ func (cl *client) Note(method string, params any) error {
 	return cl.write(b)
 }
 
-// Wait implements sessions.Sink: while caught up, the writer also sends replies and pings.
+// Wait implements sessions.Sink: while caught up, the writer also sends replies and pings. The frames held
+// since the last wait go out first: nothing held waits for more.
 func (cl *client) Wait(wake <-chan struct{}) error {
 	for {
+		if err := cl.out.Flush(); err != nil {
+			return err
+		}
 		select {
 		case <-wake:
 			return nil
@@ -120,6 +130,8 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 			return cl.readErr
 		case <-cl.h.shutdown:
 			return &closeErr{Code: CodeGoingAway, Reason: reasonShutdown}
+		case <-cl.revoked:
+			return &closeErr{Code: CodePolicy, Reason: reasonRevoked}
 		case <-cl.ctx.Done():
 			return cl.ctx.Err()
 		}

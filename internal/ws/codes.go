@@ -25,4 +25,5 @@ const (
 	reasonSlow     = "client too slow"
 	reasonNotFound = "session not found"
 	reasonClosed   = "session closed"
+	reasonRevoked  = "credentials revoked"
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -91,7 +92,8 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		frameout.WriteProblem(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
-	s, sessErr := h.reg.Get(id)
+	// A session the caller may not see is one that does not exist: 4004 like any other.
+	s, sessErr := h.reg.GetAs(principal.From(r.Context()), id)
 	var detach func()
 	if sessErr == nil {
 		var ok bool
@@ -101,7 +103,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 		}
 		defer detach()
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
 		InsecureSkipVerify: true,
@@ -124,7 +126,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	cl := newClient(h, c, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
+	cl := newClient(r.Context(), h, c, held, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }
 

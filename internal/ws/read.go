@@ -20,6 +20,7 @@ const (
 	// codeAlreadyResolved answers a permission response that lost the race (or came too late).
 	codeAlreadyResolved = -32010
 	codeUnknownRequest  = -32011
+	codeForbidden       = -32003 // a viewer answering a permission request (docs/security.md)
 )
 
 // clientMessage is any JSON-RPC message a client sends.
@@ -94,7 +95,7 @@ func (cl *client) handleMessage(data []byte) []byte {
 	if pa == nil {
 		return reply
 	}
-	_, err := cl.s.Answer(pa.id, pa.answer, "client")
+	_, err := cl.s.AnswerAs(cl.who, pa.id, pa.answer, "client")
 	switch {
 	case err == nil:
 		return nil
@@ -102,6 +103,8 @@ func (cl *client) handleMessage(data []byte) []byte {
 		return rpcError(pa.rawID, codeAlreadyResolved, "permission request already resolved")
 	case errors.Is(err, sessions.ErrPermissionUnknown):
 		return rpcError(pa.rawID, codeUnknownRequest, "no request with this id is pending")
+	case errors.Is(err, sessions.ErrForbidden):
+		return rpcError(pa.rawID, codeForbidden, "a viewer may not answer permission requests")
 	case errors.Is(err, sessions.ErrUnknownOption):
 		return rpcError(pa.rawID, codeInvalidParams, "optionId was not offered by the agent; the request stays pending")
 	default:

@@ -16,7 +16,7 @@ import (
 
 const (
 	notificationQueueDrainTimeout = 5 * time.Second
-	defaultMaxQueuedNotifications = 1024
+	defaultMaxQueuedNotifications = 128 // acp-gateway patch: was 1024 (16 KiB per connection, allocated up front); the reader blocks when full
 )
 
 type anyMessage struct {
@@ -363,7 +363,7 @@ func formatCanonicalJSONRPCNumericID(negative bool, digits string, exp10 int) (s
 
 func (c *Connection) receive() {
 	const (
-		initialBufSize = 16 * 1024 // acp-gateway patch: was 1 MiB per connection; the scanner still grows to maxBufSize
+		initialBufSize = 8 * 1024 // acp-gateway patch: was 1 MiB per connection; the scanner still grows to maxBufSize
 		maxBufSize     = 10 * 1024 * 1024
 	)
 

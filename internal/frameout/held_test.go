@@ -1,0 +1,94 @@
+package frameout
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recordingConn records each write(2) a HeldConn makes.
+type recordingConn struct {
+	net.Conn // nil: only Write is used
+	mu       sync.Mutex
+	writes   []string
+}
+
+func (c *recordingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = append(c.writes, string(p))
+	return len(p), nil
+}
+
+func (c *recordingConn) got() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.writes...)
+}
+
+func TestHeldConnSendsHeldWritesInOne(t *testing.T) {
+	rc := &recordingConn{}
+	c := &HeldConn{Conn: rc}
+	c.Hold()
+	for _, s := range []string{"a", "bb", "ccc"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatal(n, err)
+		}
+	}
+	if w := rc.got(); len(w) != 0 {
+		t.Fatalf("held writes went out: %q", w)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if w := rc.got(); len(w) != 1 || w[0] != "abbccc" {
+		t.Fatalf("writes %q, want one \"abbccc\"", w)
+	}
+	// Not holding: each write goes out at once; an empty flush writes nothing.
+	c.Write([]byte("d"))
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if w := rc.got(); len(w) != 2 || w[1] != "d" {
+		t.Fatalf("writes %q, want \"d\" at once", w)
+	}
+}
+
+// A write from another goroutine (a pong) while the face holds is held with the frames, and a write that
+// would pass heldLimit takes everything held with it, in order.
+func TestHeldConnLimitAndOrder(t *testing.T) {
+	rc := &recordingConn{}
+	c := &HeldConn{Conn: rc}
+	c.Hold()
+	frame := strings.Repeat("f", 1000)
+	var want bytes.Buffer
+	for range heldLimit / 1000 {
+		c.Write([]byte(frame))
+		want.WriteString(frame)
+	}
+	if w := rc.got(); len(w) != 0 {
+		t.Fatalf("%d writes before the limit", len(w))
+	}
+	c.Write([]byte(frame)) // past the limit
+	want.WriteString(frame)
+	big := strings.Repeat("B", heldLimit+1) // larger than the limit on its own
+	c.Write([]byte(big))
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// On TCP the held bytes and the frame past the limit are one writev; this conn sees its two parts.
+	w := rc.got()
+	if len(w) != 3 || w[0]+w[1] != want.String() || w[2] != big {
+		t.Fatalf("%d writes of %v bytes; want the held frames with the one past the limit, then the big one", len(w), lens(w))
+	}
+}
+
+func lens(w []string) []int {
+	n := make([]int, len(w))
+	for i, s := range w {
+		n[i] = len(s)
+	}
+	return n
+}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// writeCountingListener counts the write(2)s of every connection it accepts.
+type writeCountingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *writeCountingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &writeCountingConn{Conn: c, writes: &l.writes}, nil
+}
+
+type writeCountingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *writeCountingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// waitForCommands waits until the demo agent's available_commands_update, which it sends on its own after
+// session/new, is in s's log: nothing else arrives unasked after it.
+func waitForCommands(t *testing.T, s *sessions.Session) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res, err := s.Log().Read(0, 256, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Entries {
+			if strings.Contains(string(e.Frame), "available_commands_update") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo agent never sent its commands")
+		}
+	}
+}
+
+// TestSSEReadyFramesLeaveInFewerWrites: an event stream that starts on a log of N frames gets them all, one
+// event each, in fewer than N write(2)s; a single frame appended once it has caught up reaches it with
+// nothing else happening (no heartbeat: one per hour).
+func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	spec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
+	reg, err := sessions.NewRegistry(sessions.Config{Workdir: t.TempDir(), Logger: logger, CancelGrace: time.Second, StopGrace: time.Second},
+		[]agents.Spec{spec}, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &Server{Registry: reg, Logger: logger, SSEHeartbeat: time.Hour}
+	srv := httptest.NewUnstartedServer(api.Handler())
+	lis := &writeCountingListener{Listener: srv.Listener}
+	srv.Listener = lis
+	srv.Start()
+	defer func() {
+		api.EndStreams()
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := reg.Shutdown(ctx); err != nil {
+			t.Errorf("registry shutdown: %v", err)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := reg.Create(ctx, sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForCommands(t, s)
+	const n = 200
+	appendOne := func(i int) {
+		if _, err := s.Log().Append(func(seq uint64) ([]byte, error) {
+			return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"test/frame","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("x", 64)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		appendOne(i)
+	}
+
+	before := lis.writes.Load()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/sessions/"+s.ID+"/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "data: ") {
+				select {
+				case lines <- l:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	next := func(wait time.Duration) string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			return l
+		case <-time.After(wait):
+			t.Fatal("no event within the wait: a frame was held back")
+		}
+		return ""
+	}
+	frames := 0
+	for {
+		l := next(20 * time.Second)
+		if strings.Contains(l, `"method":"test/frame"`) {
+			frames++
+		}
+		if strings.Contains(l, "_gateway/replay_complete") {
+			break
+		}
+	}
+	if frames != n {
+		t.Fatalf("replay brought %d test frames, want %d", frames, n)
+	}
+	replayWrites := lis.writes.Load() - before
+	t.Logf("%d events (and the log's own) in %d writes", n, replayWrites)
+	if replayWrites >= n {
+		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)
+	}
+	appendOne(n)
+	if l := next(10 * time.Second); !strings.Contains(l, `"method":"test/frame"`) {
+		t.Fatalf("got %s, want the appended frame", l)
+	}
+}

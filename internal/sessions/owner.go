@@ -1,0 +1,130 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// VisibleTo reports whether p may see s: admins see every session, users their own and those shared with
+// them (share.go). Every face asks through GetAs and ListAs, so a session p may not see answers exactly as
+// one that does not exist.
+func (s *Session) VisibleTo(p principal.Principal) bool {
+	return s.AccessOf(p) >= AccessView
+}
+
+// GetAs is Get for p: ErrNotFound for a session p may not see.
+func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
+	s, err := r.Get(id)
+	if err != nil || !s.VisibleTo(p) {
+		return nil, ErrNotFound
+	}
+	return s, nil
+}
+
+// ListAs is List for p: only the sessions p may see.
+func (r *Registry) ListAs(p principal.Principal) []*Session {
+	all := r.List()
+	out := all[:0]
+	for _, s := range all {
+		if s.VisibleTo(p) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// overUserCapLocked reports whether owner, a user, already has MaxSessionsPerUser attached sessions (detached
+// ones do not count, as for the other limits). The caller holds r.mu.
+func (r *Registry) overUserCapLocked(owner principal.Principal) bool {
+	if r.cfg.MaxSessionsPerUser <= 0 || owner.IsZero() || owner.IsAdmin() {
+		return false
+	}
+	n := 0
+	for id, s := range r.sessions {
+		if _, detached := r.detached[id]; s.Owner.ID == owner.ID && !detached {
+			n++
+		}
+	}
+	return n >= r.cfg.MaxSessionsPerUser
+}
+
+// withActor adds who to a `_gateway/*` notification's params as `actor: {principal, name}`, when a
+// principal acted.
+func withActor(params map[string]any, who principal.Principal) map[string]any {
+	if !who.IsZero() {
+		params["actor"] = who.Ref()
+	}
+	return params
+}
+
+// audit logs an audited action on s by who (nothing when nobody acted: the gateway's own code).
+func (s *Session) audit(who principal.Principal, action string, attrs ...any) {
+	if who.IsZero() {
+		return
+	}
+	principal.Audit(s.logger, who, action, attrs...)
+}
+
+// AnswerAs is Answer by who (a collaborator at least): `_gateway/permission_resolved` names them (actor)
+// and an audit line records it.
+func (s *Session) AnswerAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
+	o, _, err := s.AnswerInTurnAs(who, permissionID, a, by)
+	return o, err
+}
+
+// AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
+func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return translate.Outcome{}, nil, err
+	}
+	return s.answer(who, permissionID, a, by)
+}
+
+// CancelAs is Cancel by who (a collaborator at least), audited.
+func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return "", err
+	}
+	turnID, err := s.Cancel(ctx)
+	if err == nil {
+		s.audit(who, "cancel", "turn", turnID)
+	}
+	return turnID, err
+}
+
+// CloseAs is Close by who (the owner or an admin), audited.
+func (s *Session) CloseAs(who principal.Principal, reason string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	s.audit(who, "close", "reason", reason)
+	s.Close(reason)
+	return nil
+}
+
+// SetModeAs is SetMode by who (the owner or an admin), audited.
+func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	err := s.SetMode(ctx, modeID)
+	if err == nil {
+		s.audit(who, "set_mode", "mode", modeID)
+	}
+	return err
+}
+
+// SetConfigOptionAs is SetConfigOption by who (the owner or an admin), audited.
+func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return nil, err
+	}
+	opts, err := s.SetConfigOption(ctx, configID, value)
+	if err == nil {
+		s.audit(who, "set_config_option", "config", configID)
+	}
+	return opts, err
+}

@@ -1,0 +1,127 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+)
+
+// ShareRole is what a principal the owner shared a session with may do.
+type ShareRole string
+
+// Share roles.
+const (
+	ShareViewer       ShareRole = "viewer"       // watch: the session's detail and streams
+	ShareCollaborator ShareRole = "collaborator" // also prompt, cancel and answer permissions
+)
+
+// ErrForbidden is an action the caller's access to a visible session does not allow (a viewer prompting, a
+// collaborator changing the mode or the shares).
+var ErrForbidden = errors.New("not allowed on this session")
+
+// Share is one principal a session is shared with.
+type Share struct {
+	Principal string    `json:"principal"`
+	Role      ShareRole `json:"role"`
+}
+
+// shareSet is a session's shares, with its own lock (taken alone, never with Session.mu).
+type shareSet struct {
+	mu sync.Mutex
+	m  map[string]ShareRole // Guarded by mu; by principal id.
+}
+
+// Access is what a principal may do with a session, in increasing order.
+type Access int
+
+// Access levels.
+const (
+	AccessNone Access = iota // the session does not exist for them
+	AccessView               // a viewer: detail and streams
+	AccessAct                // a collaborator: prompt, cancel, answer permissions
+	AccessOwn                // the owner or an admin: everything, shares and close included
+)
+
+// AccessOf is what p may do with s.
+func (s *Session) AccessOf(p principal.Principal) Access {
+	switch {
+	case p.IsAdmin():
+		return AccessOwn
+	case p.IsZero():
+		return AccessNone
+	case s.Owner.ID == p.ID:
+		return AccessOwn
+	}
+	s.shares.mu.Lock()
+	role := s.shares.m[p.ID]
+	s.shares.mu.Unlock()
+	switch role {
+	case ShareCollaborator:
+		return AccessAct
+	case ShareViewer:
+		return AccessView
+	}
+	return AccessNone
+}
+
+// allow checks who may take an action needing at least need. Nobody (the gateway's own code) always may.
+func (s *Session) allow(who principal.Principal, need Access) error {
+	if who.IsZero() || s.AccessOf(who) >= need {
+		return nil
+	}
+	return ErrForbidden
+}
+
+// ParseShareRole accepts "viewer" and "collaborator".
+func ParseShareRole(v string) (ShareRole, error) {
+	switch ShareRole(v) {
+	case ShareViewer, ShareCollaborator:
+		return ShareRole(v), nil
+	}
+	return "", fmt.Errorf("%w: role %q: want viewer or collaborator", ErrBadRequest, v)
+}
+
+// ShareAs shares s with the principal id as role; only the owner (or an admin) may.
+func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	if with == "" || len(with) > 256 {
+		return fmt.Errorf("%w: a principal id is 1-256 bytes", ErrBadRequest)
+	}
+	s.shares.mu.Lock()
+	if s.shares.m == nil {
+		s.shares.m = map[string]ShareRole{}
+	}
+	s.shares.m[with] = role
+	s.shares.mu.Unlock()
+	s.audit(who, "share", "with", with, "role", string(role))
+	return nil
+}
+
+// UnshareAs ends s's share with the principal id (none is no error); only the owner (or an admin) may.
+func (s *Session) UnshareAs(who principal.Principal, with string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	s.shares.mu.Lock()
+	delete(s.shares.m, with)
+	s.shares.mu.Unlock()
+	s.audit(who, "unshare", "with", with)
+	return nil
+}
+
+// Shares lists who s is shared with, by principal id.
+func (s *Session) Shares() []Share {
+	s.shares.mu.Lock()
+	out := make([]Share, 0, len(s.shares.m))
+	for id, role := range s.shares.m {
+		out = append(out, Share{Principal: id, Role: role})
+	}
+	s.shares.mu.Unlock()
+	slices.SortFunc(out, func(a, b Share) int { return compareStrings(a.Principal, b.Principal) })
+	return out
+}

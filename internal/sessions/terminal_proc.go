@@ -1,0 +1,165 @@
+package sessions
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"golang.org/x/sys/unix"
+)
+
+// terminalReadBytes is one read of a command's output, and the bound of the text of one
+// `_gateway/terminal_output` frame.
+const terminalReadBytes = 8 << 10
+
+// terminal is one command the gateway runs for an agent (ACP terminal/create): its own process group, its
+// stdout and stderr merged into one pipe, read by one reader goroutine; one waiter goroutine waits for the
+// process, kills what it left in its group (agents.ProcessTree, as for agents), lets the reader finish and
+// records the exit. Both end by themselves once the process is gone; kill makes it go.
+type terminal struct {
+	// Static after construction.
+	id     string
+	s      *Session
+	cmd    *exec.Cmd
+	tree   *agents.ProcessTree
+	out    *os.File      // the pipe's read end; Owned by the reader, closed by the waiter after the reader ended
+	grace  time.Duration // between SIGTERM and SIGKILL, and how long output may trail the exit
+	read   chan struct{} // closed when the reader has ended
+	exited chan struct{} // closed when the exit is recorded (and logged, after the last output)
+
+	mu       sync.Mutex
+	output   terminalOutput // Guarded by mu.
+	exitCode *int           // Guarded by mu; set before exited is closed.
+	signal   *string        // Guarded by mu; set before exited is closed.
+}
+
+// startTerminal starts the command and its reader and waiter.
+func startTerminal(s *Session, id string, req createTerminal, dir string, limit int) (*terminal, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	tree := agents.NewProcessTree(s.reg.cfg.StopGrace)
+	cmd := exec.Command(req.Command, req.Args...)
+	cmd.Dir = dir
+	env := append([]string(nil), s.reg.cfg.AgentEnv...)
+	for _, e := range req.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	// Last, so the request cannot replace the marker that finds what the command leaves behind.
+	cmd.Env = append(env, tree.Env())
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	w.Close() // the command has its own copy; EOF comes when it (and what it started) closes theirs
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	tree.Started(cmd.Process.Pid)
+	t := &terminal{
+		id: id, s: s, cmd: cmd, tree: tree, out: r, grace: s.reg.cfg.StopGrace,
+		read: make(chan struct{}), exited: make(chan struct{}),
+		output: terminalOutput{limit: limit},
+	}
+	go t.readOutput()
+	go t.wait()
+	return t, nil
+}
+
+// readOutput keeps and logs the command's output until EOF (or the waiter's deadline).
+func (t *terminal) readOutput() {
+	defer close(t.read)
+	buf := make([]byte, terminalReadBytes)
+	for {
+		n, err := t.out.Read(buf)
+		if n > 0 {
+			t.mu.Lock()
+			text := t.output.add(buf[:n])
+			t.mu.Unlock()
+			t.s.logTerminalOutput(t.id, text)
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.mu.Lock()
+	text := t.output.flush()
+	t.mu.Unlock()
+	t.s.logTerminalOutput(t.id, text)
+}
+
+// wait records the exit once the process is gone and its output read.
+func (t *terminal) wait() {
+	err := t.cmd.Wait()
+	t.tree.Reap() // what the command left in its group, or marked, goes with it
+	// Output still in the pipe is read; a process that escaped the group and keeps the pipe open is not
+	// waited for past the grace.
+	_ = t.out.SetReadDeadline(time.Now().Add(t.grace))
+	<-t.read
+	t.out.Close()
+	code, sig := exitStatus(t.cmd.ProcessState, err)
+	t.mu.Lock()
+	t.exitCode, t.signal = code, sig
+	t.mu.Unlock()
+	t.s.logTerminalExit(t.id, code, sig)
+	close(t.exited)
+}
+
+// exitStatus is ACP's {exitCode, signal}: one of them set.
+func exitStatus(ps *os.ProcessState, err error) (*int, *string) {
+	if ps == nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return &code, nil
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = ws.Signal().String()
+		}
+		return nil, &name
+	}
+	code := ps.ExitCode()
+	return &code, nil
+}
+
+// kill ends the command: SIGTERM to its group, SIGKILL after the grace; it returns once the exit is recorded.
+func (t *terminal) kill() {
+	select {
+	case <-t.exited:
+		return
+	default:
+	}
+	t.tree.Record()
+	t.tree.Kill(syscall.SIGTERM)
+	timer := time.NewTimer(t.grace)
+	defer timer.Stop()
+	select {
+	case <-t.exited:
+		return
+	case <-timer.C:
+	}
+	t.tree.Record()
+	t.tree.Kill(syscall.SIGKILL)
+	<-t.exited
+}
+
+// status is the output kept so far and, once the command has exited, its exit status.
+func (t *terminal) status() (output string, truncated, exited bool, code *int, sig *string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.exited:
+		exited = true
+	default:
+	}
+	return string(t.output.text()), t.output.truncated, exited, t.exitCode, t.signal
+}
