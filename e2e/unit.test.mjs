@@ -357,3 +357,20 @@ test('attachments: images and text files become ACP blocks, within the limits an
   assert.equal(fmtBytes(600 * 1024), '600 KB');
   assert.equal(fmtBytes(3 * 1024 * 1024), '3.0 MB');
 });
+
+test('ansi: one write of many lines never holds more than twice the scroll-back', () => {
+  const b = new TermBuffer({ maxLines: 10, maxCols: 50 });
+  let peak = 0;
+  const push = b.lines.push;
+  b.lines.push = function (...items) {
+    const n = push.apply(this, items);
+    peak = Math.max(peak, n);
+    return n;
+  };
+  b.write('x\n'.repeat(10000));
+  assert.ok(peak <= 20, `held ${peak} lines during the write`);
+  assert.equal(b.lines.length, 10);
+  assert.equal(b.dropped, 9991);
+  assert.equal(b.lineText(8), 'x');
+  assert.equal(b.takeDirty(), 9991, 'the first line kept is dirty');
+});

@@ -41,6 +41,9 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	sessionless := map[string]func(){
 		"GET /healthz": nil, "GET /readyz": nil, "GET /openapi.yaml": nil, "GET /metrics": nil, "GET /v1/agents": nil,
 		"GET /acp": nil, "GET /acp/{agent}": nil, // the JSON-RPC table below
+		// Streamable HTTP: TestOwnershipOverStreamableHTTP (another's connection id is unknown; its sessions are
+		// not there).
+		"POST /acp": nil, "DELETE /acp": nil, "POST /acp/{agent}": nil, "DELETE /acp/{agent}": nil,
 		"GET /v1/sessions": func() {
 			for who, want := range map[string]bool{"ann": true, "bob": false, "root": true} {
 				st, _, body := g.request("GET", "/v1/sessions", nil, as(who))

@@ -25,7 +25,8 @@ type postError struct {
 }
 
 // parsePost reads one POST body: a single JSON-RPC message object. Invalid JSON is -32700; a batch (ACP
-// has none) or a value that is not an object is -32600.
+// has none), a value that is not an object, or an `initialize` that is not a request with an id that can be
+// answered is -32600.
 func parsePost(body []byte) (postMessage, *postError) {
 	t := bytes.TrimSpace(body)
 	if !json.Valid(t) {
@@ -38,25 +39,29 @@ func parsePost(body []byte) (postMessage, *postError) {
 	default:
 		return postMessage{}, &postError{codeInvalidRequest, "Invalid request: not a JSON-RPC message object"}
 	}
-	var raw struct {
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
+	// Read as dispatch reads it (read.go), so the face routes only what dispatch will answer with this id: a
+	// message whose members it cannot decode, or whose id is not a string or a number, is answered with id null.
+	var msg message
+	if json.Unmarshal(t, &msg) != nil {
+		return postMessage{}, nil // answered -32600 (id null) on the connection stream
 	}
-	_ = json.Unmarshal(t, &raw) // valid JSON object: members of other types are left for dispatch to refuse
 	var m postMessage
-	m.id = raw.ID
-	_ = json.Unmarshal(raw.Method, &m.method)
+	if msg.ID != nil && validID(msg.ID) {
+		m.id = msg.ID
+	}
+	if msg.Method != nil {
+		m.method = *msg.Method
+	}
 	var p struct {
 		SessionID json.RawMessage `json:"sessionId"`
 	}
-	if len(raw.Params) > 0 && raw.Params[0] == '{' && json.Unmarshal(raw.Params, &p) == nil {
+	if len(msg.Params) > 0 && msg.Params[0] == '{' && json.Unmarshal(msg.Params, &p) == nil {
 		_ = json.Unmarshal(p.SessionID, &m.paramsSession)
 	}
-	var version string
-	_ = json.Unmarshal(raw.JSONRPC, &version)
-	m.initialize = version == "2.0" && m.method == "initialize" && m.isRequest()
+	if m.method == "initialize" && (msg.JSONRPC != "2.0" || !m.isRequest()) {
+		return postMessage{}, &postError{codeInvalidRequest, `Invalid request: initialize is a JSON-RPC 2.0 request whose id is a string or a number`}
+	}
+	m.initialize = m.method == "initialize"
 	return m, nil
 }
 

@@ -3,11 +3,14 @@ package acpws
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/acp-gateway/gateway/internal/translate"
 )
 
 // FuzzParsePost feeds arbitrary bytes to the Streamable HTTP body parser: it never panics; a refusal is
 // -32700 (not JSON) or -32600 (JSON that is not one message object) and encodes as a JSON-RPC error; an
-// accepted body is a JSON object, and only a JSON-RPC 2.0 initialize request with an id opens a connection.
+// accepted body is a JSON object, only a JSON-RPC 2.0 initialize request with an id opens a connection, and
+// a request is routed only when dispatch answers it with the same id.
 // Seeds: testdata/fuzz/FuzzParsePost.
 func FuzzParsePost(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
@@ -37,6 +40,17 @@ func FuzzParsePost(f *testing.F) {
 		}
 		if m.initialize && (m.method != "initialize" || !m.isRequest()) {
 			t.Fatalf("initialize without being an initialize request: %+v", m)
+		}
+		// A request the face routes is one dispatch answers with the same id: else its route is never taken
+		// (and an initialize POST waits for an answer that goes elsewhere).
+		if m.isRequest() {
+			var msg message
+			if err := json.Unmarshal(body, &msg); err != nil || msg.Method == nil || msg.ID == nil || !validID(msg.ID) {
+				t.Fatalf("routes a request dispatch does not answer with its id: %+v (%v)", m, err)
+			}
+			if k := idKey(m.id); k == "" || k != idKey(translate.EchoID(msg.ID)) {
+				t.Fatalf("routes id %q, dispatch answers %q", k, idKey(translate.EchoID(msg.ID)))
+			}
 		}
 	})
 }

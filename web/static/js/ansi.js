@@ -127,6 +127,8 @@ export class TermBuffer {
     if (c === 0x0a) {
       this.lines.push(newLine());
       this.col = 0;
+      // One write may hold any number of lines: trim as it goes, so it never holds more than twice the bound.
+      if (this.lines.length >= 2 * this.maxLines) this.trim();
       return;
     }
     if (c === 0x0d) { this.col = 0; return; }
