@@ -1,0 +1,116 @@
+package jsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// directory is sessions.Directory on a KV bucket: key = session id, value = DirEntry JSON, revision = the
+// key's last stream sequence, so Update with the revision read is the compare-and-swap every claim relies on.
+type directory struct {
+	kv jetstream.KeyValue // Static after construction.
+}
+
+func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uint64, error) {
+	if err := checkSID(sid); err != nil {
+		return sessions.DirEntry{}, 0, err
+	}
+	kve, err := d.kv.Get(ctx, sid)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return sessions.DirEntry{}, 0, sessions.ErrNotFound
+	}
+	if err != nil {
+		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory get %s: %w", sid, err)
+	}
+	var e sessions.DirEntry
+	if err := json.Unmarshal(kve.Value(), &e); err != nil {
+		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory entry %s: %w", sid, err)
+	}
+	return e, kve.Revision(), nil
+}
+
+// Create stores a new entry; ErrRevision when the key exists.
+func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, error) {
+	if err := checkSID(e.ID); err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := d.kv.Create(ctx, e.ID, b)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, sessions.ErrRevision
+	}
+	if err != nil {
+		return 0, fmt.Errorf("jsstore: directory create %s: %w", e.ID, err)
+	}
+	return rev, nil
+}
+
+// Update replaces the entry if its revision is still rev; ErrRevision when another writer won.
+func (d *directory) Update(ctx context.Context, e sessions.DirEntry, rev uint64) (uint64, error) {
+	if err := checkSID(e.ID); err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	next, err := d.kv.Update(ctx, e.ID, b, rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, sessions.ErrRevision
+	}
+	if err != nil {
+		return 0, fmt.Errorf("jsstore: directory update %s: %w", e.ID, err)
+	}
+	return next, nil
+}
+
+func (d *directory) Delete(ctx context.Context, sid string) error {
+	if err := checkSID(sid); err != nil {
+		return err
+	}
+	if err := d.kv.Delete(ctx, sid); err != nil {
+		return fmt.Errorf("jsstore: directory delete %s: %w", sid, err)
+	}
+	return nil
+}
+
+// Watch calls fn for every current entry, then for each change, until ctx ends (then it returns nil). An entry
+// that does not parse is skipped here, so one bad key cannot hide the others; Get reports it.
+func (d *directory) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev uint64, deleted bool)) error {
+	w, err := d.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("jsstore: directory watch: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case kve, ok := <-w.Updates():
+			if !ok {
+				return nil
+			}
+			if kve == nil {
+				continue // the end of the current entries
+			}
+			if op := kve.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
+				fn(sessions.DirEntry{ID: kve.Key()}, kve.Revision(), true)
+				continue
+			}
+			var e sessions.DirEntry
+			if json.Unmarshal(kve.Value(), &e) != nil {
+				continue
+			}
+			fn(e, kve.Revision(), false)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package jsstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// Feed implements sessions.Store: an ordered consumer filtered on the session's subject, read through fold.
+// Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
+// ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
+func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+	if err := checkSID(sid); err != nil {
+		return 0, err
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.opts.logStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.opts.logSubject(sid)},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
+	}
+	defer it.Stop()
+	if info := cons.CachedInfo(); !live && info != nil && info.NumPending == 0 {
+		return 0, nil // nothing stored
+	}
+	f := newFolder(s.opts.Inflight, fn)
+	var fence uint64
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil && live {
+				return fence, nil
+			}
+			return fence, fmt.Errorf("jsstore: feed %s: %w", sid, err)
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return fence, fmt.Errorf("jsstore: feed %s: %w", sid, err)
+		}
+		fence = meta.Sequence.Stream
+		if r, err := parseRecord(fence, msg.Headers(), msg.Data()); err != nil {
+			f.anomalies++
+		} else if err := f.fold(r); err != nil {
+			return fence, err
+		}
+		if meta.NumPending == 0 {
+			if !live {
+				return fence, f.settle()
+			}
+			if err := f.settleStart(); err != nil {
+				return fence, err
+			}
+		}
+	}
+}

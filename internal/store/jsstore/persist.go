@@ -1,0 +1,336 @@
+package jsstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// readBatch is how many frames the writer takes from the ring per Read.
+const readBatch = 256
+
+// Backoff after a failed publish: from backoffMin doubling to backoffMax (docs/cluster.md §1, the loop).
+const (
+	backoffMin = 100 * time.Millisecond
+	backoffMax = 5 * time.Second
+)
+
+// persister is the write-behind of one session's log: one goroutine (run) reads the ring after the last seq it
+// published and publishes each frame in order, at most Inflight unacknowledged, and moves Durable() and the
+// ring's pin as acks come back in order.
+type persister struct {
+	st       *Store         // Static after construction.
+	epoch    string         // Static after construction.
+	subject  string         // Static after construction.
+	log      *sessions.Log  // Static after construction.
+	pin      *atomic.Uint64 // Static after construction; the value is owned by run.
+	partSize int            // Static after construction.
+
+	durable    atomic.Uint64 // Written by run.
+	oldestSent atomic.Int64  // Written by run: unix nanos of the oldest unacknowledged publish, 0 when none.
+	errs       atomic.Uint64 // Written by run.
+	gaps       atomic.Uint64 // Written by run.
+
+	mu       sync.Mutex
+	advanced chan struct{} // Guarded by mu; closed and replaced whenever durable moves.
+
+	stopOnce sync.Once
+	stop     chan struct{} // Closed by Stop.
+	done     chan struct{} // Closed when run returns.
+}
+
+// inflight is one published message waiting for its ack.
+type inflight struct {
+	fut   jetstream.PubAckFuture
+	seq   uint64 // durable reaches seq when this ack arrives, if last
+	last  bool   // the frame's (or gap marker's) last message
+	sent  time.Time
+	bytes int
+}
+
+// Persist implements sessions.Store: it pins l's unacknowledged frames and starts the writer after seq from.
+// sid is a session id the registry made; one that cannot name a subject is a programming error and panics.
+func (s *Store) Persist(sid, epoch string, l *sessions.Log, from uint64) sessions.Persister {
+	if err := checkSID(sid); err != nil {
+		panic(err)
+	}
+	p := &persister{
+		st: s, epoch: epoch, subject: s.opts.logSubject(sid), log: l,
+		partSize: max(1, int(s.nc.MaxPayload())-partOverhead),
+		advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	p.pin = l.Pin(s.opts.MaxLag)
+	p.pin.Store(from)
+	p.durable.Store(from)
+	go p.run(from)
+	return p
+}
+
+func (p *persister) Durable() uint64 { return p.durable.Load() }
+
+// Flush waits until every frame the log held at the call is acknowledged.
+func (p *persister) Flush(ctx context.Context) error {
+	target := p.log.Head()
+	for {
+		p.mu.Lock()
+		advanced := p.advanced
+		p.mu.Unlock()
+		if p.durable.Load() >= target {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return errStopped
+		}
+	}
+}
+
+var errStopped = errors.New("jsstore: persister stopped")
+
+func (p *persister) Stats() sessions.PersistStats {
+	durable := p.durable.Load()
+	st := sessions.PersistStats{Errors: p.errs.Load(), Gaps: p.gaps.Load()}
+	if head := p.log.Head(); head > durable {
+		st.LagFrames = head - durable
+	}
+	if st.LagFrames > 0 {
+		res, err := p.log.Read(durable, 0, nil)
+		switch {
+		case errors.Is(err, sessions.ErrTruncated):
+			st.LagBytes = p.st.opts.MaxLag // the pin gave way: at least this much
+		case err == nil:
+			st.LagBytes = res.LagBytes
+		}
+	}
+	if sent := p.oldestSent.Load(); sent != 0 {
+		st.OldestUnacked = time.Since(time.Unix(0, sent))
+	}
+	return st
+}
+
+// Stop ends the writer; frames not yet acknowledged stay unacknowledged (Flush first to store them).
+func (p *persister) Stop() {
+	p.stopOnce.Do(func() { close(p.stop) })
+	<-p.done
+}
+
+// run is the writer loop. It owns pos (the last seq published) and the queue of unacknowledged publishes.
+func (p *persister) run(from uint64) {
+	defer close(p.done)
+	var w writer
+	defer func() { w.lost.Stop() }()
+	w = writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch), lost: time.NewTimer(time.Hour),
+		budget: byteBudget{max: p.st.opts.LogMaxBytes, maxCount: p.st.opts.LogMaxFrames}}
+	backoff := backoffMin
+	for {
+		err := w.step()
+		switch {
+		case errors.Is(err, errStopped):
+			return
+		case err != nil:
+			p.errs.Add(1)
+			if w.drain() != nil {
+				return
+			}
+			w.pos = p.durable.Load()
+			if !p.sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, backoffMax)
+		default:
+			backoff = backoffMin
+		}
+	}
+}
+
+// sleep waits d unless Stop comes first.
+func (p *persister) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+// advance records that every frame up to seq is acknowledged.
+func (p *persister) advance(seq uint64) {
+	p.durable.Store(seq)
+	p.pin.Store(seq)
+	p.mu.Lock()
+	close(p.advanced)
+	p.advanced = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// writer is run's state. Owned by the run goroutine.
+type writer struct {
+	p      *persister
+	pos    uint64     // the last seq published (or known stored)
+	queue  []inflight // unacknowledged publishes, oldest first
+	buf    []sessions.Entry
+	budget byteBudget  // the stored messages that fit LogMaxBytes, when set
+	lost   *time.Timer // fires when the awaited ack is past ackWait
+}
+
+// ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server
+// restart, a future was seen to stay unresolved (no ack, no timeout, no disconnect error), which would stall
+// the session's writer for good. Past it, the publish counts as failed and the writer republishes.
+const ackWait = publishAckTimeout + time.Second
+
+var errAckLost = errors.New("jsstore: no ack and no error for a publish")
+
+// step publishes what the ring holds after pos, or waits for an ack, an append or Stop. An error means a
+// publish failed: the caller drains the queue and republishes from Durable().
+func (w *writer) step() error {
+	p := w.p
+	res, err := p.log.Read(w.pos, readBatch, w.buf)
+	if errors.Is(err, sessions.ErrTruncated) {
+		first, _ := p.log.Bounds()
+		if err := w.publish(gapMsg(p.subject, p.epoch, w.pos+1, first-1), first-1, true); err != nil {
+			return err
+		}
+		p.gaps.Add(1)
+		w.pos = first - 1
+		return nil
+	}
+	w.buf = res.Entries[:0]
+	for _, e := range res.Entries {
+		msgs := frameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)
+		for i, m := range msgs {
+			if err := w.publish(m, e.Seq, i == len(msgs)-1); err != nil {
+				return err
+			}
+		}
+		w.pos = e.Seq
+	}
+	clear(res.Entries) // the ring's frames are not held past this step
+	if len(res.Entries) > 0 {
+		return nil
+	}
+	var wake <-chan struct{}
+	if !res.Closed {
+		wake = res.Wake
+	}
+	if len(w.queue) == 0 {
+		select {
+		case <-wake:
+			return nil
+		case <-p.stop:
+			return errStopped
+		}
+	}
+	return w.awaitOldest(wake)
+}
+
+// publish sends one message, first waiting while Inflight publishes are unacknowledged.
+func (w *writer) publish(m *nats.Msg, seq uint64, last bool) error {
+	for len(w.queue) >= w.p.st.opts.Inflight {
+		if err := w.awaitOldest(nil); err != nil {
+			return err
+		}
+	}
+	fut, err := w.p.st.js.PublishMsgAsync(m)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if len(w.queue) == 0 {
+		w.p.oldestSent.Store(now.UnixNano())
+	}
+	w.queue = append(w.queue, inflight{fut: fut, seq: seq, last: last, sent: now, bytes: len(m.Data)})
+	return nil
+}
+
+// awaitOldest waits for the oldest publish's ack (or for wake, or Stop) and applies it.
+func (w *writer) awaitOldest(wake <-chan struct{}) error {
+	p := w.p
+	head := w.queue[0]
+	w.lost.Reset(time.Until(head.sent.Add(ackWait)))
+	select {
+	case <-head.fut.Ok():
+	case err := <-head.fut.Err():
+		return err
+	case <-w.lost.C:
+		return errAckLost
+	case <-wake:
+		return nil
+	case <-p.stop:
+		return errStopped
+	}
+	w.queue[0] = inflight{}
+	w.queue = w.queue[1:]
+	if len(w.queue) == 0 {
+		w.queue = w.queue[:0:0]
+		p.oldestSent.Store(0)
+	} else {
+		p.oldestSent.Store(w.queue[0].sent.UnixNano())
+	}
+	w.acked(head)
+	return nil
+}
+
+// acked applies one acknowledged publish: the byte budget first, then Durable() if it ends a frame, so a
+// Flush that returns has seen the purge too.
+func (w *writer) acked(in inflight) {
+	if w.p.st.opts.LogMaxBytes > 0 {
+		w.budget.add(in.bytes)
+		if w.budget.purgeDue() {
+			w.purge()
+		}
+	}
+	if in.last {
+		w.p.advance(in.seq)
+	}
+}
+
+// purge drops the subject's messages that fall out of the byte budget (JetStream has no per-subject byte
+// limit): it keeps the newest messages the budget holds, plus those still unacknowledged.
+func (w *writer) purge() {
+	ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
+	defer cancel()
+	keep := uint64(w.budget.count() + len(w.queue))
+	if err := w.p.st.stream.Purge(ctx, jetstream.WithPurgeSubject(w.p.subject), jetstream.WithPurgeKeep(keep)); err != nil {
+		w.p.errs.Add(1)
+		return
+	}
+	w.budget.purged()
+}
+
+const purgeTimeout = 5 * time.Second
+
+// drain waits for every outstanding publish after a failure; acks that still arrive in order count.
+func (w *writer) drain() error {
+	p := w.p
+	failed := false
+	for _, in := range w.queue {
+		w.lost.Reset(time.Until(in.sent.Add(ackWait)))
+		select {
+		case <-in.fut.Ok():
+			if !failed {
+				w.acked(in)
+			}
+		case <-in.fut.Err():
+			failed = true
+		case <-w.lost.C:
+			failed = true
+		case <-p.stop:
+			return errStopped
+		}
+	}
+	w.queue = w.queue[:0:0]
+	p.oldestSent.Store(0)
+	return nil
+}
