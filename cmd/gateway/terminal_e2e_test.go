@@ -339,4 +339,23 @@ func TestTerminalLoggedOutputIsBounded(t *testing.T) {
 	if notes != 1 || !exitAfterNote || logged > 1<<20+8<<10 || logged < 1<<20-8<<10 {
 		t.Fatalf("logged %d bytes in %d frames, %d notes, exit after the note %v", logged, frames, notes, exitAfterNote)
 	}
+	// The snapshot (validated against openapi.yaml like every response) holds the tail and the exit.
+	var view struct {
+		Snapshot struct {
+			Terminals []struct {
+				TerminalID string `json:"terminalId"`
+				Output     string
+				Truncated  bool
+				ExitStatus *struct{ ExitCode *int }
+			}
+		}
+	}
+	if code := g.do("GET", "/v1/sessions/"+s.ID, nil, &view); code != http.StatusOK {
+		t.Fatalf("GET session: %d", code)
+	}
+	ts := view.Snapshot.Terminals
+	if len(ts) != 1 || ts[0].TerminalID != r[0].TerminalID || !ts[0].Truncated || len(ts[0].Output) != 64<<10 ||
+		strings.ReplaceAll(ts[0].Output, line, "") != "" || ts[0].ExitStatus == nil || *ts[0].ExitStatus.ExitCode != 0 {
+		t.Fatalf("snapshot terminals: %+v", ts)
+	}
 }
