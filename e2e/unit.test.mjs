@@ -9,7 +9,7 @@ import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js'
 import { fmtElapsed } from '../web/static/js/elapsed.js';
 import { legacyModesSuperseded } from '../web/static/js/modes.js';
 import { TermBuffer, cssColor } from '../web/static/js/ansi.js';
-import { renderLine, styleClasses } from '../web/static/js/term.js';
+import { renderLine, styleClasses, snapshotTerminals } from '../web/static/js/term.js';
 import {
   attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
 } from '../web/static/js/attach.js';
@@ -321,6 +321,27 @@ test('term: output is rendered as text nodes; markup in it never becomes HTML', 
   assert.equal(line.children[0].nodeName, '#text');
   assert.equal(line.children[1].className, 'ansi-fg-1');
   assert.deepEqual(line.children[2].props, { color: 'rgb(9, 8, 7)' });
+});
+
+test('term: a snapshot\'s terminals fill their panes (output tail, truncated, exit); malformed items are left out', () => {
+  const got = snapshotTerminals({
+    seq: 9, entries: [],
+    terminals: [
+      { terminalId: 'term_a', output: 'hello\n', exitStatus: { exitCode: 0, signal: null } },
+      { terminalId: 'term_b', output: 'tail', truncated: true, exitStatus: { exitCode: null, signal: 'SIGKILL' } },
+      { terminalId: 'term_c', output: 'running' },
+      { terminalId: '', output: 'x' }, null, 'junk', { output: 'no id' },
+      { terminalId: 'term_d', output: 42, exitStatus: 'bad' },
+    ],
+  });
+  assert.deepEqual(got, [
+    { id: 'term_a', output: 'hello\n', truncated: false, exit: { exitCode: 0, signal: null } },
+    { id: 'term_b', output: 'tail', truncated: true, exit: { exitCode: null, signal: 'SIGKILL' } },
+    { id: 'term_c', output: 'running', truncated: false, exit: null },
+    { id: 'term_d', output: '', truncated: false, exit: null },
+  ]);
+  assert.deepEqual(snapshotTerminals({ entries: [] }), []);
+  assert.deepEqual(snapshotTerminals(null), []);
 });
 
 // --- attachments (attach.js) ----------------------------------------------------------------------------------------

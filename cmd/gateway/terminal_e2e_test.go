@@ -292,3 +292,70 @@ func commandPid(t *testing.T, output string) int {
 	}
 	return pid
 }
+
+// TestTerminalLoggedOutputIsBounded: a command printing several MiB logs at most the per-terminal budget
+// (1 MiB) plus one frame, then one `{data: "", truncated: true}` note; terminal/output still answers the
+// outputByteLimit-bounded tail of all of it.
+func TestTerminalLoggedOutputIsBounded(t *testing.T) {
+	g, _ := testAgentGateway(t, "term")
+	s := g.createSession(nil)
+	const line = "0123456789abcdef"
+	create := printCmd(t, "-print", line, "-repeat", strconv.Itoa(3<<20/len(line))) // 3 MiB
+	create["outputByteLimit"] = 4096
+	r := runTerminalSteps(t, g, s.ID, create, map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	out := r[2].Result
+	if !out.Truncated || len(out.Output) != 4096 || strings.ReplaceAll(out.Output, line, "") != "" {
+		t.Fatalf("terminal/output: truncated %v, %d bytes", out.Truncated, len(out.Output))
+	}
+	logged, notes, frames := 0, 0, 0
+	exitAfterNote := false
+	for _, f := range g.fullLogWS(t, s.ID, s.Epoch) {
+		var m struct {
+			Method string
+			Params struct {
+				Data      string
+				Truncated bool
+			}
+		}
+		_ = json.Unmarshal(f.Raw, &m)
+		switch m.Method {
+		case "_gateway/terminal_output":
+			if m.Params.Truncated {
+				notes++
+				if m.Params.Data != "" {
+					t.Fatalf("note with data: %s", f.Raw)
+				}
+				continue
+			}
+			if notes > 0 {
+				t.Fatal("output logged after the note")
+			}
+			frames++
+			logged += len(m.Params.Data)
+		case "_gateway/terminal_exit":
+			exitAfterNote = notes == 1
+		}
+	}
+	if notes != 1 || !exitAfterNote || logged > 1<<20+8<<10 || logged < 1<<20-8<<10 {
+		t.Fatalf("logged %d bytes in %d frames, %d notes, exit after the note %v", logged, frames, notes, exitAfterNote)
+	}
+	// The snapshot (validated against openapi.yaml like every response) holds the tail and the exit.
+	var view struct {
+		Snapshot struct {
+			Terminals []struct {
+				TerminalID string `json:"terminalId"`
+				Output     string
+				Truncated  bool
+				ExitStatus *struct{ ExitCode *int }
+			}
+		}
+	}
+	if code := g.do("GET", "/v1/sessions/"+s.ID, nil, &view); code != http.StatusOK {
+		t.Fatalf("GET session: %d", code)
+	}
+	ts := view.Snapshot.Terminals
+	if len(ts) != 1 || ts[0].TerminalID != r[0].TerminalID || !ts[0].Truncated || len(ts[0].Output) != 64<<10 ||
+		strings.ReplaceAll(ts[0].Output, line, "") != "" || ts[0].ExitStatus == nil || *ts[0].ExitStatus.ExitCode != 0 {
+		t.Fatalf("snapshot terminals: %+v", ts)
+	}
+}

@@ -277,20 +277,20 @@ func (s *Session) terminalDir(cwd *string) (string, *acp.RequestError) {
 	return real, nil
 }
 
-// logTerminalOutput logs new output of a terminal as `_gateway/terminal_output` frames of bounded size.
-func (s *Session) logTerminalOutput(id, text string) {
-	if text == "" {
-		return
-	}
+// logTerminalOutput logs one `_gateway/terminal_output` frame (terminalLog bounds and coalesces them); the
+// one past the terminal's budget is the note `{data: "", truncated: true}`.
+func (s *Session) logTerminalOutput(id, data string, truncated bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	turnID := ""
 	if s.turn != nil {
 		turnID = s.turn.ID
 	}
-	for _, chunk := range textChunks(text, terminalReadBytes) {
-		s.appendGatewayLocked("_gateway/terminal_output", turnID, map[string]any{"terminalId": id, "data": chunk})
+	params := map[string]any{"terminalId": id, "data": data}
+	if truncated {
+		params["truncated"] = true
 	}
+	s.appendGatewayLocked("_gateway/terminal_output", turnID, params)
 }
 
 // logTerminalExit logs `_gateway/terminal_exit`, after the terminal's last output.

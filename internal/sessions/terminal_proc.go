@@ -30,6 +30,7 @@ type terminal struct {
 	grace  time.Duration // between SIGTERM and SIGKILL, and how long output may trail the exit
 	read   chan struct{} // closed when the reader has ended
 	exited chan struct{} // closed when the exit is recorded (and logged, after the last output)
+	log    *terminalLog  // what clients are sent of the output; the reader adds to it and closes it
 
 	mu       sync.Mutex
 	output   terminalOutput // Guarded by mu.
@@ -66,6 +67,8 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 		read: make(chan struct{}), exited: make(chan struct{}),
 		output: terminalOutput{limit: limit},
 	}
+	t.log = newTerminalLog(func(data string, truncated bool) { s.logTerminalOutput(id, data, truncated) },
+		terminalLogBudget, terminalReadBytes, terminalFrameInterval)
 	go t.readOutput()
 	go t.wait()
 	return t, nil
@@ -81,7 +84,7 @@ func (t *terminal) readOutput() {
 			t.mu.Lock()
 			text := t.output.add(buf[:n])
 			t.mu.Unlock()
-			t.s.logTerminalOutput(t.id, text)
+			t.log.add(text)
 		}
 		if err != nil {
 			break
@@ -90,7 +93,8 @@ func (t *terminal) readOutput() {
 	t.mu.Lock()
 	text := t.output.flush()
 	t.mu.Unlock()
-	t.s.logTerminalOutput(t.id, text)
+	t.log.add(text)
+	t.log.close()
 }
 
 // wait records the exit once the process is gone and its output read.

@@ -3,12 +3,14 @@ package translate
 import "encoding/json"
 
 // Note tells the Context about a gateway notification the session logged (`_gateway/turn_started`,
-// `_gateway/turn_ended`, `_gateway/permission_resolved`, `_gateway/session_status`). The snapshot learns
+// `_gateway/turn_ended`, `_gateway/permission_resolved`, `_gateway/session_status`, `_gateway/terminal_*`). The snapshot learns
 // turn boundaries and outcomes from it: replay leaves out the answers of turns that ended cancelled or
 // failed, and only `_gateway/turn_ended` says which did (EndTurn runs before it and knows only whether the
 // gateway closed tool calls). Unknown methods and malformed params are ignored: a note never fails.
 func (c *Context) Note(method string, params []byte) {
 	switch method {
+	case "_gateway/terminal_output", "_gateway/terminal_exit":
+		c.foldTerminal(method, params)
 	case "_gateway/turn_started":
 		var p struct {
 			TurnID string `json:"turnId"`

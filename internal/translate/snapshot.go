@@ -11,7 +11,7 @@ import (
 //	 "entries":[{"kind":"user_message"|"agent_message"|"agent_thought","messageId","turnId","content":[ContentBlock…]}
 //	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall}}],
 //	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"?, "sessionInfo"?,
-//	 "availableCommands"?, "truncated"?:true}
+//	 "availableCommands"?, "terminals"?:[…] (terminalsnap.go), "truncated"?:true}
 //
 // Entries are in order of first appearance; consecutive text blocks of one message are merged into one text
 // block (other blocks are kept as sent). turnId is left out for entries produced outside a turn.
@@ -103,6 +103,7 @@ type snapshot struct {
 	usage             []byte
 	sessionInfo       []toolField // merged; null clears a field
 	availableCommands []byte
+	terminals         []*terminalSnap // gateway-served terminals, oldest first (terminalsnap.go)
 }
 
 func (s *snapshot) init() { s.msgs = map[msgKey]*entry{} }

@@ -21,6 +21,7 @@ type SnapshotView struct {
 	usage             []byte
 	sessionInfo       []toolField
 	availableCommands []byte
+	terminals         []terminalSnap
 	truncated         bool
 }
 
@@ -51,7 +52,7 @@ func (c *Context) FreezeSnapshot(seq uint64) *SnapshotView {
 	v := &SnapshotView{
 		seq: seq, entries: make([]frozenEntry, len(live)), bytes: s.bytes, truncated: s.truncated,
 		plan: s.plan, currentModeID: s.currentModeID, configOptions: s.configOptions, usage: s.usage,
-		availableCommands: s.availableCommands,
+		availableCommands: s.availableCommands, terminals: freezeTerminals(s.terminals),
 	}
 	for i, e := range live {
 		f := frozenEntry{kind: e.kind, turn: e.turn, idRaw: e.idRaw}
@@ -108,6 +109,7 @@ func (v *SnapshotView) JSON() json.RawMessage {
 		appendOpt("sessionInfo", info.appendObject(nil, ""))
 	}
 	appendOpt("availableCommands", v.availableCommands)
+	out = appendTerminals(out, v.terminals)
 	if v.truncated {
 		out = append(out, `,"truncated":true`...)
 	}

@@ -172,3 +172,24 @@ export function styleClasses(st) {
   if (st.strike) c.push('ansi-strike');
   return c;
 }
+
+/**
+ * The terminals of a snapshot (`snapshot.terminals`, the gateway-served ones: the last 64 KiB of each one's
+ * output and its exit) as [{id, output, truncated, exit}], malformed items left out, so a pane reloaded or
+ * resynced shows what streamed before the snapshot. exit is {exitCode, signal} or null while it runs.
+ */
+export function snapshotTerminals(snapshot) {
+  const list = snapshot && Array.isArray(snapshot.terminals) ? snapshot.terminals : [];
+  const out = [];
+  for (const t of list) {
+    if (!t || typeof t !== 'object' || typeof t.terminalId !== 'string' || !t.terminalId) continue;
+    const ex = t.exitStatus && typeof t.exitStatus === 'object' ? t.exitStatus : null;
+    out.push({
+      id: t.terminalId,
+      output: typeof t.output === 'string' ? t.output : '',
+      truncated: t.truncated === true,
+      exit: ex ? { exitCode: typeof ex.exitCode === 'number' ? ex.exitCode : null, signal: typeof ex.signal === 'string' ? ex.signal : null } : null,
+    });
+  }
+  return out;
+}

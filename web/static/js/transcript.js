@@ -5,7 +5,7 @@ import { h, clear, icon, hasIcon } from './dom.js';
 import { renderMarkdown, renderBlocks, MarkdownStream, safeHref } from './markdown.js';
 import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
-import { TerminalView } from './term.js';
+import { TerminalView, snapshotTerminals } from './term.js';
 import { attachmentChip } from './attachview.js';
 
 const MAX_IMAGE_B64 = 8 << 20;
@@ -550,6 +550,12 @@ export class Transcript {
   /** Renders a snapshot's entries (GET /v1/sessions/{id} → snapshot) from scratch. */
   loadSnapshot(snapshot) {
     this.reset();
+    // Gateway-served terminals first: their output streamed before the snapshot and is not in the entries.
+    for (const t of snapshotTerminals(snapshot)) {
+      const v = this.terminal(t.id);
+      v.write(t.truncated ? `[earlier output not kept]\r\n${t.output}` : t.output);
+      if (t.exit) v.setExit(t.exit.exitCode, t.exit.signal);
+    }
     const entries = (snapshot && Array.isArray(snapshot.entries)) ? snapshot.entries : [];
     for (const e of entries) {
       if (!e || typeof e !== 'object') continue;
