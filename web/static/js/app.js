@@ -696,6 +696,8 @@ class Current {
   /** The gateway refused an act with 403 forbidden: the session is shared with us to watch only. */
   setReadOnly() {
     this.readOnly = true;
+    renderHeader();
+    renderSelectors();
     renderComposer();
     refreshPermDialog();
   }
@@ -743,7 +745,8 @@ function updateDocTitle() {
 function renderHeader() {
   const cur = state.cur;
   els.emptyState.hidden = !!cur;
-  els.closeSession.hidden = !cur || !cur.usable;
+  // A viewer may not close the session nor switch its mode or options: only the owner or an admin may.
+  els.closeSession.hidden = !cur || !cur.usable || cur.readOnly;
   els.shareSession.hidden = !cur || !cur.usable || !cur.sharing;
   clear(els.meta);
   if (!cur) {
@@ -772,7 +775,7 @@ function renderSelectors() {
     any = true;
     const sel = h('select', {
       id: 'mode-select',
-      disabled: !cur.usable,
+      disabled: !cur.usable || cur.readOnly,
       on: {
         change: async (ev) => {
           const prev = cur.modes.currentModeId;
@@ -797,7 +800,7 @@ function renderSelectors() {
     const sel = h('select', {
       dataset: { configId: opt.id },
       title: opt.description || '',
-      disabled: !cur.usable,
+      disabled: !cur.usable || cur.readOnly,
       on: {
         change: async (ev) => {
           const val = ev.target.value;
