@@ -393,7 +393,7 @@ test('people: the resolved permission card names who answered, else how it was r
   assert.equal(v({ outcome: selected('allow-once', true), by: 'client', actor: { principal: 'anonymous', name: 'anonymous' } }), 'Allowed in a client · Allow once');
   // An option the page does not know (a snapshot) still says allowed or rejected from outcome.allowed.
   const unknown = permissionVerdict({ outcome: selected('zz', true), by: 'rest', actor: ann }, []);
-  assert.deepEqual(unknown, { text: 'Allowed by ann · zz', allowed: true, who: 'by ann', choice: 'zz' });
+  assert.deepEqual(unknown, { text: 'Allowed by ann · zz', allowed: true, who: 'by ann', name: 'ann', choice: 'zz' });
   assert.equal(permissionVerdict({ outcome: selected('reject-once', false), by: 'rest' }, OPTIONS).allowed, false);
   assert.equal(permissionVerdict(null).text, 'Cancelled');
 });

@@ -655,7 +655,9 @@ class Current {
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
-      else if (by === 'client' || by === 'rest' || by === 'acp') toast(`The permission request for “${title}” was answered ${v.who}: ${v.choice || v.text}.`, 'info');
+      else if (by === 'client' || by === 'rest' || by === 'acp') {
+        toast(`The permission request for “${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info');
+      }
     }
     if (this.replayed) {
       refreshPermDialog();

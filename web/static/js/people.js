@@ -30,9 +30,9 @@ const VIA = { rest: 'via the API', client: 'in a client', acp: 'over ACP', polic
 
 /**
  * What a resolved permission card says, from `_gateway/permission_resolved` params {outcome, by, actor} and the
- * request's options. mine: this page sent the answer. Returns {text, allowed, who, choice}: text "Allowed by ann ·
- * Allow once", who "by ann" (or "via the API", "by the session policy", … ; '' for an unattended resolution),
- * choice the option's name ('' when none was selected).
+ * request's options. mine: this page sent the answer. Returns {text, allowed, who, name, choice}: text "Allowed by
+ * ann · Allow once", who "by ann" (or "via the API", "by the session policy", … ; '' for an unattended resolution),
+ * name the actor's ('' when none is named), choice the option's name ('' when none was selected).
  */
 export function permissionVerdict(params, options = [], mine = false) {
   const p = params && typeof params === 'object' ? params : {};
@@ -53,7 +53,7 @@ export function permissionVerdict(params, options = [], mine = false) {
   const choice = opt ? String(opt.name || opt.optionId) : selected && optionId ? optionId : '';
   const by = typeof p.by === 'string' ? p.by : '';
   const name = actorName(p.actor);
-  if (UNATTENDED[by] && !name) return { text: UNATTENDED[by], allowed, who: '', choice };
+  if (UNATTENDED[by] && !name) return { text: UNATTENDED[by], allowed, who: '', name, choice };
   let who;
   if (by === 'policy') who = name ? `by ${name}’s policy` : VIA.policy;
   else if (name) who = mine ? `by ${name} (you)` : `by ${name}`;
@@ -62,5 +62,5 @@ export function permissionVerdict(params, options = [], mine = false) {
   else who = by ? `by ${by}` : '';
   const verdict = allowed ? 'Allowed' : selected ? 'Rejected' : 'Cancelled';
   const text = [verdict, who].filter(Boolean).join(' ') + (choice ? ` · ${choice}` : '');
-  return { text, allowed, who, choice };
+  return { text, allowed, who, name, choice };
 }
