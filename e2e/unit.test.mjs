@@ -1,4 +1,5 @@
-// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff, elapsed time, ANSI terminal, attachments),
+// Unit tests of the UI's pure modules (Markdown parser, highlighter, diff, elapsed time, ANSI terminal, attachments,
+// who did what, sharing),
 // run in node without a browser.
 
 import { test } from 'node:test';
@@ -14,6 +15,10 @@ import {
   attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
 } from '../web/static/js/attach.js';
 import { statusView, acceptsPrompt, promptErrorText } from '../web/static/js/status.js';
+import { actorName, permissionVerdict } from '../web/static/js/people.js';
+import {
+  sharingOffered, shareRows, principalIdProblem, shareErrorText, isForbidden, VIEWER_NOTICE,
+} from '../web/static/js/sharing.js';
 
 // Strips the tree to something short to compare.
 function inl(nodes) {
@@ -415,4 +420,84 @@ test('status: a 409 session_not_resumable is explained, other refusals keep thei
   assert.match(nr, /cannot be restarted/);
   assert.match(nr, /start a new session/);
   assert.equal(promptErrorText({ status: 413, code: 'prompt_too_large', message: 'too big' }), 'Could not send the prompt: too big (prompt_too_large)');
+});
+
+// --- who did what (people.js) ----------------------------------------------------------------------------------------
+
+const OPTIONS = [
+  { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
+  { optionId: 'reject-once', name: 'Reject', kind: 'reject_once' },
+];
+const ann = { principal: 'ann', name: 'ann' };
+const bob = { principal: 'bob', name: 'Bob B.' };
+const selected = (optionId, allowed) => ({ outcome: 'selected', optionId, allowed });
+
+test('people: the resolved permission card names who answered, else how it was resolved', () => {
+  const v = (params, mine = false) => permissionVerdict(params, OPTIONS, mine).text;
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest', actor: ann }), 'Allowed by ann · Allow once');
+  assert.equal(v({ outcome: selected('reject-once', false), by: 'client', actor: bob }), 'Rejected by Bob B. · Reject');
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest', actor: ann }, true), 'Allowed by ann (you) · Allow once');
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'acp', actor: { principal: 'oidc:42' } }), 'Allowed by oidc:42 · Allow once');
+  // The policy's answer is recorded as the owner's, who chose the policy: say so, not that they clicked.
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'policy', actor: ann }), 'Allowed by ann’s policy · Allow once');
+  // Without a named principal: how it came, the `by` value as the last resort.
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'policy' }), 'Allowed by the session policy · Allow once');
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest' }), 'Allowed via the API · Allow once');
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest' }, true), 'Allowed by you · Allow once');
+  assert.equal(v({ outcome: selected('reject-once', false), by: 'somewhere-new' }), 'Rejected by somewhere-new · Reject');
+  assert.equal(v({ outcome: { outcome: 'cancelled', allowed: false }, by: 'deadline' }), 'Timed out, denied');
+  assert.equal(v({ outcome: { outcome: 'cancelled', allowed: false }, by: 'cancel' }), 'Cancelled with the turn');
+  assert.equal(v({ outcome: { outcome: 'cancelled', allowed: false }, by: 'client', actor: bob }), 'Cancelled by Bob B.');
+  // A gateway without authentication names everybody `anonymous`: that says nothing, so it is not shown.
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'client', actor: { principal: 'anonymous', name: 'anonymous' } }), 'Allowed in a client · Allow once');
+  // An option the page does not know (a snapshot) still says allowed or rejected from outcome.allowed.
+  const unknown = permissionVerdict({ outcome: selected('zz', true), by: 'rest', actor: ann }, []);
+  assert.deepEqual(unknown, { text: 'Allowed by ann · zz', allowed: true, who: 'by ann', name: 'ann', choice: 'zz' });
+  assert.equal(permissionVerdict({ outcome: selected('reject-once', false), by: 'rest' }, OPTIONS).allowed, false);
+  assert.equal(permissionVerdict(null).text, 'Cancelled');
+});
+
+test('people: actor names', () => {
+  assert.equal(actorName(ann), 'ann');
+  assert.equal(actorName({ principal: 'oidc:7', name: '  ' }), 'oidc:7');
+  assert.equal(actorName({ principal: 'anonymous', name: 'anonymous' }), '');
+  assert.equal(actorName(null), '');
+  assert.equal(actorName({ principal: 'x', name: 'y'.repeat(500) }).length, 128);
+});
+
+// --- sharing (sharing.js) --------------------------------------------------------------------------------------------
+
+test('sharing: offered for a listing with an owner, hidden on errors and without authentication', () => {
+  const listing = { owner: ann, shares: [{ principal: 'bob', role: 'viewer' }, { principal: 'carl', role: 'collaborator' }] };
+  assert.equal(sharingOffered(listing), true);
+  assert.equal(sharingOffered({ owner: { principal: '', name: '' }, shares: [] }), true, 'admins share sessions nobody owns');
+  assert.equal(sharingOffered({ owner: { principal: 'anonymous', name: 'anonymous' }, shares: [] }), false);
+  assert.equal(sharingOffered(null), false);
+  assert.equal(sharingOffered({ code: 'forbidden' }), false);
+  assert.deepEqual(shareRows(listing), [
+    { principal: 'ann', name: 'ann', role: 'owner' },
+    { principal: 'bob', name: 'bob', role: 'viewer' },
+    { principal: 'carl', name: 'carl', role: 'collaborator' },
+  ]);
+  assert.deepEqual(shareRows({ owner: { principal: '' }, shares: [null, { principal: '' }, { principal: 'd', role: 'viewer' }] }),
+    [{ principal: 'd', name: 'd', role: 'viewer' }]);
+});
+
+test('sharing: principal ids and problem+json errors are said clearly', () => {
+  assert.equal(principalIdProblem('bob'), '');
+  assert.equal(principalIdProblem('oidc:abc-123'), '');
+  assert.match(principalIdProblem('  '), /Enter the principal id/);
+  assert.match(principalIdProblem('a b'), /no spaces or slashes/);
+  assert.match(principalIdProblem('a/b'), /no spaces or slashes/);
+  assert.match(principalIdProblem('é'.repeat(129)), /at most 256 bytes/);
+  const forbidden = { status: 403, code: 'forbidden', message: 'not allowed on this session' };
+  assert.equal(shareErrorText(forbidden), 'Only the session’s owner or an admin can change who it is shared with. (not allowed on this session; forbidden)');
+  assert.equal(shareErrorText({ status: 404, code: 'session_not_found', message: 'session not found' }, 'list'),
+    'This session no longer exists, or is no longer shared with you. (session not found; session_not_found)');
+  assert.match(shareErrorText({ status: 400, code: 'bad_request', message: 'role "x": want viewer or collaborator' }), /refused this share\. \(role "x"/);
+  assert.equal(shareErrorText({ status: 0, code: 'network' }, 'unshare'), 'The gateway could not be reached.');
+  assert.equal(shareErrorText({ status: 500, code: 'internal', message: '' }, 'unshare'), 'Could not remove the share. (internal)');
+  assert.equal(isForbidden(forbidden), true);
+  assert.equal(isForbidden({ status: 403, code: 'forbidden_origin' }), false, 'a foreign origin is not a role');
+  assert.match(VIEWER_NOTICE, /shared with you as viewer/);
 });

@@ -76,4 +76,7 @@ export const api = {
   answerPermission: (id, permissionId, optionId) =>
     request('POST', `/v1/sessions/${enc(id)}/permissions/${enc(permissionId)}`,
       optionId ? { optionId } : { outcome: 'cancelled' }),
+  shares: (id) => request('GET', `/v1/sessions/${enc(id)}/shares`),
+  share: (id, principal, role) => request('PUT', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`, { role }),
+  unshare: (id, principal) => request('DELETE', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`),
 };

@@ -9,6 +9,9 @@ import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
+import { permissionVerdict } from './people.js';
+import { VIEWER_NOTICE, isForbidden } from './sharing.js';
+import { ShareDialog } from './shareview.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -29,6 +32,7 @@ const els = {
   pill: $('conn-pill'),
   pillText: $('conn-text'),
   closeSession: $('close-session'),
+  shareSession: $('share-session'),
   toolbar: $('toolbar'),
   selectors: $('selectors'),
   transcript: $('transcript'),
@@ -42,6 +46,7 @@ const els = {
   send: $('send'),
   cancel: $('cancel-turn'),
   hint: $('composer-hint'),
+  notice: $('composer-notice'),
   turnElapsed: $('turn-elapsed'),
   attachments: $('attachments'),
   attachError: $('attach-error'),
@@ -64,6 +69,15 @@ const els = {
   newCreate: $('new-create'),
   newStarting: $('new-starting'),
   confirmDialog: $('confirm-dialog'),
+  shareDialog: $('share-dialog'),
+  shareOwner: $('share-owner'),
+  shareList: $('share-list'),
+  shareForm: $('share-form'),
+  sharePrincipal: $('share-principal'),
+  shareRole: $('share-role'),
+  shareAdd: $('share-add'),
+  shareError: $('share-error'),
+  shareClose: $('share-close'),
   toasts: $('toasts'),
 };
 
@@ -81,12 +95,19 @@ const tray = new AttachmentTray(
   () => renderComposer(),
 );
 
+// The open session's sharing dialog; a listing the gateway refuses (403, 404) hides the Share button.
+const shares = new ShareDialog({
+  dialog: els.shareDialog, owner: els.shareOwner, list: els.shareList, form: els.shareForm,
+  principal: els.sharePrincipal, role: els.shareRole, add: els.shareAdd, error: els.shareError, close: els.shareClose,
+}, (id, offered) => {
+  if (state.cur && state.cur.id === id) {
+    state.cur.sharing = offered;
+    renderHeader();
+  }
+});
+
 const POLICY_LABEL = {
   ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
-};
-const BY_LABEL = {
-  client: 'in a client', rest: 'via the API', policy: 'by the session policy', deadline: 'timed out',
-  cancel: 'turn cancelled', close: 'session closed',
 };
 
 // --- toasts --------------------------------------------------------------------------------------------------------
@@ -404,6 +425,8 @@ class Current {
     this.usage = null;
     this.commands = [];
     this.disposed = false;
+    this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
+    this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
     this.socket = null;
   }
@@ -427,6 +450,7 @@ class Current {
     }
     if (this.disposed) return;
     this.applySession(s, false);
+    shares.probe(this.id);
     this.socket = new SessionSocket(this.id, {
       onFrame: (m) => this.onFrame(m),
       onState: (st, d) => this.onConnState(st, d),
@@ -544,7 +568,7 @@ class Current {
           ? parseTime(this.session.currentTurn.startedAt) : null;
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
-        this.transcript.turnStarted(this.turn.turnId);
+        this.transcript.turnStarted(this.turn.turnId, p.actor);
         if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
         break;
       }
@@ -629,39 +653,16 @@ class Current {
     const req = this.pending.get(pid);
     this.pending.delete(pid);
     this.deferred.delete(pid);
-    const outcome = p.outcome;
-    let optionId = p.optionId || null;
-    let selected = false;
-    if (outcome && typeof outcome === 'object') {
-      selected = outcome.outcome === 'selected';
-      optionId = outcome.optionId || optionId;
-    } else if (typeof outcome === 'string') {
-      selected = outcome === 'selected' || !!optionId;
-      if (!optionId && outcome !== 'cancelled' && outcome !== 'selected') optionId = outcome;
-    }
-    const opts = (req && req.options) || [];
-    const opt = opts.find((o) => o.optionId === optionId);
-    const allowed = outcome && typeof outcome === 'object' && typeof outcome.allowed === 'boolean'
-      ? outcome.allowed
-      : selected && !!opt && String(opt.kind || '').startsWith('allow');
     const mine = this.answered.has(pid);
     const by = p.by || '';
-    let what;
-    if (by === 'deadline') what = 'Timed out, denied';
-    else if (by === 'cancel') what = 'Cancelled with the turn';
-    else if (by === 'close') what = 'Session closed, denied';
-    else if (opt) what = opt.name || opt.optionId;
-    else if (selected && optionId) what = optionId;
-    else what = allowed ? 'Allowed' : 'Cancelled, denied';
-    let who = '';
-    if (mine) who = 'by you';
-    else if (by === 'client' || by === 'rest' || by === 'policy') who = BY_LABEL[by];
-    else if (by && !BY_LABEL[by]) who = 'by ' + by;
-    this.transcript.permissionResolved(pid, who ? `${what} · ${who}` : what, allowed);
+    const v = permissionVerdict(p, (req && req.options) || [], mine);
+    this.transcript.permissionResolved(pid, v.text, v.allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
-      else if (by === 'client' || by === 'rest') toast(`The permission request for “${title}” was answered in another client: ${what}.`, 'info');
+      else if (by === 'client' || by === 'rest' || by === 'acp') {
+        toast(`The permission request for “${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info');
+      }
     }
     if (this.replayed) {
       refreshPermDialog();
@@ -687,6 +688,9 @@ class Current {
       if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
         toast('That permission request was already answered or is gone.', 'info');
         this.pending.delete(pid);
+      } else if (isForbidden(err)) {
+        this.answered.delete(pid);
+        this.setReadOnly();
       } else {
         this.answered.delete(pid);
         this.deferred.delete(pid);
@@ -694,6 +698,15 @@ class Current {
       }
       refreshPermDialog();
     }
+  }
+
+  /** The gateway refused an act with 403 forbidden: the session is shared with us to watch only. */
+  setReadOnly() {
+    this.readOnly = true;
+    renderHeader();
+    renderSelectors();
+    renderComposer();
+    refreshPermDialog();
   }
 
   get usable() {
@@ -739,7 +752,9 @@ function updateDocTitle() {
 function renderHeader() {
   const cur = state.cur;
   els.emptyState.hidden = !!cur;
-  els.closeSession.hidden = !cur || !cur.usable;
+  // A viewer may not close the session nor switch its mode or options: only the owner or an admin may.
+  els.closeSession.hidden = !cur || !cur.usable || cur.readOnly;
+  els.shareSession.hidden = !cur || !cur.usable || !cur.sharing;
   clear(els.meta);
   if (!cur) {
     els.title.textContent = 'No session';
@@ -768,7 +783,7 @@ function renderSelectors() {
     any = true;
     const sel = h('select', {
       id: 'mode-select',
-      disabled: !cur.usable,
+      disabled: !cur.usable || cur.readOnly,
       on: {
         change: async (ev) => {
           const prev = cur.modes.currentModeId;
@@ -793,7 +808,7 @@ function renderSelectors() {
     const sel = h('select', {
       dataset: { configId: opt.id },
       title: opt.description || '',
-      disabled: !cur.usable,
+      disabled: !cur.usable || cur.readOnly,
       on: {
         change: async (ev) => {
           const val = ev.target.value;
@@ -873,11 +888,15 @@ function renderComposer() {
   // Without a session, a prompt starts one with the default agent (quickStart).
   const usable = cur ? cur.usable : !!state.defaultAgent && !state.starting;
   const running = !!cur && cur.turn.running;
-  els.input.disabled = !usable;
-  els.send.disabled = !usable || running;
-  tray.setCaps(usable ? promptCaps() : { image: false, file: false });
-  els.attach.disabled = !usable;
-  els.cancel.hidden = !running || !usable;
+  // A viewer may watch, not act: the composer is off and says why (the typed text stays in it).
+  const readOnly = !!cur && cur.readOnly && usable;
+  els.notice.textContent = readOnly ? VIEWER_NOTICE : '';
+  els.notice.hidden = !readOnly;
+  els.input.disabled = !usable || readOnly;
+  els.send.disabled = !usable || running || readOnly;
+  tray.setCaps(usable && !readOnly ? promptCaps() : { image: false, file: false });
+  els.attach.disabled = !usable || readOnly;
+  els.cancel.hidden = !running || !usable || readOnly;
   els.cancel.disabled = !!cur && cur.turn.cancelRequested;
   els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
   if (!cur && state.starting) els.input.placeholder = `Starting ${state.starting.agent}…`;
@@ -966,7 +985,7 @@ function pickPermission(cur) {
 
 function refreshPermDialog(focus = false) {
   const cur = state.cur;
-  if (!cur || !cur.replayed || !cur.usable) { closePermDialog(); return; }
+  if (!cur || !cur.replayed || !cur.usable || cur.readOnly) { closePermDialog(); return; }
   const p = pickPermission(cur);
   if (!p) { closePermDialog(); return; }
   cur.showing = p.id;
@@ -1030,7 +1049,7 @@ async function sendPrompt() {
     await quickStart(text);
     return;
   }
-  if (!cur.usable) return;
+  if (!cur.usable || cur.readOnly) return;
   if (cur.turn.running) {
     toast('A turn is running: wait for it or stop it first.', 'warn');
     return;
@@ -1056,25 +1075,32 @@ async function submitPrompt(cur, text) {
   } catch (err) {
     sending = false;
     if (state.cur === cur && !els.input.value) els.input.value = text;
-    // A detached session whose agent cannot come back refuses every prompt: say so in the header too.
-    if (err instanceof ApiError && err.code === 'session_not_resumable') {
-      cur.notResumable = promptErrorText(err);
-      if (state.cur === cur) renderHeader();
+    if (isForbidden(err)) {
+      cur.setReadOnly();
+    } else {
+      // A detached session whose agent cannot come back refuses every prompt: say so in the header too.
+      if (err instanceof ApiError && err.code === 'session_not_resumable') {
+        cur.notResumable = promptErrorText(err);
+        if (state.cur === cur) renderHeader();
+      }
+      toast(promptErrorText(err), 'error', 12000);
     }
-    toast(promptErrorText(err), 'error', 12000);
   }
   if (state.cur === cur) renderComposer();
 }
 
 async function cancelTurn() {
   const cur = state.cur;
-  if (!cur || !cur.turn.running || cur.turn.cancelRequested) return;
+  if (!cur || !cur.turn.running || cur.turn.cancelRequested || cur.readOnly) return;
   cur.turn.cancelRequested = true;
   renderComposer();
   try {
     await api.cancel(cur.id);
   } catch (err) {
-    if (!(err instanceof ApiError && err.code === 'no_turn')) {
+    if (isForbidden(err)) {
+      cur.turn.cancelRequested = false;
+      cur.setReadOnly();
+    } else if (!(err instanceof ApiError && err.code === 'no_turn')) {
       cur.turn.cancelRequested = false;
       toast('Could not cancel: ' + errorText(err), 'error');
     }
@@ -1091,6 +1117,7 @@ function route() {
   if (state.cur) state.cur.dispose();
   if (state.cur) tray.clear(); // attachments belong to the session they were meant for
   state.cur = null;
+  shares.probe(null);
   setConn('idle');
   if (id) {
     state.cur = new Current(id);
@@ -1111,6 +1138,7 @@ function wire() {
   els.newForm.addEventListener('submit', createSession);
   els.newCancel.addEventListener('click', () => els.newDialog.close());
   els.closeSession.addEventListener('click', confirmClose);
+  els.shareSession.addEventListener('click', () => shares.open());
 
   els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
   els.input.addEventListener('keydown', (ev) => {

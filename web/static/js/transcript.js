@@ -7,6 +7,7 @@ import { highlightInto, languageOf } from './highlight.js';
 import { unifiedDiff } from './diff.js';
 import { TerminalView, snapshotTerminals } from './term.js';
 import { attachmentChip } from './attachview.js';
+import { actorName } from './people.js';
 
 const MAX_IMAGE_B64 = 8 << 20;
 
@@ -179,6 +180,8 @@ export class Transcript {
     this.handlers = handlers;
     this.list = h('div.entries');
     this.root.appendChild(this.list);
+    // turnId → who prompted it (`_gateway/turn_started` actor). Kept across a resync: a snapshot names nobody.
+    this.turnActors = new Map();
     this.reset();
   }
 
@@ -271,8 +274,10 @@ export class Transcript {
         h('summary', icon('think'), h('span.thought-label', 'Thinking'), entry.preview), entry.body);
     } else if (kind === 'user') {
       entry.body = h('div.msg-body');
+      entry.by = h('div.msg-by', { hidden: true });
       entry.el = h('div.entry.msg.msg-user', { dataset: { messageId: messageId || '' } },
-        h('div.msg-role.sr-only', 'You'), entry.body);
+        h('div.msg-role.sr-only', 'You'), entry.by, entry.body);
+      this.showPrompter(entry);
     } else {
       entry.body = h('div.msg-body.md');
       entry.el = h('div.entry.msg.msg-agent', { dataset: { messageId: messageId || '' } },
@@ -510,9 +515,22 @@ export class Transcript {
 
   // --- turns ---------------------------------------------------------------------------------------------------
 
-  turnStarted(turnId) {
+  /** A turn starts; actor {principal, name} is who prompted it, shown above the user's message. */
+  turnStarted(turnId, actor = null) {
+    if (turnId && actorName(actor)) {
+      this.turnActors.set(turnId, actor);
+      for (const e of this.messages.values()) if (e.kind === 'user' && e.turnId === turnId) this.showPrompter(e);
+    }
     this.last = null;
     if (this.list.childElementCount) this.add(h('div.turn-sep', { role: 'separator', dataset: { turnId: turnId || '' } }));
+  }
+
+  // The prompter of a user message's turn, when a principal is named (never on a gateway without authentication).
+  showPrompter(entry) {
+    const name = entry.turnId ? actorName(this.turnActors.get(entry.turnId)) : '';
+    entry.by.textContent = name ? `Prompted by ${name}` : '';
+    entry.by.hidden = !name;
+    entry.el.dataset.prompter = name;
   }
 
   turnEnded(turnId, stopReason, error) {

@@ -1,0 +1,66 @@
+// Who did what in a session, as the transcript says it: the principal who prompted a turn and the one who answered a
+// permission request (`actor {principal, name}` on `_gateway/turn_started` and `_gateway/permission_resolved`).
+// Pure: text only, no DOM, so node tests it.
+
+// The caller of a gateway without authentication: every request is this admin, so naming it says nothing.
+const ANONYMOUS = 'anonymous';
+
+/** The display name of an actor, or '' when nobody authenticated acted (or the gateway runs without auth). */
+export function actorName(actor) {
+  if (!actor || typeof actor !== 'object') return '';
+  const id = typeof actor.principal === 'string' ? actor.principal : '';
+  if (id === ANONYMOUS) return '';
+  const name = typeof actor.name === 'string' && actor.name.trim() ? actor.name.trim() : id;
+  return name.slice(0, 128);
+}
+
+// Resolutions nobody made (`by` without an actor): what happened, said whole.
+const UNATTENDED = {
+  deadline: 'Timed out, denied',
+  cancel: 'Cancelled with the turn',
+  turn_ended: 'Turn ended, denied',
+  close: 'Session closed, denied',
+  detach: 'Session detached, denied',
+  agent_exit: 'Agent exited, denied',
+  agent: 'Withdrawn by the agent',
+};
+
+// How an answer came in when no principal is named (a gateway without authentication).
+const VIA = { rest: 'via the API', client: 'in a client', acp: 'over ACP', policy: 'by the session policy' };
+
+/**
+ * What a resolved permission card says, from `_gateway/permission_resolved` params {outcome, by, actor} and the
+ * request's options. mine: this page sent the answer. Returns {text, allowed, who, name, choice}: text "Allowed by
+ * ann · Allow once", who "by ann" (or "via the API", "by the session policy", … ; '' for an unattended resolution),
+ * name the actor's ('' when none is named), choice the option's name ('' when none was selected).
+ */
+export function permissionVerdict(params, options = [], mine = false) {
+  const p = params && typeof params === 'object' ? params : {};
+  const outcome = p.outcome;
+  let optionId = typeof p.optionId === 'string' ? p.optionId : null;
+  let selected = false;
+  if (outcome && typeof outcome === 'object') {
+    selected = outcome.outcome === 'selected';
+    optionId = outcome.optionId || optionId;
+  } else if (typeof outcome === 'string') {
+    selected = outcome === 'selected' || !!optionId;
+    if (!optionId && outcome !== 'cancelled' && outcome !== 'selected') optionId = outcome;
+  }
+  const opt = (Array.isArray(options) ? options : []).find((o) => o && o.optionId === optionId);
+  const allowed = outcome && typeof outcome === 'object' && typeof outcome.allowed === 'boolean'
+    ? outcome.allowed
+    : selected && !!opt && String(opt.kind || '').startsWith('allow');
+  const choice = opt ? String(opt.name || opt.optionId) : selected && optionId ? optionId : '';
+  const by = typeof p.by === 'string' ? p.by : '';
+  const name = actorName(p.actor);
+  if (UNATTENDED[by] && !name) return { text: UNATTENDED[by], allowed, who: '', name, choice };
+  let who;
+  if (by === 'policy') who = name ? `by ${name}’s policy` : VIA.policy;
+  else if (name) who = mine ? `by ${name} (you)` : `by ${name}`;
+  else if (mine) who = 'by you';
+  else if (VIA[by]) who = VIA[by];
+  else who = by ? `by ${by}` : '';
+  const verdict = allowed ? 'Allowed' : selected ? 'Rejected' : 'Cancelled';
+  const text = [verdict, who].filter(Boolean).join(' ') + (choice ? ` · ${choice}` : '');
+  return { text, allowed, who, name, choice };
+}
