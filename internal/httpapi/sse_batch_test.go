@@ -6,42 +6,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/testnet"
 )
-
-// writeCountingListener counts the write(2)s of every connection it accepts.
-type writeCountingListener struct {
-	net.Listener
-	writes atomic.Int64
-}
-
-func (l *writeCountingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &writeCountingConn{Conn: c, writes: &l.writes}, nil
-}
-
-type writeCountingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c *writeCountingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
 
 // waitForCommands waits until the demo agent's available_commands_update, which it sends on its own after
 // session/new, is in s's log: nothing else arrives unasked after it.
@@ -78,7 +53,7 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	}
 	api := &Server{Registry: reg, Logger: logger, SSEHeartbeat: time.Hour}
 	srv := httptest.NewUnstartedServer(api.Handler())
-	lis := &writeCountingListener{Listener: srv.Listener}
+	lis := &testnet.WriteCountingListener{Listener: srv.Listener}
 	srv.Listener = lis
 	srv.Start()
 	defer func() {
@@ -109,7 +84,7 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 		appendOne(i)
 	}
 
-	before := lis.writes.Load()
+	before := lis.Writes.Load()
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/sessions/"+s.ID+"/events", nil)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -160,7 +135,7 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if frames != n {
 		t.Fatalf("replay brought %d test frames, want %d", frames, n)
 	}
-	replayWrites := lis.writes.Load() - before
+	replayWrites := lis.Writes.Load() - before
 	t.Logf("%d events (and the log's own) in %d writes", n, replayWrites)
 	if replayWrites >= n {
 		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)

@@ -6,50 +6,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/testnet"
 	"github.com/coder/websocket"
 )
-
-// countingListener counts the write(2)s of every connection it accepts.
-type countingListener struct {
-	net.Listener
-	writes atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, writes: &l.writes}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c *countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
 
 // faceEnv is the WebSocket face of a registry with the built-in demo agent, on a real HTTP server whose
 // connections count their writes.
 type faceEnv struct {
 	reg  *sessions.Registry
 	h    *Handler
-	lis  *countingListener
+	lis  *testnet.WriteCountingListener
 	base string
 }
 
@@ -69,7 +44,7 @@ func newFaceEnv(t *testing.T, opts Options) *faceEnv {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeSession(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/sessions/"), "/ws"))
 	}))
-	lis := &countingListener{Listener: srv.Listener}
+	lis := &testnet.WriteCountingListener{Listener: srv.Listener}
 	srv.Listener = lis
 	srv.Start()
 	t.Cleanup(func() {
@@ -153,7 +128,7 @@ func TestReadyFramesLeaveInFewerWrites(t *testing.T) {
 	const n = 200
 	appendFrames(t, s, n)
 
-	before := e.lis.writes.Load()
+	before := e.lis.Writes.Load()
 	c, _, err := websocket.Dial(ctx, e.base+"/v1/sessions/"+s.ID+"/ws", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,14 +137,14 @@ func TestReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if got := readUntil(ctx, t, c, "_gateway/replay_complete"); got != n {
 		t.Fatalf("replay brought %d test frames, want %d", got, n)
 	}
-	replayWrites := e.lis.writes.Load() - before // the handshake's response included
+	replayWrites := e.lis.Writes.Load() - before // the handshake's response included
 	t.Logf("%d frames (and the log's own) in %d writes", n, replayWrites)
 	if replayWrites >= n {
 		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)
 	}
 
 	// Caught up: one more frame must go out on its own, without a later frame, ping or close to push it.
-	before = e.lis.writes.Load()
+	before = e.lis.Writes.Load()
 	appendFrames(t, s, 1)
 	one, cancelOne := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelOne()
@@ -180,7 +155,7 @@ func TestReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if !strings.Contains(string(b), `"method":"test/frame"`) {
 		t.Fatalf("got %s, want the appended frame", b)
 	}
-	if got := e.lis.writes.Load() - before; got != 1 {
+	if got := e.lis.Writes.Load() - before; got != 1 {
 		t.Fatalf("one frame took %d writes", got)
 	}
 }
