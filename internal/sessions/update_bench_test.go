@@ -23,6 +23,17 @@ func benchSession(b *testing.B) *Session {
 	return s
 }
 
+// endFullTurnText does with a turn's text what the turn's end does (its result takes the text) once the text
+// reached MaxTurnTextBytes, and starts collecting again: a benchmark then pays for the text of a long turn
+// (up to the bound) per update, as a flood does, instead of only for its first megabyte.
+func endFullTurnText(t *Turn) {
+	if t.textTruncated {
+		_ = t.text.String()
+		t.text.Reset()
+		t.textTruncated = false
+	}
+}
+
 // floodParams is a flood agent's chunk as acp-go-sdk marshals it (256 B of text, `_meta` on the update).
 var floodParams = []byte(`{"sessionId":"sess_0123456789abcdef","update":{"_meta":{"flood":{"i":4242,"sentNs":1767225600123456789}},"content":{"text":"` +
 	strings.Repeat("x", 256) + `","type":"text"},"sessionUpdate":"agent_message_chunk"}}`)
@@ -45,9 +56,7 @@ func BenchmarkSessionUpdate(b *testing.B) {
 			b.SetBytes(int64(len(bc.params)))
 			for b.Loop() {
 				s.SessionUpdate(bc.params)
-				if s.turn.text.Len() > 1<<20 {
-					s.turn.text.Reset()
-				}
+				endFullTurnText(s.turn)
 			}
 		})
 	}
@@ -71,11 +80,9 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
-		if s.turn.text.Len() > 1<<20 {
-			s.mu.Lock()
-			s.turn.text.Reset()
-			s.mu.Unlock()
-		}
+		s.mu.Lock()
+		endFullTurnText(s.turn)
+		s.mu.Unlock()
 	}
 	s.log.Close()
 	<-done
