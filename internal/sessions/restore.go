@@ -147,6 +147,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	s.lastTurn = lt
 	if t := s.turn; t != nil && t.ID == p.TurnID {
 		t.result = TurnResult{TurnID: t.ID, StopReason: p.StopReason, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
+		t.text.release()
 		close(t.done)
 		s.turn = nil
 		if s.status == StatusRunning {

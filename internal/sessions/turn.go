@@ -24,10 +24,10 @@ type Turn struct {
 	done      chan struct{} // closed when the turn has ended and result is set
 	cancelCh  chan struct{} // closed on the first cancel request
 
-	cancelRequested bool            // Guarded by the session's mu.
-	text            strings.Builder // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
-	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
-	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
+	cancelRequested bool          // Guarded by the session's mu.
+	text            turnText      // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
+	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
+	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
 	result          TurnResult // Written once before done is closed.
 }
@@ -241,6 +241,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.status = StatusIdle
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String(), Truncated: t.textTruncated}
+	t.text.release()
 	if callErr != nil && !t.cancelRequested {
 		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
 	}

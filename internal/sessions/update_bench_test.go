@@ -29,7 +29,7 @@ func benchSession(b *testing.B) *Session {
 func endFullTurnText(t *Turn) {
 	if t.textTruncated {
 		_ = t.text.String()
-		t.text.Reset()
+		t.text.release()
 		t.textTruncated = false
 	}
 }

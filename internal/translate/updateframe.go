@@ -2,7 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -120,10 +119,18 @@ func (u *FrameUpdate) Frame(seq uint64) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// TextSink is where a turn's agent text is collected: a strings.Builder, or anything that keeps text the
+// same way (the session keeps it in pooled pieces).
+type TextSink interface {
+	Len() int
+	Write(p []byte) (int, error)
+	WriteString(s string) (int, error)
+}
+
 // WriteText appends the update's agent message text (what Update returns as Text) to sb, without a string per
 // update, keeping sb at most limit bytes (limit <= 0: no bound). Past the limit the text is cut on a rune
 // boundary and WriteText reports truncated; the caller then stops collecting.
-func (u *FrameUpdate) WriteText(sb *strings.Builder, limit int) (truncated bool) {
+func (u *FrameUpdate) WriteText(sb TextSink, limit int) (truncated bool) {
 	body, ok := stringBody(u.text)
 	if !ok {
 		return false
@@ -153,7 +160,7 @@ func fitText[T string | []byte](text T, room, limit int) int {
 
 // WriteBoundedText is WriteText for text a caller already has (an update Restore folded): sb stays at most
 // limit bytes (limit <= 0: no bound), cut on a rune boundary; it reports whether text was cut.
-func WriteBoundedText(sb *strings.Builder, text string, limit int) (truncated bool) {
+func WriteBoundedText(sb TextSink, text string, limit int) (truncated bool) {
 	n := fitText(text, limit-sb.Len(), limit)
 	sb.WriteString(text[:n])
 	return n < len(text)
