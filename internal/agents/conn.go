@@ -21,8 +21,9 @@ import (
 // Handler receives what an agent sends to its client. The gateway's session implements it.
 type Handler interface {
 	// SessionUpdate receives the raw params of a `session/update` notification, in wire order. It runs on the
-	// SDK's single notification goroutine and must not block: while 1 024 notifications queue up behind it,
-	// the SDK stops reading the agent's stdout (the agent's writes then block), and requests wait for it.
+	// SDK's reading goroutine (acp.Connection.HandleNotificationsInline) and must not block, nor wait for the
+	// agent: while it runs the SDK reads nothing from the agent's stdout (the agent's writes then block), and
+	// requests that follow wait for it.
 	SessionUpdate(params json.RawMessage)
 	// RequestPermission receives the raw params of `session/request_permission` and returns the raw
 	// RequestPermissionResponse. It may block until a client answers; ctx ends when the agent goes away.
@@ -177,6 +178,9 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		c.stdout.lines.onNoise = nh.AgentNoise
 	}
 	c.rpc = acp.NewConnection(c.handle(opts.Handler), c.stdin, c.stdout)
+	// The Handler's SessionUpdate never blocks and never waits for the agent, so the SDK's reader can run it
+	// itself: one goroutine hand-off less per update. Set before ready: nothing is read before it.
+	c.rpc.HandleNotificationsInline()
 	c.noise = newNoiseLimiter(boundLogger(c.log, noiseKeep, opts.Secrets).Handler())
 	c.rpc.SetLogger(slog.New(c.noise))
 	close(ready)

@@ -25,7 +25,7 @@ func (c *Conn) CallDroppingUpdates(ctx context.Context, method string, params an
 }
 
 // dropsUpdate reports whether the session/update being handled is replay to drop (CallDroppingUpdates).
-// It runs on the SDK's notification goroutine.
+// It runs where the SDK handles notifications (its reading goroutine).
 func (c *Conn) dropsUpdate() bool {
 	d := c.dropUpdatesThrough.Load()
 	return d != 0 && c.rpc.HandlingNotification() <= d

@@ -89,6 +89,10 @@ type Connection struct {
 	// handlingNotificationSeq is the seq of the notification being handled (acp-gateway patch).
 	handlingNotificationSeq atomic.Uint64
 
+	// inlineNotifications makes the reading goroutine handle notifications itself (acp-gateway patch,
+	// HandleNotificationsInline).
+	inlineNotifications atomic.Bool
+
 	// notificationQueue serializes notification processing to maintain order.
 	// It is bounded to keep memory usage predictable.
 	notificationQueue chan queuedNotification
@@ -383,7 +387,7 @@ func (c *Connection) receive() {
 		}
 
 		var msg anyMessage
-		if err := json.Unmarshal(line, &msg); err != nil {
+		if err := decodeMessage(line, &msg); err != nil { // acp-gateway patch: was json.Unmarshal (decode.go)
 			c.loggerOrDefault().Error("failed to parse incoming message", "err", err, "raw", string(line))
 			continue
 		}
@@ -416,7 +420,7 @@ func (c *Connection) receive() {
 				c.inflight[idKey] = cancel
 				c.mu.Unlock()
 
-				m := msg
+				// acp-gateway patch: msg is this iteration's own (it escapes anyway); no second copy.
 				go func(m *anyMessage, idKey string, reqCtx context.Context, cancel context.CancelCauseFunc) {
 					defer func() {
 						c.mu.Lock()
@@ -426,7 +430,7 @@ func (c *Connection) receive() {
 						cancel(nil)
 					}()
 					c.handleInbound(reqCtx, m)
-				}(&m, idKey, reqCtx, cancel)
+				}(&msg, idKey, reqCtx, cancel)
 				continue
 			}
 
@@ -437,12 +441,15 @@ func (c *Connection) receive() {
 			// handler catches up instead of closing the connection: the pipe carries the back-pressure to a
 			// peer that writes faster than notifications are handled. Only this goroutine sends on the queue,
 			// so taking the seq and sending are still in order without holding notifyMu across the send.
-			m := msg
 			c.notifyMu.Lock()
 			c.lastEnqueuedNotificationSeq++
 			seq := c.lastEnqueuedNotificationSeq
 			c.notifyMu.Unlock()
-			c.notificationQueue <- queuedNotification{seq: seq, msg: &m}
+			if c.inlineNotifications.Load() {
+				c.handleNotificationInline(queuedNotification{seq: seq, msg: &msg})
+				continue
+			}
+			c.notificationQueue <- queuedNotification{seq: seq, msg: &msg}
 		default:
 			c.loggerOrDefault().Error("received message with neither id nor method", "raw", string(line))
 		}
@@ -490,23 +497,29 @@ func (c *Connection) shutdownReceive(cause error) {
 // It terminates when notificationQueue is closed (e.g. on disconnect in receive()).
 func (c *Connection) processNotifications() {
 	for queued := range c.notificationQueue {
-		c.handlingNotificationSeq.Store(queued.seq) // acp-gateway patch: HandlingNotification
-		c.handleInbound(c.inboundCtx, queued.msg)
-
-		c.notifyMu.Lock()
-		expectedSeq := c.completedNotificationSeq + 1
-		if queued.seq != expectedSeq {
-			c.notifyMu.Unlock()
-			panic("notification sequence completed out of order")
-		}
-		c.completedNotificationSeq = queued.seq
-		if c.completedNotificationSeq > c.lastEnqueuedNotificationSeq {
-			c.notifyMu.Unlock()
-			panic("completed notification sequence exceeded enqueued notification sequence")
-		}
-		c.notifyCond.Broadcast()
-		c.notifyMu.Unlock()
+		c.handleNotification(queued)
 	}
+}
+
+// handleNotification handles one notification, in seq order, and marks it completed (acp-gateway patch: the
+// body of processNotifications' loop, shared with handleNotificationInline).
+func (c *Connection) handleNotification(queued queuedNotification) {
+	c.handlingNotificationSeq.Store(queued.seq) // acp-gateway patch: HandlingNotification
+	c.handleInbound(c.inboundCtx, queued.msg)
+
+	c.notifyMu.Lock()
+	expectedSeq := c.completedNotificationSeq + 1
+	if queued.seq != expectedSeq {
+		c.notifyMu.Unlock()
+		panic("notification sequence completed out of order")
+	}
+	c.completedNotificationSeq = queued.seq
+	if c.completedNotificationSeq > c.lastEnqueuedNotificationSeq {
+		c.notifyMu.Unlock()
+		panic("completed notification sequence exceeded enqueued notification sequence")
+	}
+	c.notifyCond.Broadcast()
+	c.notifyMu.Unlock()
 }
 
 func (c *Connection) handleResponse(msg *anyMessage) {

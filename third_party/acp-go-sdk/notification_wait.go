@@ -63,3 +63,26 @@ func WithResponseWatermark(ctx context.Context, fn func(notificationsBefore uint
 func (c *Connection) HandlingNotification() uint64 {
 	return c.handlingNotificationSeq.Load()
 }
+
+// HandleNotificationsInline makes the goroutine that reads the peer's messages handle each notification
+// itself, in wire order, instead of handing it to the notification goroutine through the queue: one
+// goroutine wake-up less per notification, and the peer's output is read no further than the handler got
+// (the back-pressure a full queue gives, at once). Sequence numbers, WaitNotificationsBefore,
+// WaitNotificationsHandled, HandlingNotification and response watermarks mean what they meant.
+//
+// The handler then runs where responses are read: a notification handler must not wait for a response from
+// the peer, nor for anything else that needs this connection to read (with the queue, it only must not block
+// for long). Notifications queued before the switch are handled first.
+func (c *Connection) HandleNotificationsInline() {
+	c.inlineNotifications.Store(true)
+}
+
+// handleNotificationInline handles a notification on the reading goroutine, after any the queue still holds.
+func (c *Connection) handleNotificationInline(n queuedNotification) {
+	c.notifyMu.Lock()
+	for c.completedNotificationSeq+1 < n.seq {
+		c.notifyCond.Wait()
+	}
+	c.notifyMu.Unlock()
+	c.handleNotification(n)
+}

@@ -1,0 +1,73 @@
+package acp
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// acp-gateway patch: decodeMessage must give what json.Unmarshal gives, error or not.
+
+var decodeSeeds = []string{
+	`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi \"there\" }{]["}}}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`,
+	`{"jsonrpc":"2.0","id":"a","method":"session/request_permission","params":{}}`,
+	` { "jsonrpc" : "2.0" , "method" : "x" , "params" : [ 1 , 2 ] } `,
+	`{"jsonrpc":"2.0","id":null,"result":null}`,
+	`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"nope"}}`,
+	`{"Method":"session/update","params":1}`,
+	`{"m\u0065thod":"x"}`,
+	`{"method":"a","method":"b","params":1,"params":{"x":2}}`,
+	`{"jsonrpc":2,"method":"x"}`,
+	`{"method":null}`,
+	`{"method":"s\u00e9"}`,
+	"{\"method\":\"\xff\"}",
+	`{"ſ":1,"id":[{"a":"]"}]}`,
+	`{}`,
+	`[]`,
+	`"x"`,
+	`{"params":"\\"}`,
+	`{"id":-1.5e3,"params":true,"result":false}`,
+	`{"method":"x"} {"method":"y"}`,
+	`{"method":"x"`,
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var want, got anyMessage
+		wantErr := json.Unmarshal(line, &want)
+		gotErr := decodeMessage(line, &got)
+		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+			t.Fatalf("%q: error %v, json.Unmarshal: %v", line, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got  %+v\n want %+v", line, got, want)
+		}
+	})
+}
+
+// BenchmarkDecodeMessage compares a flood notification's decode with json.Unmarshal's.
+func BenchmarkDecodeMessage(b *testing.B) {
+	line := []byte(decodeSeeds[0])
+	for _, bc := range []struct {
+		name   string
+		decode func([]byte, *anyMessage) error
+	}{
+		{"decodeMessage", decodeMessage},
+		{"jsonUnmarshal", func(l []byte, m *anyMessage) error { return json.Unmarshal(l, m) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				var msg anyMessage
+				if err := bc.decode(line, &msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
