@@ -168,7 +168,11 @@ func (c *Context) foldBlock(kind entryKind, turn *turnRec, idRaw, content, typ, 
 			c.markFull(e)
 		}
 		if n := len(e.blocks); n > 0 && e.blocks[n-1].isText {
-			e.blocks[n-1].text = append(e.blocks[n-1].text, body...)
+			limit := 0
+			if capBytes > 0 {
+				limit = capBytes + len(truncatedMark)
+			}
+			e.blocks[n-1].text = appendDoubling(e.blocks[n-1].text, body, limit)
 		} else {
 			e.blocks = append(e.blocks, block{isText: true, text: append([]byte(nil), body...)})
 		}
@@ -186,6 +190,22 @@ func (c *Context) foldBlock(kind entryKind, turn *turnRec, idRaw, content, typ, 
 	}
 	e.blocks = append(e.blocks, block{raw: append([]byte(nil), content...)})
 	c.resized(e, len(content))
+}
+
+// appendDoubling is append(text, body...) that grows text by doubling, never past limit (when limit > 0)
+// unless body needs it: a streamed message's text is appended to once per chunk, and append's growth by a
+// quarter for large slices allocates about five times the text it ends with, doubling about twice.
+func appendDoubling(text, body []byte, limit int) []byte {
+	if need := len(text) + len(body); need > cap(text) {
+		size := max(2*cap(text), need)
+		if limit > 0 {
+			size = max(min(size, limit), need)
+		}
+		grown := make([]byte, len(text), size)
+		copy(grown, text)
+		text = grown
+	}
+	return append(text, body...)
 }
 
 func (c *Context) markFull(e *entry) {

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -164,5 +165,25 @@ func TestNoteIgnoresGarbage(t *testing.T) {
 	c.Note("_gateway/permission_resolved", nil)
 	if c.turn != nil {
 		t.Fatal("a garbage note started a turn")
+	}
+}
+
+// TestAppendDoublingKeepsText: the snapshot's message text grows by doubling, bounded by the limit unless
+// the text needs more, and holds exactly what was appended.
+func TestAppendDoublingKeepsText(t *testing.T) {
+	var text, want []byte
+	for i := range 300 {
+		body := bytes.Repeat([]byte{byte('a' + i%26)}, i%7*100)
+		text = appendDoubling(text, body, 50_000)
+		want = append(want, body...)
+		if !bytes.Equal(text, want) {
+			t.Fatalf("append %d: text differs", i)
+		}
+		if cap(text) > max(50_000, len(text)) {
+			t.Fatalf("append %d: cap %d past the limit for %d bytes", i, cap(text), len(text))
+		}
+	}
+	if got := appendDoubling(nil, []byte("xyz"), 0); string(got) != "xyz" {
+		t.Fatalf("unbounded: %q", got)
 	}
 }
