@@ -26,6 +26,8 @@ type anyMessage struct {
 	Params  json.RawMessage  `json:"params,omitempty"`
 	Result  json.RawMessage  `json:"result,omitempty"`
 	Error   *RequestError    `json:"error,omitempty"`
+
+	borrowed bool // acp-gateway patch: Params and Result are slices of the line read (decodeMessage, keep)
 }
 
 type queuedNotification struct {
@@ -386,8 +388,11 @@ func (c *Connection) receive() {
 			continue
 		}
 
+		// acp-gateway patch: was json.Unmarshal into a message on the heap (decode.go). msg's params and
+		// result may be borrowed from line: a notification handled inline uses them before the next Scan;
+		// anything kept longer takes its own copy (keep).
 		var msg anyMessage
-		if err := decodeMessage(line, &msg); err != nil { // acp-gateway patch: was json.Unmarshal (decode.go)
+		if err := decodeMessage(line, &msg); err != nil {
 			c.loggerOrDefault().Error("failed to parse incoming message", "err", err, "raw", string(line))
 			continue
 		}
@@ -398,6 +403,15 @@ func (c *Connection) receive() {
 			c.handleCancelRequest(&msg)
 			continue
 		}
+		if msg.ID == nil && msg.Method != "" && c.inlineNotifications.Load() {
+			c.notifyMu.Lock()
+			c.lastEnqueuedNotificationSeq++
+			seq := c.lastEnqueuedNotificationSeq
+			c.notifyMu.Unlock()
+			c.handleNotificationInline(seq, &msg)
+			continue
+		}
+		msg.keep()
 
 		switch {
 		case msg.ID != nil && msg.Method == "":
@@ -420,7 +434,8 @@ func (c *Connection) receive() {
 				c.inflight[idKey] = cancel
 				c.mu.Unlock()
 
-				// acp-gateway patch: msg is this iteration's own (it escapes anyway); no second copy.
+				m := new(anyMessage) // acp-gateway patch: msg stays on the stack for notifications handled inline
+				*m = msg
 				go func(m *anyMessage, idKey string, reqCtx context.Context, cancel context.CancelCauseFunc) {
 					defer func() {
 						c.mu.Lock()
@@ -430,7 +445,7 @@ func (c *Connection) receive() {
 						cancel(nil)
 					}()
 					c.handleInbound(reqCtx, m)
-				}(&msg, idKey, reqCtx, cancel)
+				}(m, idKey, reqCtx, cancel)
 				continue
 			}
 
@@ -441,15 +456,13 @@ func (c *Connection) receive() {
 			// handler catches up instead of closing the connection: the pipe carries the back-pressure to a
 			// peer that writes faster than notifications are handled. Only this goroutine sends on the queue,
 			// so taking the seq and sending are still in order without holding notifyMu across the send.
+			m := new(anyMessage) // acp-gateway patch: see above
+			*m = msg
 			c.notifyMu.Lock()
 			c.lastEnqueuedNotificationSeq++
 			seq := c.lastEnqueuedNotificationSeq
 			c.notifyMu.Unlock()
-			if c.inlineNotifications.Load() {
-				c.handleNotificationInline(queuedNotification{seq: seq, msg: &msg})
-				continue
-			}
-			c.notificationQueue <- queuedNotification{seq: seq, msg: &msg}
+			c.notificationQueue <- queuedNotification{seq: seq, msg: m}
 		default:
 			c.loggerOrDefault().Error("received message with neither id nor method", "raw", string(line))
 		}
@@ -497,23 +510,23 @@ func (c *Connection) shutdownReceive(cause error) {
 // It terminates when notificationQueue is closed (e.g. on disconnect in receive()).
 func (c *Connection) processNotifications() {
 	for queued := range c.notificationQueue {
-		c.handleNotification(queued)
+		c.handleNotification(queued.seq, queued.msg)
 	}
 }
 
 // handleNotification handles one notification, in seq order, and marks it completed (acp-gateway patch: the
 // body of processNotifications' loop, shared with handleNotificationInline).
-func (c *Connection) handleNotification(queued queuedNotification) {
-	c.handlingNotificationSeq.Store(queued.seq) // acp-gateway patch: HandlingNotification
-	c.handleInbound(c.inboundCtx, queued.msg)
+func (c *Connection) handleNotification(seq uint64, msg *anyMessage) {
+	c.handlingNotificationSeq.Store(seq) // acp-gateway patch: HandlingNotification
+	c.handleInbound(c.inboundCtx, msg)
 
 	c.notifyMu.Lock()
 	expectedSeq := c.completedNotificationSeq + 1
-	if queued.seq != expectedSeq {
+	if seq != expectedSeq {
 		c.notifyMu.Unlock()
 		panic("notification sequence completed out of order")
 	}
-	c.completedNotificationSeq = queued.seq
+	c.completedNotificationSeq = seq
 	if c.completedNotificationSeq > c.lastEnqueuedNotificationSeq {
 		c.notifyMu.Unlock()
 		panic("completed notification sequence exceeded enqueued notification sequence")

@@ -12,19 +12,39 @@ import (
 // anyMessage for the plain envelope every peer writes, with only the copies the message keeps, and leaves
 // everything else to json.Unmarshal.
 
-// decodeMessage is json.Unmarshal(line, msg) for a zero msg.
+// decodeMessage is json.Unmarshal(line, msg) for a zero msg, except that msg.Params and msg.Result may be
+// slices of line (borrowed) until msg.keep copies them.
 func decodeMessage(line []byte, msg *anyMessage) error {
 	if json.Valid(line) && decodeEnvelope(line, msg) {
+		msg.borrowed = true
 		return nil
 	}
-	*msg = anyMessage{}
-	return json.Unmarshal(line, msg)
+	m := new(anyMessage) // not msg itself: it would escape to the heap on every line
+	err := json.Unmarshal(line, m)
+	*msg = *m
+	return err
 }
 
-// decodeEnvelope fills msg from valid JSON when it is an object whose members json.Unmarshal would match
-// exactly as written (no escapes or other case in the keys the envelope knows, string values without escapes
-// for jsonrpc and method, no error member, no null id). It reports false, leaving msg partly filled, for
-// anything else.
+// keep gives msg its own copy of what it borrowed from the line it was decoded from.
+func (msg *anyMessage) keep() {
+	if msg.borrowed {
+		msg.Params = cloneRaw(msg.Params)
+		msg.Result = cloneRaw(msg.Result)
+		msg.borrowed = false
+	}
+}
+
+func cloneRaw(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+// decodeEnvelope fills msg from valid JSON, params and result as slices of line, when it is an object whose
+// members json.Unmarshal would match exactly as written (no escapes or other case in the keys the envelope
+// knows, string values of ASCII without escapes for jsonrpc and method, no error member, no null id). It
+// reports false, leaving msg partly filled, for anything else.
 func decodeEnvelope(line []byte, msg *anyMessage) bool {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
@@ -69,9 +89,9 @@ func decodeEnvelope(line []byte, msg *anyMessage) bool {
 			id := json.RawMessage(append([]byte(nil), val...))
 			msg.ID = &id
 		case "params":
-			msg.Params = append(msg.Params[:0:0], val...)
+			msg.Params = val
 		case "result":
-			msg.Result = append(msg.Result[:0:0], val...)
+			msg.Result = val
 		default:
 			if foldsToEnvelopeKey(key) {
 				return false // "error", an escaped key, or one json.Unmarshal matches case-insensitively

@@ -66,8 +66,10 @@ func (c *Connection) HandlingNotification() uint64 {
 
 // HandleNotificationsInline makes the goroutine that reads the peer's messages handle each notification
 // itself, in wire order, instead of handing it to the notification goroutine through the queue: one
-// goroutine wake-up less per notification, and the peer's output is read no further than the handler got
-// (the back-pressure a full queue gives, at once). Sequence numbers, WaitNotificationsBefore,
+// goroutine wake-up less per notification, no copy of its params, and the peer's output is read no further
+// than the handler got (the back-pressure a full queue gives, at once). The params a notification handler
+// gets are then only valid until it returns (they are the read buffer, as bufio.Scanner.Bytes): a handler
+// that keeps them, or anything sliced from them, must copy. Sequence numbers, WaitNotificationsBefore,
 // WaitNotificationsHandled, HandlingNotification and response watermarks mean what they meant.
 //
 // The handler then runs where responses are read: a notification handler must not wait for a response from
@@ -78,11 +80,11 @@ func (c *Connection) HandleNotificationsInline() {
 }
 
 // handleNotificationInline handles a notification on the reading goroutine, after any the queue still holds.
-func (c *Connection) handleNotificationInline(n queuedNotification) {
+func (c *Connection) handleNotificationInline(seq uint64, msg *anyMessage) {
 	c.notifyMu.Lock()
-	for c.completedNotificationSeq+1 < n.seq {
+	for c.completedNotificationSeq+1 < seq {
 		c.notifyCond.Wait()
 	}
 	c.notifyMu.Unlock()
-	c.handleNotification(n)
+	c.handleNotification(seq, msg)
 }
