@@ -7,9 +7,9 @@ import (
 )
 
 // TestDeliveryFastAgentIsNotFailed: an agent that writes 100 000 small updates as fast as it can outruns the
-// session's handler. The SDK's reader stops reading the agent's stdout while its notification queue is full
-// (back-pressure through the pipe) instead of closing the connection: the session is not failed, the turn
-// ends end_turn and the log holds every update with contiguous seq.
+// session's handler. The SDK's reader handles each update itself and reads nothing from the agent's stdout
+// meanwhile (back-pressure through the pipe) instead of closing the connection: the session is not failed,
+// the turn ends end_turn and the log holds every update with contiguous seq.
 func TestDeliveryFastAgentIsNotFailed(t *testing.T) {
 	t.Parallel()
 	const updates = 100000

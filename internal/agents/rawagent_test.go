@@ -53,7 +53,7 @@ func (a *rawAgent) run(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 // recorder is a Handler that records what it was handed, in order. Each SessionUpdate first waits for gate
-// (when set) so a test can hold the notification goroutine.
+// (when set) so a test can hold the SDK's reader, which handles notifications.
 type recorder struct {
 	gate <-chan struct{}
 
