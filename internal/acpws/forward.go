@@ -28,7 +28,7 @@ type logFrame struct {
 // forward writes one log frame if this socket forwards it. Most frames are updates every socket forwards
 // as they are (forwardsAsIs); the others are decoded to see whose turn, which permission.
 func (w *writer) forward(a *attachment, e sessions.Entry) error {
-	if forwardsAsIs(e.Frame) {
+	if a.memo.asIs(e) {
 		return w.writeFor(a.s.ID, e.Frame)
 	}
 	var f logFrame
