@@ -62,6 +62,7 @@ type options struct {
 	profileRate float64
 	profileHog  bool
 	profileKind string
+	profileFace string
 	heapProfile string
 	gwFlags     string
 }
@@ -103,7 +104,8 @@ func main() {
 	flag.BoolVar(&o.scale, "scale", true, "run the scale measurement")
 	flag.StringVar(&o.profile, "profile", "", "instead of the table: CPU-profile the gateway during floods and write the profile here")
 	flag.IntVar(&o.profileSec, "profile-seconds", 10, "length of the CPU profile")
-	flag.IntVar(&o.profileK, "profile-clients", 1, "WebSocket clients during the profiled floods")
+	flag.IntVar(&o.profileK, "profile-clients", 1, "clients during the profiled floods")
+	flag.StringVar(&o.profileFace, "profile-face", "ws", "the face the profiled floods' clients use: ws, /acp, sse or pages")
 	flag.Float64Var(&o.profileRate, "profile-rate", 0, "pace the profiled floods at this many updates/s (0 = as fast as possible)")
 	flag.BoolVar(&o.profileHog, "profile-hog", false, "run one CPU hog process per core beside the profiled floods")
 	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
@@ -207,6 +209,11 @@ func run(ctx context.Context, o options) error {
 		extra = strings.Fields(o.gwFlags)
 	}
 	if o.profile != "" {
+		switch face(o.profileFace) {
+		case faceWS, faceACP, faceSSE, facePages:
+		default:
+			return fmt.Errorf("-profile-face %q: want ws, /acp, sse or pages", o.profileFace)
+		}
 		return runProfile(ctx, o, tmp, extra)
 	}
 

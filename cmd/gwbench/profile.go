@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// runProfile floods the gateway (k clients per session) in a loop while taking a CPU profile (or, with
+// runProfile floods the gateway (k clients of one face per session) in a loop while taking a CPU profile (or, with
 // -profile-kind, the allocations or an execution trace) of it through --debug-addr, writes it to o.profile and prints
 // `go tool pprof -top`. -profile-rate paces the floods; -profile-hog runs one CPU hog per core beside them.
 func runProfile(ctx context.Context, o options, tmp string, extra []string) error {
@@ -32,7 +32,7 @@ func runProfile(ctx context.Context, o options, tmp string, extra []string) erro
 			if o.profileRate > 0 {
 				prompt += fmt.Sprintf(" rate=%g", o.profileRate)
 			}
-			f, err := runGateway(pctx, g, o.profileK, prompt, o.n, o.size)
+			f, err := runFace(pctx, g, face(o.profileFace), o.profileK, prompt, o.n, o.size)
 			if pctx.Err() != nil {
 				return // the flood cut short by the end of the profile is not counted
 			}
@@ -72,7 +72,7 @@ func runProfile(ctx context.Context, o options, tmp string, extra []string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Printf("profiled %ds: %d floods of %d × %d B with %d client(s), %d updates per client, %d errors\n\n", o.profileSec, floods.Load(), o.n, o.size, o.profileK, updates.Load(), errs.Load())
+	fmt.Printf("profiled %ds: %d floods of %d × %d B with %d %s client(s), %d updates per client, %d errors\n\n", o.profileSec, floods.Load(), o.n, o.size, o.profileK, o.profileFace, updates.Load(), errs.Load())
 	if o.profileKind == "trace" {
 		fmt.Printf("execution trace written to %s: go tool trace -pprof=sched %s > sched.pprof (where goroutines waited to run)\n", o.profile, o.profile)
 		return nil

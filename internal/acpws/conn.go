@@ -81,6 +81,7 @@ func (c *conn) run() {
 	err := w.loop(c.ctx, readDone, &readErr)
 	_ = w.out.Flush() // held frames go out before the close frame (a failed flush fails the close too)
 	w.out.Stop()
+	w.endAll()
 	c.releaseAllFS() // the gateway serves fs/* again at once; requests sent to this client fail below
 	var ce *closeErr
 	if errors.As(err, &ce) && ce.Code == codeSlowClient { // too far behind, or the log trimmed under it

@@ -25,8 +25,12 @@ type logFrame struct {
 	} `json:"params"`
 }
 
-// forward writes one log frame if this socket forwards it.
+// forward writes one log frame if this socket forwards it. Most frames are updates every socket forwards
+// as they are (forwardsAsIs); the others are decoded to see whose turn, which permission.
 func (w *writer) forward(a *attachment, e sessions.Entry) error {
+	if a.memo.asIs(e) {
+		return w.writeFor(a.s.ID, e.Frame)
+	}
 	var f logFrame
 	if err := json.Unmarshal(e.Frame, &f); err != nil {
 		return nil // the log only holds frames the gateway encoded; never expected

@@ -108,6 +108,7 @@ type Handler struct {
 	slots     chan struct{}    // one per open connection (either transport), MaxConns deep: the connection cap
 	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
 	face      *metrics.Face    // this face's counters
+	memos     asIsMemos        // forwarding decisions shared by the sockets attached to one log
 }
 
 // NewHandler returns the raw-ACP face of reg.

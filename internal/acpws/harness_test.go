@@ -43,7 +43,7 @@ const stepTimeout = 15 * time.Second
 // env is a registry with the built-in demo agent (Delay 0) behind both the `/acp` face and the
 // `/v1/sessions/{id}/ws` face, on a real HTTP server.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	reg  *sessions.Registry
 	acp  *Handler
 	ws   *ws.Handler
@@ -54,14 +54,14 @@ type env struct {
 	observers []*client // closed only after the faces shut down
 }
 
-func newEnv(t *testing.T, opts Options) *env {
+func newEnv(t testing.TB, opts Options) *env {
 	t.Helper()
 	return newEnvCfg(t, opts, sessions.Config{})
 }
 
 // newEnvCfg is newEnv with registry settings (Workdir and Logger are filled in) and, optionally, agents
 // besides "demo" and "other".
-func newEnvCfg(t *testing.T, opts Options, cfg sessions.Config, extra ...agents.Spec) *env {
+func newEnvCfg(t testing.TB, opts Options, cfg sessions.Config, extra ...agents.Spec) *env {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	spec := func(name string) agents.Spec {
@@ -158,7 +158,7 @@ func (m msg) sessionID() string {
 
 // client is a raw WebSocket ACP client for tests.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	c      *websocket.Conn
 	nextID int
 }

@@ -15,7 +15,7 @@ import (
 
 // hclient is a Streamable HTTP ACP client for tests: it POSTs messages and reads the SSE streams it opens.
 type hclient struct {
-	t      *testing.T
+	t      testing.TB
 	url    string // http://host/acp…
 	conn   string // Acp-Connection-Id
 	nextID int
@@ -36,7 +36,7 @@ func (r hresp) problemCode() string {
 }
 
 // do sends one request with the given headers (Content-Type application/json when body is not nil).
-func doHTTP(t *testing.T, method, url string, body []byte, headers map[string]string) hresp {
+func doHTTP(t testing.TB, method, url string, body []byte, headers map[string]string) hresp {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
@@ -120,7 +120,7 @@ func (cl *hclient) answer(m msg, optionID, session string) {
 
 // sse is one open SSE stream, read on its own goroutine until the stream ends or close is called.
 type sse struct {
-	t      *testing.T
+	t      testing.TB
 	msgs   chan msg      // events, in order; closed when the stream ends
 	cancel func()        // ends the GET
 	done   chan struct{} // closed when the reader has returned

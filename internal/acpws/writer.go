@@ -22,6 +22,7 @@ type attachment struct {
 	gone        chan struct{}       // closed when the attachment is replaced or ends: its watcher ends
 	done        bool                // the log is closed and fully read
 	asked       map[string]struct{} // permission ids sent to the client and not yet resolved
+	memo        *asIsMemo           // forwardsAsIs's answers, shared with the Handler's other sockets on s
 }
 
 // writer is the connection's only writer of data frames. It multiplexes the logs of every attached session
@@ -45,9 +46,10 @@ func (w *writer) attach(s *sessions.Session, from, replayUntil uint64) *attachme
 		cur:         s.NewCursor(from, replayUntil, sessions.FollowLimits{Frames: o.QueueFrames, Bytes: o.QueueBytes}),
 		gone:        make(chan struct{}),
 		asked:       map[string]struct{}{},
+		memo:        w.c.h.memos.acquire(s.Log()),
 	}
 	if old := w.atts[s.ID]; old != nil {
-		close(old.gone)
+		w.end(old)
 		if old.s == s {
 			a.asked = old.asked // still asked: a re-load re-sends only what is pending
 		}
@@ -59,9 +61,24 @@ func (w *writer) attach(s *sessions.Session, from, replayUntil uint64) *attachme
 func (w *writer) detach(a *attachment) {
 	if w.atts[a.s.ID] == a {
 		delete(w.atts, a.s.ID)
-		close(a.gone)
+		w.end(a)
 	}
 	w.c.unsubscribe(a.s)
+}
+
+// end is the end of an attachment that was replaced, detached, or whose socket ends: its watcher ends and
+// its memo is released.
+func (w *writer) end(a *attachment) {
+	close(a.gone)
+	w.c.h.memos.release(a.s.Log(), a.memo)
+}
+
+// endAll ends every attachment once the writer has stopped.
+func (w *writer) endAll() {
+	for id, a := range w.atts {
+		delete(w.atts, id)
+		w.end(a)
+	}
 }
 
 func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *error) error {
