@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -138,4 +139,47 @@ func TestGoldenTerminalMetaCut(t *testing.T) {
 	}
 	steps = append(steps, end(""))
 	runScenario(t, "terminal_meta_cut", Config{SessionID: "gw-7", SnapshotMaxMessageBytes: 300}, steps)
+}
+
+// TestTerminalOutputCutCountsEverything: however many times the accumulated output is cut, the merged data is
+// the exact end of everything the agent sent, behind one marker counting every byte left out (the raw JSON
+// body's bytes), so marker and tail add up to the whole; the live updates stay as sent. A frozen snapshot
+// keeps what it saw while more output arrives.
+func TestTerminalOutputCutCountsEverything(t *testing.T) {
+	c := NewContext(Config{SessionID: "gw", MaxFieldBytes: 64 << 10, SnapshotMaxMessageBytes: 500})
+	c.BeginTurn("T")
+	var all strings.Builder
+	var frozen *SnapshotView
+	var frozenJSON string
+	for i := range 300 {
+		d := strings.Repeat("é\u001b[1m\\", i%7) + "line " + strings.Repeat("x", i%13) + "\n"
+		all.WriteString(d)
+		u := mustUpdate(t, c, termOutput("b1", d))
+		if got := str(t, u.Params, "update", "_meta", "terminal_output", "data"); got != d {
+			t.Fatalf("forwarded data %q, want %q", got, d)
+		}
+		if i == 100 {
+			frozen = c.FreezeSnapshot(7)
+			frozenJSON = string(frozen.JSON())
+		}
+	}
+	raw := string(field(t, c.PermissionToolCall(json.RawMessage(`{"toolCallId":"b1"}`)), "_meta", "terminal_output", "data"))
+	body := raw[1 : len(raw)-1]
+	allRaw, _ := json.Marshal(all.String())
+	whole := string(allRaw[1 : len(allRaw)-1])
+	var omitted int
+	var kept string
+	if _, err := fmt.Sscanf(body, cutMarkerPrefix+" %d bytes]", &omitted); err != nil {
+		t.Fatalf("no marker in %q: %v", body, err)
+	}
+	kept = body[strings.Index(body, " bytes]")+len(" bytes]"):]
+	if omitted+len(kept) != len(whole) || !strings.HasSuffix(whole, kept) || len(kept) > 500 || len(kept) < 500-12 {
+		t.Fatalf("marker says %d bytes left out and %d kept, of %d sent; kept %q", omitted, len(kept), len(whole), kept)
+	}
+	if got := string(frozen.JSON()); got != frozenJSON {
+		t.Fatalf("a frozen snapshot changed after more output:\n was %s\n now %s", frozenJSON, got)
+	}
+	if got, want := string(c.Snapshot(7)), string(c.FreezeSnapshot(7).JSON()); got != want || !strings.Contains(got, kept) {
+		t.Fatalf("snapshot %s", got)
+	}
 }
