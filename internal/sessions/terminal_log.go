@@ -3,6 +3,7 @@ package sessions
 import (
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // A command's output reaches clients through the session's event log, which is bounded and which every client
@@ -10,14 +11,19 @@ import (
 // and spend the log's whole memory bound on one terminal. So output is coalesced into frames (one per
 // terminalFrameInterval or terminalReadBytes, whichever comes first) and a terminal logs at most
 // terminalLogBudget bytes; past it one `{terminalId, data: "", truncated: true}` note is logged and the rest
-// is kept only in the terminal's own buffer, which terminal/output still returns. The command is never
-// blocked: logging only appends to memory.
+// is kept only in the terminal's own buffer, which terminal/output still returns — and, for clients, in a tail
+// of terminalTailBytes that is logged when the output ends (its first frame `truncated: true` when output
+// before it was left out), so the pane and the snapshot end with the command's latest output, not with the
+// end of its first MiB. The command is never blocked: logging only appends to memory.
 
 const (
 	// terminalFrameInterval is how long output may wait to be coalesced into one frame.
 	terminalFrameInterval = 50 * time.Millisecond
-	// terminalLogBudget bounds the output bytes one terminal logs as frames.
+	// terminalLogBudget bounds the output bytes one terminal logs as frames, but for the tail.
 	terminalLogBudget = 1 << 20
+	// terminalTailBytes is the end of the output past the budget logged when the output ends: as much as a
+	// snapshot shows of a terminal.
+	terminalTailBytes = 64 << 10
 )
 
 // terminalLog coalesces a terminal's output into frames within the budget. The reader adds and closes it; a
@@ -26,6 +32,7 @@ type terminalLog struct {
 	// Static after construction.
 	emit     func(data string, truncated bool) // logs one frame; called with flushMu held, so frames stay in order
 	budget   int
+	tailMax  int // bytes of the output past the budget logged at the end
 	maxFrame int // >= utf8.UTFMax
 	interval time.Duration
 
@@ -36,11 +43,12 @@ type terminalLog struct {
 	timer   *time.Timer // Guarded by mu; armed while pending is not empty.
 	logged  int         // Guarded by mu; bytes logged so far.
 	over    bool        // Guarded by mu; the budget is spent and the note logged.
+	tail    tailText    // Guarded by mu; once over, the latest output, logged by close.
 	closed  bool        // Guarded by mu; close has run: the timer does nothing.
 }
 
-func newTerminalLog(emit func(string, bool), budget, maxFrame int, interval time.Duration) *terminalLog {
-	return &terminalLog{emit: emit, budget: budget, maxFrame: maxFrame, interval: interval}
+func newTerminalLog(emit func(string, bool), budget, tailMax, maxFrame int, interval time.Duration) *terminalLog {
+	return &terminalLog{emit: emit, budget: budget, tailMax: tailMax, maxFrame: maxFrame, interval: interval}
 }
 
 // add takes new output text: full frames go out now, the rest waits for the timer or more output.
@@ -49,7 +57,12 @@ func (l *terminalLog) add(text string) {
 		return
 	}
 	l.mu.Lock()
-	if l.over || l.closed {
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	if l.over {
+		l.tail.add(text, l.tailMax)
 		l.mu.Unlock()
 		return
 	}
@@ -89,18 +102,24 @@ func (l *terminalLog) flush(final bool) {
 	var frames []string
 	note := false
 	for _, chunk := range textChunks(text, l.maxFrame) {
-		if l.over {
-			break
-		}
-		if l.logged+len(chunk) > l.budget {
+		if !l.over && l.logged+len(chunk) > l.budget {
 			l.over, note = true, true
-			break
+		}
+		if l.over {
+			l.tail.add(chunk, l.tailMax)
+			continue
 		}
 		l.logged += len(chunk)
 		frames = append(frames, chunk)
 	}
 	if l.over {
 		l.pending = nil
+	}
+	var tail []string
+	cut := false
+	if final && l.over {
+		tail, cut = textChunks(l.tail.text(), l.maxFrame), l.tail.cut
+		l.tail = tailText{}
 	}
 	l.mu.Unlock()
 	for _, f := range frames {
@@ -109,4 +128,31 @@ func (l *terminalLog) flush(final bool) {
 	if note {
 		l.emit("", true)
 	}
+	for i, f := range tail {
+		l.emit(f, i == 0 && cut)
+	}
 }
+
+// tailText keeps the last bytes of a text, cut at a character boundary.
+type tailText struct {
+	buf   []byte // the kept text is buf[start:]
+	start int
+	cut   bool // text before the kept was dropped
+}
+
+func (t *tailText) add(text string, max int) {
+	if len(t.buf)+len(text) > 2*max && t.start > 0 { // drop what is no longer kept before growing
+		t.buf, t.start = append(t.buf[:0], t.buf[t.start:]...), 0
+	}
+	t.buf = append(t.buf, text...)
+	if len(t.buf)-t.start <= max {
+		return
+	}
+	from := len(t.buf) - max
+	for from < len(t.buf) && !utf8.RuneStart(t.buf[from]) {
+		from++
+	}
+	t.start, t.cut = from, true
+}
+
+func (t *tailText) text() string { return string(t.buf[t.start:]) }
