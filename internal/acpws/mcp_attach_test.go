@@ -128,6 +128,24 @@ func TestMCPServersChangeWhileDetached(t *testing.T) {
 	if got := reportedMCP(t, cl, sid); got != "op-http,client-b" {
 		t.Fatalf("after a load that replaced the client's servers: %q", got)
 	}
+
+	// Detached: a load without mcpServers keeps the client's servers, an empty list removes them.
+	if err := e.reg.Detach(sid, "test"); err != nil {
+		t.Fatal(err)
+	}
+	cl.mustResult("session/load", map[string]any{"sessionId": sid, "cwd": e.dir}, nil)
+	if got := reportedMCP(t, cl, sid); got != "op-http,client-b" {
+		t.Fatalf("after a load without mcpServers: %q", got)
+	}
+	if err := e.reg.Detach(sid, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := attachErr(t, cl, "session/load", sid, e.dir, []any{}); err != nil {
+		t.Fatalf("detached load with no servers: %+v", err)
+	}
+	if got := reportedMCP(t, cl, sid); got != "op-http" {
+		t.Fatalf("after a load with an empty list: %q", got)
+	}
 }
 
 // TestMCPServersOnResumeWhileDetached: the same through session/resume, to an agent that can only resume.
