@@ -10,10 +10,10 @@ import (
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
 // detached session: the ones the operator configured for it (agents.Spec.MCPServers) and the ones the client
-// added, on session/new or while the session was detached (AttachMCP). A client may add http and sse servers only when the
-// agent advertises them (`mcpCapabilities.http`/`sse`), and stdio servers only when the operator allowed it
-// (Config.AllowClientMCPStdio): a client-chosen command runs on the gateway's host. Env and header values are
-// never echoed: errors name servers and fields only.
+// added, on session/new or while the session was detached (AttachMCP). A client may add http and sse servers
+// only when the agent advertises them (`mcpCapabilities.http`/`sse`), and stdio servers only when the operator
+// allowed it (Config.AllowClientMCPStdio): a client-chosen command runs on the gateway's host. Env and header
+// values are never echoed: errors name servers and fields only.
 
 // Errors of a client's MCP servers; faces answer 422 / JSON-RPC -32602.
 var (

@@ -3,7 +3,6 @@ package sessions
 import (
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // A command's output reaches clients through the session's event log, which is bounded and which every client
@@ -32,23 +31,22 @@ type terminalLog struct {
 	// Static after construction.
 	emit     func(data string, truncated bool) // logs one frame; called with flushMu held, so frames stay in order
 	budget   int
-	tailMax  int // bytes of the output past the budget logged at the end
 	maxFrame int // >= utf8.UTFMax
 	interval time.Duration
 
 	flushMu sync.Mutex // held while a frame is taken and emitted, so frames and close keep their order
 
 	mu      sync.Mutex
-	pending []byte      // Guarded by mu; valid UTF-8 not logged yet.
-	timer   *time.Timer // Guarded by mu; armed while pending is not empty.
-	logged  int         // Guarded by mu; bytes logged so far.
-	over    bool        // Guarded by mu; the budget is spent and the note logged.
-	tail    tailText    // Guarded by mu; once over, the latest output, logged by close.
-	closed  bool        // Guarded by mu; close has run: the timer does nothing.
+	pending []byte         // Guarded by mu; valid UTF-8 not logged yet.
+	timer   *time.Timer    // Guarded by mu; armed while pending is not empty.
+	logged  int            // Guarded by mu; bytes logged so far.
+	over    bool           // Guarded by mu; the budget is spent and the note logged.
+	tail    terminalOutput // Guarded by mu; once over, the latest output (tailMax bytes), logged by close.
+	closed  bool           // Guarded by mu; close has run: the timer does nothing.
 }
 
 func newTerminalLog(emit func(string, bool), budget, tailMax, maxFrame int, interval time.Duration) *terminalLog {
-	return &terminalLog{emit: emit, budget: budget, tailMax: tailMax, maxFrame: maxFrame, interval: interval}
+	return &terminalLog{emit: emit, budget: budget, maxFrame: maxFrame, interval: interval, tail: terminalOutput{limit: tailMax}}
 }
 
 // add takes new output text: full frames go out now, the rest waits for the timer or more output.
@@ -62,7 +60,7 @@ func (l *terminalLog) add(text string) {
 		return
 	}
 	if l.over {
-		l.tail.add(text, l.tailMax)
+		l.tail.keep(text)
 		l.mu.Unlock()
 		return
 	}
@@ -106,7 +104,7 @@ func (l *terminalLog) flush(final bool) {
 			l.over, note = true, true
 		}
 		if l.over {
-			l.tail.add(chunk, l.tailMax)
+			l.tail.keep(chunk)
 			continue
 		}
 		l.logged += len(chunk)
@@ -118,8 +116,8 @@ func (l *terminalLog) flush(final bool) {
 	var tail []string
 	cut := false
 	if final && l.over {
-		tail, cut = textChunks(l.tail.text(), l.maxFrame), l.tail.cut
-		l.tail = tailText{}
+		tail, cut = textChunks(string(l.tail.text()), l.maxFrame), l.tail.truncated
+		l.tail = terminalOutput{}
 	}
 	l.mu.Unlock()
 	for _, f := range frames {
@@ -132,27 +130,3 @@ func (l *terminalLog) flush(final bool) {
 		l.emit(f, i == 0 && cut)
 	}
 }
-
-// tailText keeps the last bytes of a text, cut at a character boundary.
-type tailText struct {
-	buf   []byte // the kept text is buf[start:]
-	start int
-	cut   bool // text before the kept was dropped
-}
-
-func (t *tailText) add(text string, max int) {
-	if len(t.buf)+len(text) > 2*max && t.start > 0 { // drop what is no longer kept before growing
-		t.buf, t.start = append(t.buf[:0], t.buf[t.start:]...), 0
-	}
-	t.buf = append(t.buf, text...)
-	if len(t.buf)-t.start <= max {
-		return
-	}
-	from := len(t.buf) - max
-	for from < len(t.buf) && !utf8.RuneStart(t.buf[from]) {
-		from++
-	}
-	t.start, t.cut = from, true
-}
-
-func (t *tailText) text() string { return string(t.buf[t.start:]) }
