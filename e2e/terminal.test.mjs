@@ -119,6 +119,22 @@ test('terminal pane: streamed output with ANSI styles, neutralised escapes, prog
   assert.equal(await page.textContent(`${gwCard} .term-line:nth-last-child(2)`), 'line 2499');
   const out = `${gwCard} .terminal-out`;
   assert.ok(await page.$eval(out, (e) => e.scrollTop > 0 && e.scrollTop + e.clientHeight >= e.scrollHeight - 2), 'the pane follows the output');
+
+  // Past its log budget a terminal's frames stop with a truncated note; at its end the tail follows, its first
+  // frame truncated too (the same gap): the pane says once that output is missing, then shows the latest.
+  send(update(id, ++seq, {
+    sessionUpdate: 'tool_call', toolCallId: 'gw_big', title: 'yes', kind: 'execute', status: 'in_progress',
+    content: [{ type: 'terminal', terminalId: 'gt-2' }],
+  }));
+  send(note(++seq, '_gateway/terminal_output', { terminalId: 'gt-2', data: 'first\n' }));
+  send(note(++seq, '_gateway/terminal_output', { terminalId: 'gt-2', data: '', truncated: true }));
+  send(note(++seq, '_gateway/terminal_output', { terminalId: 'gt-2', data: 'tail', truncated: true }));
+  send(note(++seq, '_gateway/terminal_output', { terminalId: 'gt-2', data: ' end\n' }));
+  send(note(++seq, '_gateway/terminal_exit', { terminalId: 'gt-2', exitCode: 0, signal: null }));
+  const bigCard = '.tool-card[data-tool-call-id="gw_big"]';
+  await page.waitForSelector(`${bigCard} ${pane('gt-2')} .terminal-status[data-state="ok"]`);
+  assert.deepEqual(await page.$$eval(`${bigCard} .term-line`, (es) => es.map((e) => e.textContent)),
+    ['first', '', '[output not kept]', 'tail end', '']);
   await shot(page, '40-terminal-pane');
   assert.deepEqual(page.problems(), [], 'the page logged errors');
   await page.close();

@@ -294,21 +294,23 @@ func commandPid(t *testing.T, output string) int {
 }
 
 // TestTerminalLoggedOutputIsBounded: a command printing several MiB logs at most the per-terminal budget
-// (1 MiB) plus one frame, then one `{data: "", truncated: true}` note; terminal/output still answers the
-// outputByteLimit-bounded tail of all of it.
+// (1 MiB) plus one frame, then one `{data: "", truncated: true}` note, and when it ends the last 64 KiB of
+// its output (the first of those frames `truncated`: output before it was left out), so the snapshot shows its
+// latest output; terminal/output still answers the outputByteLimit-bounded tail of all of it.
 func TestTerminalLoggedOutputIsBounded(t *testing.T) {
 	g, _ := testAgentGateway(t, "term")
 	s := g.createSession(nil)
-	const line = "0123456789abcdef"
-	create := printCmd(t, "-print", line, "-repeat", strconv.Itoa(3<<20/len(line))) // 3 MiB
+	const line, end = "0123456789abcdef", "the end\n"
+	create := printCmd(t, "-print", line, "-repeat", strconv.Itoa(3<<20/len(line)), "-stderr", end) // 3 MiB, then the end
 	create["outputByteLimit"] = 4096
 	r := runTerminalSteps(t, g, s.ID, create, map[string]any{"op": "wait"}, map[string]any{"op": "output"})
 	out := r[2].Result
-	if !out.Truncated || len(out.Output) != 4096 || strings.ReplaceAll(out.Output, line, "") != "" {
+	if !out.Truncated || len(out.Output) != 4096 || !strings.HasSuffix(out.Output, end) {
 		t.Fatalf("terminal/output: truncated %v, %d bytes", out.Truncated, len(out.Output))
 	}
 	logged, notes, frames := 0, 0, 0
-	exitAfterNote := false
+	var tail strings.Builder
+	exitAfterTail := false
 	for _, f := range g.fullLogWS(t, s.ID, s.Epoch) {
 		var m struct {
 			Method string
@@ -320,26 +322,32 @@ func TestTerminalLoggedOutputIsBounded(t *testing.T) {
 		_ = json.Unmarshal(f.Raw, &m)
 		switch m.Method {
 		case "_gateway/terminal_output":
-			if m.Params.Truncated {
+			switch {
+			case m.Params.Truncated && notes == 0:
 				notes++
 				if m.Params.Data != "" {
 					t.Fatalf("note with data: %s", f.Raw)
 				}
-				continue
+			case notes == 1:
+				if m.Params.Truncated != (tail.Len() == 0) {
+					t.Fatalf("tail frame %s: only the first says output before it is missing", f.Raw)
+				}
+				tail.WriteString(m.Params.Data)
+			default:
+				frames++
+				logged += len(m.Params.Data)
 			}
-			if notes > 0 {
-				t.Fatal("output logged after the note")
-			}
-			frames++
-			logged += len(m.Params.Data)
 		case "_gateway/terminal_exit":
-			exitAfterNote = notes == 1
+			exitAfterTail = notes == 1 && strings.HasSuffix(tail.String(), end)
 		}
 	}
-	if notes != 1 || !exitAfterNote || logged > 1<<20+8<<10 || logged < 1<<20-8<<10 {
-		t.Fatalf("logged %d bytes in %d frames, %d notes, exit after the note %v", logged, frames, notes, exitAfterNote)
+	if notes != 1 || !exitAfterTail || logged > 1<<20+8<<10 || logged < 1<<20-8<<10 {
+		t.Fatalf("logged %d bytes in %d frames, %d notes, exit after the tail %v", logged, frames, notes, exitAfterTail)
 	}
-	// The snapshot (validated against openapi.yaml like every response) holds the tail and the exit.
+	if tl := tail.String(); len(tl) != 64<<10 || !strings.HasSuffix(tl, line+end) {
+		t.Fatalf("tail: %d bytes ending %q", len(tl), tl[max(0, len(tl)-40):])
+	}
+	// The snapshot (validated against openapi.yaml like every response) holds the latest output and the exit.
 	var view struct {
 		Snapshot struct {
 			Terminals []struct {
@@ -354,8 +362,11 @@ func TestTerminalLoggedOutputIsBounded(t *testing.T) {
 		t.Fatalf("GET session: %d", code)
 	}
 	ts := view.Snapshot.Terminals
-	if len(ts) != 1 || ts[0].TerminalID != r[0].TerminalID || !ts[0].Truncated || len(ts[0].Output) != 64<<10 ||
-		strings.ReplaceAll(ts[0].Output, line, "") != "" || ts[0].ExitStatus == nil || *ts[0].ExitStatus.ExitCode != 0 {
+	if len(ts) != 1 {
 		t.Fatalf("snapshot terminals: %+v", ts)
+	}
+	if ts[0].TerminalID != r[0].TerminalID || !ts[0].Truncated || len(ts[0].Output) != 64<<10 ||
+		!strings.HasSuffix(ts[0].Output, line+end) || ts[0].Output != tail.String() || ts[0].ExitStatus == nil || *ts[0].ExitStatus.ExitCode != 0 {
+		t.Fatalf("snapshot terminal: %d bytes ending %q, truncated %v, exit %+v", len(ts[0].Output), ts[0].Output[max(0, len(ts[0].Output)-40):], ts[0].Truncated, ts[0].ExitStatus)
 	}
 }

@@ -98,7 +98,8 @@
 //     clients saw, `_meta.gateway` included); when the log was trimmed (--log-max-frames/--log-max-bytes) and
 //     for ReplayTranscript, the snapshot's compact transcript (Session.Replay: messages, each tool call in
 //     its final state, last plan/commands/title). cwd is accepted and ignored (the session keeps its own
-//     cwd); mcpServers may only repeat the session's own servers (Session.CheckAttachMCP), else -32602.
+//     cwd); mcpServers replace the client's servers while the session is detached, and may only repeat the
+//     session's own while its agent runs (Session.AttachMCP), else -32602.
 //   - session/resume: attaches without replay, then sends pending permission requests. mcpServers as for
 //     session/load.
 //   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.

@@ -345,7 +345,7 @@ func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *se
 		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
 		return nil
 	}
-	if err := s.CheckAttachMCP(mcp); err != nil {
+	if err := s.AttachMCP(mcp); err != nil {
 		c.fail(id, err)
 		return nil
 	}

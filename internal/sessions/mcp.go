@@ -8,18 +8,19 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 )
 
-// MCP servers reach an agent on session/new: the ones the operator configured for it (agents.Spec.MCPServers)
-// and the ones the client that made the session added. A client may add http and sse servers only when the
-// agent advertises them (`mcpCapabilities.http`/`sse`), and stdio servers only when the operator allowed it
-// (Config.AllowClientMCPStdio): a client-chosen command runs on the gateway's host. Env and header values are
-// never echoed: errors name servers and fields only.
+// MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
+// detached session: the ones the operator configured for it (agents.Spec.MCPServers) and the ones the client
+// added, on session/new or while the session was detached (AttachMCP). A client may add http and sse servers
+// only when the agent advertises them (`mcpCapabilities.http`/`sse`), and stdio servers only when the operator
+// allowed it (Config.AllowClientMCPStdio): a client-chosen command runs on the gateway's host. Env and header
+// values are never echoed: errors name servers and fields only.
 
 // Errors of a client's MCP servers; faces answer 422 / JSON-RPC -32602.
 var (
 	ErrMCPStdioForbidden = errors.New("stdio MCP servers from clients are not allowed by this gateway")
 	ErrMCPNameConflict   = errors.New("MCP server name already in use")
 	ErrMCPUnsupported    = errors.New("MCP transport not supported by the agent")
-	ErrMCPFixed          = errors.New("MCP servers are fixed when a session starts")
+	ErrMCPFixed          = errors.New(mcpChangeHint)
 )
 
 // checkClientMCP checks a client's servers against the gateway's rules before the agent is started.
@@ -63,27 +64,76 @@ func (s *Session) mcpServers() []agents.MCPServer {
 	return append(out, s.clientMCP...)
 }
 
-// CheckAttachMCP checks the mcpServers an ACP client sends with session/load or session/resume. The session's
-// agent is already running with its servers, so a client may repeat servers the session has (same name, same
-// configuration) but not add or change any.
-func (s *Session) CheckAttachMCP(servers []agents.MCPServer) error {
-	have := s.mcpServers()
-next:
+// AttachMCP takes the mcpServers an ACP client sends with session/load or session/resume (nil: the client sent
+// none, nothing changes).
+//
+// While the session is detached (its agent is not running), they are checked as on session/new (stdio only
+// when the operator allows it, http and sse only when the agent advertised them at its last start, no
+// configured name) and become the client's servers, replacing the ones it had: the re-attach passes the
+// configured servers and these to the agent's session/load or session/resume. A server that repeats a
+// configured one (same name, same configuration) is the configured one.
+//
+// While the agent runs (or is starting) it already has its servers, so a client may repeat servers the session
+// has but not add or change any.
+func (s *Session) AttachMCP(servers []agents.MCPServer) error {
+	if servers == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status != StatusDetached || s.reattaching {
+		return s.checkSameMCP(servers)
+	}
+	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
-		for _, h := range have {
-			if h.Name == m.Name {
-				if h.Equal(m) {
-					continue next
-				}
-				return fmt.Errorf("%w: server %q differs from the session's; start a new session to change it", ErrMCPNameConflict, m.Name)
+		if c, ok := findMCP(s.spec.MCPServers, m.Name); ok {
+			if !c.Equal(m) {
+				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", ErrMCPNameConflict, m.Name, s.spec.Name)
 			}
+			continue
+		}
+		client = append(client, m)
+	}
+	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
+		return err
+	}
+	if err := checkMCPTransports(s.initInfo.AgentCapabilities, client); err != nil {
+		return err
+	}
+	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
+	// session out of detached under mu.
+	s.clientMCP = client
+	return nil
+}
+
+// checkSameMCP allows only servers the running session has, as they are.
+func (s *Session) checkSameMCP(servers []agents.MCPServer) error {
+	have := s.mcpServers()
+	for _, m := range servers {
+		if h, ok := findMCP(have, m.Name); ok {
+			if h.Equal(m) {
+				continue
+			}
+			return fmt.Errorf("%w: server %q differs from the session's; %s", ErrMCPNameConflict, m.Name, mcpChangeHint)
 		}
 		if m.Type == agents.MCPStdio && !s.reg.cfg.AllowClientMCPStdio {
 			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", ErrMCPStdioForbidden, m.Name)
 		}
-		return fmt.Errorf("%w: the session has no server %q; start a new session (session/new) with it", ErrMCPFixed, m.Name)
+		return fmt.Errorf("%w: the session has no server %q", ErrMCPFixed, m.Name)
 	}
 	return nil
+}
+
+// mcpChangeHint says when a client's servers can change.
+const mcpChangeHint = "MCP servers can only change while the session is detached (its agent not running)"
+
+func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
+	for _, m := range list {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return agents.MCPServer{}, false
 }
 
 // scrubMCPSecrets removes the session's MCP env and header values from an agent's failure to start: an agent

@@ -10,14 +10,19 @@ import (
 // and spend the log's whole memory bound on one terminal. So output is coalesced into frames (one per
 // terminalFrameInterval or terminalReadBytes, whichever comes first) and a terminal logs at most
 // terminalLogBudget bytes; past it one `{terminalId, data: "", truncated: true}` note is logged and the rest
-// is kept only in the terminal's own buffer, which terminal/output still returns. The command is never
-// blocked: logging only appends to memory.
+// is kept only in the terminal's own buffer, which terminal/output still returns — and, for clients, in a tail
+// of terminalTailBytes that is logged when the output ends (its first frame `truncated: true` when output
+// before it was left out), so the pane and the snapshot end with the command's latest output, not with the
+// end of its first MiB. The command is never blocked: logging only appends to memory.
 
 const (
 	// terminalFrameInterval is how long output may wait to be coalesced into one frame.
 	terminalFrameInterval = 50 * time.Millisecond
-	// terminalLogBudget bounds the output bytes one terminal logs as frames.
+	// terminalLogBudget bounds the output bytes one terminal logs as frames, but for the tail.
 	terminalLogBudget = 1 << 20
+	// terminalTailBytes is the end of the output past the budget logged when the output ends: as much as a
+	// snapshot shows of a terminal.
+	terminalTailBytes = 64 << 10
 )
 
 // terminalLog coalesces a terminal's output into frames within the budget. The reader adds and closes it; a
@@ -32,15 +37,16 @@ type terminalLog struct {
 	flushMu sync.Mutex // held while a frame is taken and emitted, so frames and close keep their order
 
 	mu      sync.Mutex
-	pending []byte      // Guarded by mu; valid UTF-8 not logged yet.
-	timer   *time.Timer // Guarded by mu; armed while pending is not empty.
-	logged  int         // Guarded by mu; bytes logged so far.
-	over    bool        // Guarded by mu; the budget is spent and the note logged.
-	closed  bool        // Guarded by mu; close has run: the timer does nothing.
+	pending []byte         // Guarded by mu; valid UTF-8 not logged yet.
+	timer   *time.Timer    // Guarded by mu; armed while pending is not empty.
+	logged  int            // Guarded by mu; bytes logged so far.
+	over    bool           // Guarded by mu; the budget is spent and the note logged.
+	tail    terminalOutput // Guarded by mu; once over, the latest output (tailMax bytes), logged by close.
+	closed  bool           // Guarded by mu; close has run: the timer does nothing.
 }
 
-func newTerminalLog(emit func(string, bool), budget, maxFrame int, interval time.Duration) *terminalLog {
-	return &terminalLog{emit: emit, budget: budget, maxFrame: maxFrame, interval: interval}
+func newTerminalLog(emit func(string, bool), budget, tailMax, maxFrame int, interval time.Duration) *terminalLog {
+	return &terminalLog{emit: emit, budget: budget, maxFrame: maxFrame, interval: interval, tail: terminalOutput{limit: tailMax}}
 }
 
 // add takes new output text: full frames go out now, the rest waits for the timer or more output.
@@ -49,7 +55,12 @@ func (l *terminalLog) add(text string) {
 		return
 	}
 	l.mu.Lock()
-	if l.over || l.closed {
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	if l.over {
+		l.tail.keep(text)
 		l.mu.Unlock()
 		return
 	}
@@ -89,12 +100,12 @@ func (l *terminalLog) flush(final bool) {
 	var frames []string
 	note := false
 	for _, chunk := range textChunks(text, l.maxFrame) {
-		if l.over {
-			break
-		}
-		if l.logged+len(chunk) > l.budget {
+		if !l.over && l.logged+len(chunk) > l.budget {
 			l.over, note = true, true
-			break
+		}
+		if l.over {
+			l.tail.keep(chunk)
+			continue
 		}
 		l.logged += len(chunk)
 		frames = append(frames, chunk)
@@ -102,11 +113,20 @@ func (l *terminalLog) flush(final bool) {
 	if l.over {
 		l.pending = nil
 	}
+	var tail []string
+	cut := false
+	if final && l.over {
+		tail, cut = textChunks(string(l.tail.text()), l.maxFrame), l.tail.truncated
+		l.tail = terminalOutput{}
+	}
 	l.mu.Unlock()
 	for _, f := range frames {
 		l.emit(f, false)
 	}
 	if note {
 		l.emit("", true)
+	}
+	for i, f := range tail {
+		l.emit(f, i == 0 && cut)
 	}
 }

@@ -35,7 +35,7 @@ func (f *frameSink) get() []loggedFrame {
 func TestTerminalLogCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sink frameSink
-		l := newTerminalLog(sink.emit, 1000, 8, 50*time.Millisecond)
+		l := newTerminalLog(sink.emit, 1000, 16, 8, 50*time.Millisecond)
 		l.add("a")
 		l.add("b")
 		l.add("c")
@@ -67,7 +67,7 @@ func TestTerminalLogCoalesces(t *testing.T) {
 func TestTerminalLogBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sink frameSink
-		l := newTerminalLog(sink.emit, 20, 8, 50*time.Millisecond)
+		l := newTerminalLog(sink.emit, 20, 0, 8, 50*time.Millisecond)
 		for range 100 {
 			l.add("xyz")
 		}
@@ -87,6 +87,50 @@ func TestTerminalLogBudget(t *testing.T) {
 		}
 		if notes != 1 || logged > 20 || logged < 20-8 || strings.Trim(got[0].data, "xyz") != "" {
 			t.Fatalf("logged %d bytes, %d notes: %+v", logged, notes, got)
+		}
+	})
+}
+
+// TestTerminalLogTailAtEnd: output past the budget is not logged as it comes, but its last tailMax bytes are
+// when the output ends (close), the first of those frames `truncated` when output before them was left out:
+// what a client saw last, and what a snapshot folds, is the command's latest output.
+func TestTerminalLogTailAtEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sink frameSink
+		l := newTerminalLog(sink.emit, 20, 12, 8, 50*time.Millisecond)
+		for i := range 100 {
+			l.add(strings.Repeat("é", i%3) + "line" + string(rune('a'+i%26)) + "\n")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		before := len(sink.get())
+		l.add("the end\n")
+		l.close()
+		got := sink.get()
+		tail := got[before:]
+		var text strings.Builder
+		for i, f := range tail {
+			if f.truncated != (i == 0) {
+				t.Fatalf("tail frame %d of %+v", i, tail)
+			}
+			text.WriteString(f.data)
+		}
+		if text.String() != "nev\nthe end\n" {
+			t.Fatalf("tail %q, want the last 12 bytes of the output", text.String())
+		}
+		if last := got[before-1]; last.data != "" || !last.truncated {
+			t.Fatalf("before the end: %+v, want the budget's note last", got[:before])
+		}
+
+		// Output past the budget that fits the tail is logged whole, with no gap to mark.
+		var sink2 frameSink
+		l2 := newTerminalLog(sink2.emit, 20, 100, 8, 50*time.Millisecond)
+		l2.add(strings.Repeat("x", 20))
+		l2.add("yz")
+		l2.close()
+		got2 := sink2.get()
+		if n := len(got2); n != 5 || got2[3].data != "" || !got2[3].truncated || got2[4] != (loggedFrame{"yz", false}) {
+			t.Fatalf("frames %+v", got2)
 		}
 	})
 }

@@ -68,7 +68,7 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 		output: terminalOutput{limit: limit},
 	}
 	t.log = newTerminalLog(func(data string, truncated bool) { s.logTerminalOutput(id, data, truncated) },
-		terminalLogBudget, terminalReadBytes, terminalFrameInterval)
+		terminalLogBudget, terminalTailBytes, terminalReadBytes, terminalFrameInterval)
 	go t.readOutput()
 	go t.wait()
 	return t, nil

@@ -28,7 +28,8 @@
 //	          gateway must redact), as codex does without an API key.
 //	rpcerrors starts normally; session/set_mode and every prompt answer a JSON-RPC error with data.
 //	initexit  prints a line on stderr and exits with status 4 on initialize.
-//	mcp       reports the MCP servers session/new gave it, and lists the tools of its stdio ones (mcp.go).
+//	mcp       reports the MCP servers session/new (or session/load, session/resume) gave it, and lists the
+//	          tools of its stdio ones (mcp.go).
 //	term      runs the prompt's steps against the client's terminals (terminal.go).
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
@@ -118,7 +119,7 @@ type agent struct {
 	resumeOnly bool                              // -resume-only
 	failLoad   bool                              // -fail-load
 	mcpCaps    string                            // -mcp-caps
-	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new gave (mcp mode).
+	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
 	afterLoad  bool                              // -after-load
 	loadGate   string                            // -load-gate
 	out        *lockedWriter
@@ -198,11 +199,8 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.mu.Lock()
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
-	if a.mcp == nil {
-		a.mcp = map[acp.SessionId][]acp.McpServer{}
-	}
-	a.mcp[acp.SessionId(id)] = p.McpServers
 	a.mu.Unlock()
+	a.recordMCP(acp.SessionId(id), p.McpServers)
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
 	}
@@ -217,6 +215,17 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
+// recordMCP keeps the MCP servers session/new, session/load or session/resume gave a session (the mcp mode
+// reports them).
+func (a *agent) recordMCP(sid acp.SessionId, servers []acp.McpServer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mcp == nil {
+		a.mcp = map[acp.SessionId][]acp.McpServer{}
+	}
+	a.mcp[sid] = servers
+}
+
 // loadedModes is the mode state session/load and session/resume answer with.
 func loadedModes() *acp.SessionModeState {
 	return &acp.SessionModeState{CurrentModeId: "loaded", AvailableModes: []acp.SessionMode{{Id: "loaded", Name: "Loaded"}}}
@@ -225,6 +234,7 @@ func loadedModes() *acp.SessionModeState {
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
+	a.recordMCP(sid, p.McpServers)
 	if a.loadGate != "" {
 		_, _ = os.ReadFile(a.loadGate) // a FIFO: blocks until the test opens it for writing and closes it
 	}
@@ -256,6 +266,7 @@ func afterLoadUpdate(sid acp.SessionId) string {
 
 // ResumeSession implements acp.Agent: it answers without a replay.
 func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	a.recordMCP(p.SessionId, p.McpServers)
 	if a.failLoad {
 		return acp.ResumeSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(p.SessionId)})
 	}

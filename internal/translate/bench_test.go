@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -82,4 +83,29 @@ func BenchmarkRedact500KB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTerminalOutputChunk: one `_meta.terminal_output` update (about 256 bytes of build output) into a
+// tool call whose accumulated output is already at its bound (SnapshotMaxMessageBytes 1 KiB, 64 KiB,
+// 256 KiB, the default). The cost per chunk should not depend on how much is accumulated.
+func BenchmarkTerminalOutputChunk(b *testing.B) {
+	line := strings.Repeat(`\u001b[32mok\u001b[0m  github.com/acp-gateway/gateway/internal/x\t0.123s\r\n`, 4)
+	p := []byte(metaUpdate("b1", `{"terminal_output":{"terminal_id":"b1","data":"`+line+`"}}`, ""))
+	for _, acc := range []int{1 << 10, 64 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("accumulated=%dKiB", acc>>10), func(b *testing.B) {
+			c := NewContext(Config{SessionID: "gw", MaxFieldBytes: 64 << 10, Redact: true, SnapshotMaxMessageBytes: acc})
+			c.BeginTurn("t")
+			mustUpdate(b, c, `{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"b1","title":"make","kind":"execute","status":"in_progress","_meta":{"terminal_info":{"terminal_id":"b1"}}}}`)
+			for range acc/len(line) + 2 { // fill to the bound
+				mustUpdate(b, c, string(p))
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if _, err := c.Update(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

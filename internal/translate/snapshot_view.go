@@ -29,8 +29,9 @@ type frozenEntry struct {
 	kind   entryKind
 	turn   *turnRec // nil outside a turn; only its id (immutable) is read
 	idRaw  []byte
-	blocks []block     // messages
-	fields []toolField // tool calls
+	blocks []block       // messages
+	fields []toolField   // tool calls
+	term   *terminalTail // tool calls: the accumulated terminal output, frozen
 }
 
 // FreezeSnapshot captures the snapshot as of the log's seq; call it under the lock that guards c (with the seq
@@ -60,6 +61,7 @@ func (c *Context) FreezeSnapshot(seq uint64) *SnapshotView {
 			at := len(fields)
 			fields = append(fields, e.tool.fields...)
 			f.fields = fields[at:len(fields):len(fields)]
+			f.term = e.tool.term.frozen()
 		} else {
 			at := len(blocks)
 			blocks = append(blocks, e.blocks...)
@@ -131,7 +133,7 @@ func (e *frozenEntry) appendJSON(out []byte) []byte {
 	}
 	if e.kind == entryTool {
 		out = append(out, `,"toolCall":`...)
-		out = (&toolCall{fields: e.fields}).appendObject(out, "")
+		out = (&toolCall{fields: e.fields, term: e.term}).appendObject(out, "")
 		return append(out, '}')
 	}
 	out = append(out, `,"content":[`...)

@@ -17,6 +17,9 @@ type toolCall struct {
 	turn   *turnRec
 	fields []toolField // toolCallId first
 	entry  *entry      // its snapshot entry; nil once evicted
+	// term is the output accumulated for `_meta.terminal_output`, which the stored `_meta` holds as "" (terminalmeta.go);
+	// nil when the `_meta` has none.
+	term *terminalTail
 }
 
 type toolField struct {
@@ -47,6 +50,9 @@ func (tc *toolCall) set(key string, val []byte) {
 	}
 	if key == "_meta" {
 		val = mergeMeta(tc.get("_meta"), val)
+		if tc.term != nil && lookup(val, "terminal_output") == nil {
+			tc.term = nil // the merge dropped it (a `_meta` that is not an object replaces the whole)
+		}
 	} else {
 		val = append([]byte(nil), val...)
 	}
@@ -64,6 +70,9 @@ func (tc *toolCall) size() int {
 	for _, f := range tc.fields {
 		n += len(f.key) + len(f.val) + 4
 	}
+	if tc.term != nil {
+		n += tc.term.bodyLen()
+	}
 	return n
 }
 
@@ -78,7 +87,11 @@ func (tc *toolCall) appendObject(dst []byte, prefix string) []byte {
 		}
 		dst = appendString(dst, f.key)
 		dst = append(dst, ':')
-		dst = append(dst, f.val...)
+		if f.key == "_meta" {
+			dst = append(dst, tc.renderMeta(f.val)...)
+		} else {
+			dst = append(dst, f.val...)
+		}
 	}
 	return append(dst, '}')
 }
@@ -217,7 +230,7 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 			val, _ = boundField(val, c.lim.messageBytes, shapeAny)
 		}
 		if string(f.key) == "_meta" {
-			val = withAccumulatedTerminalOutput(tc.get("_meta"), val, c.lim.messageBytes) // terminalmeta.go
+			val = tc.foldTerminalOutput(val, c.lim.messageBytes) // terminalmeta.go
 		}
 		tc.set(string(f.key), val)
 	}
@@ -298,6 +311,11 @@ func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
 		return cleaned.appendObject(nil, "")
 	}
 	merged := &toolCall{fields: append([]toolField(nil), known.fields...)}
+	for i, f := range merged.fields {
+		if f.key == "_meta" {
+			merged.fields[i].val = known.renderMeta(f.val)
+		}
+	}
 	for _, f := range cleaned.fields {
 		if f.key == "toolCallId" {
 			continue

@@ -598,7 +598,7 @@ class Current {
         this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
         break;
       case '_gateway/terminal_output':
-        this.transcript.terminalOutput(p.terminalId, p.data);
+        this.transcript.terminalOutput(p.terminalId, p.data, p.truncated);
         break;
       case '_gateway/terminal_exit':
         this.transcript.terminalExit(p.terminalId, p.exitCode, p.signal);

@@ -396,10 +396,19 @@ export class Transcript {
     }
   }
 
-  /** `_gateway/terminal_output {terminalId, data}`: new output of a gateway-served terminal. */
-  terminalOutput(terminalId, data) {
+  /**
+   * `_gateway/terminal_output {terminalId, data, truncated?}`: new output of a gateway-served terminal. truncated
+   * says output before data was not logged (past the terminal's budget): the pane says so once per gap.
+   */
+  terminalOutput(terminalId, data, truncated) {
     if (typeof terminalId !== 'string' || !terminalId) return;
-    this.terminal(terminalId).write(data);
+    const v = this.terminal(terminalId);
+    if (truncated === true && !v.gapMarked) v.write('\r\n[output not kept]\r\n');
+    if (truncated === true) v.gapMarked = true;
+    if (typeof data === 'string' && data !== '') {
+      v.write(data);
+      v.gapMarked = false;
+    }
   }
 
   /** `_gateway/terminal_exit {terminalId, exitCode, signal}`. */
