@@ -104,8 +104,11 @@ test('sharing: ann shares with bob as viewer; bob sees who prompted and who allo
   assert.equal(await bob.locator('#selectors select:enabled').count(), 0);
   await shot(bob, '51-viewer-read-only');
 
-  // A viewer may list the shares but not change them: the 403 is said in the dialog and its controls turn off.
-  await bob.click('#share-session');
+  // Sharing is offered only to the owner (GET /v1/me names the caller): bob's Share button stays hidden. Opened
+  // anyway, the dialog lists the shares but may not change them: the 403 is said and its controls turn off.
+  await waitText(bob, '#me', 'bob');
+  assert.equal(await bob.isHidden('#share-session'), true);
+  await bob.evaluate(() => document.getElementById('share-session').click());
   await bob.waitForSelector('#share-dialog[open]');
   await bob.waitForSelector('#share-list .share-row[data-principal="bob"]');
   await bob.fill('#share-principal', 'carl');
@@ -130,4 +133,38 @@ test('sharing: ann shares with bob as viewer; bob sees who prompted and who allo
   assert.deepEqual(unexpected(bob, [403, 404]), [], 'bob\'s page logged errors');
   await ann.close();
   await bob.close();
+});
+
+/** REST as a users-file user, from the test (not the page). */
+async function rest(name, method, p, body) {
+  const res = await fetch(gw.base + p, {
+    method, headers: { Authorization: `Bearer ${tokenOf(name)}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  assert.ok(res.ok, `${method} ${p}: ${res.status}`);
+  return res.status === 204 ? null : res.json();
+}
+
+test('presence: ann sees bob appear in the session header when he opens her shared session, and go when he leaves', { timeout: 120000 }, async () => {
+  const ann = await signIn('ann');
+  await waitText(ann, '#me', 'ann');
+  const id = await createSession(ann, { policy: 'ask' });
+  await ann.waitForSelector('#session-watchers .watcher[data-principal="ann"][data-role="owner"]');
+  assert.equal(await ann.textContent('#session-watchers .watcher[data-principal="ann"] .avatar'), 'A');
+  await rest('ann', 'PUT', `/v1/sessions/${encodeURIComponent(id)}/shares/bob`, { role: 'collaborator' });
+
+  const bob = await signIn('bob');
+  await bob.evaluate((sid) => { location.hash = '#/s/' + encodeURIComponent(sid); }, id);
+  await waitLive(bob);
+  await ann.waitForSelector('#session-watchers .watcher[data-principal="bob"][data-role="collaborator"]');
+  assert.equal(await ann.textContent('#session-watchers .watcher[data-principal="bob"] .watcher-name'), 'bob');
+  await bob.waitForSelector('#session-watchers .watcher[data-principal="ann"][data-role="owner"]');
+  await bob.waitForSelector('#session-watchers .watcher[data-principal="bob"]');
+  await shot(ann, '52-watchers');
+
+  await bob.close();
+  await ann.waitForSelector('#session-watchers .watcher[data-principal="bob"]', { state: 'detached' });
+  await ann.waitForSelector('#session-watchers .watcher[data-principal="ann"]');
+  assert.deepEqual(unexpected(ann, []), [], 'ann\'s page logged errors');
+  await ann.close();
 });

@@ -15,7 +15,7 @@ import {
   attachCaps, readAttachment, promptBlocks, fmtBytes, resourceName, AttachError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES,
 } from '../web/static/js/attach.js';
 import { statusView, acceptsPrompt, promptErrorText } from '../web/static/js/status.js';
-import { actorName, permissionVerdict } from '../web/static/js/people.js';
+import { actorName, permissionVerdict, watcherRows, initials } from '../web/static/js/people.js';
 import {
   sharingOffered, shareRows, principalIdProblem, shareErrorText, isForbidden, VIEWER_NOTICE,
 } from '../web/static/js/sharing.js';
@@ -474,6 +474,10 @@ test('sharing: offered for a listing with an owner, hidden on errors and without
   assert.equal(sharingOffered({ owner: { principal: 'anonymous', name: 'anonymous' }, shares: [] }), false);
   assert.equal(sharingOffered(null), false);
   assert.equal(sharingOffered({ code: 'forbidden' }), false);
+  // With the caller known (GET /v1/me): the owner and admins only.
+  assert.equal(sharingOffered(listing, { id: 'ann', role: 'user' }), true);
+  assert.equal(sharingOffered(listing, { id: 'bob', role: 'user' }), false);
+  assert.equal(sharingOffered(listing, { id: 'root', role: 'admin' }), true);
   assert.deepEqual(shareRows(listing), [
     { principal: 'ann', name: 'ann', role: 'owner' },
     { principal: 'bob', name: 'bob', role: 'viewer' },
@@ -500,4 +504,21 @@ test('sharing: principal ids and problem+json errors are said clearly', () => {
   assert.equal(isForbidden(forbidden), true);
   assert.equal(isForbidden({ status: 403, code: 'forbidden_origin' }), false, 'a foreign origin is not a role');
   assert.match(VIEWER_NOTICE, /shared with you as viewer/);
+});
+
+test('presence: watcher rows from the detail or _gateway/presence, anonymous and malformed entries left out', () => {
+  assert.deepEqual(watcherRows([
+    { principal: 'ann', name: 'Ann Lee', role: 'owner', faces: 1 },
+    { principal: 'oidc:x', name: '', role: 'collaborator', faces: 2 },
+    { principal: 'anonymous', name: 'anonymous', role: 'admin', faces: 1 },
+    { name: 'no id' }, null, 'x',
+    { principal: 'eve', name: 'eve', role: 'root?', faces: 0 },
+  ]), [
+    { principal: 'ann', name: 'Ann Lee', role: 'owner', faces: 1, initials: 'AL' },
+    { principal: 'oidc:x', name: 'oidc:x', role: 'collaborator', faces: 2, initials: 'O' },
+    { principal: 'eve', name: 'eve', role: 'viewer', faces: 1, initials: 'E' },
+  ]);
+  assert.deepEqual(watcherRows(undefined), []);
+  assert.equal(initials('bob'), 'B');
+  assert.equal(initials('  '), '?');
 });

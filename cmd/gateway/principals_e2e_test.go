@@ -58,6 +58,14 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 				t.Errorf("ann sees the session bob created: %d %s", st, code)
 			}
 		},
+		"GET /v1/me": func() { // each caller learns only who they are
+			for _, who := range []string{"ann", "bob"} {
+				st, _, body := g.request("GET", "/v1/me", nil, as(who))
+				if st != 200 || !strings.Contains(body, `"id":"`+who+`"`) || strings.Contains(body, sid) {
+					t.Errorf("GET /v1/me as %s: %d %s", who, st, body)
+				}
+			}
+		},
 		"POST /v1/ws-tickets": func() {
 			st, code, body := g.request("POST", "/v1/ws-tickets", []byte(`{"sessionId":"`+sid+`"}`), bob)
 			st2, code2, body2 := g.request("POST", "/v1/ws-tickets", []byte(`{"sessionId":"`+ghostSession+`"}`), bob)

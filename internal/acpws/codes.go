@@ -6,14 +6,13 @@ import "github.com/coder/websocket"
 const (
 	codeGoingAway  = websocket.StatusGoingAway       // 1001: gateway shutting down
 	codeSlowClient = websocket.StatusCode(4001)      // evicted; reconnect and session/load
-	codeRevoked    = websocket.StatusPolicyViolation // 1008: the credentials were revoked (users-file reload)
+	codeRevoked    = websocket.StatusPolicyViolation // 1008: the credentials were revoked (users-file reload) or expired
 )
 
 const (
 	reasonShutdown  = "gateway shutting down"
 	reasonSlow      = "client too slow"
 	reasonTruncated = "log truncated; reload"
-	reasonRevoked   = "credentials revoked"
 )
 
 // JSON-RPC error codes (ACP ErrorCode).

@@ -40,9 +40,9 @@ type conn struct {
 
 // subscription is this socket counted as one of a session's subscribers (its client cap, the idle reaper).
 type subscription struct {
-	s      *sessions.Session
-	detach func()      // from Session.Attach; called once, by unsubscribe
-	fsd    *fsDelegate // registered with fsOwners while this socket serves the session's fs/*; else nil
+	s   *sessions.Session
+	sub *sessions.Subscriber // from Session.AttachAs; detached once, by unsubscribe
+	fsd *fsDelegate          // registered with fsOwners while this socket serves the session's fs/*; else nil
 }
 
 // newConn makes a connection over t that lives until parent ends or run returns.
@@ -95,7 +95,7 @@ func (c *conn) run() {
 	for id, sub := range c.attached {
 		delete(c.attached, id)
 		c.releaseFSLocked(sub)
-		sub.detach()
+		sub.sub.Detach()
 	}
 	c.mu.Unlock()
 }
@@ -136,14 +136,16 @@ func (c *conn) hasOwnTurns() bool {
 	return len(c.ownTurns) > 0
 }
 
-// attachedSession returns the session id if this socket attached to it.
+// attachedSession returns the session id if this socket attached to it and its principal may still see it
+// (a share that just ended detaches it: dropWhenLost).
 func (c *conn) attachedSession(id string) *sessions.Session {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if sub := c.attached[id]; sub != nil {
-		return sub.s
+	sub := c.attached[id]
+	c.mu.Unlock()
+	if sub == nil || !sub.s.VisibleTo(principal.From(c.ctx)) {
+		return nil
 	}
-	return nil
+	return sub.s
 }
 
 // errTooManyClients is a session at its subscriber cap (sessions.Config.MaxClients).
@@ -156,15 +158,16 @@ func (c *conn) subscribe(s *sessions.Session) error {
 	defer c.mu.Unlock()
 	sub := c.attached[s.ID]
 	if sub == nil || sub.s != s {
-		detach, ok := s.Attach()
+		att, ok := s.AttachAs(principal.From(c.ctx))
 		if !ok {
 			return errTooManyClients
 		}
 		if sub != nil {
 			c.releaseFSLocked(sub)
 		}
-		sub = &subscription{s: s, detach: detach}
+		sub = &subscription{s: s, sub: att}
 		c.attached[s.ID] = sub
+		c.dropWhenLost(att)
 	}
 	c.lastAtt = s
 	c.delegateFSLocked(sub)
@@ -178,11 +181,43 @@ func (c *conn) unsubscribe(s *sessions.Session) {
 	if sub := c.attached[s.ID]; sub != nil && sub.s == s {
 		delete(c.attached, s.ID)
 		c.releaseFSLocked(sub)
-		sub.detach()
+		sub.sub.Detach()
 	}
 	if c.lastAtt == s {
 		c.lastAtt = nil
 	}
+}
+
+// dropWhenLost detaches this socket from att's session when its principal may no longer see it (a share
+// ended): the writer stops forwarding its log, fs/* goes back to the gateway, and calls naming it answer
+// -32002 as for a session that does not exist.
+func (c *conn) dropWhenLost(att *sessions.Subscriber) {
+	c.work.Add(1)
+	go func() {
+		defer c.work.Done()
+		select {
+		case <-att.Lost():
+		case <-att.Detached():
+			return
+		case <-c.ctx.Done():
+			return
+		}
+		s := att.Session()
+		c.send(func(w *writer) error {
+			c.mu.Lock()
+			cur := c.attached[s.ID]
+			c.mu.Unlock()
+			if cur == nil || cur.sub != att {
+				return nil // already detached (and perhaps attached again since)
+			}
+			if a := w.atts[s.ID]; a != nil && a.s == s {
+				w.detach(a)
+			} else {
+				c.unsubscribe(s)
+			}
+			return nil
+		})
+	}()
 }
 
 func (c *conn) attachedList() []*sessions.Session {

@@ -156,8 +156,8 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent s
 	who := principal.From(r.Context())
 	t := newHTTPTransport(h, uuid.NewString(), agent, who.ID)
 	// The connection outlives this request: it ends on DELETE, when idle, or at shutdown (h.conns). It acts
-	// as the principal who initialized it, and ends when their credentials are revoked.
-	ctx := principal.WithRevocation(principal.WithContext(context.Background(), who), principal.Revoked(r.Context()))
+	// as the principal who initialized it, and ends when their credentials are revoked or expire.
+	ctx := principal.CarryCredentials(principal.WithContext(context.Background(), who), r.Context())
 	t.c = newConn(ctx, h, t, agent)
 	t.expect(m.id, route{initial: true})
 	h.httpConns.add(t)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -105,7 +106,7 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-c.revoked:
-				return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
+				return &closeErr{Code: codeRevoked, Reason: principal.EndReason(c.ctx)}
 			case <-readDone:
 				return readErrToClose(*readErr)
 			case <-c.h.shutdown:
@@ -128,7 +129,7 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.revoked:
-			return &closeErr{Code: codeRevoked, Reason: reasonRevoked}
+			return &closeErr{Code: codeRevoked, Reason: principal.EndReason(c.ctx)}
 		case <-readDone:
 			return readErrToClose(*readErr)
 		case <-c.h.shutdown:

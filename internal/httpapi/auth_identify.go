@@ -4,18 +4,33 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// identity is an authenticated caller: its principal and, for users of the users file, the context a reload
-// ends when it revokes them.
+// identity is an authenticated caller: its principal, how it was identified and, for users of the users
+// file, the context a reload ends when it revokes them; for OIDC tokens, when they expire.
 type identity struct {
-	p    principal.Principal
-	live context.Context // nil = never revoked (the single token, OIDC, a proxy user not in the file)
+	p       principal.Principal
+	via     string          // how: viaToken, viaUsers, viaOIDC, viaProxy, viaNone
+	live    context.Context // nil = never revoked (the single token, OIDC, a proxy user not in the file)
+	expires time.Time       // zero = never expires (all but OIDC)
 }
 
-func (id identity) revoked() bool { return id.live != nil && id.live.Err() != nil }
+// How a caller was identified (`GET /v1/me` `via`).
+const (
+	viaToken = "token" // the single --token
+	viaUsers = "users" // a users-file token
+	viaOIDC  = "oidc"  // an OIDC/JWT bearer token
+	viaProxy = "proxy" // a trusted proxy's header
+	viaNone  = "none"  // no authentication configured
+)
+
+// revoked reports whether id's credentials were revoked or expired by now.
+func (id identity) revoked(now time.Time) bool {
+	return id.live != nil && id.live.Err() != nil || !id.expires.IsZero() && !now.Before(id.expires)
+}
 
 type identityKey struct{}
 
@@ -23,10 +38,13 @@ type identityKey struct{}
 // revocation closes (principal.Revoked), on which sockets and event streams end.
 func (id identity) bind(parent context.Context) context.Context {
 	ctx := principal.WithContext(context.WithValue(parent, identityKey{}, id), id.p)
-	if id.live == nil {
-		return ctx
+	switch {
+	case id.live != nil:
+		return principal.WithRevocation(ctx, id.live.Done())
+	case !id.expires.IsZero():
+		return principal.WithExpiry(ctx, id.expires)
 	}
-	return principal.WithRevocation(ctx, id.live.Done())
+	return ctx
 }
 
 // identityFrom is the caller authenticate bound to ctx.
@@ -34,7 +52,7 @@ func identityFrom(ctx context.Context) identity {
 	if id, ok := ctx.Value(identityKey{}).(identity); ok {
 		return id
 	}
-	return identity{p: principal.From(ctx)}
+	return identity{p: principal.From(ctx), via: viaNone}
 }
 
 // identify resolves r's caller: a trusted proxy's header; else the Authorization header anywhere; else, on
@@ -82,17 +100,17 @@ func (a *Auth) byToken(ctx context.Context, tok string) (identity, bool) {
 		return identity{}, false
 	}
 	if a.tokenOK(tok) {
-		return identity{p: principal.TokenAdmin}, true
+		return identity{p: principal.TokenAdmin, via: viaToken}, true
 	}
 	if a.users != nil {
 		if p, live, ok := a.users.ByToken(tok); ok {
-			return identity{p: p, live: live}, true
+			return identity{p: p, via: viaUsers, live: live}, true
 		}
 	}
 	if a.oidc != nil && principal.LooksLikeJWT(tok) {
-		p, _, err := a.oidc.Verify(ctx, tok)
+		p, exp, err := a.oidc.Verify(ctx, tok)
 		if err == nil {
-			return identity{p: p}, true
+			return identity{p: p, via: viaOIDC, expires: exp}, true
 		}
 		a.logger.Debug("bearer JWT refused", "err", err)
 	}
@@ -104,8 +122,8 @@ func (a *Auth) byToken(ctx context.Context, tok string) (identity, bool) {
 func (a *Auth) byProxyName(name string) identity {
 	if a.users != nil {
 		if p, live, ok := a.users.ByName(name); ok {
-			return identity{p: p, live: live}
+			return identity{p: p, via: viaProxy, live: live}
 		}
 	}
-	return identity{p: principal.Principal{ID: name, Name: name, Role: principal.RoleUser}}
+	return identity{p: principal.Principal{ID: name, Name: name, Role: principal.RoleUser}, via: viaProxy}
 }

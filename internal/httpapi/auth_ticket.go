@@ -37,13 +37,13 @@ func (a *Auth) Ticket(session string, who identity) (string, time.Time) {
 
 // redeem uses up ticket t for a stream of session ("" = not a session's stream) and returns who minted it.
 // A ticket bound to another session is used up too: single use means one presentation. A ticket of a
-// principal revoked since is refused.
+// principal revoked since, or whose token expired since, is refused.
 func (a *Auth) redeem(t, session string) (identity, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	tk, ok := a.tickets[t]
 	delete(a.tickets, t)
-	ok = ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session) && !tk.who.revoked()
+	ok = ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session) && !tk.who.revoked(a.now())
 	return tk.who, ok
 }
 

@@ -64,11 +64,12 @@ type sseSink struct {
 	r     *http.Request
 	beat  *time.Ticker
 	drain <-chan struct{}
-	// revoked is closed when the caller's credentials are revoked: the stream ends.
+	// revoked is closed when the caller's credentials are revoked or expire: the stream ends.
 	revoked <-chan struct{}
 }
 
-// errCredentialsRevoked ends the event stream of a principal the users file no longer lists.
+// errCredentialsRevoked ends the event stream of a principal the users file no longer lists, or whose token
+// expired.
 var errCredentialsRevoked = errors.New("credentials revoked")
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
@@ -119,13 +120,13 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 }
 
 func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Session, start sessions.Start) error {
-	detach, ok := sess.Attach()
+	sub, ok := sess.AttachAs(principal.From(r.Context()))
 	if !ok {
 		p := problem(http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit")
 		p.RetryAfter = 5
 		return p
 	}
-	defer detach()
+	defer sub.Detach()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -143,7 +144,8 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 		Batch(frameout.FlushOnly(rc.Flush))
 	defer out.Stop()
 	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
-	if err := sess.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
+	// A share that ends (sessions.ErrLost) ends the stream: reconnecting gets 404 like any unknown session.
+	if err := sub.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()
 	}
 	_ = out.Flush() // under the watchdog: the response's own flush when the handler returns has none

@@ -122,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
 	}
 	r.Route("/v1", func(r chi.Router) {
+		r.Method(http.MethodGet, "/me", handlerFunc(s.me))
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
 		r.Method(http.MethodPost, "/ws-tickets", handlerFunc(s.wsTicket))
 		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))

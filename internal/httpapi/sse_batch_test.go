@@ -140,6 +140,9 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	if replayWrites >= n {
 		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)
 	}
+	if l := next(10 * time.Second); !strings.Contains(l, `"method":"_gateway/presence"`) { // follows the replay
+		t.Fatalf("got %s after the replay, want _gateway/presence", l)
+	}
 	appendOne(n)
 	if l := next(10 * time.Second); !strings.Contains(l, `"method":"test/frame"`) {
 		t.Fatalf("got %s, want the appended frame", l)

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 )
 
 // Role is what a principal may do: an admin sees and acts on every session, a user only on its own.
@@ -73,20 +75,72 @@ func From(ctx context.Context) Principal {
 	return Anonymous
 }
 
-type revokedKey struct{}
+type endKey struct{}
+
+// credentialsEnd is when a request's credentials stop being good: a users-file reload revokes them (revoked),
+// or they expire (an OIDC token's exp). The expiry's channel is made on first use: only streams ask for it,
+// so a plain request costs no timer.
+type credentialsEnd struct {
+	revoked <-chan struct{} // nil = not revocable
+	expires time.Time       // zero = no expiry
+
+	once    sync.Once
+	expired <-chan struct{} // set by once
+}
 
 // WithRevocation returns ctx carrying done, closed when the caller's credentials are revoked.
 func WithRevocation(ctx context.Context, done <-chan struct{}) context.Context {
-	return context.WithValue(ctx, revokedKey{}, done)
+	return context.WithValue(ctx, endKey{}, &credentialsEnd{revoked: done})
+}
+
+// WithExpiry returns ctx whose credentials expire at t (an OIDC token's exp).
+func WithExpiry(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, endKey{}, &credentialsEnd{expires: t})
+}
+
+// CarryCredentials returns dst carrying the end of src's credentials (revocation, expiry): for a connection
+// that outlives the request that opened it.
+func CarryCredentials(dst, src context.Context) context.Context {
+	if e, ok := src.Value(endKey{}).(*credentialsEnd); ok {
+		return context.WithValue(dst, endKey{}, e)
+	}
+	return dst
 }
 
 // Revoked is closed when the credentials ctx's request came with are revoked (a users-file reload removed or
-// changed the user); nil, which never fires in a select, when they cannot be. Sockets and event streams
-// select on it and close (WebSockets with 1008): cancelling the request's context instead would drop a
-// WebSocket without its close code.
+// changed the user) or expire (an OIDC token's exp); nil, which never fires in a select, when they cannot
+// end. Sockets and event streams select on it and close (WebSockets with 1008, the reason from EndReason):
+// cancelling the request's context instead would drop a WebSocket without its close code.
 func Revoked(ctx context.Context) <-chan struct{} {
-	done, _ := ctx.Value(revokedKey{}).(<-chan struct{})
-	return done
+	e, _ := ctx.Value(endKey{}).(*credentialsEnd)
+	switch {
+	case e == nil:
+		return nil
+	case e.revoked != nil:
+		return e.revoked
+	case e.expires.IsZero():
+		return nil
+	}
+	e.once.Do(func() {
+		ch := make(chan struct{})
+		time.AfterFunc(time.Until(e.expires), func() { close(ch) })
+		e.expired = ch
+	})
+	return e.expired
+}
+
+// Reasons a stream ends when Revoked fires.
+const (
+	ReasonRevoked = "credentials revoked"
+	ReasonExpired = "credentials expired"
+)
+
+// EndReason says why Revoked fired: ReasonExpired for credentials that expired, else ReasonRevoked.
+func EndReason(ctx context.Context) string {
+	if e, ok := ctx.Value(endKey{}).(*credentialsEnd); ok && e.revoked == nil && !e.expires.IsZero() {
+		return ReasonExpired
+	}
+	return ReasonRevoked
 }
 
 // AuditAttrs are the attributes of an audit log line: `audit=true`, the action and who did it.

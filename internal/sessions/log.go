@@ -225,6 +225,19 @@ func (l *Log) Bounds() (first, last uint64) {
 	return l.first, l.next - 1
 }
 
+// Nudge wakes the readers waiting on the log without appending: they read nothing new and look at what else
+// changed (presence, a subscriber's lost access).
+func (l *Log) Nudge() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || !l.handedOut {
+		return
+	}
+	close(l.wake)
+	l.wake = make(chan struct{})
+	l.handedOut = false
+}
+
 // Close wakes every reader for the last time; later appends fail.
 func (l *Log) Close() {
 	l.mu.Lock()

@@ -42,13 +42,18 @@ func (r *Registry) overUserCapLocked(owner principal.Principal) bool {
 	if r.cfg.MaxSessionsPerUser <= 0 || owner.IsZero() || owner.IsAdmin() {
 		return false
 	}
+	return r.ownedLocked(owner) >= r.cfg.MaxSessionsPerUser
+}
+
+// ownedLocked counts the attached sessions owner owns. The caller holds r.mu.
+func (r *Registry) ownedLocked(owner principal.Principal) int {
 	n := 0
 	for id, s := range r.sessions {
 		if _, detached := r.detached[id]; s.Owner.ID == owner.ID && !detached {
 			n++
 		}
 	}
-	return n >= r.cfg.MaxSessionsPerUser
+	return n
 }
 
 // withActor adds who to a `_gateway/*` notification's params as `actor: {principal, name}`, when a
@@ -127,4 +132,15 @@ func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal
 		s.audit(who, "set_config_option", "config", configID)
 	}
 	return opts, err
+}
+
+// UserCap is the per-user session cap p is under and how many attached sessions p owns; max 0 means no
+// per-user cap (admins, nobody, or no --max-sessions-per-user).
+func (r *Registry) UserCap(p principal.Principal) (max, used int) {
+	if r.cfg.MaxSessionsPerUser <= 0 || p.IsZero() || p.IsAdmin() {
+		return 0, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.MaxSessionsPerUser, r.ownedLocked(p)
 }

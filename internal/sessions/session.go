@@ -42,6 +42,7 @@ type Session struct {
 	CreatedAt time.Time
 	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
 	shares    shareSet            // who the owner shared it with (share.go); its own lock
+	presence  presence            // who streams it now (presence.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
 	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)

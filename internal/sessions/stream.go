@@ -3,7 +3,10 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/principal"
 )
 
 // Start is where a subscriber's stream begins.
@@ -41,21 +44,14 @@ func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
 	return st
 }
 
-// Attach registers a subscriber (a socket or an event stream); false when the session is at its client cap.
-// The returned detach must be called exactly once.
+// Attach registers a subscriber nobody in particular opened (it is not counted in presence); false when the
+// session is at its client cap. The returned detach must be called exactly once.
 func (s *Session) Attach() (detach func(), ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if max := s.reg.cfg.MaxClients; max > 0 && s.clients >= max {
+	sub, ok := s.AttachAs(principal.Principal{})
+	if !ok {
 		return nil, false
 	}
-	s.clients++
-	return func() {
-		s.mu.Lock()
-		s.clients--
-		s.lastActive = s.reg.now()
-		s.mu.Unlock()
-	}, true
+	return sub.Detach, true
 }
 
 // Clients is the number of attached subscribers.
@@ -98,6 +94,47 @@ var (
 // (ErrSessionClosed), the subscriber falls too far behind (a `_gateway/slow_client` warning at 75 %, then
 // ErrEvicted), or sink returns an error. The agent and the log never wait for it.
 func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
+	return s.follow(nil, start, sink, lim)
+}
+
+// Follow is Session.Follow for a subscriber: after the replay it also gets `_gateway/presence {watchers}`
+// once and again whenever the published watchers differ from what it was last sent (not logged, no seq), and
+// the stream ends with ErrLost when the subscriber's principal may no longer see the session.
+func (sub *Subscriber) Follow(start Start, sink Sink, lim FollowLimits) error {
+	return sub.s.follow(sub, start, sink, lim)
+}
+
+// ErrLost ends a subscriber's stream when its principal may no longer see the session (its share ended): to
+// them the session now does not exist.
+var ErrLost = fmt.Errorf("%w: no longer shared with the subscriber", ErrNotFound)
+
+// presenceSent is what a subscriber was last sent of the session's presence.
+type presenceSent struct {
+	sent    bool
+	version uint64
+	list    []Watcher
+}
+
+// send sends `_gateway/presence` when the published watchers (or, the first time, the current ones) differ
+// from what was last sent.
+func (p *presenceSent) send(s *Session, sink Sink) error {
+	v, list := s.publishedPresence()
+	if p.sent && v == p.version {
+		return nil
+	}
+	if !p.sent {
+		list = s.Watchers() // the first one is current, the subscriber itself included
+	}
+	p.version = v
+	if p.sent && slices.Equal(list, p.list) {
+		return nil
+	}
+	p.sent, p.list = true, list
+	return sink.Note("_gateway/presence", map[string]any{"watchers": list})
+}
+
+func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimits) error {
+	var pres presenceSent
 	replayed := false
 	if start.Resync != "" {
 		// Nothing partial: the subscriber reloads the snapshot (`GET /v1/sessions/{id}`, which reflects at
@@ -120,6 +157,13 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 	}
 	c := s.NewCursor(start.Cursor, start.ReplayUntil, lim)
 	for {
+		if sub != nil {
+			select {
+			case <-sub.lost:
+				return ErrLost
+			default:
+			}
+		}
 		if !replayed && c.Pos() >= start.ReplayUntil {
 			if err := finishReplay(c.Pos()); err != nil {
 				return err
@@ -161,6 +205,11 @@ func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
 				return ErrShutdown
 			}
 			return ErrSessionClosed
+		}
+		if sub != nil && replayed {
+			if err := pres.send(s, sink); err != nil {
+				return err
+			}
 		}
 		if err := sink.Wait(b.Wake); err != nil {
 			return err

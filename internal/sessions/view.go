@@ -77,6 +77,7 @@ func (s *Session) Status() Status {
 // Detail is View plus the snapshot of the transcript; LastSeq and the snapshot's seq are the same point.
 type Detail struct {
 	View
+	Watchers []Watcher       `json:"watchers"` // who streams the session now (presence.go)
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
@@ -91,7 +92,7 @@ func (s *Session) Detail() Detail {
 	if s.beforeSnapshotJSON != nil {
 		s.beforeSnapshotJSON()
 	}
-	return Detail{View: v, Snapshot: frozen.JSON()}
+	return Detail{View: v, Watchers: s.Watchers(), Snapshot: frozen.JSON()}
 }
 
 // Replay returns the transcript as `session/update` params for an ACP `session/load`, and the seq it reflects.

@@ -143,6 +143,11 @@ func TestReadyFramesLeaveInFewerWrites(t *testing.T) {
 		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)
 	}
 
+	// The subscriber's presence follows the replay (docs/websocket.md).
+	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), `"method":"_gateway/presence"`) {
+		t.Fatalf("after the replay: %s %v, want _gateway/presence", b, err)
+	}
+
 	// Caught up: one more frame must go out on its own, without a later frame, ping or close to push it.
 	before = e.lis.Writes.Load()
 	appendFrames(t, s, 1)

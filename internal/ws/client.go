@@ -19,10 +19,12 @@ type client struct {
 	c     *websocket.Conn
 	held  *frameout.HeldConn // under c: frames ready together leave in one write (frameout.Writer.Batch)
 	s     *sessions.Session
+	sub   *sessions.Subscriber // s's subscription: presence, and the end of a share
 	start sessions.Start
 	who   principal.Principal // who opened the socket: its permission answers are theirs
-	// revoked is closed when who's credentials are revoked: the socket closes with 1008.
-	revoked <-chan struct{}
+	// revoked is closed when who's credentials are revoked or expire: the socket closes with 1008 and why.
+	revoked    <-chan struct{}
+	revokedWhy string
 
 	replies chan []byte // reader → writer: direct JSON-RPC replies to this client (not logged)
 
@@ -35,8 +37,8 @@ type client struct {
 	readErr  error
 }
 
-func newClient(ctx context.Context, h *Handler, c *websocket.Conn, held *frameout.HeldConn, s *sessions.Session, start sessions.Start) *client {
-	return &client{h: h, c: c, held: held, s: s, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
+func newClient(ctx context.Context, h *Handler, c *websocket.Conn, held *frameout.HeldConn, sub *sessions.Subscriber, start sessions.Start) *client {
+	return &client{h: h, c: c, held: held, s: sub.Session(), sub: sub, start: start, who: principal.From(ctx), revoked: principal.Revoked(ctx), revokedWhy: principal.EndReason(ctx), replies: make(chan []byte, 16), readDone: make(chan struct{})}
 }
 
 // closeErr carries the close code the connection ends with.
@@ -54,7 +56,7 @@ func (cl *client) run(parent context.Context) {
 	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() }).Batch(cl.held)
-	err := cl.s.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
+	err := cl.sub.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	_ = cl.out.Flush() // what the stream ended with goes out before the close frame (a failed flush fails the close too)
 	cl.ping.Stop()
 	cl.out.Stop()
@@ -62,6 +64,8 @@ func (cl *client) run(parent context.Context) {
 	switch {
 	case errors.As(err, &ce):
 		cl.c.Close(ce.Code, ce.Reason)
+	case errors.Is(err, sessions.ErrLost):
+		cl.c.Close(CodeNotFound, reasonNotFound) // a share ended: to its principal the session does not exist
 	case errors.Is(err, sessions.ErrShutdown), errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):
@@ -131,7 +135,7 @@ func (cl *client) Wait(wake <-chan struct{}) error {
 		case <-cl.h.shutdown:
 			return &closeErr{Code: CodeGoingAway, Reason: reasonShutdown}
 		case <-cl.revoked:
-			return &closeErr{Code: CodePolicy, Reason: reasonRevoked}
+			return &closeErr{Code: CodePolicy, Reason: cl.revokedWhy}
 		case <-cl.ctx.Done():
 			return cl.ctx.Err()
 		}

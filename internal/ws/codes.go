@@ -25,5 +25,4 @@ const (
 	reasonSlow     = "client too slow"
 	reasonNotFound = "session not found"
 	reasonClosed   = "session closed"
-	reasonRevoked  = "credentials revoked"
 )

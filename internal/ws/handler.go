@@ -94,14 +94,14 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	}
 	// A session the caller may not see is one that does not exist: 4004 like any other.
 	s, sessErr := h.reg.GetAs(principal.From(r.Context()), id)
-	var detach func()
+	var sub *sessions.Subscriber
 	if sessErr == nil {
 		var ok bool
-		if detach, ok = s.Attach(); !ok {
+		if sub, ok = s.AttachAs(principal.From(r.Context())); !ok {
 			frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_clients", "the session is at its client limit", 5)
 			return
 		}
-		defer detach()
+		defer sub.Detach()
 	}
 	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
@@ -126,7 +126,7 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	cl := newClient(r.Context(), h, c, held, s, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
+	cl := newClient(r.Context(), h, c, held, sub, s.StartAt(after, hasAfter, r.URL.Query().Get("epoch")))
 	cl.run(r.Context())
 }
 

@@ -62,6 +62,7 @@ async function request(method, path, body, retried = false) {
 const enc = encodeURIComponent;
 
 export const api = {
+  me: () => request('GET', '/v1/me'),
   agents: () => request('GET', '/v1/agents'),
   sessions: () => request('GET', '/v1/sessions'),
   session: (id) => request('GET', `/v1/sessions/${enc(id)}`),

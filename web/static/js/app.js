@@ -9,7 +9,7 @@ import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
-import { permissionVerdict } from './people.js';
+import { permissionVerdict, watcherRows } from './people.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 
@@ -33,6 +33,7 @@ const els = {
   pillText: $('conn-text'),
   closeSession: $('close-session'),
   shareSession: $('share-session'),
+  me: $('me'),
   toolbar: $('toolbar'),
   selectors: $('selectors'),
   transcript: $('transcript'),
@@ -82,6 +83,7 @@ const els = {
 };
 
 const state = {
+  me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
   agents: [],
   defaultAgent: null,
   sessions: [],
@@ -104,7 +106,7 @@ const shares = new ShareDialog({
     state.cur.sharing = offered;
     renderHeader();
   }
-});
+}, () => state.me);
 
 const POLICY_LABEL = {
   ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
@@ -263,6 +265,20 @@ async function refreshSessions() {
     renderSessions();
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 0)) toast('Could not list sessions: ' + errorText(err), 'error');
+  }
+}
+
+/** GET /v1/me: the caller's name in the top bar; sharing is then offered only where they may share. */
+async function loadMe() {
+  try {
+    state.me = await api.me();
+    els.me.textContent = state.me.name || state.me.id;
+    els.me.title = `Signed in as ${state.me.id} (${state.me.role}, ${state.me.via})`;
+    els.me.hidden = state.me.via === 'none';
+    if (state.cur) shares.refresh();
+    renderHeader();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 0)) console.warn('GET /v1/me:', errorText(err));
   }
 }
 
@@ -427,6 +443,7 @@ class Current {
     this.disposed = false;
     this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
+    this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
     this.socket = null;
   }
@@ -477,6 +494,7 @@ class Current {
     this.statusReason = s.statusReason || null;
     if (s.modes) this.modes = { ...s.modes };
     if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
+    if (Array.isArray(s.watchers)) this.watchers = s.watchers;
     if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
     else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
@@ -605,6 +623,10 @@ class Current {
         break;
       case '_gateway/agent_output':
         this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
+        break;
+      case '_gateway/presence':
+        this.watchers = Array.isArray(p.watchers) ? p.watchers : [];
+        renderHeader();
         break;
       case '_gateway/slow_client':
         toast('This page is falling behind the session; it may reconnect.', 'warn');
@@ -770,6 +792,15 @@ function renderHeader() {
   if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
   if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
   if (cur.notResumable && cur.status === 'detached') els.meta.appendChild(h('span.meta-item.meta-problem', { id: 'session-problem', role: 'alert' }, cur.notResumable));
+  const watchers = watcherRows(cur.watchers);
+  if (watchers.length) {
+    const me = state.me && state.me.id;
+    els.meta.appendChild(h('span.meta-item.watchers', { id: 'session-watchers', 'aria-label': 'Watching now' },
+      ...watchers.map((w) => h('span.watcher', {
+        dataset: { principal: w.principal, role: w.role },
+        title: `${w.name}${w.principal === me ? ' (you)' : ''} · ${w.role}${w.faces > 1 ? ` · ${w.faces} connections` : ''}`,
+      }, h('span.avatar', { 'aria-hidden': 'true' }, w.initials), h('span.watcher-name', w.name), h('span.watcher-role', w.role)))));
+  }
 }
 
 function renderSelectors() {
@@ -1216,6 +1247,7 @@ function wire() {
 }
 
 wire();
+loadMe();
 loadAgents();
 refreshSessions();
 route();

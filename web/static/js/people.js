@@ -64,3 +64,30 @@ export function permissionVerdict(params, options = [], mine = false) {
   const text = [verdict, who].filter(Boolean).join(' ') + (choice ? ` · ${choice}` : '');
   return { text, allowed, who, name, choice };
 }
+
+const WATCHER_ROLES = ['owner', 'admin', 'collaborator', 'viewer'];
+
+/** Up to two initials of a display name: "Ann Lee" → "AL", "bob" → "B". */
+export function initials(name) {
+  const words = String(name || '').trim().split(/[\s._-]+/).filter(Boolean);
+  const letters = words.slice(0, 2).map((w) => Array.from(w)[0].toUpperCase());
+  return letters.join('') || '?';
+}
+
+/**
+ * Who watches a session, from `watchers` of GET /v1/sessions/{id} or `_gateway/presence {watchers}`: rows
+ * [{principal, name, role, faces, initials}] in the gateway's order, malformed entries left out. The anonymous
+ * caller of a gateway without authentication is not shown (it says nothing).
+ */
+export function watcherRows(watchers) {
+  if (!Array.isArray(watchers)) return [];
+  const rows = [];
+  for (const w of watchers) {
+    if (!w || typeof w !== 'object' || typeof w.principal !== 'string' || !w.principal || w.principal === ANONYMOUS) continue;
+    const name = (typeof w.name === 'string' && w.name.trim() ? w.name.trim() : w.principal).slice(0, 128);
+    const role = WATCHER_ROLES.includes(w.role) ? w.role : 'viewer';
+    const faces = Number.isInteger(w.faces) && w.faces > 0 ? w.faces : 1;
+    rows.push({ principal: w.principal, name, role, faces, initials: initials(name) });
+  }
+  return rows;
+}

@@ -11,7 +11,8 @@ export class ShareDialog {
    * els: {dialog, owner, list, form, principal, role, add, error, close}. onAvailability(sessionId, offered) runs
    * when a listing says whether the session's Share button should show (a 403 or 404 hides it).
    */
-  constructor(els, onAvailability = () => {}) {
+  constructor(els, onAvailability = () => {}, me = () => null) {
+    this.me = me; // Static after construction; the caller as GET /v1/me said (null until known).
     this.els = els; // Static after construction.
     this.onAvailability = onAvailability; // Static after construction.
     this.sessionId = null; // the session the dialog is for
@@ -40,7 +41,7 @@ export class ShareDialog {
       const listing = await api.shares(id);
       if (id !== this.sessionId) return false;
       this.listing = listing;
-      this.onAvailability(id, sharingOffered(listing));
+      this.onAvailability(id, sharingOffered(listing, this.me()));
       this.render();
       return true;
     } catch (err) {

@@ -24,10 +24,13 @@ export function isForbidden(err) {
  * Whether the Share button is offered for a `GET …/shares` answer: a listing of a session with an owner who is
  * someone (without authentication everybody is `anonymous`). An error (403, 404, …) hides it.
  */
-export function sharingOffered(listing) {
+export function sharingOffered(listing, me = null) {
   if (!listing || typeof listing !== 'object' || !Array.isArray(listing.shares)) return false;
   const owner = listing.owner && typeof listing.owner === 'object' ? listing.owner.principal : '';
-  return owner !== ANONYMOUS;
+  if (owner === ANONYMOUS) return false;
+  // Known caller (GET /v1/me): only the owner and admins manage shares; others would only be refused.
+  if (me && typeof me === 'object' && typeof me.id === 'string') return me.role === 'admin' || owner === me.id;
+  return true;
 }
 
 /** The owner and the shares of a listing as rows, the owner first: [{principal, name, role}]. */
