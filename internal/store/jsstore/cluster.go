@@ -73,6 +73,7 @@ type Cluster struct {
 	ctx      context.Context    // Done on Close.
 	wg       sync.WaitGroup     // The loops and Serve's handlers.
 	sweeps   atomic.Uint64      // Sweeps the watch loop finished (tests wait on it).
+	running  atomic.Int64       // Command handlers running.
 	closeErr sync.Once
 }
 

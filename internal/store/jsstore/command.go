@@ -110,7 +110,9 @@ func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats
 		reply = sessions.ReplyTo(nil, 0, fmt.Errorf("%w: command: %v", sessions.ErrBadRequest, err))
 	} else {
 		hctx, cancel := cmd.HandlerContext(ctx)
+		c.running.Add(1)
 		reply = h(hctx, cmd)
+		c.running.Add(-1)
 		cancel()
 	}
 	data, err := json.Marshal(reply)

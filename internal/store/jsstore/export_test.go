@@ -16,3 +16,6 @@ func (c *Cluster) LastBeat() time.Time {
 
 // Sweeps counts c's finished sweeps.
 func (c *Cluster) Sweeps() uint64 { return c.sweeps.Load() }
+
+// Running counts c's command handlers running.
+func (c *Cluster) Running() int64 { return c.running.Load() }
