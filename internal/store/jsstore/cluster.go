@@ -116,12 +116,14 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 	}
 	c.rev = rev
 	c.health.succeeded(time.Now())
-	w, err := kv.WatchAll(context.Background())
+	// The watch lives until Close: its context (which the client's subscription also waits on) ends there.
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	w, err := kv.WatchAll(c.ctx)
 	if err != nil {
+		c.cancel()
 		_ = kv.Delete(ctx, opts.Node, jetstream.LastRevision(rev))
 		return nil, fmt.Errorf("jsstore: nodes watch: %w", err)
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(2)
 	go c.beatLoop()
 	go c.watchLoop(w)

@@ -53,3 +53,6 @@ func Connect(ctx context.Context, r Remote, opts Options) (*Store, func(), error
 	}
 	return st, nc.Close, nil
 }
+
+// Conn is the store's connection: in mode c its status is the gateway's readiness.
+func (s *Store) Conn() *nats.Conn { return s.nc }
