@@ -152,3 +152,45 @@ func TestThreeNodeCluster(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkCallThreeNodes is one routed command's round trip between gateways on different servers of a
+// real 3-node cluster (caller on n3, owner on n1).
+func BenchmarkCallThreeNodes(b *testing.B) {
+	nc := startNATSCluster(b)
+	owner := join(b, nc.connect(b, 0), "a")
+	if err := owner.Serve(ctxT(b), errorsByOp); err != nil {
+		b.Fatal(err)
+	}
+	caller := join(b, nc.connect(b, 2), "c")
+	cmd := sessions.Command{Op: "echo", SID: "s1", Args: []byte(`{"text":"hi"}`)}
+	ctx := ctxT(b)
+	for b.Loop() {
+		if _, err := caller.Call(ctx, "a", cmd); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPersistR3 is BenchmarkPersist on a real 3-node cluster with an R3 log stream (256-byte frames,
+// append to acknowledged by a quorum), the writer connected to n2.
+func BenchmarkPersistR3(b *testing.B) {
+	nc := startNATSCluster(b)
+	st := nc.connect(b, 1)
+	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 10_000})
+	p := st.Persist("bench", "e1", l, 0)
+	defer p.Stop()
+	frame := make([]byte, 256)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	b.SetBytes(int64(len(frame)))
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if _, err := l.Append(func(uint64) ([]byte, error) { return frame, nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	flush(b, p)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "frames/s")
+}

@@ -1,10 +1,13 @@
 package jsstore_test
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -197,5 +200,34 @@ func TestNoLossAfterJetStreamOutage(t *testing.T) {
 	}
 	if len(a.Nodes()) != 2 || len(b.Nodes()) != 2 {
 		t.Fatalf("nodes after the outage: %+v / %+v", a.Nodes(), b.Nodes())
+	}
+}
+
+// TestDisplaced: when another incarnation holds this node's key (written behind its back), the next beat
+// finds out: Displaced is closed and the node stops beating, so the key stays the other's.
+func TestDisplaced(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Embedded(t)
+	a := join(t, open(t, srv, jsstore.Options{}), "a")
+	js, err := jetstream.New(srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctxT(t), "acpgw-nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := json.Marshal(sessions.NodeInfo{ID: "a", Incarnation: "someone-else"})
+	if _, err := kv.Put(ctxT(t), "a", other); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Displaced():
+	case <-ctxT(t).Done():
+		t.Fatal("not displaced")
+	}
+	e, err := kv.Get(ctxT(t), "a")
+	if err != nil || string(e.Value()) != string(other) {
+		t.Fatalf("key after displacement: %v %s", err, e.Value())
 	}
 }
