@@ -97,6 +97,9 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 		Storage:        jetstream.FileStorage,
 		Replicas:       s.opts.Replicas,
 	})
+	if err == nil && s.opts.Replicas > 1 {
+		err = waitLeaders(ctx, s.js, "KV_"+s.opts.nodesBucket())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", s.opts.nodesBucket(), err)
 	}

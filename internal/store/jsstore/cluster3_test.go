@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
@@ -117,6 +118,28 @@ func TestThreeNodeCluster(t *testing.T) {
 		}
 		if _, err := c.Call(ctxT(t), "ca", sessions.Command{Op: "fail:session_failed"}); !errors.Is(err, sessions.ErrFailed) {
 			t.Fatalf("a sentinel across servers: %v", err)
+		}
+	})
+
+	t.Run("TicketAcrossServers", func(t *testing.T) {
+		mint, err := st[0].Tickets(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		redeem, err := st[2].Tickets(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		who := principal.Principal{ID: "u1", Role: principal.RoleUser}
+		tok, _, err := mint.Mint(ctxT(t), "s1", who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := redeem.Redeem(ctxT(t), tok, "s1"); err != nil || g.Principal != who {
+			t.Fatalf("redeem on another server: %+v %v", g, err)
+		}
+		if _, err := mint.Redeem(ctxT(t), tok, "s1"); !errors.Is(err, jsstore.ErrTicketInvalid) {
+			t.Fatalf("second redemption: %v", err)
 		}
 	})
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Remote is how mode c reaches an external NATS cluster (the --nats-* flags).
@@ -47,6 +48,9 @@ func Connect(ctx context.Context, r Remote, opts Options) (*Store, func(), error
 		return nil, nil, fmt.Errorf("jsstore: connect to %s: %w", strings.Join(r.URLs, ","), err)
 	}
 	st, err := Open(ctx, nc, opts)
+	if err == nil && st.opts.Replicas > 1 {
+		err = waitLeaders(ctx, st.js, st.opts.logStream(), "KV_"+st.opts.dirBucket())
+	}
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
@@ -56,3 +60,28 @@ func Connect(ctx context.Context, r Remote, opts Options) (*Store, func(), error
 
 // Conn is the store's connection: in mode c its status is the gateway's readiness.
 func (s *Store) Conn() *nats.Conn { return s.nc }
+
+// leaderPoll is how often waitLeaders asks for a replicated stream's leader.
+const leaderPoll = 50 * time.Millisecond
+
+// waitLeaders waits (bounded by ctx) until each replicated stream has a leader. CreateOrUpdate returns
+// before a new R3 stream's Raft group has elected one; the first writes would otherwise fail or time out.
+func waitLeaders(ctx context.Context, js jetstream.JetStream, streams ...string) error {
+	for _, name := range streams {
+		for {
+			s, err := js.Stream(ctx, name)
+			if err == nil {
+				var info *jetstream.StreamInfo
+				if info, err = s.Info(ctx); err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("jsstore: stream %s has no leader: %w (last: %v)", name, ctx.Err(), err)
+			case <-time.After(leaderPoll):
+			}
+		}
+	}
+	return nil
+}

@@ -45,6 +45,9 @@ func (s *Store) Tickets(ctx context.Context) (*Tickets, error) {
 		Storage:  jetstream.FileStorage,
 		Replicas: s.opts.Replicas,
 	})
+	if err == nil && s.opts.Replicas > 1 {
+		err = waitLeaders(ctx, s.js, "KV_"+s.opts.ticketsBucket())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", s.opts.ticketsBucket(), err)
 	}
