@@ -53,7 +53,7 @@ type Cluster struct {
 	st   *Store             // Static after construction.
 	kv   jetstream.KeyValue // Static after construction; the nodes bucket.
 	opts ClusterOptions     // Static after construction.
-	self sessions.NodeInfo  // Static after construction, except Store, which each beat recomputes.
+	self sessions.NodeInfo  // Static after construction; each beat adds the Store state of the moment.
 
 	health beatHealth
 
@@ -69,12 +69,12 @@ type Cluster struct {
 	displaced     chan struct{} // Closed by the beat loop when another incarnation took the id.
 	displacedOnce sync.Once
 
-	cancel   context.CancelFunc // Ends the beat and watch loops and every Serve.
-	ctx      context.Context    // Done on Close.
-	wg       sync.WaitGroup     // The loops and Serve's handlers.
-	sweeps   atomic.Uint64      // Sweeps the watch loop finished (tests wait on it).
-	running  atomic.Int64       // Command handlers running.
-	closeErr sync.Once
+	cancel    context.CancelFunc // Ends the beat and watch loops and every Serve.
+	ctx       context.Context    // Done on Close.
+	wg        sync.WaitGroup     // The loops and Serve's handlers.
+	sweeps    atomic.Uint64      // Sweeps the watch loop finished (tests wait on it).
+	running   atomic.Int64       // Command handlers running.
+	closeOnce sync.Once
 }
 
 var _ sessions.Cluster = (*Cluster)(nil)
@@ -133,12 +133,8 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 	return c, nil
 }
 
-// Self is this node's heartbeat value.
-func (c *Cluster) Self() sessions.NodeInfo {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.self
-}
+// Self is this node's heartbeat value, without the store state each beat adds.
+func (c *Cluster) Self() sessions.NodeInfo { return c.self }
 
 // Displaced is closed when another incarnation took this node's id.
 func (c *Cluster) Displaced() <-chan struct{} { return c.displaced }
@@ -146,7 +142,7 @@ func (c *Cluster) Displaced() <-chan struct{} { return c.displaced }
 // Close stops beating, deletes this node's key if it still holds it (the others see a clean leave), stops
 // serving commands and waits for every goroutine of the cluster.
 func (c *Cluster) Close() {
-	c.closeErr.Do(func() {
+	c.closeOnce.Do(func() {
 		c.cancel()
 		c.wg.Wait()
 		c.mu.Lock()

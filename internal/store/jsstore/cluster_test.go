@@ -104,7 +104,7 @@ func TestNodesJoinBeatAndLeave(t *testing.T) {
 }
 
 // TestNodeLossByExpiry: a node whose connection dies stops beating; its key expires (limit marker) and the
-// other node declares it lost with reason "expired". The time from its last beat to the event is logged.
+// other node declares it lost with reason "expired". The time from the close to the event is logged.
 func TestNodeLossByExpiry(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Embedded(t)
