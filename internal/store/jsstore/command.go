@@ -1,0 +1,126 @@
+package jsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// ErrCommandTooLarge is a command (or a reply) bigger than the NATS connection's max payload.
+var ErrCommandTooLarge = errors.New("jsstore: routed command exceeds the NATS max payload")
+
+// Call sends cmd to node's command subject (core request/reply) and waits at most cmd.Timeout() for the reply.
+// An error the owner's handler returned comes back as the same sentinel or *AgentError, with the reply.
+func (c *Cluster) Call(ctx context.Context, node string, cmd sessions.Command) (sessions.Reply, error) {
+	if !nodePattern.MatchString(node) {
+		return sessions.Reply{}, fmt.Errorf("%w: %q", ErrBadNodeID, node)
+	}
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		return sessions.Reply{}, fmt.Errorf("jsstore: command %s: %w", cmd.Op, err)
+	}
+	if limit := c.conn().MaxPayload(); int64(len(data)) > limit {
+		return sessions.Reply{}, fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrCommandTooLarge, cmd.Op, len(data), limit)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cmd.Timeout())
+	defer cancel()
+	msg, err := c.conn().RequestWithContext(ctx, c.st.opts.commandSubject(node), data)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return sessions.Reply{}, fmt.Errorf("%w: no gateway answers for node %q", sessions.ErrOwnerUnavailable, node)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return sessions.Reply{}, fmt.Errorf("%w: node %q, %s after %s", sessions.ErrOwnerTimeout, node, cmd.Op, cmd.Timeout())
+	case err != nil:
+		return sessions.Reply{}, fmt.Errorf("jsstore: command %s to node %q: %w", cmd.Op, node, err)
+	}
+	var reply sessions.Reply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return sessions.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
+	}
+	return reply, reply.Error.Err()
+}
+
+// Serve subscribes this node's command subject and answers each command with h on its own goroutine, at most
+// MaxConcurrentCommands at once (more wait in the subscription's queue). It returns once the server has the
+// subscription; serving ends when ctx ends or the cluster closes, and Close waits for running handlers.
+func (c *Cluster) Serve(ctx context.Context, h sessions.CommandHandler) error {
+	sem := make(chan struct{}, c.opts.MaxConcurrentCommands)
+	serveCtx, cancel := context.WithCancel(ctx)
+	stopOnClose := context.AfterFunc(c.ctx, cancel)
+	var (
+		mu       sync.Mutex
+		stopped  bool           // Guarded by mu: no handler starts once set.
+		handlers sync.WaitGroup // Handlers started while !stopped.
+	)
+	sub, err := c.conn().Subscribe(c.st.opts.commandSubject(c.opts.Node), func(m *nats.Msg) {
+		select { // back-pressure: the subscription callback waits for a free slot
+		case sem <- struct{}{}:
+		case <-serveCtx.Done():
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			<-sem
+			return
+		}
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			defer func() { <-sem }()
+			c.handle(serveCtx, h, m)
+		}()
+	})
+	if err == nil {
+		err = c.conn().FlushWithContext(ctx)
+	}
+	if err != nil {
+		stopOnClose()
+		cancel()
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
+		return fmt.Errorf("jsstore: serve commands of %s: %w", c.opts.Node, err)
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		<-serveCtx.Done()
+		stopOnClose()
+		_ = sub.Unsubscribe()
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		handlers.Wait()
+	}()
+	return nil
+}
+
+// handle runs one command and sends its reply; a reply over the max payload is replaced by an error reply.
+func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats.Msg) {
+	var cmd sessions.Command
+	var reply sessions.Reply
+	if err := json.Unmarshal(m.Data, &cmd); err != nil {
+		reply = sessions.ReplyTo(nil, 0, fmt.Errorf("%w: command: %v", sessions.ErrBadRequest, err))
+	} else {
+		hctx, cancel := cmd.HandlerContext(ctx)
+		c.running.Add(1)
+		reply = h(hctx, cmd)
+		c.running.Add(-1)
+		cancel()
+	}
+	data, err := json.Marshal(reply)
+	if err == nil && int64(len(data)) > c.conn().MaxPayload() {
+		err = fmt.Errorf("%w: the reply to %s is %d bytes", ErrCommandTooLarge, cmd.Op, len(data))
+	}
+	if err != nil {
+		data, _ = json.Marshal(sessions.ReplyTo(nil, reply.Head, err))
+	}
+	_ = m.Respond(data)
+}

@@ -1,0 +1,159 @@
+package jsstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
+	"github.com/acp-gateway/gateway/internal/store/natstest"
+)
+
+// errorsByOp is the owner's handler of the tests: op "fail:<code>" fails with that sentinel (wrapped with a
+// reason when Args say so), "agent" with an *AgentError, "echo" answers the command as it arrived.
+func errorsByOp(ctx context.Context, cmd sessions.Command) sessions.Reply {
+	if code, ok := strings.CutPrefix(cmd.Op, "fail:"); ok {
+		for _, sc := range sessions.SentinelCodes() {
+			if sc.Code == code {
+				err := sc.Err
+				if string(cmd.Args) == `"wrapped"` {
+					err = fmt.Errorf("%w: agent exited with status 3", err)
+				}
+				return sessions.ReplyTo(nil, 9, err)
+			}
+		}
+	}
+	switch cmd.Op {
+	case "agent":
+		return sessions.ReplyTo(nil, 9, &sessions.AgentError{Op: "session/set_mode", Stderr: "trace",
+			Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "nope"}}})
+	case "echo":
+		return sessions.ReplyTo(cmd, 12, nil)
+	case "block":
+		<-ctx.Done()
+		return sessions.ReplyTo(nil, 0, ctx.Err())
+	}
+	return sessions.ReplyTo(nil, 0, fmt.Errorf("%w: unknown op %q", sessions.ErrBadRequest, cmd.Op))
+}
+
+// pair joins an owner "a" serving errorsByOp and a caller "b" on one embedded server.
+func pair(t testing.TB, srv *natstest.Server) (a, b *jsstore.Cluster) {
+	t.Helper()
+	a = join(t, open(t, srv, jsstore.Options{}), "a")
+	if err := a.Serve(ctxT(t), errorsByOp); err != nil {
+		t.Fatal(err)
+	}
+	return a, join(t, open(t, srv, jsstore.Options{}), "b")
+}
+
+// TestCallSentinelRoundTrip: for every sentinel of SentinelCodes, bare and wrapped, an error on the owner
+// comes back on the caller as the same sentinel (errors.Is), with the same code, text and the reply's head.
+func TestCallSentinelRoundTrip(t *testing.T) {
+	t.Parallel()
+	_, b := pair(t, natstest.Embedded(t))
+	for _, sc := range sessions.SentinelCodes() {
+		for _, args := range []string{`"bare"`, `"wrapped"`} {
+			want := sc.Err
+			if args == `"wrapped"` {
+				want = fmt.Errorf("%w: agent exited with status 3", sc.Err)
+			}
+			reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "fail:" + sc.Code, SID: "s1", Args: json.RawMessage(args)})
+			if !errors.Is(err, sc.Err) || err.Error() != want.Error() || sessions.ErrorCode(err) != sc.Code || reply.Head != 9 {
+				t.Fatalf("%s %s: got %v (code %q, head %d), want %v", sc.Code, args, err, sessions.ErrorCode(err), reply.Head, want)
+			}
+		}
+	}
+}
+
+// TestCallAgentErrorAndResult: an *AgentError crosses with its op, stderr and JSON-RPC error; a result
+// crosses as the owner marshalled it, with the command (principal, args, bound) as the owner received it.
+func TestCallAgentErrorAndResult(t *testing.T) {
+	t.Parallel()
+	_, b := pair(t, natstest.Embedded(t))
+	_, err := b.Call(ctxT(t), "a", sessions.Command{Op: "agent"})
+	var ae *sessions.AgentError
+	var re *acp.RequestError
+	if !errors.As(err, &ae) || ae.Op != "session/set_mode" || ae.Stderr != "trace" || !errors.As(err, &re) ||
+		re.Code != -32602 || re.Message != "Invalid params" || sessions.ErrorCode(err) != sessions.CodeAgentError {
+		t.Fatalf("agent error came back as %T %v", err, err)
+	}
+	who := principal.Principal{ID: "u1", Name: "Ann", Role: principal.RoleUser}
+	sent := sessions.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`), Principal: who, Bound: 3 * time.Second}
+	reply, err := b.Call(ctxT(t), "a", sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got sessions.Command
+	if err := json.Unmarshal(reply.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Op != sent.Op || got.SID != sent.SID || string(got.Args) != string(sent.Args) || got.Principal != who ||
+		got.Bound != sent.Bound || reply.Head != 12 {
+		t.Fatalf("the owner received %+v (head %d), sent %+v", got, reply.Head, sent)
+	}
+}
+
+// TestCallUnavailableTimeoutAndSize: no node listening is ErrOwnerUnavailable; an owner that does not answer
+// within the bound plus RouteSlack is ErrOwnerTimeout; a command over the max payload is refused before it
+// is sent; a bad node id is refused.
+func TestCallUnavailableTimeoutAndSize(t *testing.T) {
+	t.Parallel()
+	_, b := pair(t, natstest.Embedded(t))
+	if _, err := b.Call(ctxT(t), "nobody", sessions.Command{Op: "echo"}); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+		t.Fatalf("call to a node nobody serves: %v", err)
+	}
+	// The handler ends at the bound (its context), the caller's wait ends RouteSlack later: no reply wins the
+	// race only if the owner's reply is lost, so a caller context shorter than both stands in for the bound.
+	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Call(ctx, "a", sessions.Command{Op: "block", Bound: time.Hour}); !errors.Is(err, sessions.ErrOwnerTimeout) {
+		t.Fatalf("call to a blocked owner: %v", err)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`)
+	if _, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", Args: big}); !errors.Is(err, jsstore.ErrCommandTooLarge) {
+		t.Fatalf("a 2 MiB command: %v", err)
+	}
+	if _, err := b.Call(ctxT(t), "a.b", sessions.Command{Op: "echo"}); !errors.Is(err, jsstore.ErrBadNodeID) {
+		t.Fatalf("node id a.b: %v", err)
+	}
+}
+
+// TestServeStopsOnClose: Close ends serving (later calls find no responder) and waits for a running handler.
+func TestServeStopsOnClose(t *testing.T) {
+	t.Parallel()
+	a, b := pair(t, natstest.Embedded(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Call(ctxT(t), "a", sessions.Command{Op: "block", Bound: time.Hour})
+		done <- err
+	}()
+	waitFor(t, "the blocking command to reach the owner", func() bool { return a.Running() == 1 })
+	a.Close()
+	if err := <-done; err == nil || err.Error() != context.Canceled.Error() || sessions.ErrorCode(err) != sessions.CodeInternal {
+		t.Fatalf("the blocked call ended with %v, want the owner's context canceled", err)
+	}
+	if _, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo"}); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+		t.Fatalf("call after close: %v", err)
+	}
+}
+
+// BenchmarkCall is one routed command's round trip (caller → owner → caller) on the embedded server.
+func BenchmarkCall(b *testing.B) {
+	_, caller := pair(b, natstest.Embedded(b))
+	cmd := sessions.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`)}
+	ctx := ctxT(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := caller.Call(ctx, "a", cmd); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

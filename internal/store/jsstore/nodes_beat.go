@@ -1,0 +1,180 @@
+package jsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/acp-gateway/gateway/internal/sessions"
+)
+
+// claim creates this incarnation's key. A key held by another incarnation is waited on until it goes (a
+// delete or the TTL's marker), at most one TTL and a beat from now.
+func (c *Cluster) claim(ctx context.Context) (uint64, error) {
+	value, err := c.beatValue()
+	if err != nil {
+		return 0, err
+	}
+	rev, err := c.kv.Create(ctx, c.opts.Node, value)
+	if err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+		return rev, wrapErr("claim node "+c.opts.Node, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, NodeTTL+BeatInterval)
+	defer cancel()
+	w, err := c.kv.Watch(wctx, c.opts.Node)
+	if err != nil {
+		return 0, fmt.Errorf("jsstore: watch node %s: %w", c.opts.Node, err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, fmt.Errorf("%w: %q still beats after %s", ErrNodeIDInUse, c.opts.Node, NodeTTL+BeatInterval)
+		case kve, ok := <-w.Updates():
+			if !ok {
+				return 0, fmt.Errorf("jsstore: watch node %s ended", c.opts.Node)
+			}
+			if kve != nil && kve.Operation() == jetstream.KeyValuePut {
+				continue // still held
+			}
+			// The key is gone (or the watch's initial pass ended): try again.
+			rev, err := c.kv.Create(wctx, c.opts.Node, value)
+			if err == nil {
+				return rev, nil
+			}
+			if !errors.Is(err, jetstream.ErrKeyExists) {
+				return 0, wrapErr("claim node "+c.opts.Node, err)
+			}
+		}
+	}
+}
+
+// beatValue is this node's key value now.
+func (c *Cluster) beatValue() ([]byte, error) {
+	info := c.Self()
+	if c.opts.StoreState != nil {
+		info.Store = c.opts.StoreState()
+	} else {
+		info.Store = sessions.StoreState{State: "ok"}
+	}
+	return json.Marshal(info)
+}
+
+// beatLoop renews this node's key every BeatInterval until Close, or until another incarnation holds it.
+func (c *Cluster) beatLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(BeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			if !c.beat() {
+				return
+			}
+		}
+	}
+}
+
+// beat writes the key once, guarded by the revision of the last beat. It reports false when the node was
+// displaced. A key that expired (this node was cut off for a TTL) is created again by the same incarnation:
+// the others may have declared it lost meanwhile, which the session layer reads from the directory.
+func (c *Cluster) beat() bool {
+	ctx, cancel := context.WithTimeout(c.ctx, BeatInterval)
+	defer cancel()
+	value, err := c.beatValue()
+	if err != nil {
+		c.health.failed()
+		return true
+	}
+	c.mu.Lock()
+	rev := c.rev
+	c.mu.Unlock()
+	next, err := c.kv.Update(ctx, c.opts.Node, value, rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		next, err = c.reclaim(ctx, value)
+	}
+	switch {
+	case errors.Is(err, errDisplaced):
+		c.displacedOnce.Do(func() { close(c.displaced) })
+		return false
+	case err != nil:
+		c.health.failed()
+	default:
+		c.mu.Lock()
+		c.rev = next
+		c.mu.Unlock()
+		c.health.succeeded(time.Now())
+	}
+	return true
+}
+
+var errDisplaced = errors.New("jsstore: node id taken by another incarnation")
+
+// reclaim handles a beat whose revision no longer matched: the key expired or was deleted (create it again),
+// or an earlier beat landed without its ack reaching us (take its revision), or another incarnation holds it.
+func (c *Cluster) reclaim(ctx context.Context, value []byte) (uint64, error) {
+	kve, err := c.kv.Get(ctx, c.opts.Node)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		rev, err := c.kv.Create(ctx, c.opts.Node, value)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, err // someone created it first: the next beat finds out who
+		}
+		return rev, err
+	}
+	if err != nil {
+		return 0, err
+	}
+	var holder sessions.NodeInfo
+	if json.Unmarshal(kve.Value(), &holder) == nil && holder.Incarnation == c.self.Incarnation {
+		return c.kv.Update(ctx, c.opts.Node, value, kve.Revision())
+	}
+	return 0, errDisplaced
+}
+
+// beatHealth is what the loss rule needs to know about this node's own beats: when one last succeeded, and
+// since when they have succeeded without a failure (JetStream reachable).
+type beatHealth struct {
+	mu     sync.Mutex
+	lastOK time.Time // Guarded by mu.
+	okFrom time.Time // Guarded by mu; zero after a failure until the next success.
+}
+
+func (h *beatHealth) succeeded(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastOK = now
+	if h.okFrom.IsZero() {
+		h.okFrom = now
+	}
+}
+
+func (h *beatHealth) failed() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.okFrom = time.Time{}
+}
+
+// mayDeclareLoss is the guard of docs/cluster.md §5: this node's own last beat succeeded less than a TTL ago
+// and its beats have succeeded for at least a TTL, so it does not blame others for its own outage.
+func (h *beatHealth) mayDeclareLoss(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.lastOK.IsZero() && now.Sub(h.lastOK) < NodeTTL && !h.okFrom.IsZero() && now.Sub(h.okFrom) >= NodeTTL
+}
+
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("jsstore: %s: %w", what, err)
+}
