@@ -98,6 +98,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) 
 	}
 	s.shares.m[with] = role
 	s.shares.mu.Unlock()
+	s.noteDir()
 	s.audit(who, "share", "with", with, "role", string(role))
 	return nil
 }
@@ -110,6 +111,7 @@ func (s *Session) UnshareAs(who principal.Principal, with string) error {
 	s.shares.mu.Lock()
 	delete(s.shares.m, with)
 	s.shares.mu.Unlock()
+	s.noteDir()
 	s.audit(who, "unshare", "with", with)
 	return nil
 }

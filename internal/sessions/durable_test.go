@@ -1,0 +1,296 @@
+package sessions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
+	"github.com/acp-gateway/gateway/internal/store/natstest"
+)
+
+// Store mode against a real embedded JetStream server (docs/cluster.md §4): a registry shuts down, a new one
+// on the same store recovers its sessions cold and detached, serves their logs byte for byte, and a prompt
+// re-attaches them through internal/testagent.
+
+// countingStore counts Feeds and can fail them.
+type countingStore struct {
+	sessions.Store
+	feeds   atomic.Int32
+	feedErr atomic.Pointer[error]
+}
+
+func (c *countingStore) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+	c.feeds.Add(1)
+	if e := c.feedErr.Load(); e != nil {
+		return 0, *e
+	}
+	return c.Store.Feed(ctx, sid, live, fn)
+}
+
+type storeEnv struct {
+	t       *testing.T
+	srv     *natstest.Server
+	workdir string
+	flags   []string
+}
+
+func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
+	// Registered first, so it runs last: after the connections and the server are gone.
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	return &storeEnv{t: t, srv: srv, workdir: t.TempDir(), flags: flags}
+}
+
+// registry opens the store on a new connection and returns a registry on it (not yet recovered).
+func (e *storeEnv) registry() (*sessions.Registry, *countingStore) {
+	t := e.t
+	t.Helper()
+	nc := e.srv.Connect()
+	st, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingStore{Store: st}
+	spec := agents.Spec{Name: "ta", Kind: agents.KindACP, Command: sessions.TestAgentBin(t), Args: append([]string{"-mode", "flood"}, e.flags...)}
+	r, err := sessions.NewRegistry(sessions.Config{
+		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
+		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true,
+	}, []agents.Spec{spec}, "ta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, cs
+}
+
+func shutdownRegistry(t *testing.T, r *sessions.Registry) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func prompt(text string) []json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+	return []json.RawMessage{b}
+}
+
+func runTurn(t *testing.T, s *sessions.Session, who principal.Principal, text string) {
+	t.Helper()
+	turn, err := s.PromptAs(who, prompt(text))
+	if err != nil {
+		t.Fatalf("prompt %q: %v", text, err)
+	}
+	if res := turn.Result(); res.Err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("turn %q ended %q, %v", text, res.StopReason, res.Err)
+	}
+}
+
+// frames reads the whole log.
+func frames(t *testing.T, l *sessions.Log) []sessions.Entry {
+	t.Helper()
+	res, err := l.Read(0, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Entries
+}
+
+func sameFrames(t *testing.T, got, want []sessions.Entry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d frames, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Seq != want[i].Seq || string(got[i].Frame) != string(want[i].Frame) {
+			t.Fatalf("frame %d differs:\n got %d %s\nwant %d %s", i, got[i].Seq, got[i].Frame, want[i].Seq, want[i].Frame)
+		}
+	}
+}
+
+var (
+	alice = principal.Principal{ID: "alice", Name: "Alice", Role: principal.RoleUser}
+	bob   = principal.Principal{ID: "bob", Name: "Bob", Role: principal.RoleUser}
+)
+
+func TestStoreRestartKeepsSessions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{{"load", nil}, {"resume", []string{"-resume-only"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newStoreEnv(t, tc.flags...)
+			ra, _ := env.registry()
+			s, err := ra.Create(context.Background(), sessions.CreateOptions{Owner: alice})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ShareAs(alice, bob.ID, sessions.ShareViewer); err != nil {
+				t.Fatal(err)
+			}
+			runTurn(t, s, alice, "3 20")
+			shutdownRegistry(t, ra)
+			live := frames(t, s.Log())
+			liveDetail := s.Detail()
+			if liveDetail.Status != sessions.StatusDetached {
+				t.Fatalf("status after shutdown %q, want detached", liveDetail.Status)
+			}
+
+			rb, cs := env.registry()
+			defer shutdownRegistry(t, rb)
+			if n, err := rb.Recover(context.Background()); err != nil || n != 1 {
+				t.Fatalf("Recover: %d, %v", n, err)
+			}
+			list := rb.ListAs(alice)
+			if len(list) != 1 {
+				t.Fatalf("listed %d sessions", len(list))
+			}
+			v := list[0].View()
+			if v.Status != sessions.StatusDetached || v.LastSeq != liveDetail.LastSeq || v.Title != liveDetail.Title ||
+				v.DurableSeq == nil || *v.DurableSeq != v.LastSeq || v.LastTurn == nil || v.LastTurn.TurnID != liveDetail.LastTurn.TurnID {
+				t.Fatalf("cold view %+v, live %+v", v, liveDetail.View)
+			}
+			if cs.feeds.Load() != 0 {
+				t.Fatal("listing hydrated a session")
+			}
+			// Ownership and shares are as before: bob views, a stranger does not see it.
+			if _, err := rb.GetAs(principal.Principal{ID: "eve", Role: principal.RoleUser}, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+				t.Fatalf("a stranger got %v", err)
+			}
+			if cs.feeds.Load() != 0 {
+				t.Fatal("a stranger's lookup hydrated the session")
+			}
+			var wg sync.WaitGroup
+			got := make([]*sessions.Session, 4)
+			for i := range got {
+				wg.Go(func() {
+					g, err := rb.GetAs(bob, s.ID)
+					if err != nil {
+						t.Errorf("GetAs: %v", err)
+					}
+					got[i] = g
+				})
+			}
+			wg.Wait()
+			if n := cs.feeds.Load(); n != 1 {
+				t.Fatalf("%d hydrations, want 1", n)
+			}
+			h := got[0]
+			if h.AccessOf(bob) != sessions.AccessView || h.AccessOf(alice) != sessions.AccessOwn {
+				t.Fatalf("access: bob %v alice %v", h.AccessOf(bob), h.AccessOf(alice))
+			}
+			sameFrames(t, frames(t, h.Log()), live)
+			d := h.Detail()
+			if string(d.Snapshot) != string(liveDetail.Snapshot) {
+				t.Fatalf("snapshot differs:\n got %s\nwant %s", d.Snapshot, liveDetail.Snapshot)
+			}
+			if d.Epoch != liveDetail.Epoch || d.Status != sessions.StatusDetached {
+				t.Fatalf("hydrated epoch %s status %s", d.Epoch, d.Status)
+			}
+
+			// A prompt re-attaches: the seq goes on at head+1 in the same epoch, and the store follows.
+			head := h.Log().Head()
+			runTurn(t, h, alice, "2 10")
+			after := frames(t, h.Log())
+			sameFrames(t, after[:len(live)], live)
+			if after[len(live)].Seq != head+1 {
+				t.Fatalf("first frame after the re-attach has seq %d, want %d", after[len(live)].Seq, head+1)
+			}
+			waitDurable(t, h)
+
+			// DELETE removes it from the store.
+			if err := h.CloseAs(alice, "deleted"); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := cs.Dir().Get(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotFound) {
+				t.Fatalf("directory entry after close: %v", err)
+			}
+			n := 0
+			if _, err := cs.Store.Feed(context.Background(), s.ID, false, func(sessions.StoredFrame) error { n++; return nil }); err != nil || n != 0 {
+				t.Fatalf("log after close: %d frames, %v", n, err)
+			}
+		})
+	}
+}
+
+// waitDurable waits (bounded) until the store holds the session's whole log.
+func waitDurable(t *testing.T, s *sessions.Session) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := s.View()
+		if v.DurableSeq != nil && *v.DurableSeq == v.LastSeq {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("durableSeq %v never reached %d", v.DurableSeq, v.LastSeq)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStoreRestartNotResumable(t *testing.T) {
+	env := newStoreEnv(t, "-no-load")
+	ra, _ := env.registry()
+	s, err := ra.Create(context.Background(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, principal.Principal{}, "1 5")
+	shutdownRegistry(t, ra)
+	rb, _ := env.registry()
+	defer shutdownRegistry(t, rb)
+	if _, err := rb.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := rb.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrNotResumable) {
+		t.Fatalf("prompt: %v, want ErrNotResumable", err)
+	}
+	if st := h.Status(); st != sessions.StatusDetached {
+		t.Fatalf("status %s", st)
+	}
+	sameFrames(t, frames(t, h.Log()), frames(t, s.Log()))
+}
+
+// TestStoreHydrationError: a store that fails the feed is a clear ErrStoreUnavailable, and the next use
+// hydrates once the store answers.
+func TestStoreHydrationError(t *testing.T) {
+	env := newStoreEnv(t)
+	ra, _ := env.registry()
+	s, err := ra.Create(context.Background(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdownRegistry(t, ra)
+	rb, cs := env.registry()
+	defer shutdownRegistry(t, rb)
+	if _, err := rb.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	cs.feedErr.Store(&boom)
+	if _, err := rb.Get(s.ID); !errors.Is(err, sessions.ErrStoreUnavailable) || sessions.ErrorCode(err) != "store_unavailable" {
+		t.Fatalf("Get with a failing store: %v (%s)", err, sessions.ErrorCode(err))
+	}
+	cs.feedErr.Store(nil)
+	if _, err := rb.Get(s.ID); err != nil {
+		t.Fatalf("Get after the store came back: %v", err)
+	}
+}
