@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"strings"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -55,6 +59,12 @@ func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
 
 // registry opens the store on a new connection and returns a registry on it (not yet recovered).
 func (e *storeEnv) registry() (*sessions.Registry, *countingStore) {
+	r, cs, _ := e.registryConn()
+	return r, cs
+}
+
+// registryConn is registry, also returning its connection to the store.
+func (e *storeEnv) registryConn() (*sessions.Registry, *countingStore, *nats.Conn) {
 	t := e.t
 	t.Helper()
 	nc := e.srv.Connect()
@@ -64,14 +74,17 @@ func (e *storeEnv) registry() (*sessions.Registry, *countingStore) {
 	}
 	cs := &countingStore{Store: st}
 	spec := agents.Spec{Name: "ta", Kind: agents.KindACP, Command: sessions.TestAgentBin(t), Args: append([]string{"-mode", "flood"}, e.flags...)}
+	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
 	r, err := sessions.NewRegistry(sessions.Config{
 		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
 		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true,
-	}, []agents.Spec{spec}, "ta")
+	}, []agents.Spec{spec, demoSpec}, "ta")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, cs
+	return r, cs, nc
 }
 
 func shutdownRegistry(t *testing.T, r *sessions.Registry) {
@@ -293,4 +306,104 @@ func TestStoreHydrationError(t *testing.T) {
 	if _, err := rb.Get(s.ID); err != nil {
 		t.Fatalf("Get after the store came back: %v", err)
 	}
+}
+
+// TestStoreUncleanStopClosedOnce: a gateway dies (its store connection cut) in a turn waiting for a
+// permission. The next start closes the stored log in a new epoch from H+1 (tool call, permission denied by
+// restart, turn ended with an error, detached), and a second start writes nothing more. A client holding the
+// old epoch resumes without a resync at or before H and gets epoch_changed past it.
+func TestStoreUncleanStopClosedOnce(t *testing.T) {
+	env := newStoreEnv(t)
+	ra, _, nca := env.registryConn()
+	s, err := ra.Create(context.Background(), sessions.CreateOptions{Agent: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(prompt("refactor the parser")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.View().PendingPermissions) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no permission request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitDurable(t, s)
+	stored := frames(t, s.Log())
+	h := stored[len(stored)-1].Seq
+	nca.Close() // the process "dies": nothing it does from here reaches the store
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = ra.Shutdown(ctx) // its flush cannot succeed; the entry stays as the live session left it
+	cancel()
+
+	rb, _ := env.registry()
+	if n, err := rb.Recover(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Recover: %d, %v", n, err)
+	}
+	hb, err := rb.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := frames(t, hb.Log())
+	sameFrames(t, got[:len(stored)], stored)
+	closing := got[len(stored):]
+	var methods []string
+	for _, f := range closing {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				By   string `json:"by"`
+				Meta struct {
+					Gateway struct {
+						Epoch string `json:"epoch"`
+					} `json:"gateway"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(f.Frame, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Params.Meta.Gateway.Epoch == s.Epoch || m.Params.Meta.Gateway.Epoch != hb.Epoch {
+			t.Fatalf("closing frame in epoch %s (old %s, current %s): %s", m.Params.Meta.Gateway.Epoch, s.Epoch, hb.Epoch, f.Frame)
+		}
+		if m.Method == "_gateway/permission_resolved" && m.Params.By != "restart" {
+			t.Fatalf("permission resolved by %q: %s", m.Params.By, f.Frame)
+		}
+		methods = append(methods, m.Method)
+	}
+	if closing[0].Seq != h+1 {
+		t.Fatalf("closing frames start at %d, want %d", closing[0].Seq, h+1)
+	}
+	joined := strings.Join(methods, " ")
+	for _, want := range []string{"session/update", "_gateway/permission_resolved", "_gateway/turn_ended", "_gateway/session_status"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("closing frames %v lack %s", methods, want)
+		}
+	}
+	if !strings.Contains(string(closing[len(closing)-1].Frame), `"status":"detached"`) {
+		t.Fatalf("last closing frame: %s", closing[len(closing)-1].Frame)
+	}
+	v := hb.View()
+	if v.Status != sessions.StatusDetached || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 || v.LastTurn == nil || v.LastTurn.Error == nil {
+		t.Fatalf("view after the unclean stop: %+v", v)
+	}
+	if st := hb.StartAt(h, true, s.Epoch); st.Resync != "" {
+		t.Fatalf("old epoch at H: resync %q", st.Resync)
+	}
+	if st := hb.StartAt(h+1, true, s.Epoch); st.Resync != "epoch_changed" {
+		t.Fatalf("old epoch past H: resync %q, want epoch_changed", st.Resync)
+	}
+	shutdownRegistry(t, rb)
+
+	rc, _ := env.registry()
+	defer shutdownRegistry(t, rc)
+	if n, err := rc.Recover(context.Background()); err != nil || n != 1 {
+		t.Fatalf("second Recover: %d, %v", n, err)
+	}
+	hc, err := rc.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, frames(t, hc.Log()), got)
 }

@@ -49,7 +49,14 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		s, err := r.coldSession(e, revs[i])
+		rev := revs[i]
+		if uncleanEntry(e) {
+			if e, rev, err = r.closeUnclean(ctx, e, rev); err != nil {
+				r.cfg.Logger.Warn("stored session not restored: its unclean stop could not be closed", "session", e.ID, "err", err)
+				continue
+			}
+		}
+		s, err := r.coldSession(e, rev)
 		if err != nil {
 			r.cfg.Logger.Warn("stored session not restored", "session", e.ID, "err", err)
 			continue
