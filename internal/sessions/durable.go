@@ -21,6 +21,10 @@ type durable struct {
 	wake chan struct{} // Static after construction; capacity 1: a pending "the entry is stale".
 	stop chan struct{} // Static after construction; closed by stopWriter.
 	done chan struct{} // Static after construction; closed when the writer returns.
+	// ctx bounds the writer's store calls; cancel (stopWriter) ends one in progress, so a store that does not
+	// answer cannot hold up a shutdown or a close.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	stopOnce sync.Once
 	mu       sync.Mutex
@@ -31,7 +35,9 @@ type durable struct {
 }
 
 func newDurable(st Store, rev uint64) *durable {
-	return &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	return d
 }
 
 func (d *durable) persister() Persister {
@@ -79,7 +85,7 @@ func (d *durable) runWriter(s *Session) {
 		case <-retry:
 		}
 		retry = nil
-		ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
 		err := d.write(ctx, s)
 		cancel()
 		if err != nil {
@@ -90,7 +96,10 @@ func (d *durable) runWriter(s *Session) {
 }
 
 func (d *durable) stopWriter() {
-	d.stopOnce.Do(func() { close(d.stop) })
+	d.stopOnce.Do(func() {
+		close(d.stop)
+		d.cancel()
+	})
 	<-d.done
 }
 
