@@ -52,6 +52,7 @@ type dataStore struct {
 	store  sessions.Store
 	nodeID string
 	close  func() // closes the connection, stops the server, releases the lock
+	up     func() bool
 }
 
 // openDataDir locks DIR, reads (or creates once) DIR/node-id and opens the store on the embedded server.
@@ -87,7 +88,7 @@ func (c *config) openDataDir(ctx context.Context, logger *slog.Logger) (*dataSto
 		return nil, fmt.Errorf("--data-dir: %v", err)
 	}
 	logger.Info("durable sessions", "dataDir", dir, "node", nodeID, "prefix", c.natsPrefix)
-	return &dataStore{store: st, nodeID: nodeID, close: func() { stop(); unlock() }}, nil
+	return &dataStore{store: st, nodeID: nodeID, close: func() { stop(); unlock() }, up: nc.IsConnected}, nil
 }
 
 // lockDir takes DIR/lock (flock, released when the process ends however it ends), or says who has it.

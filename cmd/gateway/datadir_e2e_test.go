@@ -102,6 +102,18 @@ func TestDataDirCleanRestart(t *testing.T) {
 		t.Fatalf("turn end at seq %d epoch %s after head %d", f.Params.Meta.Gateway.Seq, f.Params.Meta.Gateway.Epoch, head)
 	}
 
+	// The store's metrics: frames stored by this process (the re-attached turn's), no lag once durable, up.
+	waitMetric(t, g2, "gateway_store_lag_frames 0")
+	metricsText := getText(t, g2.base+"/metrics")
+	for _, want := range []string{"gateway_store_up 1", "gateway_store_publish_errors_total 0", "gateway_store_gaps_total 0"} {
+		if !strings.Contains(metricsText, want+"\n") {
+			t.Fatalf("metrics lack %q:\n%s", want, metricsText)
+		}
+	}
+	if strings.Contains(metricsText, "gateway_store_frames_total 0\n") {
+		t.Fatalf("no stored frames counted:\n%s", metricsText)
+	}
+
 	// A second gateway on the same data dir refuses to start.
 	if err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--data-dir", dir}, func(string) string { return "" }, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "in use by another gateway") {
 		t.Fatalf("second gateway on the data dir: %v", err)
@@ -133,4 +145,27 @@ func readSSEUntil(t *testing.T, r io.Reader, marker string) string {
 		}
 	}
 	return sb.String()
+}
+
+func getText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// waitMetric waits (bounded) until the metrics hold line.
+func waitMetric(t *testing.T, g *gateway, line string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(getText(t, g.base+"/metrics"), line+"\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics never held %q", line)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -101,6 +101,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if ds != nil {
+		m.WatchStore(func() metrics.StoreStats {
+			st := reg.StoreStats()
+			return metrics.StoreStats{
+				LagFrames: st.LagFrames, LagBytes: st.LagBytes, LagSeconds: st.OldestUnacked.Seconds(),
+				PublishErrors: st.Errors, Frames: st.Frames, Gaps: st.Gaps, Up: ds.up(),
+			}
+		})
 		n, err := reg.Recover(ctx)
 		if err != nil {
 			return err

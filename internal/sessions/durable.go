@@ -29,6 +29,8 @@ type durable struct {
 	stopOnce sync.Once
 	mu       sync.Mutex
 	pers     Persister // Guarded by mu; nil while the session is cold.
+	from     uint64    // Guarded by mu; the seq pers started after (its stored frames are Durable() - from).
+	retired  bool      // Guarded by mu; pers stopped and its counters went to the registry's retired ones.
 	// rev is the entry's revision as last written: the writer owns it while it runs, then stopWriter's
 	// caller.
 	rev uint64
@@ -46,10 +48,21 @@ func (d *durable) persister() Persister {
 	return d.pers
 }
 
-func (d *durable) setPersister(p Persister) {
+func (d *durable) setPersister(p Persister, from uint64) {
 	d.mu.Lock()
-	d.pers = p
+	d.pers, d.from = p, from
 	d.mu.Unlock()
+}
+
+// stats is the persister's, with the frames it stored; zero for a cold session.
+func (d *durable) stats() (PersistStats, uint64) {
+	d.mu.Lock()
+	p, from, retired := d.pers, d.from, d.retired
+	d.mu.Unlock()
+	if p == nil || retired {
+		return PersistStats{}, 0
+	}
+	return p.Stats(), p.Durable() - from
 }
 
 // durableSeq is the seq up to which the store holds the log: the persister's, or head for a cold session
@@ -179,7 +192,7 @@ func (s *Session) createDurable(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
 	d.rev = rev
-	d.setPersister(d.st.Persist(s.ID, s.Epoch, s.log, 0))
+	d.setPersister(d.st.Persist(s.ID, s.Epoch, s.log, 0), 0)
 	go d.runWriter(s)
 	return nil
 }
@@ -205,6 +218,7 @@ func (s *Session) finishDurable(ctx context.Context) {
 		s.logger.Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
+		s.reg.retire(d)
 		p.Stop()
 	}
 }
@@ -218,6 +232,7 @@ func (s *Session) removeDurable() {
 	defer cancel()
 	if p := d.persister(); p != nil {
 		_ = p.Flush(ctx)
+		s.reg.retire(d)
 		p.Stop()
 	}
 	if err := d.st.Remove(ctx, s.ID); err != nil {

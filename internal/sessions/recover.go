@@ -169,6 +169,7 @@ func (s *Session) load() error {
 		s.status = StatusDetached // whatever the log last said, no agent runs
 	}
 	s.cold = nil
-	s.dur.setPersister(s.dur.st.Persist(s.ID, s.Epoch, s.log, s.log.Head()))
+	head := s.log.Head()
+	s.dur.setPersister(s.dur.st.Persist(s.ID, s.Epoch, s.log, head), head)
 	return nil
 }

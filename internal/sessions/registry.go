@@ -45,7 +45,8 @@ type Registry struct {
 	stopping   context.Context
 	stopStarts context.CancelFunc
 
-	incarnation string // Static after construction; this process, in directory entries.
+	incarnation string       // Static after construction; this process, in directory entries.
+	retired     retiredStats // counters of stopped persisters (storestats.go)
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
