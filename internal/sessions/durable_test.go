@@ -407,3 +407,81 @@ func TestStoreUncleanStopClosedOnce(t *testing.T) {
 	}
 	sameFrames(t, frames(t, hc.Log()), got)
 }
+
+// TestStoreRetention: the janitor removes detached sessions not updated since the cutoff, except one a client
+// is attached to; one updated after the cutoff stays.
+func TestStoreRetention(t *testing.T) {
+	env := newStoreEnv(t)
+	ra, _ := env.registry()
+	var ids []string
+	for range 3 {
+		s, err := ra.Create(context.Background(), sessions.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	shutdownRegistry(t, ra)
+	rb, cs := env.registry()
+	defer shutdownRegistry(t, rb)
+	if _, err := rb.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	watched, err := rb.Get(ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	detach, ok := watched.Attach()
+	if !ok {
+		t.Fatal("attach refused")
+	}
+	defer detach()
+	if n := rb.ExpireStoredAt(context.Background(), time.Now().Add(-time.Hour)); n != 0 {
+		t.Fatalf("expired %d sessions updated within the hour", n)
+	}
+	if n := rb.ExpireStoredAt(context.Background(), time.Now().Add(time.Hour)); n != 2 {
+		t.Fatalf("expired %d sessions, want 2", n)
+	}
+	for i, id := range ids {
+		_, _, err := cs.Dir().Get(context.Background(), id)
+		_, gerr := rb.Get(id)
+		if kept := i == 1; kept != (err == nil) || kept != (gerr == nil) {
+			t.Fatalf("session %d: directory %v, registry %v", i, err, gerr)
+		}
+	}
+}
+
+// TestStoreKeepsClientMCPServers: the MCP servers a client added come back after a restart, values included
+// (a re-attach passes them to the agent), and no view shows them.
+func TestStoreKeepsClientMCPServers(t *testing.T) {
+	env := newStoreEnv(t, "-mcp-caps", "http")
+	ra, _ := env.registry()
+	mcp := []agents.MCPServer{{Type: agents.MCPHTTP, Name: "tools", URL: "http://127.0.0.1:9/mcp",
+		Headers: []agents.NameValue{{Name: "Authorization", Value: "Bearer secret-mcp-value"}}}}
+	s, err := ra.Create(context.Background(), sessions.CreateOptions{MCPServers: mcp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdownRegistry(t, ra)
+	rb, _ := env.registry()
+	defer shutdownRegistry(t, rb)
+	if _, err := rb.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := json.Marshal(rb.List()[0].View())
+	h, err := rb.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.ClientMCP()
+	if len(got) != 1 || !got[0].Equal(mcp[0]) {
+		t.Fatalf("client MCP servers after the restart: %+v", got)
+	}
+	detail, _ := json.Marshal(h.Detail())
+	for _, b := range [][]byte{listed, detail} {
+		if strings.Contains(string(b), "secret-mcp-value") {
+			t.Fatalf("a view shows the header value: %s", b)
+		}
+	}
+	runTurn(t, h, principal.Principal{}, "1 5") // the re-attach passes them again (the agent checks the transport)
+}
