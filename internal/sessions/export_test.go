@@ -14,7 +14,9 @@ import (
 var TestAgentBin = testAgentBin
 
 // ExpireStoredAt runs one round of the retention janitor with the given cutoff.
-func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int { return r.expireStored(ctx, cutoff) }
+func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int {
+	return r.expireStored(ctx, cutoff)
+}
 
 // ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
 func (s *Session) ClientMCP() []agents.MCPServer { return s.clientMCP }
