@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // --data-dir (docs/cluster.md §4): a clean restart keeps sessions. The restarted gateway lists them detached,
@@ -25,6 +28,7 @@ func TestDataDirCleanRestart(t *testing.T) {
 		t.Fatalf("prompt: %d %+v", code, res)
 	}
 	live.waitFor("turn end", turnEnded(res.TurnID))
+	loadedLive := acpLoadReplay(t, g1, s.ID, s.Cwd)
 	if err := g1.stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
@@ -72,6 +76,27 @@ func TestDataDirCleanRestart(t *testing.T) {
 		if string(replayed[i].Raw) != w {
 			t.Fatalf("replayed frame %d:\n got %s\nwant %s", i, replayed[i].Raw, w)
 		}
+	}
+
+	// A JSON page from the same cursor holds the same bytes.
+	var page struct {
+		Frames  []json.RawMessage `json:"frames"`
+		Epoch   string            `json:"epoch"`
+		LastSeq uint64            `json:"lastSeq"`
+	}
+	if code := g2.do("GET", "/v1/sessions/"+s.ID+"/events?after="+itoa(int(mid))+"&epoch="+s.Epoch, nil, &page); code != http.StatusOK ||
+		page.Epoch != s.Epoch || page.LastSeq != head || len(page.Frames) != len(want) {
+		t.Fatalf("page after restart: %d epoch %s lastSeq %d, %d frames (want %d)", code, page.Epoch, page.LastSeq, len(page.Frames), len(want))
+	}
+	for i, w := range want {
+		if string(page.Frames[i]) != w {
+			t.Fatalf("page frame %d:\n got %s\nwant %s", i, page.Frames[i], w)
+		}
+	}
+
+	// /acp session/load replays what it replayed before the restart, byte for byte.
+	if loaded := acpLoadReplay(t, g2, s.ID, s.Cwd); strings.Join(loaded, "\n") != strings.Join(loadedLive, "\n") {
+		t.Fatalf("/acp load replay after restart:\n%s\nbefore:\n%s", strings.Join(loaded, "\n"), strings.Join(loadedLive, "\n"))
 	}
 
 	// SSE with Last-Event-ID gets the same bytes as data.
@@ -167,5 +192,50 @@ func waitMetric(t *testing.T, g *gateway, line string) {
 			t.Fatalf("metrics never held %q", line)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// acpLoadReplay loads the session over /acp and returns the notifications it replayed before its answer.
+func acpLoadReplay(t *testing.T, g *gateway, id, cwd string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, g.wsURL("/acp"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 20)
+	load, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "session/load",
+		"params": map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}})
+	for _, req := range []string{acpInitialize, string(load)} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []string
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("/acp load: %v", err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Error  json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(data, &m)
+		switch {
+		case m.ID != nil && *m.ID == 2:
+			if m.Error != nil {
+				t.Fatalf("/acp load: %s", data)
+			}
+			if len(out) == 0 {
+				t.Fatal("/acp load replayed nothing")
+			}
+			return out
+		case m.ID == nil && m.Method == "session/update":
+			out = append(out, string(data))
+		}
 	}
 }
