@@ -339,6 +339,13 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	g.stop()
+	gd.stop()
+	fmt.Fprintf(os.Stderr, "gwbench: restart hydrate %d frames\n", o.n)
+	hydrateMs, err := runRestartHydrate(ctx, o, tmp, extra)
+	if err != nil {
+		return fmt.Errorf("restart hydrate: %w", err)
+	}
+	res.Ratios[fmt.Sprintf("restart_hydrate_%d_frames_ms", o.n)] = hydrateMs
 
 	if o.scale {
 		fmt.Fprintf(os.Stderr, "gwbench: scale: %d flood sessions idle, %d demo sessions × %d clients\n", o.idleFlood, o.scaleSess, o.scaleCli)
