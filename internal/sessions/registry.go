@@ -407,7 +407,8 @@ func (r *Registry) now() time.Time { return time.Now() }
 
 // ReapIdle closes sessions idle (no subscriber, no turn) for longer than Config.IdleTTL, checking every TTL/4,
 // until ctx ends; with Config.DetachIdle it detaches them instead (their transcript stays), except failed
-// ones, which no prompt can revive. A TTL of 0 returns at once.
+// ones, which no prompt can revive: they are closed, or with a Store kept for the retention janitor. A TTL of
+// 0 returns at once.
 func (r *Registry) ReapIdle(ctx context.Context) {
 	ttl := r.cfg.IdleTTL
 	if ttl <= 0 {
@@ -426,6 +427,8 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 				case !s.idleSince(cutoff):
 				case r.cfg.DetachIdle && s.Status() != StatusFailed: // a failed session has nothing to re-attach
 					s.detach("idle for " + ttl.String())
+				case r.cfg.Store != nil && s.Status() == StatusFailed:
+					// Stored: its transcript stays readable until --retention (the janitor) or DELETE removes it.
 				default:
 					s.Close("idle for " + ttl.String())
 				}
