@@ -26,21 +26,22 @@ func runChild(args string) int {
 	return 0
 }
 
-// startChildGateway runs the gateway as a child process on a free port.
-func startChildGateway(t *testing.T, args ...string) (*gateway, *exec.Cmd) {
+// startChildGateway runs the gateway as a child process on a free port. exited is closed once the process
+// has ended and been reaped.
+func startChildGateway(t *testing.T, args ...string) (g *gateway, cmd *exec.Cmd, exited <-chan struct{}) {
 	t.Helper()
 	full := append([]string{"--addr", "127.0.0.1:0", "--demo-delay", "0", "--workdir", t.TempDir()}, args...)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(full, "\n"))
 	logs := &syncBuffer{}
 	cmd.Stderr, cmd.Stdout = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	g := &gateway{t: t, logs: logs}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	g = &gateway{t: t, logs: logs}
 	deadline := time.Now().Add(60 * time.Second)
 	for g.base == "" {
 		if m := listenRE.FindStringSubmatch(logs.String()); m != nil {
@@ -48,7 +49,7 @@ func startChildGateway(t *testing.T, args ...string) (*gateway, *exec.Cmd) {
 			break
 		}
 		select {
-		case <-exited:
+		case <-done:
 			t.Fatalf("child gateway exited:\n%s", logs.String())
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -56,7 +57,7 @@ func startChildGateway(t *testing.T, args ...string) (*gateway, *exec.Cmd) {
 			t.Fatalf("child gateway did not log its address:\n%s", logs.String())
 		}
 	}
-	return g, cmd
+	return g, cmd, done
 }
 
 // TestDataDirKill9MidTurn: the gateway is killed (SIGKILL) while a turn waits for a permission. A WebSocket
@@ -65,7 +66,7 @@ func startChildGateway(t *testing.T, args ...string) (*gateway, *exec.Cmd) {
 // old epoch without a resync at or before the stored head and answers epoch_changed past it.
 func TestDataDirKill9MidTurn(t *testing.T) {
 	dir := t.TempDir()
-	g1, child := startChildGateway(t, "--data-dir", dir)
+	g1, child, exited := startChildGateway(t, "--data-dir", dir)
 	s := g1.createSession(map[string]any{})
 	live := g1.dial("/v1/sessions/" + s.ID + "/ws")
 	if code := g1.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"prompt":[{"type":"text","text":"refactor the parser"}]}`, nil); code != http.StatusAccepted {
@@ -89,6 +90,9 @@ func TestDataDirKill9MidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	live.waitClosed()
+	// The process's files (its data dir lock among them) are released by the time it is reaped, not when
+	// its sockets close: a restart after a kill -9 follows the exit, as a supervisor's does.
+	<-exited
 	seen := live.snapshot()
 	if len(logged(seen)) == 0 {
 		t.Fatal("the live client saw no logged frame")
