@@ -47,6 +47,7 @@ type storeEnv struct {
 	srv     *natstest.Server
 	workdir string
 	flags   []string
+	limit   int // Config.MaxSessions
 }
 
 func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
@@ -79,7 +80,7 @@ func (e *storeEnv) registryConn() (*sessions.Registry, *countingStore, *nats.Con
 	}}
 	r, err := sessions.NewRegistry(sessions.Config{
 		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
-		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true,
+		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true, MaxSessions: e.limit,
 	}, []agents.Spec{spec, demoSpec}, "ta")
 	if err != nil {
 		t.Fatal(err)
@@ -484,4 +485,32 @@ func TestStoreKeepsClientMCPServers(t *testing.T) {
 		}
 	}
 	runTurn(t, h, principal.Principal{}, "1 5") // the re-attach passes them again (the agent checks the transport)
+}
+
+// TestStoreRestoredSessionsOutsideLimits: restored (detached) sessions do not count against MaxSessions; a
+// re-attach does.
+func TestStoreRestoredSessionsOutsideLimits(t *testing.T) {
+	env := newStoreEnv(t)
+	env.limit = 1
+	ra, _ := env.registry()
+	old, err := ra.Create(context.Background(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdownRegistry(t, ra)
+	rb, _ := env.registry()
+	defer shutdownRegistry(t, rb)
+	if _, err := rb.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rb.Create(context.Background(), sessions.CreateOptions{}); err != nil {
+		t.Fatalf("create beside a restored session at MaxSessions 1: %v", err)
+	}
+	h, err := rb.Get(old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrTooManySessions) {
+		t.Fatalf("re-attach at the limit: %v, want ErrTooManySessions", err)
+	}
 }
