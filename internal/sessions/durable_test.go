@@ -47,7 +47,8 @@ type storeEnv struct {
 	srv     *natstest.Server
 	workdir string
 	flags   []string
-	limit   int // Config.MaxSessions
+	limit   int           // Config.MaxSessions
+	idleTTL time.Duration // Config.IdleTTL
 }
 
 func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
@@ -80,8 +81,8 @@ func (e *storeEnv) registryConn() (*sessions.Registry, *countingStore, *nats.Con
 	}}
 	r, err := sessions.NewRegistry(sessions.Config{
 		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
-		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true, MaxSessions: e.limit,
-	}, []agents.Spec{spec, demoSpec}, "ta")
+		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true, MaxSessions: e.limit, IdleTTL: e.idleTTL,
+	}, []agents.Spec{spec, demoSpec, {Name: "exiter", Kind: agents.KindACP, Command: sessions.TestAgentBin(t), Args: []string{"-mode", "exit"}}}, "ta")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,5 +513,49 @@ func TestStoreRestoredSessionsOutsideLimits(t *testing.T) {
 	}
 	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrTooManySessions) {
 		t.Fatalf("re-attach at the limit: %v, want ErrTooManySessions", err)
+	}
+}
+
+// TestStoreReaperKeepsFailedSessions: with a store the idle reaper detaches idle sessions and leaves failed
+// ones (their transcript readable) to the retention janitor, instead of closing and removing them.
+func TestStoreReaperKeepsFailedSessions(t *testing.T) {
+	env := newStoreEnv(t)
+	env.idleTTL = time.Millisecond
+	r, cs := env.registry()
+	defer shutdownRegistry(t, r)
+	// Created first, so a reaper round reaches it before the idle one (List is oldest first).
+	failed, err := r.Create(context.Background(), sessions.CreateOptions{Agent: "exiter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := r.Create(context.Background(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := failed.Prompt(prompt("die")); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, failed, sessions.StatusFailed)
+	ctx, stop := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() { r.ReapIdle(ctx); close(reaped) }()
+	defer func() { stop(); <-reaped }()
+	waitStatus(t, idle, sessions.StatusDetached) // the reaper has run a round past the cutoff
+	if _, err := r.Get(failed.ID); err != nil {
+		t.Fatalf("failed session after the reaper: %v", err)
+	}
+	if _, _, err := cs.Dir().Get(context.Background(), failed.ID); err != nil {
+		t.Fatalf("failed session's entry after the reaper: %v", err)
+	}
+}
+
+func waitStatus(t *testing.T, s *sessions.Session, want sessions.Status) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.Status() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s, want %s", s.Status(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
