@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ type durable struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// dirty is set by noteDir and cleared by a write that stored it: a change whose write a stop cut short
+	// is still written at shutdown.
+	dirty    atomic.Bool
 	stopOnce sync.Once
 	mu       sync.Mutex
 	pers     Persister // Guarded by mu; nil while the session is cold.
@@ -78,6 +82,7 @@ func (d *durable) durableSeq(head uint64) uint64 {
 // at the nil check.
 func (s *Session) noteDir() {
 	if d := s.dur; d != nil {
+		d.dirty.Store(true)
 		select {
 		case d.wake <- struct{}{}:
 		default:
@@ -98,10 +103,15 @@ func (d *durable) runWriter(s *Session) {
 		case <-retry:
 		}
 		retry = nil
+		d.dirty.Store(false)
 		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
 		err := d.write(ctx, s)
 		cancel()
 		if err != nil {
+			d.dirty.Store(true)
+			if d.ctx.Err() != nil {
+				return // stopped mid-write: whoever stopped the writer writes what is left
+			}
 			s.logger.Warn("directory write failed; retrying", "err", err)
 			retry = time.After(time.Second)
 		}
@@ -202,11 +212,9 @@ func (s *Session) createDurable(ctx context.Context) error {
 // written only if it changed (its shares).
 func (s *Session) finishDurable(ctx context.Context) {
 	d := s.dur
-	changed := len(d.wake) > 0
 	d.stopWriter()
-	changed = changed || len(d.wake) > 0
 	p := d.persister()
-	if p == nil && !changed {
+	if p == nil && !d.dirty.Load() {
 		return
 	}
 	if p != nil {
