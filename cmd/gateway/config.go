@@ -76,6 +76,11 @@ type config struct {
 	maxPerUser        int
 	allowClientMCP    bool
 	maxTerminals      int
+	dataDir           string
+	retention         time.Duration
+	storeMaxLag       int64
+	storeInflight     int
+	natsPrefix        string
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -122,7 +127,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp connections (WebSockets and Streamable HTTP) open at once; 503 past it")
 	fs.DurationVar(&c.acpIdleTimeout, "acp-idle-timeout", 60*time.Second, "how long a Streamable HTTP /acp connection may have no open stream and no request before it is ended (its sessions go on)")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
-	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never)")
+	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never; with --data-dir they are detached instead)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")
 	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "comma-separated Host patterns served besides loopback names and the --addr host (e.g. gateway.lan, *.example.com:8443); without a token nothing else is served, with one any Host is unless this is set")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
@@ -150,6 +155,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
 	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
 	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "keep sessions across restarts: an embedded NATS JetStream store in this directory (created 0700); restarted, the gateway lists them detached and a prompt re-attaches them")
+	fs.DurationVar(&c.retention, "retention", 720*time.Hour, "with --data-dir: remove detached and failed sessions not updated for this long (0 = keep until DELETE)")
+	fs.Int64Var(&c.storeMaxLag, "store-max-lag", 16<<20, "with --data-dir: bytes of frames not yet stored a session may hold; past it frames are trimmed unstored (a gap in the stored log)")
+	fs.IntVar(&c.storeInflight, "store-inflight", 256, "with --data-dir: publishes to the store in flight per session")
+	fs.StringVar(&c.natsPrefix, "nats-prefix", "acpgw", "with --data-dir: prefix of the store's streams, buckets and subjects ([a-z0-9-]{1,32})")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.Usage = usage(fs)
@@ -219,6 +229,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.maxInboundBytes < c.wsMaxFrame {
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
+	}
+	if err := c.checkStore(); err != nil {
+		return nil, err
 	}
 	if err := c.checkIdentity(); err != nil {
 		return nil, err

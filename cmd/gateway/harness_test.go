@@ -29,6 +29,9 @@ import (
 var exampleAgent, eventsAgent string
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv(childArgsEnv); args != "" {
+		os.Exit(runChild(args)) // a gateway the test runs as a process of its own (datadir_kill_e2e_test.go)
+	}
 	dir, err := os.MkdirTemp("", "gateway-test-")
 	if err != nil {
 		panic(err)

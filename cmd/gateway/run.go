@@ -66,9 +66,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.insecureNoAuth && !cfg.authenticates() {
 		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
 	}
+	var ds *dataStore
+	if cfg.dataDir != "" {
+		if ds, err = cfg.openDataDir(ctx, logger); err != nil {
+			return err
+		}
+		defer ds.close() // after the registry's shutdown flushed every session
+	}
 	var reg *sessions.Registry
 	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
-	reg, err = sessions.NewRegistry(sessions.Config{
+	reg, err = sessions.NewRegistry(withStore(sessions.Config{
 		Workdir:             cfg.workdir,
 		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
 		MaxSessions:         cfg.maxSessions,
@@ -89,9 +96,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxSessionsPerUser:  cfg.maxPerUser,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
 		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
-	}, specs, cfg.defaultAgent)
+	}, ds), specs, cfg.defaultAgent)
 	if err != nil {
 		return err
+	}
+	if ds != nil {
+		m.WatchStore(func() metrics.StoreStats {
+			st := reg.StoreStats()
+			return metrics.StoreStats{
+				LagFrames: st.LagFrames, LagBytes: st.LagBytes, LagSeconds: st.OldestUnacked.Seconds(),
+				PublishErrors: st.Errors, Frames: st.Frames, Gaps: st.Gaps, Up: ds.up(),
+			}
+		})
+		n, err := reg.Recover(ctx)
+		if err != nil {
+			return err
+		}
+		logger.Info("stored sessions restored", "sessions", n)
 	}
 	// One budget for every socket reader: many sockets sending large frames hold at most this much.
 	inb := inbound.New(cfg.maxInboundBytes, 0).WithFrameTimeout(cfg.bodyTimeout)
@@ -148,6 +169,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reapCtx, stopReap := context.WithCancel(context.Background())
 	defer stopReap()
 	go reg.ReapIdle(reapCtx)
+	if ds != nil && cfg.retention > 0 {
+		go reg.ExpireStored(reapCtx, cfg.retention)
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns, cfg.writeTimeout)) }()

@@ -227,6 +227,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer g.stop()
+	// The same gateway keeping its sessions in an embedded JetStream store (docs/cluster.md §4): what the
+	// write-behind costs the live path.
+	durableFlags := append(append([]string(nil), extra...), "--data-dir", filepath.Join(tmp, "data"))
+	gd, err := startGateway(o.gatewayBin, tmp, "gateway-datadir", false, durableFlags...)
+	if err != nil {
+		return err
+	}
+	defer gd.stop()
 	var peer *peerProc
 	peerNA := ""
 	if o.peer {
@@ -246,6 +254,7 @@ func run(ctx context.Context, o options) error {
 	specs := []rowSpec{
 		{"direct (stdio, acp-go-sdk)", func(ctx context.Context) (flood, error) { return runDirect(ctx, floodP, o.n, o.size) }},
 		{"gateway ws x1", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, floodP, o.n, o.size) }},
+		{"gateway ws x1 --data-dir", func(ctx context.Context) (flood, error) { return runGateway(ctx, gd, 1, floodP, o.n, o.size) }},
 		{"gateway ws x10 (per client)", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 10, floodP, o.n, o.size) }},
 	}
 	// The other faces, same session and flood: what each adds over the session WebSocket.
@@ -318,6 +327,7 @@ func run(ctx context.Context, o options) error {
 	p99 := func(f flood) float64 { return f.P99ms }
 	direct := specs[0].name
 	res.Ratios["gateway_x1_vs_direct"] = ratio("gateway ws x1", direct, thr, div)
+	res.Ratios["gateway_datadir_x1_vs_memory_x1"] = ratio("gateway ws x1 --data-dir", "gateway ws x1", thr, div)
 	res.Ratios["gateway_x10_per_client_vs_direct"] = ratio("gateway ws x10 (per client)", direct, thr, div)
 	res.Ratios["gateway_tools_vs_direct_tools"] = ratio("gateway ws x1 tools+permissions", "direct tools+permissions", thr, div)
 	res.Ratios["gateway_paced_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), fmt.Sprintf("direct paced %g/s", o.rate), p99, sub)
@@ -336,6 +346,13 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	g.stop()
+	gd.stop()
+	fmt.Fprintf(os.Stderr, "gwbench: restart hydrate %d frames\n", o.n)
+	hydrateMs, err := runRestartHydrate(ctx, o, tmp, extra)
+	if err != nil {
+		return fmt.Errorf("restart hydrate: %w", err)
+	}
+	res.Ratios[fmt.Sprintf("restart_hydrate_%d_frames_ms", o.n)] = hydrateMs
 
 	if o.scale {
 		fmt.Fprintf(os.Stderr, "gwbench: scale: %d flood sessions idle, %d demo sessions × %d clients\n", o.idleFlood, o.scaleSess, o.scaleCli)

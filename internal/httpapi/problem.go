@@ -93,6 +93,10 @@ func toProblem(err error) *Problem {
 		p := problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		p.RetryAfter = 5
 		return p
+	case errors.Is(err, sessions.ErrStoreUnavailable):
+		p := problem(http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry")
+		p.RetryAfter = 5
+		return p
 	case errors.As(err, &ae):
 		return agentProblem(ae)
 	}

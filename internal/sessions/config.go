@@ -49,6 +49,11 @@ type Config struct {
 	// AllowClientMCPStdio lets clients add stdio MCP servers to their sessions: a client-chosen command run
 	// on the gateway's host. Off by default (mcp.go).
 	AllowClientMCPStdio bool
+	// Store makes sessions outlive the process (docs/cluster.md §4): nil is memory mode, where nothing
+	// below the registry's lifecycle calls changes. Store modes also set DetachIdle and DetachOnShutdown.
+	Store Store
+	// NodeID names this gateway in directory entries (DirEntry.Owner); store modes only.
+	NodeID string
 	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
 	// 0 = 8.
 	MaxTerminalsPerSession int

@@ -44,6 +44,7 @@ var sentinelCodes = []SentinelCode{
 	{"unknown_option", ErrUnknownOption},
 	{"too_many_sessions", ErrTooManySessions},
 	{"shutting_down", ErrShuttingDown},
+	{"store_unavailable", ErrStoreUnavailable},
 }
 
 // SentinelCodes returns every sentinel with its code (a copy).

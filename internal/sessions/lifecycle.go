@@ -52,6 +52,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.status = StatusIdle
 	}
 	s.mu.Unlock()
+	s.noteDir()
 	go s.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
@@ -244,6 +245,9 @@ func (s *Session) Close(reason string) {
 		s.closeRoot()
 		close(s.closed)
 		s.reg.remove(s.ID)
+		if s.dur != nil {
+			s.removeDurable()
+		}
 		s.logger.Info("session closed", "reason", reason)
 	})
 	<-s.closed

@@ -17,9 +17,12 @@ func (s *Session) VisibleTo(p principal.Principal) bool {
 
 // GetAs is Get for p: ErrNotFound for a session p may not see.
 func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
-	s, err := r.Get(id)
+	s, err := r.lookup(id)
 	if err != nil || !s.VisibleTo(p) {
 		return nil, ErrNotFound
+	}
+	if err := s.hydrate(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -167,6 +167,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	s.modes, s.configOptions = lr.modes, lr.configOptions
 	s.status, s.statusReason = StatusIdle, ""
 	go s.watchAgent(lr.conn)
+	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
 	return s.beginTurnLocked(who, blocks, turnID), nil // unlocks mu
 }

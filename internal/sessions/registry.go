@@ -45,6 +45,9 @@ type Registry struct {
 	stopping   context.Context
 	stopStarts context.CancelFunc
 
+	incarnation string       // Static after construction; this process, in directory entries.
+	retired     retiredStats // counters of stopped persisters (storestats.go)
+
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
@@ -61,6 +64,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
+	r.incarnation = uuid.NewString()
 	r.probes = newProbeCache(r)
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
@@ -154,6 +158,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
+	if r.cfg.Store != nil {
+		s.dur = newDurable(r.cfg.Store, 0) // before the session is shared
+	}
 	r.mu.Lock()
 	switch {
 	case r.closing:
@@ -174,9 +181,19 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(r.stopping, cancel)()
+	if s.dur != nil {
+		if err := s.createDurable(ctx); err != nil {
+			r.remove(s.ID)
+			s.closeRoot()
+			return nil, err
+		}
+	}
 	if err := s.start(ctx); err != nil {
 		r.remove(s.ID)
 		s.closeRoot()
+		if s.dur != nil {
+			s.removeDurable()
+		}
 		if r.stopping.Err() != nil {
 			return nil, ErrShuttingDown // cut short by the shutdown; the agent has been stopped
 		}
@@ -276,8 +293,20 @@ func (r *Registry) confine(cwd string) (string, error) {
 	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", ErrForbiddenCwd, cwd)
 }
 
-// Get returns a live session.
+// Get returns a session, hydrating it first when it is a cold stored one (recover.go).
 func (r *Registry) Get(id string) (*Session, error) {
+	s, err := r.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.hydrate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// lookup returns a session as the registry holds it, cold or not.
+func (r *Registry) lookup(id string) (*Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.sessions[id]
@@ -339,6 +368,9 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		wg.Go(func() {
 			if r.cfg.DetachOnShutdown {
 				s.detach(shutdownReason)
+				if s.dur != nil {
+					s.finishDurable(ctx)
+				}
 			} else {
 				s.Close(shutdownReason)
 			}
@@ -375,7 +407,8 @@ func (r *Registry) now() time.Time { return time.Now() }
 
 // ReapIdle closes sessions idle (no subscriber, no turn) for longer than Config.IdleTTL, checking every TTL/4,
 // until ctx ends; with Config.DetachIdle it detaches them instead (their transcript stays), except failed
-// ones, which no prompt can revive. A TTL of 0 returns at once.
+// ones, which no prompt can revive: they are closed, or with a Store kept for the retention janitor. A TTL of
+// 0 returns at once.
 func (r *Registry) ReapIdle(ctx context.Context) {
 	ttl := r.cfg.IdleTTL
 	if ttl <= 0 {
@@ -394,6 +427,8 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 				case !s.idleSince(cutoff):
 				case r.cfg.DetachIdle && s.Status() != StatusFailed: // a failed session has nothing to re-attach
 					s.detach("idle for " + ttl.String())
+				case r.cfg.Store != nil && s.Status() == StatusFailed:
+					// Stored: its transcript stays readable until --retention (the janitor) or DELETE removes it.
 				default:
 					s.Close("idle for " + ttl.String())
 				}

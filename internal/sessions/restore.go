@@ -21,6 +21,9 @@ type DirView struct {
 	ConfigOptions     json.RawMessage `json:"configOptions,omitempty"`
 	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
 	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
+	// Title and LastTurn list a cold session (one not yet hydrated); restoreFrom takes them from the log.
+	Title    string        `json:"title,omitempty"`
+	LastTurn *LastTurnView `json:"lastTurn,omitempty"`
 }
 
 // dirViewLocked is the session's DirView. The caller holds mu.
@@ -39,6 +42,11 @@ func (s *Session) dirViewLocked() DirView {
 func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.restoreFromLocked(entries, dv)
+}
+
+// restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
+func (s *Session) restoreFromLocked(entries []Entry, dv DirView) error {
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	for _, e := range entries {
@@ -52,7 +60,9 @@ func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
 	if n := len(s.epochs); n > 0 {
 		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
 		// newSession drew: clients holding it resume, and what is logged next continues it.
-		s.Epoch = s.epochs[n-1].Epoch
+		if e := s.epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
+			s.Epoch = e
+		}
 	}
 	return nil
 }

@@ -53,6 +53,8 @@ type Session struct {
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []EpochStart
+	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
+	dur *durable
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 
@@ -92,6 +94,7 @@ type Session struct {
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
 	fsDelegate    *FSDelegate            // Guarded by mu; who serves fs/* instead of the gateway (nil = the gateway).
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
+	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	closeOnce     sync.Once
 	// root is the cwd opened once when the session is made, so fs/* keeps to that directory even if its path
 	// is later swapped for a symlink; nil when it could not be opened (fs/* then opens the path per request).
@@ -190,6 +193,10 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 		return 0
 	}
 	s.tctx.Note(method, b)
+	switch method {
+	case "_gateway/session_status", "_gateway/turn_started", "_gateway/turn_ended":
+		s.noteDir() // the directory entry carries the status and lastTurn
+	}
 	return s.appendLocked(method, b, translate.GatewayMeta{TurnID: turnID})
 }
 
@@ -215,6 +222,7 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 			s.modes, _ = json.Marshal(m)
 		}
 	}
+	s.noteDir()
 	return nil
 }
 
@@ -242,6 +250,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	}
 	opts := s.configOptions
 	s.mu.Unlock()
+	s.noteDir()
 	if opts == nil {
 		opts = json.RawMessage(`[]`)
 	}

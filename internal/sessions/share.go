@@ -99,6 +99,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) 
 	s.shares.m[with] = role
 	s.shares.mu.Unlock()
 	s.sharesChanged()
+	s.noteDir()
 	s.audit(who, "share", "with", with, "role", string(role))
 	return nil
 }
@@ -112,6 +113,7 @@ func (s *Session) UnshareAs(who principal.Principal, with string) error {
 	delete(s.shares.m, with)
 	s.shares.mu.Unlock()
 	s.sharesChanged()
+	s.noteDir()
 	s.audit(who, "unshare", "with", with)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/principal"
 )
 
 // Store makes session logs and the session directory outlive the process (docs/cluster.md, "The store seam").
@@ -58,6 +60,8 @@ type Directory interface {
 	Create(ctx context.Context, e DirEntry) (uint64, error)        // ErrRevision when the key exists
 	Update(ctx context.Context, e DirEntry, rev uint64) (uint64, error)
 	Delete(ctx context.Context, sid string) error
+	// List returns every current entry with its revision (start-up recovery).
+	List(ctx context.Context) ([]DirEntry, []uint64, error)
 	// Watch calls fn for every current entry, then for each change, until ctx ends.
 	Watch(ctx context.Context, fn func(e DirEntry, rev uint64, deleted bool)) error
 }
@@ -81,10 +85,21 @@ type DirEntry struct {
 	Closer         string          `json:"closer,omitempty"`
 	Clean          bool            `json:"clean,omitempty"`
 	UpdatedAt      time.Time       `json:"updatedAt"`
+	// LastSeq is the head of the log when the entry was written, for listing a cold session.
+	LastSeq uint64 `json:"lastSeq,omitempty"`
+	// Principal owns the session and Shares are who it is shared with (owner.go, share.go).
+	Principal *principal.Principal `json:"principal,omitempty"`
+	Shares    []Share              `json:"shares,omitempty"`
+	// ClientMCP are the MCP servers the client added, values included: a re-attach passes them to the
+	// agent again. They make the store as sensitive as the agents file, and never leave it in a response.
+	ClientMCP json.RawMessage `json:"clientMcp,omitempty"`
 }
 
 // Store errors.
 var (
 	ErrFenced   = errors.New("store: a frame landed after the fence")
 	ErrRevision = errors.New("store: directory entry changed (revision mismatch)")
+	// ErrStoreUnavailable is the store failing a session's hydration or creation; faces answer 503
+	// store_unavailable.
+	ErrStoreUnavailable = errors.New("session store unavailable")
 )

@@ -25,6 +25,8 @@ type View struct {
 	CurrentTurn        *TurnView        `json:"currentTurn"`
 	LastTurn           *LastTurnView    `json:"lastTurn,omitempty"`
 	PendingPermissions []PermissionView `json:"pendingPermissions"`
+	// DurableSeq is the seq up to which the store holds the log (store modes; omitted in memory mode).
+	DurableSeq *uint64 `json:"durableSeq,omitempty"`
 }
 
 // TurnView is the running turn as clients see it.
@@ -60,7 +62,14 @@ func (s *Session) viewLocked() View {
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
 		PendingPermissions: s.pendingViewsLocked(),
 	}
-	v.LastTurn = s.lastTurn // never mutated once set: finishTurn replaces it
+	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
+	if c := s.cold; c != nil { // listed from its directory entry
+		v.Title, v.LastSeq, v.LastTurn = c.title, c.lastSeq, c.lastTurn
+	}
+	if s.dur != nil {
+		d := s.dur.durableSeq(v.LastSeq)
+		v.DurableSeq = &d
+	}
 	if t := s.turn; t != nil {
 		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
 	}

@@ -114,3 +114,29 @@ func (d *directory) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev 
 		}
 	}
 }
+
+// List returns every current entry and its revision. An entry that does not parse is skipped, as Watch does.
+func (d *directory) List(ctx context.Context) ([]sessions.DirEntry, []uint64, error) {
+	w, err := d.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, nil, fmt.Errorf("jsstore: directory list: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []sessions.DirEntry
+	var revs []uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("jsstore: directory list: %w", ctx.Err())
+		case kve, ok := <-w.Updates():
+			if !ok || kve == nil {
+				return out, revs, nil // nil marks the end of the current entries
+			}
+			var e sessions.DirEntry
+			if json.Unmarshal(kve.Value(), &e) != nil {
+				continue
+			}
+			out, revs = append(out, e), append(revs, kve.Revision())
+		}
+	}
+}

@@ -128,3 +128,37 @@ func TestDirectoryWatchAndRemove(t *testing.T) {
 		t.Fatalf("Watch returned %v after its context ended", err)
 	}
 }
+
+// List returns every current entry with the revision Update needs, leaving out deleted ones; an empty bucket
+// lists nothing (and returns: the end of the current entries is marked).
+func TestDirectoryList(t *testing.T) {
+	srv := natstest.Embedded(t)
+	d := open(t, srv, jsstore.Options{}).Dir()
+	ctx := ctxT(t)
+	if got, _, err := d.List(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty List: %v, %v", got, err)
+	}
+	revs := map[string]uint64{}
+	for _, id := range []string{"s1", "s2", "s3"} {
+		rev, err := d.Create(ctx, entry(id, "idle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs[id] = rev
+	}
+	if err := d.Delete(ctx, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	got, gotRevs, err := d.List(ctx)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("List: %d entries, %v", len(got), err)
+	}
+	for i, e := range got {
+		if e.ID == "s2" || gotRevs[i] != revs[e.ID] {
+			t.Fatalf("listed %s at revision %d (created at %d)", e.ID, gotRevs[i], revs[e.ID])
+		}
+		if _, err := d.Update(ctx, entry(e.ID, "detached"), gotRevs[i]); err != nil {
+			t.Fatalf("Update with the listed revision: %v", err)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A session in a store mode (docs/cluster.md §4) has a durable: the write-behind of its log (a Persister)
+// and one goroutine that keeps its directory entry up to date, coalescing every change to the latest state
+// and writing off the session's lock. Memory mode has none (Session.dur is nil) and pays nothing.
+
+// dirWriteTimeout bounds one directory write (and the flush before a detached entry is written).
+const dirWriteTimeout = 10 * time.Second
+
+type durable struct {
+	st   Store         // Static after construction.
+	wake chan struct{} // Static after construction; capacity 1: a pending "the entry is stale".
+	stop chan struct{} // Static after construction; closed by stopWriter.
+	done chan struct{} // Static after construction; closed when the writer returns.
+	// ctx bounds the writer's store calls; cancel (stopWriter) ends one in progress, so a store that does not
+	// answer cannot hold up a shutdown or a close.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// dirty is set by noteDir and cleared by a write that stored it: a change whose write a stop cut short
+	// is still written at shutdown.
+	dirty    atomic.Bool
+	stopOnce sync.Once
+	mu       sync.Mutex
+	pers     Persister // Guarded by mu; nil while the session is cold.
+	from     uint64    // Guarded by mu; the seq pers started after (its stored frames are Durable() - from).
+	retired  bool      // Guarded by mu; pers stopped and its counters went to the registry's retired ones.
+	// rev is the entry's revision as last written: the writer owns it while it runs, then stopWriter's
+	// caller.
+	rev uint64
+}
+
+func newDurable(st Store, rev uint64) *durable {
+	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	return d
+}
+
+func (d *durable) persister() Persister {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pers
+}
+
+func (d *durable) setPersister(p Persister, from uint64) {
+	d.mu.Lock()
+	d.pers, d.from = p, from
+	d.mu.Unlock()
+}
+
+// stats is the persister's, with the frames it stored; zero for a cold session.
+func (d *durable) stats() (PersistStats, uint64) {
+	d.mu.Lock()
+	p, from, retired := d.pers, d.from, d.retired
+	d.mu.Unlock()
+	if p == nil || retired {
+		return PersistStats{}, 0
+	}
+	return p.Stats(), p.Durable() - from
+}
+
+// durableSeq is the seq up to which the store holds the log: the persister's, or head for a cold session
+// (everything it has came from the store).
+func (d *durable) durableSeq(head uint64) uint64 {
+	if p := d.persister(); p != nil {
+		return p.Durable()
+	}
+	return head
+}
+
+// noteDir tells the session's directory writer that the entry changed. It never blocks; memory mode returns
+// at the nil check.
+func (s *Session) noteDir() {
+	if d := s.dur; d != nil {
+		d.dirty.Store(true)
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// runWriter is the session's directory writer: on each wake it writes the entry as the session is now. A
+// failed write is retried a second later (the latest state again).
+func (d *durable) runWriter(s *Session) {
+	defer close(d.done)
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.wake:
+		case <-retry:
+		}
+		retry = nil
+		d.dirty.Store(false)
+		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
+		err := d.write(ctx, s)
+		cancel()
+		if err != nil {
+			d.dirty.Store(true)
+			if d.ctx.Err() != nil {
+				return // stopped mid-write: whoever stopped the writer writes what is left
+			}
+			s.logger.Warn("directory write failed; retrying", "err", err)
+			retry = time.After(time.Second)
+		}
+	}
+}
+
+func (d *durable) stopWriter() {
+	d.stopOnce.Do(func() {
+		close(d.stop)
+		d.cancel()
+	})
+	<-d.done
+}
+
+// write stores the session's entry. A detached or failed session is flushed first, so its entry can say
+// clean. A lost compare-and-swap is retried once against the current revision when this node still owns the
+// entry (mode b has one writer per entry; the janitor or a DELETE may have removed it).
+func (d *durable) write(ctx context.Context, s *Session) error {
+	if p := d.persister(); p != nil {
+		if st := s.Status(); st == StatusDetached || st == StatusFailed {
+			_ = p.Flush(ctx) // not flushed in time: the entry says unclean
+		}
+	}
+	e := s.dirEntry()
+	dir := d.st.Dir()
+	rev, err := dir.Update(ctx, e, d.rev)
+	if errors.Is(err, ErrRevision) {
+		cur, crev, gerr := dir.Get(ctx, s.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if cur.Owner != e.Owner {
+			return fmt.Errorf("entry of %s is owned by %q now", s.ID, cur.Owner)
+		}
+		rev, err = dir.Update(ctx, e, crev)
+	}
+	if err != nil {
+		return err
+	}
+	d.rev = rev
+	return nil
+}
+
+// dirEntry is the session's directory entry as of now. Clean says the store holds the whole log of a session
+// whose agent is not running.
+func (s *Session) dirEntry() DirEntry {
+	s.mu.Lock()
+	dv := s.dirViewLocked()
+	var head uint64
+	if c := s.cold; c != nil {
+		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
+	} else {
+		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
+	}
+	e := DirEntry{
+		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, Policy: s.Policy, CreatedAt: s.CreatedAt,
+		Owner: s.reg.cfg.NodeID, Incarnation: s.reg.incarnation, Status: s.status, Reason: s.statusReason,
+		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
+		UpdatedAt: s.reg.now().UTC(), LastSeq: head,
+	}
+	s.mu.Unlock()
+	if e.Status == StatusDetached || e.Status == StatusFailed {
+		e.Clean = s.dur.durableSeq(head) >= head
+	}
+	e.View, _ = json.Marshal(dv)
+	if !s.Owner.IsZero() {
+		o := s.Owner
+		e.Principal = &o
+	}
+	if sh := s.Shares(); len(sh) > 0 {
+		e.Shares = sh
+	}
+	if len(s.clientMCP) > 0 {
+		e.ClientMCP, _ = json.Marshal(s.clientMCP)
+	}
+	return e
+}
+
+// createDurable creates the entry of a new session (status starting) and starts the write-behind of its log
+// and its directory writer. s.dur is already set (before the session was shared).
+func (s *Session) createDurable(ctx context.Context) error {
+	d := s.dur
+	ctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	defer cancel()
+	rev, err := d.st.Dir().Create(ctx, s.dirEntry())
+	if err != nil {
+		close(d.done) // no writer will run: a Close waiting in stopWriter must not hang
+		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	}
+	d.rev = rev
+	d.setPersister(d.st.Persist(s.ID, s.Epoch, s.log, 0), 0)
+	go d.runWriter(s)
+	return nil
+}
+
+// finishDurable ends the session's store link at shutdown: the log is flushed within ctx and the entry
+// written one last time (detached, clean when the store holds every frame). A cold session's entry is
+// written only if it changed (its shares).
+func (s *Session) finishDurable(ctx context.Context) {
+	d := s.dur
+	d.stopWriter()
+	p := d.persister()
+	if p == nil && !d.dirty.Load() {
+		return
+	}
+	if p != nil {
+		if err := p.Flush(ctx); err != nil {
+			s.logger.Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.log.Head())
+		}
+	}
+	if err := d.write(ctx, s); err != nil {
+		s.logger.Warn("directory write at shutdown", "err", err)
+	}
+	if p != nil {
+		s.reg.retire(d)
+		p.Stop()
+	}
+}
+
+// removeDurable removes a closed session from the store: the writer stops, the log is flushed (so no
+// publish lands after the purge) and the log and entry are removed.
+func (s *Session) removeDurable() {
+	d := s.dur
+	d.stopWriter()
+	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	defer cancel()
+	if p := d.persister(); p != nil {
+		_ = p.Flush(ctx)
+		s.reg.retire(d)
+		p.Stop()
+	}
+	if err := d.st.Remove(ctx, s.ID); err != nil {
+		s.logger.Warn("remove from the store", "err", err)
+	}
+}

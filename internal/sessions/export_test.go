@@ -1,0 +1,22 @@
+package sessions
+
+import (
+	"context"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+)
+
+// Internal helpers the package's external tests (sessions_test, which may import internal/store/jsstore)
+// share with the internal ones.
+
+// TestAgentBin builds internal/testagent once for the package's tests.
+var TestAgentBin = testAgentBin
+
+// ExpireStoredAt runs one round of the retention janitor with the given cutoff.
+func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int {
+	return r.expireStored(ctx, cutoff)
+}
+
+// ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
+func (s *Session) ClientMCP() []agents.MCPServer { return s.clientMCP }

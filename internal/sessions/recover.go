@@ -1,0 +1,175 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+)
+
+// Start-up in a store mode (docs/cluster.md §4): every stored session of this node comes back detached and
+// cold (only its directory entry in memory, listed from it); its first use hydrates it from the log.
+
+// coldState is what a cold session lists, and its hydration in progress.
+type coldState struct {
+	title    string
+	lastTurn *LastTurnView
+	lastSeq  uint64
+	attempt  *hydration // the hydration in progress, nil when none
+}
+
+// hydration is one attempt at loading a cold session; every concurrent first use waits for the same one.
+type hydration struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
+// ended. Entries of closed sessions (a removal cut short) are removed. Call it before serving. It reports
+// how many sessions it restored.
+func (r *Registry) Recover(ctx context.Context) (int, error) {
+	st := r.cfg.Store
+	if st == nil {
+		return 0, nil
+	}
+	entries, revs, err := st.Dir().List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	}
+	n := 0
+	for i, e := range entries {
+		switch {
+		case e.Owner != "" && e.Owner != r.cfg.NodeID:
+			continue
+		case e.Status == StatusClosed:
+			if err := st.Remove(ctx, e.ID); err != nil {
+				r.cfg.Logger.Warn("remove a closed session from the store", "session", e.ID, "err", err)
+			}
+			continue
+		}
+		rev := revs[i]
+		if uncleanEntry(e) {
+			if e, rev, err = r.closeUnclean(ctx, e, rev); err != nil {
+				r.cfg.Logger.Warn("stored session not restored: its unclean stop could not be closed", "session", e.ID, "err", err)
+				continue
+			}
+		}
+		s, err := r.coldSession(e, rev)
+		if err != nil {
+			r.cfg.Logger.Warn("stored session not restored", "session", e.ID, "err", err)
+			continue
+		}
+		r.mu.Lock()
+		r.sessions[s.ID] = s
+		r.detached[s.ID] = struct{}{}
+		r.mu.Unlock()
+		go s.dur.runWriter(s)
+		n++
+	}
+	return n, nil
+}
+
+// coldSession builds the session an entry describes, without its log.
+func (r *Registry) coldSession(e DirEntry, rev uint64) (*Session, error) {
+	spec, ok := r.agents[e.Agent]
+	if !ok {
+		spec = agents.Spec{Name: e.Agent} // no longer configured: readable, a re-attach fails to start it
+	}
+	var mcp []agents.MCPServer
+	if len(e.ClientMCP) > 0 {
+		var err error
+		if mcp, err = agents.ParseMCPServers(e.ClientMCP); err != nil {
+			return nil, fmt.Errorf("client MCP servers: %w", err)
+		}
+	}
+	var owner principal.Principal
+	if e.Principal != nil {
+		owner = *e.Principal
+	}
+	var dv DirView
+	if len(e.View) > 0 {
+		if err := json.Unmarshal(e.View, &dv); err != nil {
+			return nil, fmt.Errorf("view: %w", err)
+		}
+	}
+	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp})
+	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
+	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	s.status, s.statusReason = StatusDetached, e.Reason
+	if e.Status == StatusFailed {
+		s.status = StatusFailed
+	}
+	for _, sh := range e.Shares {
+		if s.shares.m == nil {
+			s.shares.m = map[string]ShareRole{}
+		}
+		s.shares.m[sh.Principal] = sh.Role
+	}
+	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq}
+	s.dur = newDurable(r.cfg.Store, rev)
+	return s, nil
+}
+
+// hydrate loads a cold session from the store, once: concurrent callers wait for the same load, and a failed
+// load is tried again by the next use. A session that is not cold returns at once.
+func (s *Session) hydrate() error {
+	if s.dur == nil {
+		return nil // memory mode
+	}
+	s.mu.Lock()
+	c := s.cold
+	if c == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	if h := c.attempt; h != nil {
+		s.mu.Unlock()
+		<-h.done
+		return h.err
+	}
+	h := &hydration{done: make(chan struct{})}
+	c.attempt = h
+	s.mu.Unlock()
+	h.err = s.load()
+	if h.err != nil {
+		s.mu.Lock()
+		c.attempt = nil
+		s.mu.Unlock()
+		s.logger.Warn("session not hydrated from the store", "err", h.err)
+	}
+	close(h.done)
+	return h.err
+}
+
+// load feeds the stored log into the session (restoreFrom), leaves it detached (or failed) and starts the
+// write-behind after its head, where a re-attach goes on.
+func (s *Session) load() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.reg.cfg.StartTimeout)
+	defer cancel()
+	var entries []Entry
+	_, err := s.dur.st.Feed(ctx, s.ID, false, func(f StoredFrame) error {
+		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
+			entries = append(entries, Entry{Seq: f.Seq, Frame: f.Frame})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	}
+	if s.status != StatusFailed {
+		s.status = StatusDetached // whatever the log last said, no agent runs
+	}
+	s.cold = nil
+	head := s.log.Head()
+	s.dur.setPersister(s.dur.st.Persist(s.ID, s.Epoch, s.log, head), head)
+	return nil
+}

@@ -1,0 +1,60 @@
+package sessions
+
+import (
+	"context"
+	"time"
+)
+
+// ExpireStored is the retention janitor of a store mode: every age/10 (at least a minute, at most an hour)
+// it closes and removes this node's detached and failed sessions whose directory entry was not updated for
+// age, until ctx ends. A session with a subscriber is left alone; the entry's revision guards the removal
+// against a change since the janitor read it.
+func (r *Registry) ExpireStored(ctx context.Context, age time.Duration) {
+	if r.cfg.Store == nil || age <= 0 {
+		return
+	}
+	tick := time.NewTicker(min(max(age/10, time.Minute), time.Hour))
+	defer tick.Stop()
+	for {
+		r.expireStored(ctx, r.now().Add(-age))
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// expireStored removes the sessions expired at cutoff; it reports how many.
+func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
+	dir := r.cfg.Store.Dir()
+	entries, revs, err := dir.List(ctx)
+	if err != nil {
+		r.cfg.Logger.Warn("retention: directory list", "err", err)
+		return 0
+	}
+	n := 0
+	for i, e := range entries {
+		if e.Owner != r.cfg.NodeID || (e.Status != StatusDetached && e.Status != StatusFailed) || !e.UpdatedAt.Before(cutoff) {
+			continue
+		}
+		s, err := r.lookup(e.ID)
+		if err != nil || s.hasClients() {
+			continue
+		}
+		e.Status, e.Reason = StatusClosed, "retention"
+		if _, err := dir.Update(ctx, e, revs[i]); err != nil {
+			continue // changed since the list (ErrRevision), or the store failed: the next round decides
+		}
+		s.Close("retention: not used for longer than the retention period")
+		n++
+	}
+	return n
+}
+
+// hasClients reports whether a subscriber is attached.
+func (s *Session) hasClients() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients > 0
+}

@@ -1,0 +1,57 @@
+package sessions
+
+import (
+	"sync"
+	"time"
+)
+
+// StoreStats is the write-behind of every session together (--data-dir metrics): lag now, and counters that
+// include the sessions already closed or shut down.
+type StoreStats struct {
+	LagFrames     uint64
+	LagBytes      int64
+	OldestUnacked time.Duration // max over sessions
+	Errors        uint64
+	Frames        uint64 // acknowledged by the store
+	Gaps          uint64
+}
+
+// retiredStats holds the counters of persisters that stopped.
+type retiredStats struct {
+	mu                   sync.Mutex
+	errors, frames, gaps uint64 // Guarded by mu.
+}
+
+// retire adds a persister's counters to the retired ones, once, before it stops.
+func (r *Registry) retire(d *durable) {
+	st, frames := d.stats()
+	r.retired.mu.Lock()
+	r.retired.errors += st.Errors
+	r.retired.frames += frames
+	r.retired.gaps += st.Gaps
+	r.retired.mu.Unlock()
+	d.mu.Lock()
+	d.retired = true
+	d.mu.Unlock()
+}
+
+// StoreStats sums the sessions' write-behinds; zero in memory mode.
+func (r *Registry) StoreStats() StoreStats {
+	var out StoreStats
+	if r.cfg.Store == nil {
+		return out
+	}
+	r.retired.mu.Lock()
+	out.Errors, out.Frames, out.Gaps = r.retired.errors, r.retired.frames, r.retired.gaps
+	r.retired.mu.Unlock()
+	for _, s := range r.List() {
+		st, frames := s.dur.stats()
+		out.LagFrames += st.LagFrames
+		out.LagBytes += st.LagBytes
+		out.OldestUnacked = max(out.OldestUnacked, st.OldestUnacked)
+		out.Errors += st.Errors
+		out.Frames += frames
+		out.Gaps += st.Gaps
+	}
+	return out
+}
