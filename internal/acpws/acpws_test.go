@@ -1,6 +1,7 @@
 package acpws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -296,6 +297,14 @@ func TestLoadRESTSessionObservedOnWS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The demo agent sends available_commands_update after session/new's answer: wait for it in the log, so
+	// the load replays it instead of the turn carrying it.
+	waitFor(t, "available_commands_update in the log", func() bool {
+		r, err := s.Log().Read(0, 64, nil)
+		return err == nil && slices.ContainsFunc(r.Entries, func(e sessions.Entry) bool {
+			return bytes.Contains(e.Frame, []byte(`"available_commands_update"`))
+		})
+	})
 	observer := e.dialObserver("/v1/sessions/" + s.ID + "/ws")
 	cl := e.dial("/acp")
 	cl.initialize()

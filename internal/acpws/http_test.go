@@ -278,18 +278,20 @@ func TestHTTPDroppedStreamReattach(t *testing.T) {
 	for perm.Method != "session/request_permission" {
 		perm = sess.next()
 	}
+	// A second receiver is refused while the first holds the stream.
+	if s, r := cl.tryOpen(sid); s != nil || r.status != 409 {
+		t.Fatalf("second receiver: %d %s, want 409", r.status, r.body)
+	}
 	sess.close() // dropped mid-turn
-	// A second receiver is refused only while the first holds the stream.
+	// The server notices the drop when its request context ends. Probing with a GET would make the probe a
+	// receiver whose own close the server notices late (409 on the reopen below, or frames written to it),
+	// so the test waits on the transport's state instead.
+	tr := e.acp.httpConns.get(cl.conn)
 	waitFor(t, "the dropped receiver to let go", func() bool {
-		s, r := cl.tryOpen(sid)
-		if s != nil {
-			s.close()
-			return true
-		}
-		if r.status != 409 {
-			t.Fatalf("reopen: %d %s", r.status, r.body)
-		}
-		return false
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		st := tr.streams[sid]
+		return st == nil || !st.held
 	})
 	cl.answer(perm, "allow-once", sid)
 	s, _ := e.reg.Get(sid)
