@@ -30,6 +30,23 @@ var decodeSeeds = []string{
 	`{"id":-1.5e3,"params":true,"result":false}`,
 	`{"method":"x"} {"method":"y"}`,
 	`{"method":"x"`,
+	// acp-gateway review: ids as numbers of every shape, duplicates, no "jsonrpc", nested escapes, invalid UTF-8
+	// inside params (kept as is by both: the gateway's translate replaces it), params and result null.
+	`{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}`,
+	`{"jsonrpc":"2.0","id":-0,"result":1}`,
+	`{"jsonrpc":"2.0","id":1e400,"result":1}`,
+	`{"jsonrpc":"2.0","id":1,"id":"two","result":1}`,
+	`{"jsonrpc":"2.0","id":1,"id":null,"result":1}`,
+	`{"jsonrpc":"2.0","id":null,"id":1,"result":1}`,
+	`{"jsonrpc":"1.0","jsonrpc":"2.0","method":"m"}`,
+	`{"method":"session/update","params":{"sessionId":"s"}}`,
+	`{"jsonrpc":"2.0","method":"session/update","params":{"a\"b":"c\\\"d\u005c\ud83d\ude00","e":[{"f":"\"}]"}]}}`,
+	"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"t\":\"\xff\xfe \xc3\"}}",
+	"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"x\xff\":1,\"params\":{}}",
+	`{"jsonrpc":"2.0","method":"m","params":null,"result":null}`,
+	`{"jsonrpc":"2.0","method":"m","ID":1,"params":{}}`,
+	`{"jsonrpc":"2.0","method":"m","\u0069d":1,"params":{}}`,
+	`{"jsonrpc":"2.0","method":"session/update","params":{"deep":[[[[[[[[[[{"a":"}"}]]]]]]]]]]}}`,
 }
 
 func FuzzDecodeMessage(f *testing.F) {
