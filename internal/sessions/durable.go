@@ -172,6 +172,7 @@ func (s *Session) dirEntry() DirEntry {
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
 		UpdatedAt: s.reg.now().UTC(), LastSeq: head,
 	}
+	clientMCP := s.clientMCP // written under mu by AttachMCP
 	s.mu.Unlock()
 	if e.Status == StatusDetached || e.Status == StatusFailed {
 		e.Clean = s.dur.durableSeq(head) >= head
@@ -184,8 +185,8 @@ func (s *Session) dirEntry() DirEntry {
 	if sh := s.Shares(); len(sh) > 0 {
 		e.Shares = sh
 	}
-	if len(s.clientMCP) > 0 {
-		e.ClientMCP, _ = json.Marshal(s.clientMCP)
+	if len(clientMCP) > 0 {
+		e.ClientMCP, _ = json.Marshal(clientMCP)
 	}
 	return e
 }
