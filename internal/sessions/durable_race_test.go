@@ -11,7 +11,7 @@ import (
 
 // TestStoreShutdownWhileHydrating: a shutdown that runs while a cold session is being loaded from the store
 // leaves nothing running: the load that finishes after it starts no write-behind (goleak would find its
-// goroutine) and its caller learns that the gateway is stopping.
+// goroutine) and its caller learns that the gateway is stopping (503 shutting_down, not store_unavailable).
 func TestStoreShutdownWhileHydrating(t *testing.T) {
 	for _, empty := range []bool{false, true} {
 		t.Run(map[bool]string{false: "frames", true: "no frames"}[empty], func(t *testing.T) {
@@ -45,7 +45,7 @@ func shutdownWhileHydrating(t *testing.T, empty bool) {
 	shutdownRegistry(t, rb) // returns while the load still waits for its frames
 	cs.feedHold.Store(nil)
 	close(hold.release)
-	if err := <-got; !errors.Is(err, sessions.ErrShutdown) {
-		t.Fatalf("a hydration cut short by the shutdown: %v, want ErrShutdown", err)
+	if err := <-got; !errors.Is(err, sessions.ErrShuttingDown) {
+		t.Fatalf("a hydration cut short by the shutdown: %v, want ErrShuttingDown", err)
 	}
 }

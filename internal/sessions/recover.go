@@ -174,16 +174,17 @@ func (s *Session) load() error {
 	s.cold = nil
 	head := s.log.Head()
 	if !s.dur.startPersister(s.ID, s.Epoch, s.log, head) {
-		return ErrShutdown
+		return ErrShuttingDown
 	}
 	return nil
 }
 
-// stoppedLocked is ErrShutdown or ErrClosed when a shutdown or a close has begun. The caller holds mu.
+// stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown or a close has begun. The
+// caller holds mu.
 func (s *Session) stoppedLocked() error {
 	switch {
 	case s.reg.stopping.Err() != nil:
-		return ErrShutdown
+		return ErrShuttingDown
 	case s.closing:
 		return ErrClosed
 	}
