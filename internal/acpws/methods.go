@@ -129,6 +129,17 @@ func rpcErrorOf(err error) (int, string, any) {
 	return codeInternal, "Internal error: " + err.Error(), nil
 }
 
+// getFailed answers a request whose session the registry did not give: -32002 when there is none the caller
+// may see; any other error (a restored session the store could not load, a shutdown) is the error itself, so
+// a client does not forget a session that still exists.
+func (c *conn) getFailed(id json.RawMessage, sid string, err error) {
+	if errors.Is(err, sessions.ErrNotFound) {
+		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": sid}))
+		return
+	}
+	c.fail(id, err)
+}
+
 // session finds a session this socket attached to: -32002 when the registry has no such session (or none
 // the socket's principal may see), -32602 when it has but this socket did not attach to it.
 func (c *conn) session(id *string) (*sessions.Session, error) {
@@ -342,7 +353,7 @@ func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *se
 	}
 	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
-		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		c.getFailed(id, *p.SessionID, err)
 		return nil
 	}
 	if err := s.AttachMCP(mcp); err != nil {
@@ -440,7 +451,7 @@ func (c *conn) closeSession(ctx context.Context, id, params json.RawMessage) {
 	}
 	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
-		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": *p.SessionID}))
+		c.getFailed(id, *p.SessionID, err)
 		return
 	}
 	if err := s.CloseAs(principal.From(ctx), "closed by an ACP client"); err != nil {

@@ -35,6 +35,9 @@ type durable struct {
 	pers     Persister // Guarded by mu; nil while the session is cold.
 	from     uint64    // Guarded by mu; the seq pers started after (its stored frames are Durable() - from).
 	retired  bool      // Guarded by mu; pers stopped and its counters went to the registry's retired ones.
+	// stopped is set by stopWriter: whoever stopped the writer has taken pers as it was (a shutdown or a
+	// close), so a hydration that ends later must not start another one.
+	stopped bool // Guarded by mu.
 	// rev is the entry's revision as last written: the writer owns it while it runs, then stopWriter's
 	// caller.
 	rev uint64
@@ -56,6 +59,18 @@ func (d *durable) setPersister(p Persister, from uint64) {
 	d.mu.Lock()
 	d.pers, d.from = p, from
 	d.mu.Unlock()
+}
+
+// startPersister starts the write-behind of l after seq from, unless the writer was stopped (a shutdown or a
+// close got to the session first and would never stop it): false then.
+func (d *durable) startPersister(sid, epoch string, l *Log, from uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return false
+	}
+	d.pers, d.from = d.st.Persist(sid, epoch, l, from), from
+	return true
 }
 
 // stats is the persister's, with the frames it stored; zero for a cold session.
@@ -120,6 +135,9 @@ func (d *durable) runWriter(s *Session) {
 
 func (d *durable) stopWriter() {
 	d.stopOnce.Do(func() {
+		d.mu.Lock()
+		d.stopped = true
+		d.mu.Unlock()
 		close(d.stop)
 		d.cancel()
 	})
@@ -172,6 +190,7 @@ func (s *Session) dirEntry() DirEntry {
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
 		UpdatedAt: s.reg.now().UTC(), LastSeq: head,
 	}
+	clientMCP := s.clientMCP // written under mu by AttachMCP
 	s.mu.Unlock()
 	if e.Status == StatusDetached || e.Status == StatusFailed {
 		e.Clean = s.dur.durableSeq(head) >= head
@@ -184,8 +203,8 @@ func (s *Session) dirEntry() DirEntry {
 	if sh := s.Shares(); len(sh) > 0 {
 		e.Shares = sh
 	}
-	if len(s.clientMCP) > 0 {
-		e.ClientMCP, _ = json.Marshal(s.clientMCP)
+	if len(clientMCP) > 0 {
+		e.ClientMCP, _ = json.Marshal(clientMCP)
 	}
 	return e
 }

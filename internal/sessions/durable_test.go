@@ -32,10 +32,24 @@ type countingStore struct {
 	sessions.Store
 	feeds   atomic.Int32
 	feedErr atomic.Pointer[error]
+	// feedHold, when set, makes a Feed report on its entered channel, then wait for its release channel.
+	feedHold atomic.Pointer[feedHold]
+}
+
+type feedHold struct {
+	entered, release chan struct{}
+	empty            bool // the held Feed then finds no frames (a stream the store lost or purged)
 }
 
 func (c *countingStore) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
 	c.feeds.Add(1)
+	if h := c.feedHold.Load(); h != nil {
+		h.entered <- struct{}{}
+		<-h.release
+		if h.empty {
+			return 0, nil
+		}
+	}
 	if e := c.feedErr.Load(); e != nil {
 		return 0, *e
 	}

@@ -103,6 +103,7 @@ func (s *Session) AttachMCP(servers []agents.MCPServer) error {
 	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
 	// session out of detached under mu.
 	s.clientMCP = client
+	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
 	return nil
 }
 

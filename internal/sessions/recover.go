@@ -162,6 +162,9 @@ func (s *Session) load() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stoppedLocked(); err != nil {
+		return err // a shutdown or a close came first: it closed the log and took the (absent) write-behind
+	}
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
@@ -170,6 +173,20 @@ func (s *Session) load() error {
 	}
 	s.cold = nil
 	head := s.log.Head()
-	s.dur.setPersister(s.dur.st.Persist(s.ID, s.Epoch, s.log, head), head)
+	if !s.dur.startPersister(s.ID, s.Epoch, s.log, head) {
+		return ErrShuttingDown
+	}
+	return nil
+}
+
+// stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown or a close has begun. The
+// caller holds mu.
+func (s *Session) stoppedLocked() error {
+	switch {
+	case s.reg.stopping.Err() != nil:
+		return ErrShuttingDown
+	case s.closing:
+		return ErrClosed
+	}
 	return nil
 }

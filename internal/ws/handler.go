@@ -94,6 +94,15 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	}
 	// A session the caller may not see is one that does not exist: 4004 like any other.
 	s, sessErr := h.reg.GetAs(principal.From(r.Context()), id)
+	switch {
+	case errors.Is(sessErr, sessions.ErrStoreUnavailable):
+		// The session exists but the store could not load it: 4004 would tell the client to forget it.
+		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry", 5)
+		return
+	case errors.Is(sessErr, sessions.ErrShuttingDown):
+		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+		return
+	}
 	var sub *sessions.Subscriber
 	if sessErr == nil {
 		var ok bool
