@@ -102,7 +102,8 @@ func lineWith(t *testing.T, ch <-chan string, parts ...string) string {
 
 // TestUnshareDetachesStreamableHTTP: bob loads ann's shared session over /acp Streamable HTTP; ann ends the
 // share: the connection is detached from the session (it leaves the session's watchers, its log is no longer
-// forwarded) and bob's calls on the session answer -32002, as for a session that does not exist.
+// forwarded), the session's open GET stream ends, and bob's calls on the session answer -32002, as for a
+// session that does not exist.
 func TestUnshareDetachesStreamableHTTP(t *testing.T) {
 	cwd := t.TempDir()
 	g, _ := startWithUsers(t, "--workdir", cwd)
@@ -133,13 +134,31 @@ func TestUnshareDetachesStreamableHTTP(t *testing.T) {
 	}
 	// Detached: the connection no longer counts as watching (the writer stopped forwarding the log).
 	annWS.waitFor("bob detached", afterPresence(t, "ann:owner:1", "bob:collaborator:1"))
+	// The session's stream ends: nothing more will come on it (it did not before: it stayed open, quiet).
+	streamEnds(t, sess)
 	prompt := `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"hi"}]}}`
 	resp, body = bob.post(sid, prompt)
-	if resp.StatusCode == 202 {
-		body = lineWith(t, mergeLines(ctx, conn, sess), `"id":2`)
+	if resp.StatusCode == 202 { // the answer goes on the session's stream: opened again, it carries it
+		body = lineWith(t, mergeLines(ctx, conn, bob.stream(ctx, sid)), `"id":2`)
 	}
 	if !strings.Contains(body, `"code":-32002`) {
 		t.Fatalf("bob prompts after the unshare: %d %s, want -32002", resp.StatusCode, body)
+	}
+}
+
+// streamEnds waits (bounded) for a stream to end, whatever lines come before.
+func streamEnds(t *testing.T, ch <-chan string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the session's stream is still open")
+		}
 	}
 }
 

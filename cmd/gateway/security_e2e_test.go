@@ -107,6 +107,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"NUL in id", "GET", "/v1/sessions/a%00b", nil, nil, 404, "session_not_found"},
 		{"unknown route", "GET", "/v1/nope", nil, nil, 404, "route_not_found"},
 		{"unknown method", "PUT", "/v1/sessions", nil, nil, 405, "method_not_allowed"},
+		{"POST on who am I", "POST", "/v1/me", nil, nil, 405, "method_not_allowed"},
 		{"relative cwd", "POST", "/v1/sessions", []byte(`{"cwd":"relative/dir"}`), nil, 400, "bad_request"},
 		{"escaping cwd", "POST", "/v1/sessions", []byte(`{"cwd":"` + ws + `/../outside"}`), nil, 403, "forbidden_cwd"},
 		{"symlink escape cwd", "POST", "/v1/sessions", []byte(`{"cwd":"` + ws + `/escape"}`), nil, 403, "forbidden_cwd"},
@@ -147,7 +148,7 @@ func TestBadInputCorpus(t *testing.T) {
 			}
 		})
 	}
-	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET", sp + "/prompt": "POST"} {
+	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET", sp + "/prompt": "POST", "/v1/me": "GET"} {
 		if resp := g.rawResponse("PUT", path, nil); resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
 			t.Errorf("PUT %s: %d, Allow %q, want %q", path, resp.StatusCode, resp.Header.Get("Allow"), want)
 		}

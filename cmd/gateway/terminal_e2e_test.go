@@ -370,3 +370,40 @@ func TestTerminalLoggedOutputIsBounded(t *testing.T) {
 		t.Fatalf("snapshot terminal: %d bytes ending %q, truncated %v, exit %+v", len(ts[0].Output), ts[0].Output[max(0, len(ts[0].Output)-40):], ts[0].Truncated, ts[0].ExitStatus)
 	}
 }
+
+// TestTerminalTailLoggedWhenEndedEarly: a command past the log budget that is killed, or released, before it
+// exits still has the tail of its output logged (bounded: 64 KiB), before its exit, so the pane ends with its
+// latest output.
+func TestTerminalTailLoggedWhenEndedEarly(t *testing.T) {
+	g, _ := testAgentGateway(t, "term")
+	const line, end = "0123456789abcdef", "the end\n"
+	for _, how := range []string{"kill", "release"} {
+		s := g.createSession(nil)
+		create := printCmd(t, "-print", line, "-repeat", strconv.Itoa(2<<20/len(line)), "-stderr", end, "-sleep", "1000")
+		create["outputByteLimit"] = 4096
+		runTerminalSteps(t, g, s.ID, create, map[string]any{"op": "until", "text": end}, map[string]any{"op": how})
+		var tail strings.Builder
+		notes, exitAfterTail := 0, false
+		for _, f := range g.fullLogWS(t, s.ID, s.Epoch) {
+			var m struct {
+				Method string
+				Params struct {
+					Data      string
+					Truncated bool
+				}
+			}
+			_ = json.Unmarshal(f.Raw, &m)
+			switch {
+			case m.Method == "_gateway/terminal_output" && notes == 0 && m.Params.Truncated:
+				notes++
+			case m.Method == "_gateway/terminal_output" && notes == 1:
+				tail.WriteString(m.Params.Data)
+			case m.Method == "_gateway/terminal_exit":
+				exitAfterTail = strings.HasSuffix(tail.String(), end)
+			}
+		}
+		if tl := tail.String(); notes != 1 || !exitAfterTail || len(tl) != 64<<10 || !strings.HasSuffix(tl, line+end) {
+			t.Fatalf("%s: %d notes, tail %d bytes ending %q, exit after the tail %v", how, notes, len(tl), tl[max(0, len(tl)-40):], exitAfterTail)
+		}
+	}
+}

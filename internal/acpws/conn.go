@@ -189,8 +189,8 @@ func (c *conn) unsubscribe(s *sessions.Session) {
 }
 
 // dropWhenLost detaches this socket from att's session when its principal may no longer see it (a share
-// ended): the writer stops forwarding its log, fs/* goes back to the gateway, and calls naming it answer
-// -32002 as for a session that does not exist.
+// ended): the writer stops forwarding its log, fs/* goes back to the gateway, the session's own stream
+// (Streamable HTTP) ends, and calls naming it answer -32002 as for a session that does not exist.
 func (c *conn) dropWhenLost(att *sessions.Subscriber) {
 	c.work.Add(1)
 	go func() {
@@ -215,6 +215,7 @@ func (c *conn) dropWhenLost(att *sessions.Subscriber) {
 			} else {
 				c.unsubscribe(s)
 			}
+			c.t.endStream(s.ID)
 			return nil
 		})
 	}()

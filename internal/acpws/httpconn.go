@@ -47,6 +47,11 @@ type outStream struct {
 	queue [][]byte      // Guarded by the transport's mu.
 	held  bool          // Guarded by the transport's mu; a receiver holds the stream.
 	wake  chan struct{} // capacity 1; the writer → the receiver: frames were queued
+	over  chan struct{} // closed by endStream (under mu): the receiver writes what is queued and finishes
+}
+
+func newOutStream() *outStream {
+	return &outStream{wake: make(chan struct{}, 1), over: make(chan struct{})}
 }
 
 // route is where a response goes: the initialize POST's own answer, or a stream.
@@ -63,7 +68,7 @@ func newHTTPTransport(h *Handler, id, agent, owner string) *httpTransport {
 		h: h, id: id, agent: agent, owner: owner, limit: h.opts.QueueBytes,
 		deleted: make(chan struct{}), ended: make(chan struct{}), dead: make(chan struct{}),
 		activity: make(chan struct{}, 1), initial: make(chan []byte, 1),
-		streams: map[string]*outStream{"": {wake: make(chan struct{}, 1)}},
+		streams: map[string]*outStream{"": newOutStream()},
 		routes:  map[string]route{},
 	}
 }
@@ -136,7 +141,7 @@ func (t *httpTransport) write(session string, frame []byte) error {
 	}
 	s := t.streams[session]
 	if s == nil {
-		s = &outStream{wake: make(chan struct{}, 1)}
+		s = newOutStream()
 		t.streams[session] = s
 	}
 	s.queue = append(s.queue, frame)
@@ -179,7 +184,7 @@ func (t *httpTransport) acquire(session string) (s *outStream, ok, gone bool) {
 	}
 	s = t.streams[session]
 	if s == nil {
-		s = &outStream{wake: make(chan struct{}, 1)}
+		s = newOutStream()
 		t.streams[session] = s
 	}
 	if s.held {
@@ -201,6 +206,23 @@ func (t *httpTransport) release(session string, s *outStream) {
 	if session != "" && len(s.queue) == 0 && t.streams[session] == s {
 		delete(t.streams, session)
 	}
+}
+
+// endStream ends session's stream, if a receiver holds it: the connection was detached from the session
+// because its principal lost it (a share ended), so nothing more will come on it. Its receiver writes what
+// is queued and finishes; frames written after (an answer about the session) wait for a new GET.
+func (t *httpTransport) endStream(session string) {
+	if session == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.streams[session]
+	if s == nil || !s.held {
+		return
+	}
+	close(s.over)
+	t.streams[session] = newOutStream()
 }
 
 // enter admits a POST to dispatch; false once the connection is ending. Call leave after.

@@ -72,6 +72,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
 		case <-t.ended: // the writer has stopped: what is queued is all there will be
 			_ = send(t.take(s))
 			return
+		case <-s.over: // the session was detached (endStream): what is queued is all there will be
+			_ = send(t.take(s))
+			return
 		case <-t.dead:
 			return
 		case <-r.Context().Done():

@@ -22,6 +22,10 @@ type transport interface {
 	ping(ctx context.Context) error
 	// end finishes the connection after the writer has stopped: err is why (a *closeErr carries a close code).
 	end(err error)
+	// endStream ends the stream that carries session's frames alone, if the transport has one (Streamable
+	// HTTP's session stream), once the connection was detached from the session because its principal lost
+	// it. Called by the writer, after the detach; it must not block.
+	endStream(session string)
 	// abort makes a write in progress fail at once (the write watchdog). It must not block.
 	abort()
 	// batcher holds frames ready together for one write (frameout.Writer.Batch); nil when the transport
@@ -68,3 +72,5 @@ func (t *wsTransport) end(err error) {
 }
 
 func (t *wsTransport) abort() { t.ws.CloseNow() }
+
+func (t *wsTransport) endStream(string) {} // one socket carries every session: it stays open
