@@ -63,6 +63,9 @@ func TestPresenceShowsWhoWatches(t *testing.T) {
 	}
 	annWS := g.dialAs("/v1/sessions/"+sid+"/ws", as("ann"))
 	annWS.waitFor("ann alone", presenceIs(t, "ann:owner:1"))
+	// The demo agent sends its commands after answering session/new: wait for that frame, so the log's head
+	// below can only move by presence.
+	annWS.waitFor("the demo agent's commands", func(f frame) bool { return f.updateKind() == "available_commands_update" })
 	_, _, before := g.request("GET", "/v1/sessions/"+sid, nil, as("ann"))
 	var v0 struct{ LastSeq uint64 }
 	_ = json.Unmarshal([]byte(before), &v0)
