@@ -37,9 +37,12 @@ type httpTransport struct {
 	buffered int64                 // Guarded by mu; bytes queued on every stream.
 	room     chan struct{}         // Guarded by mu; closed (and reset) when a receiver takes frames; nil when nobody waits.
 	routes   map[string]route      // Guarded by mu; where the response to each pending request goes, by idKey.
-	active   int                   // Guarded by mu; POSTs in progress and receivers: 0 = idle.
-	ending   bool                  // Guarded by mu; no more POSTs or receivers are let in.
-	posts    sync.WaitGroup        // POSTs dispatching; Add only under mu while !ending.
+	// endWhenAnswered names session streams to end once no answer routed to them is pending (their session
+	// closed while the client waited on a request about it, such as its own session/close). Guarded by mu.
+	endWhenAnswered map[string]bool
+	active          int            // Guarded by mu; POSTs in progress and receivers: 0 = idle.
+	ending          bool           // Guarded by mu; no more POSTs or receivers are let in.
+	posts           sync.WaitGroup // POSTs dispatching; Add only under mu while !ending.
 }
 
 // outStream is one SSE stream's queue.
@@ -146,6 +149,10 @@ func (t *httpTransport) write(session string, frame []byte) error {
 	}
 	s.queue = append(s.queue, frame)
 	t.buffered += int64(len(frame))
+	if t.endWhenAnswered[session] && !t.answersPendingLocked(session) {
+		delete(t.endWhenAnswered, session)
+		t.endStreamLocked(session) // its receiver writes what is queued, this answer included, then ends
+	}
 	t.mu.Unlock()
 	notify(s.wake)
 	return nil
@@ -217,12 +224,44 @@ func (t *httpTransport) endStream(session string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.endStreamLocked(session)
+}
+
+func (t *httpTransport) endStreamLocked(session string) {
 	s := t.streams[session]
 	if s == nil || !s.held {
 		return
 	}
 	close(s.over)
 	t.streams[session] = newOutStream()
+}
+
+// endClosedStream ends session's stream because the session closed: at once, or, while answers routed to
+// that stream are pending (the client's own session/close among them), right after the last is queued, so
+// the official client, which fails the requests in flight on a stream that ends, gets its answers first.
+func (t *httpTransport) endClosedStream(session string) {
+	if session == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.answersPendingLocked(session) {
+		if t.endWhenAnswered == nil {
+			t.endWhenAnswered = map[string]bool{}
+		}
+		t.endWhenAnswered[session] = true
+		return
+	}
+	t.endStreamLocked(session)
+}
+
+func (t *httpTransport) answersPendingLocked(session string) bool {
+	for _, r := range t.routes {
+		if !r.initial && r.session == session {
+			return true
+		}
+	}
+	return false
 }
 
 // enter admits a POST to dispatch; false once the connection is ending. Call leave after.

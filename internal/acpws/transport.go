@@ -24,8 +24,11 @@ type transport interface {
 	end(err error)
 	// endStream ends the stream that carries session's frames alone, if the transport has one (Streamable
 	// HTTP's session stream), once the connection was detached from the session because its principal lost
-	// it. Called by the writer, after the detach; it must not block.
+	// it or the session closed. Called by the writer, after the detach; it must not block.
 	endStream(session string)
+	// endClosedStream is endStream for a session that closed: it waits for the answers still due on that
+	// stream.
+	endClosedStream(session string)
 	// abort makes a write in progress fail at once (the write watchdog). It must not block.
 	abort()
 	// batcher holds frames ready together for one write (frameout.Writer.Batch); nil when the transport
@@ -74,3 +77,5 @@ func (t *wsTransport) end(err error) {
 func (t *wsTransport) abort() { t.ws.CloseNow() }
 
 func (t *wsTransport) endStream(string) {} // one socket carries every session: it stays open
+
+func (t *wsTransport) endClosedStream(string) {}

@@ -65,6 +65,11 @@ func (w *writer) detach(a *attachment) {
 		w.end(a)
 	}
 	w.c.unsubscribe(a.s)
+	if a.done {
+		// The session closed and its last frames are written: its own stream (Streamable HTTP) ends once the
+		// answers still due on it are queued.
+		w.c.t.endClosedStream(a.s.ID)
+	}
 }
 
 // end is the end of an attachment that was replaced, detached, or whose socket ends: its watcher ends and
