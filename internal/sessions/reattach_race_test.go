@@ -46,8 +46,9 @@ func (g *gateAgent) Cancel(context.Context, acp.CancelNotification) error { retu
 func gateRegistry(t *testing.T, g *gateAgent) *Registry {
 	t.Helper()
 	spec := agents.Spec{Name: "gate", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		// No SetLogger: the SDK's reader starts inside NewAgentSideConnection and may log (a connection closed
+		// at once) while SetLogger writes the field, a data race the race detector caught in CI.
 		conn := acp.NewAgentSideConnection(g, out, in)
-		conn.SetLogger(slog.New(slog.DiscardHandler))
 		select {
 		case <-conn.Done():
 		case <-ctx.Done():
