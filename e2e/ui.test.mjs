@@ -70,6 +70,8 @@ test('create a session, stream a turn, approve the permission', { timeout: 90000
   await page.press('#prompt-input', 'Enter');
   await page.waitForSelector('.msg-user');
   assert.equal(await page.inputValue('#prompt-input'), '');
+  // The bubble appears, then its text is rendered: wait for the text rather than read it at once.
+  await page.waitForFunction(() => (document.querySelector('.msg-user')?.textContent || '').trim().replace(/^You/, '') !== '');
   assert.equal((await page.textContent('.msg-user')).trim().replace(/^You/, ''), 'first line\nsecond **line**');
 
   // The answer streams in while the turn is still running.
