@@ -78,6 +78,9 @@ test('terminal pane: streamed output with ANSI styles, neutralised escapes, prog
     _meta: { claudeCode: { toolName: 'Bash' }, terminal_exit: { terminal_id: 'toolu_1', exit_code: 0, signal: null } },
   }));
   await page.waitForSelector(`${card}[data-status="completed"] ${pane('toolu_1')} .terminal-status[data-state="ok"]`);
+  // The pane renders on the next animation frame (term.js), the status at once: wait for the last line.
+  await page.waitForFunction((sel) => [...document.querySelectorAll(sel)].some((e) => e.textContent === 'ab'),
+    `${card} ${pane('toolu_1')} .term-line`);
   const lines = await page.$$eval(`${card} ${pane('toolu_1')} .term-line`, (es) => es.map((e) => e.textContent));
   assert.deepEqual(lines, [
     'red <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">', '100%', 'after clear', 'orange true', 'ab', '',
