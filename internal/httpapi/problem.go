@@ -97,6 +97,12 @@ func toProblem(err error) *Problem {
 		p := problem(http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry")
 		p.RetryAfter = 5
 		return p
+	case errors.Is(err, sessions.ErrOwnerUnavailable):
+		p := problem(http.StatusServiceUnavailable, "owner_unavailable", "the node that runs this session did not answer; retry")
+		p.RetryAfter = 5
+		return p
+	case errors.Is(err, sessions.ErrUnknownNode):
+		return problem(http.StatusBadRequest, "unknown_node", err.Error())
 	case errors.As(err, &ae):
 		return agentProblem(ae)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -196,5 +197,8 @@ func (e *ReplyError) Err() error {
 // Routing errors (the REST face answers 503 owner_unavailable for both).
 var (
 	ErrOwnerUnavailable = errors.New("the session's node is not available")
-	ErrOwnerTimeout     = errors.New("the session's node did not answer in time")
+	// ErrOwnerTimeout is an ErrOwnerUnavailable: the owner may still act on the command.
+	ErrOwnerTimeout = fmt.Errorf("%w: it did not answer in time", ErrOwnerUnavailable)
+	// ErrUnknownNode is POST /v1/sessions naming a node that is not live (400 unknown_node).
+	ErrUnknownNode = errors.New("unknown node")
 )

@@ -54,6 +54,9 @@ type Config struct {
 	Store Store
 	// NodeID names this gateway in directory entries (DirEntry.Owner); store modes only.
 	NodeID string
+	// Cluster is set in mode c (--nats-url, docs/cluster.md §5): sessions of other nodes are served from
+	// follower caches and their commands routed to the owner. nil = this node is alone (memory or mode b).
+	Cluster Cluster
 	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
 	// 0 = 8.
 	MaxTerminalsPerSession int

@@ -45,6 +45,8 @@ var sentinelCodes = []SentinelCode{
 	{"too_many_sessions", ErrTooManySessions},
 	{"shutting_down", ErrShuttingDown},
 	{"store_unavailable", ErrStoreUnavailable},
+	{"owner_unavailable", ErrOwnerUnavailable}, // ErrOwnerTimeout too: it wraps it
+	{"unknown_node", ErrUnknownNode},
 }
 
 // SentinelCodes returns every sentinel with its code (a copy).

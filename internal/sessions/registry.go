@@ -46,6 +46,7 @@ type Registry struct {
 	stopStarts context.CancelFunc
 
 	incarnation string       // Static after construction; this process, in directory entries.
+	startedAt   time.Time    // Static after construction.
 	retired     retiredStats // counters of stopped persisters (storestats.go)
 
 	mu       sync.Mutex
@@ -64,7 +65,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
-	r.incarnation = uuid.NewString()
+	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	r.probes = newProbeCache(r)
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
@@ -121,6 +122,9 @@ type CreateOptions struct {
 	Owner principal.Principal
 	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
 	MCPServers []agents.MCPServer
+	// Node is the node that should run the session (mode c); "" or this node = here. Another live node gets
+	// the create routed to it; a node that is not live is ErrUnknownNode.
+	Node string
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by

@@ -55,3 +55,23 @@ func (r *Registry) StoreStats() StoreStats {
 	}
 	return out
 }
+
+// Thresholds of StoreState: a frame unacknowledged this long makes the node's store lagging, then down.
+const (
+	storeLaggingAfter = time.Second
+	storeDownAfter    = 5 * time.Second
+)
+
+// StoreState is the node's write-behind health as its heartbeat and GET /v1/nodes report it (docs/cluster.md
+// §3): ok, lagging (a frame unacknowledged for over 1 s) or down (over 5 s: the store is not answering).
+func (r *Registry) StoreState() StoreState {
+	st := r.StoreStats()
+	out := StoreState{State: "ok", LagFrames: st.LagFrames, LagBytes: st.LagBytes, OldestUnackedSeconds: st.OldestUnacked.Seconds()}
+	switch {
+	case st.OldestUnacked > storeDownAfter:
+		out.State = "down"
+	case st.OldestUnacked > storeLaggingAfter:
+		out.State = "lagging"
+	}
+	return out
+}
