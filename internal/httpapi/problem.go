@@ -61,6 +61,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusUnprocessableEntity, "mcp_name_conflict", err.Error())
 	case errors.Is(err, sessions.ErrMCPUnsupported):
 		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
+	case errors.Is(err, sessions.ErrMCPFixed):
+		return problem(http.StatusConflict, "mcp_fixed", err.Error())
 	case errors.Is(err, sessions.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):

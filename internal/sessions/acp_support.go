@@ -25,6 +25,9 @@ func (s *Session) PermissionPending(id string) bool {
 // agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
 // JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
 func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if s.remote != nil {
+		return s.authenticateRemote(ctx, params)
+	}
 	conn, err := s.usable()
 	if err != nil {
 		return nil, err

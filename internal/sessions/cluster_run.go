@@ -2,10 +2,58 @@ package sessions
 
 import (
 	"context"
-	"errors"
+	"time"
 )
 
-// runCluster: see RunCluster.
+// runCluster: see RunCluster. The directory watch runs on its own goroutine until ctx ends, starting over
+// after a failure; each change reaches the follower it concerns, or lists a new one.
 func (r *Registry) runCluster(ctx context.Context) error {
-	return errors.New("cluster mode is not wired yet")
+	if err := r.cfg.Cluster.Serve(ctx, r.serveCommand); err != nil {
+		return err
+	}
+	go func() {
+		wait := feedRetryMin
+		for ctx.Err() == nil {
+			err := r.cfg.Store.Dir().Watch(ctx, r.dirChanged)
+			if ctx.Err() != nil {
+				return
+			}
+			r.cfg.Logger.Warn("directory watch failed; watching again", "err", err, "in", wait)
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			wait = min(2*wait, feedRetryMax)
+		}
+	}()
+	return nil
+}
+
+// dirChanged applies one directory change: another node's session is listed (a cold follower), updated, or
+// ended when its entry is removed or says closed. This node's own entries are its sessions' business.
+func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
+	r.mu.Lock()
+	s := r.followers[e.ID]
+	r.mu.Unlock()
+	switch {
+	case deleted || e.Status == StatusClosed:
+		if s != nil {
+			go s.closeFollower()
+		}
+	case e.Owner == "" || e.Owner == r.cfg.NodeID:
+	case s != nil:
+		s.applyEntry(e)
+	default:
+		f, err := r.addFollower(e, rev)
+		if err != nil {
+			if err != ErrShuttingDown {
+				r.cfg.Logger.Warn("session of another node not listed", "session", e.ID, "owner", e.Owner, "err", err)
+			}
+			return
+		}
+		f.applyEntry(e) // a lookup may have registered it from an older read of the entry
+	}
 }

@@ -46,6 +46,9 @@ type FSDelegate interface {
 // it is still the current delegate). The latest registration wins. Requests that find no delegate are served
 // by the gateway itself, confined to the cwd.
 func (s *Session) DelegateFS(d FSDelegate) (release func()) {
+	if s.remote != nil {
+		return func() {} // the owner serves its agent's fs/* itself; a client on another node is never asked
+	}
 	s.mu.Lock()
 	s.fsDelegate = &d
 	mine := s.fsDelegate

@@ -200,6 +200,10 @@ func tail(s string, n int) string {
 // Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
 // see `_gateway/session_status {status: closed}` as the last frame.
 func (s *Session) Close(reason string) {
+	if s.remote != nil {
+		s.closeFollower() // this node's copy only: CloseAs closes the session on its owner
+		return
+	}
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closing = true

@@ -79,6 +79,9 @@ func (s *Session) AttachMCP(servers []agents.MCPServer) error {
 	if servers == nil {
 		return nil
 	}
+	if s.remote != nil {
+		return s.attachMCPRemote(servers)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.status != StatusDetached || s.reattaching {

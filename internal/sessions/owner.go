@@ -27,9 +27,14 @@ func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
 	return s, nil
 }
 
-// ListAs is List for p: only the sessions p may see.
+// ListAs is List for p, with the followers of other nodes' sessions (mode c): only the sessions p may see,
+// oldest first.
 func (r *Registry) ListAs(p principal.Principal) []*Session {
 	all := r.List()
+	if r.cfg.Cluster != nil {
+		all = append(all, r.followerList()...)
+		sortSessions(all)
+	}
 	out := all[:0]
 	for _, s := range all {
 		if s.VisibleTo(p) {
@@ -85,6 +90,9 @@ func (s *Session) AnswerAs(who principal.Principal, permissionID string, a trans
 
 // AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
 func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	if s.remote != nil {
+		return s.answerRemote(who, permissionID, a, by)
+	}
 	if err := s.allow(who, AccessAct); err != nil {
 		return translate.Outcome{}, nil, err
 	}
@@ -93,6 +101,9 @@ func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a
 
 // CancelAs is Cancel by who (a collaborator at least), audited.
 func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string, error) {
+	if s.remote != nil {
+		return s.cancelRemote(ctx, who)
+	}
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
 	}
@@ -105,6 +116,9 @@ func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string
 
 // CloseAs is Close by who (the owner or an admin), audited.
 func (s *Session) CloseAs(who principal.Principal, reason string) error {
+	if s.remote != nil {
+		return s.closeRemote(who, reason)
+	}
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -115,6 +129,9 @@ func (s *Session) CloseAs(who principal.Principal, reason string) error {
 
 // SetModeAs is SetMode by who (the owner or an admin), audited.
 func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID string) error {
+	if s.remote != nil {
+		return s.setModeRemote(ctx, who, modeID)
+	}
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -127,6 +144,9 @@ func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID
 
 // SetConfigOptionAs is SetConfigOption by who (the owner or an admin), audited.
 func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	if s.remote != nil {
+		return s.setConfigRemote(ctx, who, configID, value)
+	}
 	if err := s.allow(who, AccessOwn); err != nil {
 		return nil, err
 	}

@@ -117,7 +117,7 @@ func (r *Registry) coldSession(e DirEntry, rev uint64) (*Session, error) {
 // hydrate loads a cold session from the store, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.
 func (s *Session) hydrate() error {
-	if s.dur == nil {
+	if s.dur == nil && s.remote == nil {
 		return nil // memory mode
 	}
 	s.mu.Lock()
@@ -134,7 +134,11 @@ func (s *Session) hydrate() error {
 	h := &hydration{done: make(chan struct{})}
 	c.attempt = h
 	s.mu.Unlock()
-	h.err = s.load()
+	if s.remote != nil {
+		h.err = s.loadFollower()
+	} else {
+		h.err = s.load()
+	}
 	if h.err != nil {
 		s.mu.Lock()
 		c.attempt = nil

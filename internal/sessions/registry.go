@@ -52,6 +52,8 @@ type Registry struct {
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
+	// followers are other nodes' sessions this node serves (mode c, follower.go); they count against nothing.
+	followers map[string]*Session // Guarded by mu.
 	closing  bool                // Guarded by mu; set by Shutdown.
 	// starting counts Creates in progress; Add only under mu while !closing, so Shutdown's Wait sees them all.
 	starting sync.WaitGroup
@@ -63,7 +65,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	if !filepath.IsAbs(cfg.Workdir) {
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
-	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}}
+	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	r.probes = newProbeCache(r)
@@ -131,6 +133,12 @@ type CreateOptions struct {
 // StartTimeout), and returns it idle. The session is listed as "starting" meanwhile; on failure it is removed
 // and the agent stopped.
 func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, error) {
+	if opts.Node != "" && opts.Node != r.cfg.NodeID {
+		if r.cfg.Cluster == nil {
+			return nil, fmt.Errorf("%w: %q (this gateway is node %q and runs alone)", ErrUnknownNode, opts.Node, r.cfg.NodeID)
+		}
+		return r.createRemote(ctx, opts)
+	}
 	if opts.Agent == "" {
 		opts.Agent = r.defaultAgent
 	}
@@ -309,15 +317,22 @@ func (r *Registry) Get(id string) (*Session, error) {
 	return s, nil
 }
 
-// lookup returns a session as the registry holds it, cold or not.
+// lookup returns a session as the registry holds it, cold or not: one of this node's, or in mode c a follower
+// of another node's, registered from the directory the first time it is asked for.
 func (r *Registry) lookup(id string) (*Session, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	s, ok := r.sessions[id]
 	if !ok {
+		s, ok = r.followers[id]
+	}
+	r.mu.Unlock()
+	switch {
+	case ok:
+		return s, nil
+	case r.cfg.Cluster == nil:
 		return nil, ErrNotFound
 	}
-	return s, nil
+	return r.followerFromDirectory(id)
 }
 
 // List returns the live sessions, oldest first.
@@ -328,13 +343,18 @@ func (r *Registry) List() []*Session {
 		out = append(out, s)
 	}
 	r.mu.Unlock()
-	slices.SortFunc(out, func(a, b *Session) int {
+	sortSessions(out)
+	return out
+}
+
+// sortSessions orders sessions oldest first (by id when created at once).
+func sortSessions(ss []*Session) {
+	slices.SortFunc(ss, func(a, b *Session) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
 		return compareStrings(a.ID, b.ID)
 	})
-	return out
 }
 
 func compareStrings(a, b string) int {
@@ -381,6 +401,9 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		})
 	}
 	done := make(chan struct{})
+	for _, f := range r.followerList() {
+		wg.Go(f.stopFollower)
+	}
 	go func() {
 		wg.Wait()
 		if r.cfg.DetachOnShutdown {

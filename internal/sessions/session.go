@@ -55,6 +55,9 @@ type Session struct {
 	epochs []EpochStart
 	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
 	dur *durable
+	// remote makes the session a follower of another node's session (follower.go); nil for the sessions
+	// this node owns. Set before the session is shared.
+	remote *follower
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 

@@ -92,6 +92,9 @@ func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) 
 	if with == "" || len(with) > 256 {
 		return fmt.Errorf("%w: a principal id is 1-256 bytes", ErrBadRequest)
 	}
+	if s.remote != nil {
+		return s.shareRemote(who, with, role)
+	}
 	s.shares.mu.Lock()
 	if s.shares.m == nil {
 		s.shares.m = map[string]ShareRole{}
@@ -108,6 +111,9 @@ func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) 
 func (s *Session) UnshareAs(who principal.Principal, with string) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
+	}
+	if s.remote != nil {
+		return s.shareRemote(who, with, "")
 	}
 	s.shares.mu.Lock()
 	delete(s.shares.m, with)

@@ -21,6 +21,9 @@ type Store interface {
 	// frame stored later, until ctx ends. fn gets the stored bytes unchanged. Not live, it returns the stream
 	// sequence of the last message it consumed (kept or dropped): the fence for Fork.
 	Feed(ctx context.Context, sid string, live bool, fn func(StoredFrame) error) (fence uint64, err error)
+	// Follow is a live Feed for a follower cache (mode c): it calls caughtUp once, when it has read what
+	// was stored when it began, and returns when ctx ends (nil) or the read fails.
+	Follow(ctx context.Context, sid string, fn func(StoredFrame) error, caughtUp func()) error
 	// Fork appends frames as the single writer of a session the caller just claimed. Its first publish expects
 	// fence as the subject's last stream sequence: ErrFenced means a frame landed since the caller's Feed.
 	Fork(ctx context.Context, sid string, fence uint64, frames []StoredFrame) error

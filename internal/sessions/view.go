@@ -27,6 +27,8 @@ type View struct {
 	PendingPermissions []PermissionView `json:"pendingPermissions"`
 	// DurableSeq is the seq up to which the store holds the log (store modes; omitted in memory mode).
 	DurableSeq *uint64 `json:"durableSeq,omitempty"`
+	// Node is the node that owns the session: runs its agent and writes its log (mode c only).
+	Node string `json:"node,omitempty"`
 }
 
 // TurnView is the running turn as clients see it.
@@ -66,9 +68,19 @@ func (s *Session) viewLocked() View {
 	if c := s.cold; c != nil { // listed from its directory entry
 		v.Title, v.LastSeq, v.LastTurn = c.title, c.lastSeq, c.lastTurn
 	}
-	if s.dur != nil {
+	switch {
+	case s.dur != nil:
 		d := s.dur.durableSeq(v.LastSeq)
 		v.DurableSeq = &d
+	case s.remote != nil:
+		d := v.LastSeq // everything a follower holds came from the store
+		v.DurableSeq = &d
+	}
+	if s.reg.cfg.Cluster != nil {
+		v.Node = s.reg.cfg.NodeID
+		if s.remote != nil {
+			v.Node = s.remote.node
+		}
 	}
 	if t := s.turn; t != nil {
 		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}

@@ -78,7 +78,10 @@ func (c *Cluster) Serve(ctx context.Context, h sessions.CommandHandler) error {
 		}()
 	})
 	if err == nil {
-		err = c.conn().FlushWithContext(ctx)
+		// The flush needs a deadline of its own: a Serve for the life of the process has none.
+		fctx, fcancel := context.WithTimeout(ctx, connectTimeout)
+		err = c.conn().FlushWithContext(fctx)
+		fcancel()
 	}
 	if err != nil {
 		stopOnClose()

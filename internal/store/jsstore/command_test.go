@@ -157,3 +157,20 @@ func BenchmarkCall(b *testing.B) {
 		}
 	}
 }
+
+// TestServeWithoutDeadline: Serve for the life of the process (a context with no deadline) subscribes and
+// answers; its flush once failed with "context requires a deadline".
+func TestServeWithoutDeadline(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Embedded(t)
+	a := join(t, open(t, srv, jsstore.Options{}), "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := a.Serve(ctx, errorsByOp); err != nil {
+		t.Fatalf("Serve without a deadline: %v", err)
+	}
+	b := join(t, open(t, srv, jsstore.Options{}), "b")
+	if reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", SID: "s1"}); err != nil || reply.Head != 12 {
+		t.Fatalf("call: %+v, %v", reply, err)
+	}
+}

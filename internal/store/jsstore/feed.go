@@ -13,6 +13,17 @@ import (
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
 func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+	return s.feed(ctx, sid, live, fn, nil)
+}
+
+// Follow implements sessions.Store: a live Feed that calls caughtUp once, when it has read what was stored
+// when it began (at once for an empty log). It returns when ctx ends (nil) or the read fails.
+func (s *Store) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
+	_, err := s.feed(ctx, sid, true, fn, caughtUp)
+	return err
+}
+
+func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error, caughtUp func()) (uint64, error) {
 	if err := checkSID(sid); err != nil {
 		return 0, err
 	}
@@ -28,8 +39,14 @@ func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(session
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
 	defer it.Stop()
-	if info := cons.CachedInfo(); !live && info != nil && info.NumPending == 0 {
-		return 0, nil // nothing stored
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		if !live {
+			return 0, nil // nothing stored
+		}
+		if caughtUp != nil {
+			caughtUp()
+			caughtUp = nil
+		}
 	}
 	f := newFolder(s.opts.Inflight, fn)
 	var fence uint64
@@ -57,6 +74,10 @@ func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(session
 			}
 			if err := f.settleStart(); err != nil {
 				return fence, err
+			}
+			if caughtUp != nil {
+				caughtUp()
+				caughtUp = nil
 			}
 		}
 	}

@@ -1,0 +1,273 @@
+package sessions_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
+	"github.com/acp-gateway/gateway/internal/store/natstest"
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// Mode c with two registries on one embedded JetStream server (docs/cluster.md §5): node b serves node a's
+// sessions from a follower cache, byte for byte, and its commands reach a with the same answers and errors.
+
+type clusterNode struct {
+	reg     *sessions.Registry
+	cluster *jsstore.Cluster
+	cancel  context.CancelFunc
+	stopped bool
+}
+
+func (n *clusterNode) stop(t *testing.T) {
+	t.Helper()
+	if n.stopped {
+		return
+	}
+	n.stopped = true
+	shutdownRegistry(t, n.reg)
+	n.cancel()
+	n.cluster.Close()
+}
+
+func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clusterNode {
+	t.Helper()
+	nc := srv.Connect()
+	st, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := st.Join(ctx, jsstore.ClusterOptions{Node: id, Agents: []string{"demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
+	r, err := sessions.NewRegistry(sessions.Config{
+		Workdir: workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
+		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true,
+	}, []agents.Spec{demoSpec}, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithCancel(context.Background())
+	if err := r.RunCluster(rctx); err != nil {
+		t.Fatal(err)
+	}
+	n := &clusterNode{reg: r, cluster: c, cancel: rcancel}
+	t.Cleanup(func() { n.stop(t) })
+	return n
+}
+
+// newCluster starts nodes "a" and "b" on one embedded server.
+func newCluster(t *testing.T) (a, b *clusterNode) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	return newClusterNode(t, srv, workdir, "a"), newClusterNode(t, srv, workdir, "b")
+}
+
+// eventually polls cond every 10 ms for at most 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func allowOnce() translate.ClientAnswer {
+	var a translate.ClientAnswer
+	a.Outcome.Outcome, a.Outcome.OptionID = "selected", "allow-once"
+	return a
+}
+
+func TestFollowerServesAndRoutes(t *testing.T) {
+	a, b := newCluster(t)
+	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.reg.GetAs(alice, s.ID)
+	if err != nil {
+		t.Fatalf("node b: %v", err)
+	}
+	if f == s {
+		t.Fatal("node b returned node a's own session")
+	}
+	if v := f.View(); v.Node != "a" || v.ID != s.ID || v.Agent != "demo" {
+		t.Fatalf("follower view %+v", v)
+	}
+	if v := s.View(); v.Node != "a" {
+		t.Fatalf("owner view says node %q", v.Node)
+	}
+	eventually(t, "the follower idle", func() bool { return f.Status() == sessions.StatusIdle })
+	if _, err := b.reg.GetAs(bob, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+		t.Fatalf("a stranger on node b got %v", err)
+	}
+
+	// A full turn through node b: it waits for a permission, which node b answers.
+	turn, err := f.PromptAs(alice, prompt("refactor the parser"))
+	if err != nil {
+		t.Fatalf("prompt through b: %v", err)
+	}
+	if cur := s.CurrentTurn(); cur == nil || cur.ID != turn.ID {
+		t.Fatalf("node a runs turn %v, node b returned %s", cur, turn.ID)
+	}
+	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrTurnRunning) {
+		t.Fatalf("a second prompt through b: %v, want turn_running", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := f.AwaitTurn(ctx, turn)
+	if err != nil || st.Status != sessions.TurnAwaitingPermission || len(st.Permissions) != 1 {
+		t.Fatalf("await on b: %+v, %v", st, err)
+	}
+	if _, _, err := f.AnswerInTurnAs(alice, "no-such-permission", allowOnce(), "rest"); !errors.Is(err, sessions.ErrPermissionUnknown) {
+		t.Fatalf("unknown permission through b: %v", err)
+	}
+	o, t2, err := f.AnswerInTurnAs(alice, st.Permissions[0].ID, allowOnce(), "rest")
+	if err != nil || !o.Allowed || t2 == nil || t2.ID != turn.ID {
+		t.Fatalf("answer through b: %+v, %v, %v", o, t2, err)
+	}
+	if _, _, err := f.AnswerInTurnAs(alice, st.Permissions[0].ID, allowOnce(), "rest"); !errors.Is(err, sessions.ErrAlreadyResolved) {
+		t.Fatalf("second answer through b: %v, want already_resolved", err)
+	}
+	st, err = f.AwaitTurn(ctx, turn)
+	if err != nil || st.Status != sessions.TurnEnded || st.StopReason != "end_turn" || st.Text == "" {
+		t.Fatalf("turn on b: %+v, %v", st, err)
+	}
+	lt, _ := s.LatestTurn()
+	if want := s.TurnState(lt); st.Text != want.Text {
+		t.Fatalf("turn text on b %q, on a %q", st.Text, want.Text)
+	}
+	if _, err := f.CancelAs(ctx, alice); !errors.Is(err, sessions.ErrNoTurn) {
+		t.Fatalf("cancel without a turn through b: %v", err)
+	}
+
+	// The follower's log is the owner's, byte for byte, and so are the snapshots.
+	eventually(t, "b's log at a's head", func() bool { return f.Log().Head() == s.Log().Head() })
+	sameFrames(t, frames(t, f.Log()), frames(t, s.Log()))
+	if fd, sd := f.Detail(), s.Detail(); string(fd.Snapshot) != string(sd.Snapshot) || fd.LastSeq != sd.LastSeq {
+		t.Fatalf("snapshots differ at %d/%d", fd.LastSeq, sd.LastSeq)
+	}
+
+	// Mode changes and shares go to the owner and are visible on both.
+	if err := f.SetModeAs(ctx, alice, "plan"); err != nil {
+		t.Fatalf("set_mode through b: %v", err)
+	}
+	if err := f.SetModeAs(ctx, alice, "nope"); err == nil {
+		t.Fatal("an unknown mode through b was accepted")
+	}
+	if err := f.ShareAs(alice, bob.ID, sessions.ShareViewer); err != nil {
+		t.Fatal(err)
+	}
+	if !s.VisibleTo(bob) {
+		t.Fatal("the share through b did not reach a")
+	}
+	fb, err := b.reg.GetAs(bob, s.ID)
+	if err != nil {
+		t.Fatalf("bob after the share: %v", err)
+	}
+	if _, err := fb.PromptAs(bob, prompt("quick")); !errors.Is(err, sessions.ErrForbidden) {
+		t.Fatalf("a viewer's prompt through b: %v, want forbidden", err)
+	}
+	if len(b.reg.ListAs(bob)) != 1 || len(a.reg.ListAs(bob)) != 1 {
+		t.Fatal("bob does not list the shared session on both nodes")
+	}
+
+	// Closing through b closes it on a; both forget it.
+	if err := f.CloseAs(alice, "done"); err != nil {
+		t.Fatalf("close through b: %v", err)
+	}
+	select {
+	case <-s.Closed():
+	default:
+		t.Fatal("the owner's session is still open")
+	}
+	select {
+	case <-f.Closed():
+	case <-ctx.Done():
+		t.Fatal("the follower did not close")
+	}
+	if _, err := b.reg.GetAs(alice, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+		t.Fatalf("node b after the close: %v", err)
+	}
+}
+
+func TestCreateOnAnotherNode(t *testing.T) {
+	a, b := newCluster(t)
+	f, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "a"})
+	if err != nil {
+		t.Fatalf("create on a through b: %v", err)
+	}
+	if v := f.View(); v.Node != "a" || v.Status != sessions.StatusIdle {
+		t.Fatalf("view through b: node %q status %q", v.Node, v.Status)
+	}
+	s, err := a.reg.GetAs(alice, f.ID)
+	if err != nil || s.View().Node != "a" {
+		t.Fatalf("node a does not own it: %v", err)
+	}
+	if len(a.reg.ListAs(alice)) != 1 {
+		t.Fatal("node a lists no session")
+	}
+	eventually(t, "node b to list node a's session", func() bool { return len(b.reg.ListAs(alice)) == 1 })
+	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "zz"}); !errors.Is(err, sessions.ErrUnknownNode) {
+		t.Fatalf("create on an unknown node: %v", err)
+	}
+	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "a", Agent: "nope"}); !errors.Is(err, sessions.ErrUnknownAgent) {
+		t.Fatalf("create with an unknown agent on a: %v", err)
+	}
+	turn, err := f.PromptAs(alice, prompt("quick"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := turn.Result(); res.StopReason != "end_turn" || res.Err != nil {
+		t.Fatalf("quick turn through b: %+v", res)
+	}
+
+	// With node a gone, node b answers owner_unavailable, and reads still work from the store.
+	a.stop(t)
+	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+		t.Fatalf("prompt with the owner gone: %v", err)
+	}
+	if f.Detail().LastSeq == 0 {
+		t.Fatal("the follower lost its log")
+	}
+}
+
+// TestFollowerListsFromDirectory: a session created on a shows on b's list without being loaded, and ends there
+// when a closes it.
+func TestFollowerListsFromDirectory(t *testing.T) {
+	a, b := newCluster(t)
+	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b to list a's session", func() bool {
+		l := b.reg.ListAs(alice)
+		return len(l) == 1 && l[0].ID == s.ID && l[0].View().Status == sessions.StatusIdle
+	})
+	if len(b.reg.ListAs(principal.Principal{ID: "eve", Role: principal.RoleUser})) != 0 {
+		t.Fatal("a stranger lists a's session on b")
+	}
+	s.Close("bye")
+	eventually(t, "b to forget the closed session", func() bool { return len(b.reg.ListAs(alice)) == 0 })
+}

@@ -1,0 +1,126 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+)
+
+// serveCommand runs a command another node routed to a session this node owns (route.go), with the same
+// method and the same checks of who asked as a local face, and answers with the result and the log's head.
+func (r *Registry) serveCommand(ctx context.Context, cmd Command) Reply {
+	if cmd.Op == opCreate {
+		return r.serveCreate(ctx, cmd)
+	}
+	s, err := r.owned(cmd.SID)
+	if err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	res, err := s.runCommand(ctx, cmd)
+	return ReplyTo(res, s.log.Head(), err)
+}
+
+// owned is a session this node owns, hydrated; a follower is not one.
+func (r *Registry) owned(id string) (*Session, error) {
+	r.mu.Lock()
+	s, ok := r.sessions[id]
+	r.mu.Unlock()
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if err := s.hydrate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
+	who := cmd.Principal
+	switch cmd.Op {
+	case opPrompt:
+		var a promptArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		t, err := s.PromptContext(ctx, who, a.Blocks, a.TurnID)
+		if err != nil {
+			return nil, err
+		}
+		return turnResult{TurnID: t.ID}, nil
+	case opCancel:
+		id, err := s.CancelAs(ctx, who)
+		return turnResult{TurnID: id}, err
+	case opAnswer:
+		var a answerArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		o, _, err := s.AnswerInTurnAs(who, a.PermissionID, a.Answer, a.By)
+		return o, err
+	case opSetMode:
+		var a setModeArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		return nil, s.SetModeAs(ctx, who, a.ModeID)
+	case opSetConfig:
+		var a setConfigArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		return s.SetConfigOptionAs(ctx, who, a.ConfigID, a.Value)
+	case opClose:
+		var a closeArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		return nil, s.CloseAs(who, a.Reason)
+	case opShare, opUnshare:
+		var a shareArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		if cmd.Op == opUnshare {
+			return nil, s.UnshareAs(who, a.With)
+		}
+		return nil, s.ShareAs(who, a.With, a.Role)
+	case opAuthenticate:
+		return s.Authenticate(ctx, cmd.Args)
+	case opAttachMCP:
+		servers, err := agents.ParseMCPServers(cmd.Args)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+		return nil, s.AttachMCP(servers)
+	}
+	return nil, fmt.Errorf("%w: unknown command %q", ErrBadRequest, cmd.Op)
+}
+
+// serveCreate creates a session here for the node that received POST /v1/sessions {"node": this one}.
+func (r *Registry) serveCreate(ctx context.Context, cmd Command) Reply {
+	var a createArgs
+	if err := decodeArgs(cmd, &a); err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	opts := CreateOptions{Agent: a.Agent, Cwd: a.Cwd, PermissionPolicy: a.PermissionPolicy, Owner: cmd.Principal}
+	if len(a.MCPServers) > 0 {
+		var err error
+		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
+			return ReplyTo(nil, 0, fmt.Errorf("%w: %v", ErrBadRequest, err))
+		}
+	}
+	s, err := r.Create(ctx, opts)
+	if err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	return ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.log.Head(), nil)
+}
+
+func decodeArgs(cmd Command, v any) error {
+	if err := json.Unmarshal(cmd.Args, v); err != nil {
+		return fmt.Errorf("%w: command %s: %v", ErrBadRequest, cmd.Op, err)
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+)
+
+// A follower is this node's copy of a session another node owns (mode c, docs/cluster.md §5). Every face
+// serves it as it serves a local session: its log is fed from the store's log of the session (Store.Follow),
+// folded by the same restore code a restart uses, and its commands are routed to the owner (route.go). It
+// never writes the store: it has no durable.
+//
+// A follower starts cold, listed from its directory entry; its first use starts the live feed and waits until
+// the feed has read what was stored. Directory changes update what the log does not carry (modes, config
+// options, shares) and the status the log does not state (starting → idle).
+
+type follower struct {
+	node string // Guarded by the session's mu: the owner, as the directory last said.
+	// progress is closed and replaced (under the session's mu) each time a frame is applied: a routed
+	// command waits on it until the owner's frames have arrived.
+	progress chan struct{}
+	stop     context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
+	done     chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
+	stopOnce sync.Once
+}
+
+// feedRetry bounds the back-off of a follower's live feed after the store failed it.
+const (
+	feedRetryMin = 100 * time.Millisecond
+	feedRetryMax = 5 * time.Second
+)
+
+// newFollower builds the cold follower of another node's session from its directory entry.
+func (r *Registry) newFollower(e DirEntry, rev uint64) (*Session, error) {
+	s, err := r.coldSession(e, rev)
+	if err != nil {
+		return nil, err
+	}
+	s.closeRoot() // the cwd is on the owner's machine: a follower serves no fs/* and holds no descriptor
+	s.dur = nil
+	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
+	s.status, s.statusReason = e.Status, e.Reason
+	s.logger = s.logger.With("owner", e.Owner)
+	return s, nil
+}
+
+// loadFollower starts the live feed of a cold follower and returns once it has read the stored log (bounded
+// by StartTimeout). A feed that fails later is started again, from the start of the stored log: frames the
+// follower already holds are skipped.
+func (s *Session) loadFollower() error {
+	f := s.remote
+	ctx, cancel := context.WithCancel(context.Background())
+	caught := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
+	}()
+	timer := time.NewTimer(s.reg.cfg.StartTimeout)
+	defer timer.Stop()
+	select {
+	case <-caught:
+	case <-timer.C:
+		cancel()
+		<-done
+		return fmt.Errorf("%w: the session's log did not load in %s", ErrStoreUnavailable, s.reg.cfg.StartTimeout)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		cancel()
+		return ErrClosed
+	}
+	if n := len(s.epochs); n > 0 {
+		s.Epoch = s.epochs[n-1].Epoch // nobody streams a cold session yet: the epoch its frames carry
+	}
+	f.stop, f.done = cancel, done
+	s.cold = nil
+	return nil
+}
+
+// runFeed follows the stored log until ctx ends, starting over after a failure.
+func (s *Session) runFeed(ctx context.Context, caughtUp func()) {
+	wait := feedRetryMin
+	for {
+		err := s.reg.cfg.Store.Follow(ctx, s.ID, s.applyStored, caughtUp)
+		if ctx.Err() != nil {
+			return
+		}
+		s.logger.Warn("follower feed failed; following again", "err", err, "in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, feedRetryMax)
+	}
+}
+
+// applyStored folds one stored frame into the follower: the log, then the state the frame changes. A frame it
+// holds already (a feed started over) is skipped; a gap needs no call (Put restarts the ring after it).
+func (s *Session) applyStored(fr StoredFrame) error {
+	if fr.GapTo > 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fr.Seq <= s.log.Head() || s.closing {
+		return nil
+	}
+	if err := s.log.Put(fr.Seq, fr.Frame); err != nil {
+		return err
+	}
+	asked := len(s.perms)
+	if err := s.restoreFrameLocked(fr.Seq, fr.Frame); err != nil {
+		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
+	}
+	if t := s.turn; t != nil && len(s.perms) > asked {
+		t.notifyAskedLocked() // REST waiters on a follower stop at a permission request, as on the owner
+	}
+	close(s.remote.progress)
+	s.remote.progress = make(chan struct{})
+	if s.status == StatusClosed {
+		go s.closeFollower()
+	}
+	return nil
+}
+
+// awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
+// command did (a turn started, a permission resolved) is visible here when it returns.
+func (s *Session) awaitHead(ctx context.Context, head uint64) {
+	timer := time.NewTimer(RouteSlack)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if s.log.Head() >= head || s.closing {
+			s.mu.Unlock()
+			return
+		}
+		progress := s.remote.progress
+		s.mu.Unlock()
+		select {
+		case <-progress:
+		case <-s.closed:
+			return
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
+			return
+		}
+	}
+}
+
+// applyEntry takes what a directory change says that the log does not: the owner, modes, config options, the
+// agent's info, shares, and the status when the entry is as new as the frames held (starting → idle is not
+// logged). A cold follower lists from the entry.
+func (s *Session) applyEntry(e DirEntry) {
+	var dv DirView
+	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
+		return
+	}
+	s.mu.Lock()
+	s.remote.node = e.Owner
+	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	if c := s.cold; c != nil {
+		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
+		s.status, s.statusReason = e.Status, e.Reason
+	} else if e.LastSeq >= s.log.Head() && e.Status != StatusClosed {
+		s.status, s.statusReason = e.Status, e.Reason
+	}
+	s.mu.Unlock()
+	shares := map[string]ShareRole{}
+	for _, sh := range e.Shares {
+		shares[sh.Principal] = sh.Role
+	}
+	s.shares.mu.Lock()
+	changed := !maps.Equal(shares, s.shares.m)
+	if changed {
+		s.shares.m = shares
+	}
+	s.shares.mu.Unlock()
+	if changed {
+		s.sharesChanged() // a principal no longer shared with loses its streams here too
+	}
+}
+
+// closeFollower ends the follower (its session was closed or removed): the feed stops, the log closes, faces
+// close their sockets as for a closed session, and the registry forgets it.
+func (s *Session) closeFollower() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		if s.status != StatusClosed {
+			s.status = StatusClosed
+		}
+		stop, done := s.remote.stop, s.remote.done
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		s.log.Close()
+		close(s.closed)
+		s.reg.removeFollower(s)
+		_ = done // the feed returns on its own once stop is called; applyStored may be running it
+	})
+	<-s.closed
+}
+
+// stopFollower ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
+func (s *Session) stopFollower() {
+	s.mu.Lock()
+	s.closing = true
+	stop, done := s.remote.stop, s.remote.done
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	s.log.Close()
+}
+
+// followerFromDirectory is the lookup of a session this node does not hold yet: its directory entry, if
+// another node owns it, becomes a cold follower.
+func (r *Registry) followerFromDirectory(id string) (*Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	defer cancel()
+	e, rev, err := r.cfg.Store.Dir().Get(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, ErrNotFound
+	case err != nil && !validSessionID(id):
+		return nil, ErrNotFound // no store key can name it
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	case e.Owner == r.cfg.NodeID || e.Owner == "" || e.Status == StatusClosed:
+		return nil, ErrNotFound // ours (being removed), or closed
+	}
+	return r.addFollower(e, rev)
+}
+
+// addFollower registers a cold follower for e, or returns the one already registered.
+func (r *Registry) addFollower(e DirEntry, rev uint64) (*Session, error) {
+	s, err := r.newFollower(e, rev)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.followers[e.ID]; ok {
+		return cur, nil
+	}
+	if r.closing {
+		return nil, ErrShuttingDown
+	}
+	r.followers[e.ID] = s
+	return s, nil
+}
+
+func (r *Registry) removeFollower(s *Session) {
+	r.mu.Lock()
+	if r.followers[s.ID] == s {
+		delete(r.followers, s.ID)
+	}
+	r.mu.Unlock()
+}
+
+// followerList returns the followers.
+func (r *Registry) followerList() []*Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Session, 0, len(r.followers))
+	for _, s := range r.followers {
+		out = append(out, s)
+	}
+	return out
+}
+
+// validSessionID reports whether id can be a session id the store holds (one subject token).
+func validSessionID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,264 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/google/uuid"
+)
+
+// Commands on a follower go to the session's owner (docs/cluster.md §5): the owner runs the same method on its
+// session, checks who asked as it would locally, and answers with the result and its log's head; the
+// follower waits until its log reached that head, so the turn the command started or the request it resolved
+// is visible here before the face answers. Errors come back as the owner's sentinels: every face answers
+// exactly as on the owner.
+
+// Command ops.
+const (
+	opCreate       = "create"
+	opPrompt       = "prompt"
+	opCancel       = "cancel"
+	opAnswer       = "answer"
+	opSetMode      = "set_mode"
+	opSetConfig    = "set_config_option"
+	opClose        = "close"
+	opShare        = "share"
+	opUnshare      = "unshare"
+	opAuthenticate = "authenticate"
+	opAttachMCP    = "attach_mcp"
+)
+
+type promptArgs struct {
+	Blocks []json.RawMessage `json:"blocks"`
+	TurnID string            `json:"turnId"`
+}
+
+type answerArgs struct {
+	PermissionID string                 `json:"permissionId"`
+	Answer       translate.ClientAnswer `json:"answer"`
+	By           string                 `json:"by"`
+}
+
+type setModeArgs struct {
+	ModeID string `json:"modeId"`
+}
+
+type setConfigArgs struct {
+	ConfigID string          `json:"configId"`
+	Value    json.RawMessage `json:"value"`
+}
+
+type closeArgs struct {
+	Reason string `json:"reason"`
+}
+
+type shareArgs struct {
+	With string    `json:"with"`
+	Role ShareRole `json:"role,omitempty"`
+}
+
+type createArgs struct {
+	Agent            string          `json:"agent,omitempty"`
+	Cwd              string          `json:"cwd,omitempty"`
+	PermissionPolicy string          `json:"permissionPolicy,omitempty"`
+	MCPServers       json.RawMessage `json:"mcpServers,omitempty"`
+}
+
+type turnResult struct {
+	TurnID string `json:"turnId"`
+}
+
+type createResult struct {
+	ID     string `json:"id"`
+	Status Status `json:"status"` // as the owner returned it: starting → idle is not in the log
+}
+
+// route sends op on s to its owner and decodes the result into out (nil = none).
+func (s *Session) route(ctx context.Context, op string, who principal.Principal, args any, bound time.Duration, out any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	node := s.remote.node
+	s.mu.Unlock()
+	rep, err := s.reg.cfg.Cluster.Call(ctx, node, Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
+	if err != nil {
+		return err
+	}
+	s.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
+	if rep.Error != nil {
+		return rep.Error.Err()
+	}
+	if out != nil && len(rep.Result) > 0 {
+		return json.Unmarshal(rep.Result, out)
+	}
+	return nil
+}
+
+// startBound is how long a routed operation that may start the agent (a create, a prompt that re-attaches)
+// may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
+func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*time.Second }
+
+func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return nil, err
+	}
+	if turnID == "" {
+		turnID = uuid.NewString()
+	}
+	if err := s.route(ctx, opPrompt, who, promptArgs{Blocks: blocks, TurnID: turnID}, s.reg.startBound(), nil); err != nil {
+		return nil, err
+	}
+	if t := s.turnByID(turnID); t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", ErrOwnerTimeout)
+}
+
+// turnByID is the running or latest turn if it has id.
+func (s *Session) turnByID(id string) *Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range []*Turn{s.turn, s.latest} {
+		if t != nil && t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Session) cancelRemote(ctx context.Context, who principal.Principal) (string, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return "", err
+	}
+	var res turnResult
+	err := s.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
+	return res.TurnID, err
+}
+
+func (s *Session) answerRemote(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	if err := s.allow(who, AccessAct); err != nil {
+		return translate.Outcome{}, nil, err
+	}
+	s.mu.Lock()
+	var turnID string
+	if p, ok := s.perms[permissionID]; ok {
+		turnID = p.turnID
+	}
+	s.mu.Unlock()
+	var o translate.Outcome
+	err := s.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
+	if err != nil {
+		return translate.Outcome{}, nil, err
+	}
+	var t *Turn
+	if turnID != "" {
+		t = s.turnByID(turnID)
+	}
+	return o, t, nil
+}
+
+func (s *Session) setModeRemote(ctx context.Context, who principal.Principal, modeID string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	return s.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
+}
+
+func (s *Session) setConfigRemote(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return nil, err
+	}
+	var opts json.RawMessage
+	err := s.route(ctx, opSetConfig, who, setConfigArgs{ConfigID: configID, Value: value}, s.reg.cfg.CallTimeout, &opts)
+	return opts, err
+}
+
+// closeRemote closes the session on its owner; the follower closes when it sees the session's end.
+func (s *Session) closeRemote(who principal.Principal, reason string) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	bound := s.reg.cfg.CancelGrace + 4*s.reg.cfg.StopGrace + dirWriteTimeout
+	return s.route(context.Background(), opClose, who, closeArgs{Reason: reason}, bound, nil)
+}
+
+// shareRemote changes a share on the owner, then here at once (the directory change follows).
+func (s *Session) shareRemote(who principal.Principal, with string, role ShareRole) error {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	op := opShare
+	if role == "" {
+		op = opUnshare
+	}
+	if err := s.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, nil); err != nil {
+		return err
+	}
+	s.shares.mu.Lock()
+	if role == "" {
+		delete(s.shares.m, with)
+	} else {
+		if s.shares.m == nil {
+			s.shares.m = map[string]ShareRole{}
+		}
+		s.shares.m[with] = role
+	}
+	s.shares.mu.Unlock()
+	s.sharesChanged()
+	return nil
+}
+
+func (s *Session) authenticateRemote(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var res json.RawMessage
+	err := s.route(ctx, opAuthenticate, principal.Principal{}, params, s.reg.cfg.StartTimeout, &res)
+	return res, err
+}
+
+func (s *Session) attachMCPRemote(servers []agents.MCPServer) error {
+	return s.route(context.Background(), opAttachMCP, principal.Principal{}, servers, s.reg.cfg.CallTimeout, nil)
+}
+
+// createRemote creates the session on another live node and returns this node's follower of it.
+func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Session, error) {
+	live := false
+	for _, n := range r.cfg.Cluster.Nodes() {
+		live = live || n.ID == opts.Node
+	}
+	if !live {
+		return nil, fmt.Errorf("%w: %q is not a live node", ErrUnknownNode, opts.Node)
+	}
+	args := createArgs{Agent: opts.Agent, Cwd: opts.Cwd, PermissionPolicy: opts.PermissionPolicy}
+	if len(opts.MCPServers) > 0 {
+		args.MCPServers, _ = json.Marshal(opts.MCPServers)
+	}
+	raw, _ := json.Marshal(args)
+	rep, err := r.cfg.Cluster.Call(ctx, opts.Node, Command{Op: opCreate, Args: raw, Principal: opts.Owner, Bound: r.startBound()})
+	if err != nil {
+		return nil, err
+	}
+	if rep.Error != nil {
+		return nil, rep.Error.Err()
+	}
+	var res createResult
+	if err := json.Unmarshal(rep.Result, &res); err != nil {
+		return nil, err
+	}
+	s, err := r.Get(res.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.awaitHead(ctx, rep.Head)
+	s.mu.Lock()
+	if s.status == StatusStarting && res.Status != "" && s.log.Head() <= rep.Head {
+		s.status = res.Status
+	}
+	s.mu.Unlock()
+	return s, nil
+}
