@@ -54,7 +54,7 @@ type Registry struct {
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
 	// followers are other nodes' sessions this node serves (mode c, follower.go); they count against nothing.
 	followers map[string]*Session // Guarded by mu.
-	closing  bool                // Guarded by mu; set by Shutdown.
+	closing   bool                // Guarded by mu; set by Shutdown.
 	// starting counts Creates in progress; Add only under mu while !closing, so Shutdown's Wait sees them all.
 	starting sync.WaitGroup
 }
