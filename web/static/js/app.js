@@ -242,7 +242,7 @@ function renderSessions() {
     h('span.session-item-main',
       h('span.session-item-title', sessionTitle(s)),
       h('span.session-item-meta', view.key === 'detached' ? h('span.status-badge', { dataset: { status: 'detached' }, title: view.title }, view.label) : view.label,
-        ` · ${baseName(s.cwd)} · ${fmtTime(s.createdAt)}`)),
+        ` · ${baseName(s.cwd)}${s.node ? ` · on ${s.node}` : ''} · ${fmtTime(s.createdAt)}`)),
     pending ? h('span.badge.badge-warn', { title: `${pending} permission request(s) waiting`, 'aria-label': `${pending} pending permission requests` }, String(pending)) : null);
     els.sessionList.appendChild(h('li', a));
   }
@@ -789,6 +789,7 @@ function renderHeader() {
   els.meta.appendChild(h('span.status-chip', { dataset: { status: view.key }, id: 'session-status', title: view.title || null }, view.label));
   if (s.agent) els.meta.appendChild(h('span.meta-item', icon('bot'), s.agent));
   if (s.cwd) els.meta.appendChild(h('span.meta-item', { title: s.cwd }, icon('folder'), h('code', s.cwd)));
+  if (s.node) els.meta.appendChild(h('span.meta-item', { id: 'session-node', title: 'The gateway node that runs this session\'s agent' }, icon('server'), s.node));
   if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
   if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
   if (cur.notResumable && cur.status === 'detached') els.meta.appendChild(h('span.meta-item.meta-problem', { id: 'session-problem', role: 'alert' }, cur.notResumable));

@@ -69,6 +69,7 @@ const ICONS = {
   shield: ['M12 3l8 3v6c0 5-3.5 8-8 9-4.5-1-8-4-8-9V6z', 'M9 12l2 2 4-4'],
   folder: ['M3 6h6l2 2h10v11H3z'],
   bot: ['M5 8h14v11H5z', 'M12 4v4', 'M9 13h.01', 'M15 13h.01', 'M9 16h6'],
+  server: ['M4 4h16v6H4z', 'M4 14h16v6H4z', 'M8 7h.01', 'M8 17h.01'],
   trash: ['M4 7h16', 'M9 7V4h6v3', 'M6 7l1 13h10l1-13'],
 };
 
