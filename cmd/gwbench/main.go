@@ -65,6 +65,7 @@ type options struct {
 	profileFace string
 	heapProfile string
 	gwFlags     string
+	cluster     bool
 }
 
 func main() {
@@ -111,6 +112,7 @@ func main() {
 	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "scale: write the gateway's heap profile with the demo sessions idle to this file")
 	flag.StringVar(&o.gwFlags, "gateway-flags", "", "extra flags for the gateway under test (space-separated)")
+	flag.BoolVar(&o.cluster, "cluster", true, "measure a session streamed through a non-owner node of a 3-node cluster (builds nats-server)")
 	flag.Parse()
 	def := func(v *int, full, short int) {
 		if *v == 0 {
@@ -235,6 +237,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer gd.stop()
+	var cb *clusterBench
+	clusterNA := "n/a: disabled (-cluster=false)"
+	if o.cluster {
+		if cb, err = startClusterBench(ctx, o.gatewayBin, tmp, extra); err != nil {
+			clusterNA = "n/a: " + err.Error()
+			warnf("cluster row: %s", clusterNA)
+		} else {
+			defer cb.stop()
+		}
+	}
 	var peer *peerProc
 	peerNA := ""
 	if o.peer {
@@ -262,6 +274,9 @@ func run(ctx context.Context, o options) error {
 		for _, k := range f.clients {
 			specs = append(specs, rowSpec{faceRow(f.face, k), func(ctx context.Context) (flood, error) { return runFace(ctx, g, f.face, k, floodP, o.n, o.size) }})
 		}
+	}
+	if cb != nil {
+		specs = append(specs, rowSpec{clusterRow, func(ctx context.Context) (flood, error) { return runNonOwner(ctx, cb, 1, floodP, o.n, o.size) }})
 	}
 	if peer != nil {
 		specs = append(specs, rowSpec{"stdio-to-ws " + peer.version + " x1", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 1, floodP, o.n, o.size) }})
@@ -305,6 +320,9 @@ func run(ctx context.Context, o options) error {
 	if peer == nil {
 		rows = append(rows, Row{Name: "stdio-to-ws x1", NA: peerNA})
 	}
+	if cb == nil {
+		rows = append(rows, Row{Name: clusterRow, NA: clusterNA})
+	}
 	res.Rows = rows
 	byName := map[string]*Row{}
 	for i := range rows {
@@ -328,6 +346,9 @@ func run(ctx context.Context, o options) error {
 	direct := specs[0].name
 	res.Ratios["gateway_x1_vs_direct"] = ratio("gateway ws x1", direct, thr, div)
 	res.Ratios["gateway_datadir_x1_vs_memory_x1"] = ratio("gateway ws x1 --data-dir", "gateway ws x1", thr, div)
+	if cb != nil {
+		res.Ratios["gateway_cluster_nonowner_x1_vs_memory_x1"] = ratio(clusterRow, "gateway ws x1", thr, div)
+	}
 	res.Ratios["gateway_x10_per_client_vs_direct"] = ratio("gateway ws x10 (per client)", direct, thr, div)
 	res.Ratios["gateway_tools_vs_direct_tools"] = ratio("gateway ws x1 tools+permissions", "direct tools+permissions", thr, div)
 	res.Ratios["gateway_paced_added_p99_ms"] = ratio(fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), fmt.Sprintf("direct paced %g/s", o.rate), p99, sub)
@@ -433,6 +454,12 @@ func targets(res *Results, o options) []target {
 			v := r[faceRatio(f.face, k)]
 			add(name, want, v, "x", v >= min)
 		}
+	}
+	if v, ok := r["gateway_datadir_x1_vs_memory_x1"]; ok {
+		add("throughput gateway x1 --data-dir / memory x1", ">= 0.8", v, "x", v >= 0.8)
+	}
+	if v, ok := r["gateway_cluster_nonowner_x1_vs_memory_x1"]; ok {
+		add("throughput via a non-owner node (3-node cluster) / memory x1", ">= 0.5", v, "x", v >= 0.5)
 	}
 	if v, ok := r["gateway_x1_vs_stdio_to_ws_x1"]; ok {
 		add("throughput gateway x1 / stdio-to-ws x1", ">= 1", v, "x", v >= 1)
