@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,8 +57,14 @@ func waitNodes(t *testing.T, g *gateway, n int) {
 	}
 }
 
-func TestClusterEveryFaceOnEveryNode(t *testing.T) {
+// TestCluster runs the mode c scenarios on one cluster: they take seconds to start.
+func TestCluster(t *testing.T) {
 	gws := clusterGateways(t)
+	t.Run("every face on every node", func(t *testing.T) { clusterFaces(t, gws) })
+	t.Run("chaos resume on another node each time", func(t *testing.T) { clusterChaos(t, gws) })
+}
+
+func clusterFaces(t *testing.T, gws []*gateway) {
 	a, b, c := gws[0], gws[1], gws[2]
 	s := a.createSession(map[string]any{})
 
@@ -156,5 +167,106 @@ func TestClusterEveryFaceOnEveryNode(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// clusterChaos is TestDeliveryChaosResume across the cluster: one session owned by each node, prompted through
+// the next node, and clients that resume every time on another node than the last: nothing lost, nothing
+// twice, the owner's bytes.
+func clusterChaos(t *testing.T, gws []*gateway) {
+	const (
+		nClients = 15
+		nTurns   = 8
+		seed     = 20261201
+	)
+	type sess struct{ id, epoch string }
+	ss := make([]sess, len(gws))
+	for i, g := range gws {
+		s := g.createSession(map[string]any{"permissionPolicy": "approve-all"})
+		ss[i] = sess{s.ID, s.Epoch}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	targetsKnown, markKnown := context.WithCancel(context.Background())
+	defer markKnown()
+	targets := make([]uint64, len(ss))
+	var reconnects, closedByUs, framesSeen, full503 atomic.Int64
+	type result struct {
+		session int
+		got     []logEntry
+		err     error
+	}
+	results := make([]result, nClients)
+	var wg sync.WaitGroup
+	for i := range nClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			si := i % len(ss)
+			pick := func(attempt int) *gateway { return gws[(i+attempt)%len(gws)] }
+			got, err := chaosClient(ctx, pick, ss[si].id, ss[si].epoch, rng, targetsKnown, func() uint64 { return targets[si] },
+				&reconnects, &closedByUs, &framesSeen, &full503)
+			results[i] = result{si, got, err}
+		}()
+	}
+	var turnWG sync.WaitGroup
+	turnErrs := make([]error, len(ss))
+	for si := range ss {
+		turnWG.Add(1)
+		go func() {
+			defer turnWG.Done()
+			via := gws[(si+1)%len(gws)] // not the owner
+			for n := range nTurns {
+				text := "chaos turn " + strconv.Itoa(n)
+				if n%3 == 2 {
+					text = "quick"
+				}
+				var res struct{ StopReason string }
+				code, body, err := via.httpDo(ctx, "POST", "/v1/sessions/"+ss[si].id+"/prompt?wait=true", map[string]string{"text": text}, &res)
+				if err != nil || code != http.StatusOK || res.StopReason != "end_turn" {
+					turnErrs[si] = fmt.Errorf("turn %d through %s: %d %v %s", n, via.base, code, err, body)
+					return
+				}
+			}
+		}()
+	}
+	turnWG.Wait()
+	for si, err := range turnErrs {
+		if err != nil {
+			markKnown()
+			cancel()
+			wg.Wait()
+			t.Fatalf("session %d: %v", si, err)
+		}
+	}
+	for si := range ss {
+		var v sessionJSON
+		gws[si].do("GET", "/v1/sessions/"+ss[si].id, nil, &v)
+		targets[si] = v.LastSeq
+	}
+	markKnown()
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil {
+			t.Errorf("client %d: %v", i, r.err)
+			continue
+		}
+		want := gws[r.session].fullLogWS(t, ss[r.session].id, ss[r.session].epoch) // the owner's log
+		if uint64(len(r.got)) < targets[r.session] || len(r.got) > len(want) {
+			t.Errorf("client %d: %d frames, head %d, the owner's log %d", i, len(r.got), targets[r.session], len(want))
+			continue
+		}
+		for k, e := range r.got {
+			if e.Seq != want[k].Seq || !bytes.Equal(e.Raw, want[k].Raw) {
+				t.Errorf("client %d: frame %d differs:\n got %d %s\nwant %d %s", i, k, e.Seq, e.Raw, want[k].Seq, want[k].Raw)
+				break
+			}
+		}
+	}
+	t.Logf("%d clients over %d sessions x %d turns (%v frames), each reconnect on another node: %d reconnects (%d cut by the test), %d frames read, %d dials refused 503",
+		nClients, len(ss), nTurns, targets, reconnects.Load(), closedByUs.Load(), framesSeen.Load(), full503.Load())
+	if reconnects.Load() < nClients {
+		t.Errorf("only %d reconnects: the chaos did not happen", reconnects.Load())
 	}
 }

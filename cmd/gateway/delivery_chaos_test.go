@@ -60,7 +60,7 @@ func TestDeliveryChaosResume(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			si := i % nSessions
-			got, err := chaosClient(ctx, g, ss[si].id, ss[si].epoch, rng, targetsKnown, func() uint64 { return targets[si] },
+			got, err := chaosClient(ctx, func(int) *gateway { return g }, ss[si].id, ss[si].epoch, rng, targetsKnown, func() uint64 { return targets[si] },
 				&reconnects, &closedByUs, &framesSeen, &full503)
 			results[i] = result{si, got, err}
 		}()
@@ -139,10 +139,10 @@ func TestDeliveryChaosResume(t *testing.T) {
 	}
 }
 
-// chaosClient follows one session, cutting its own connection after a random number of frames and resuming,
-// until it holds every frame up to the target. It checks contiguity as it goes: every logged frame must be
+// chaosClient follows one session, cutting its own connection after a random number of frames and resuming
+// (connection k on gateway pick(k)), until it holds every frame up to the target. It checks contiguity as it goes: every logged frame must be
 // exactly last+1.
-func chaosClient(ctx context.Context, g *gateway, id, epoch string, rng *rand.Rand, targetsKnown context.Context,
+func chaosClient(ctx context.Context, pick func(attempt int) *gateway, id, epoch string, rng *rand.Rand, targetsKnown context.Context,
 	target func() uint64, reconnects, closedByUs, framesSeen, full503 *atomic.Int64) ([]logEntry, error) {
 	var got []logEntry
 	last := uint64(0)
@@ -168,7 +168,7 @@ func chaosClient(ctx context.Context, g *gateway, id, epoch string, rng *rand.Ra
 			// When the turns are over, wake a client blocked in Read so it can see it is done.
 			stop = context.AfterFunc(targetsKnown, cancel)
 		}
-		c, resp, err := websocket.Dial(cctx, g.wsURL(path), nil)
+		c, resp, err := websocket.Dial(cctx, pick(attempt).wsURL(path), nil)
 		if err != nil {
 			stop()
 			cancel()

@@ -41,15 +41,24 @@ func (n *clusterNode) stop(t *testing.T) {
 }
 
 func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clusterNode {
+	return newClusterNodeWith(t, srv, workdir, id, nil)
+}
+
+// newClusterNodeWith is newClusterNode with the registry's store wrapped by wrap (nil = none).
+func newClusterNodeWith(t *testing.T, srv *natstest.Server, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
 	t.Helper()
 	nc := srv.Connect()
-	st, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
+	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var st sessions.Store = js
+	if wrap != nil {
+		st = wrap(js)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := st.Join(ctx, jsstore.ClusterOptions{Node: id, Agents: []string{"demo"}})
+	c, err := js.Join(ctx, jsstore.ClusterOptions{Node: id, Agents: []string{"demo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +223,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 
 func TestCreateOnAnotherNode(t *testing.T) {
 	a, b := newCluster(t)
+	eventually(t, "b to see a", func() bool { return len(b.cluster.Nodes()) == 2 })
 	f, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "a"})
 	if err != nil {
 		t.Fatalf("create on a through b: %v", err)
@@ -270,4 +280,58 @@ func TestFollowerListsFromDirectory(t *testing.T) {
 	}
 	s.Close("bye")
 	eventually(t, "b to forget the closed session", func() bool { return len(b.reg.ListAs(alice)) == 0 })
+}
+
+// gatedStore holds back the frames a follower's feed delivers past seq `open` until release is closed.
+type gatedStore struct {
+	sessions.Store
+	open    uint64
+	release chan struct{}
+}
+
+func (g *gatedStore) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
+	return g.Store.Follow(ctx, sid, func(f sessions.StoredFrame) error {
+		if f.Seq > g.open {
+			select {
+			case <-g.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return fn(f)
+	}, caughtUp)
+}
+
+// TestFollowerResumeAheadOfItsCopy: a client that read up to the owner's head resumes on a follower whose copy
+// is behind: the follower waits for its copy instead of answering invalid_cursor (it did).
+func TestFollowerResumeAheadOfItsCopy(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	a := newClusterNode(t, srv, workdir, "a")
+	gate := &gatedStore{release: make(chan struct{})}
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store { gate.Store = st; return gate })
+	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the demo's first update", func() bool { return s.Log().Head() >= 1 })
+	gate.open = s.Log().Head()
+	f, err := b.reg.GetAs(alice, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, alice, "quick")
+	head := s.Log().Head()
+	if f.Log().Head() >= head {
+		t.Fatalf("the gate let frames through: follower at %d, owner at %d", f.Log().Head(), head)
+	}
+	// Released a moment later: with the wait it passes whenever the release comes; without it, StartAt answers
+	// before the release.
+	time.AfterFunc(100*time.Millisecond, func() { close(gate.release) })
+	st := f.StartAt(head, true, s.Epoch)
+	if st.Resync != "" || st.Cursor != head {
+		t.Fatalf("resume at the owner's head %d on a follower behind: %+v", head, st)
+	}
 }

@@ -256,7 +256,9 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s.awaitHead(ctx, rep.Head)
 	s.mu.Lock()
-	if s.status == StatusStarting && res.Status != "" && s.log.Head() <= rep.Head {
+	if s.status == StatusStarting && res.Status != "" {
+		// The entry this copy was made from may predate the start; what changes the status after it is
+		// logged (a turn, a failure, the close), and none of it says starting.
 		s.status = res.Status
 	}
 	s.mu.Unlock()

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,6 +29,11 @@ type Start struct {
 // Anything else is a resync, never a partial recovery. Without after, the whole log is replayed (or a resync
 // when it was trimmed).
 func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
+	if s.remote != nil && hasAfter && after > s.log.Head() {
+		// A client that read frames from the owner (or a faster node) and resumes here: this copy of the log
+		// may be a moment behind. Wait for it (at most RouteSlack) rather than call the cursor invalid.
+		s.awaitHead(context.Background(), after)
+	}
 	first, head := s.log.Bounds()
 	st := Start{Cursor: after, ReplayUntil: head, EarliestSeq: first, HeadSeq: head}
 	switch {
