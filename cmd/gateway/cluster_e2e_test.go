@@ -32,13 +32,13 @@ func clusterGateways(t *testing.T) []*gateway {
 		gws = append(gws, g)
 	}
 	for _, g := range gws {
-		waitNodes(t, g, 3)
+		waitNodeCount(t, g, 3)
 	}
 	return gws
 }
 
-// waitNodes waits (bounded) until g lists n live nodes.
-func waitNodes(t *testing.T, g *gateway, n int) {
+// waitNodeCount waits (bounded) until g lists n live nodes.
+func waitNodeCount(t *testing.T, g *gateway, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
