@@ -172,3 +172,17 @@ func TestNodeIDFromHostname(t *testing.T) {
 		}
 	}
 }
+
+// TestNATSURLTicketsAcrossNodes: a WebSocket ticket minted on node A opens a stream on node B, once.
+func TestNATSURLTicketsAcrossNodes(t *testing.T) {
+	srv := natstest.Listen(t)
+	a := startNode(t, srv.URL(), "node-a", "--token", testToken)
+	b := startNode(t, srv.URL(), "node-b", "--token", testToken)
+	tk := a.ticketFor("")
+	if st, _, _ := b.request("GET", "/acp?ticket="+tk, nil, upgradeHeaders(nil)); st != http.StatusSwitchingProtocols {
+		t.Fatalf("a ticket of A on B's /acp: %d", st)
+	}
+	if st, _, _ := a.request("GET", "/acp?ticket="+tk, nil, upgradeHeaders(nil)); st != http.StatusUnauthorized {
+		t.Fatalf("the same ticket again, on A: %d", st)
+	}
+}
