@@ -81,6 +81,14 @@ type config struct {
 	storeMaxLag       int64
 	storeInflight     int
 	natsPrefix        string
+	natsURL           string
+	natsCreds         string
+	natsTLSCA         string
+	natsTLSCert       string
+	natsTLSKey        string
+	natsReplicas      int
+	nodeID            string
+	advertiseURL      string
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -127,7 +135,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp connections (WebSockets and Streamable HTTP) open at once; 503 past it")
 	fs.DurationVar(&c.acpIdleTimeout, "acp-idle-timeout", 60*time.Second, "how long a Streamable HTTP /acp connection may have no open stream and no request before it is ended (its sessions go on)")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
-	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never; with --data-dir they are detached instead)")
+	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never; with --data-dir or --nats-url they are detached instead)")
 	fs.StringVar(&c.allowedOrigins, "allowed-origins", "", "comma-separated Origin host patterns (* wildcards) browsers may call from besides same-origin (e.g. localhost:5173)")
 	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "comma-separated Host patterns served besides loopback names and the --addr host (e.g. gateway.lan, *.example.com:8443); without a token nothing else is served, with one any Host is unless this is set")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
@@ -156,10 +164,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
 	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep sessions across restarts: an embedded NATS JetStream store in this directory (created 0700); restarted, the gateway lists them detached and a prompt re-attaches them")
-	fs.DurationVar(&c.retention, "retention", 720*time.Hour, "with --data-dir: remove detached and failed sessions not updated for this long (0 = keep until DELETE)")
-	fs.Int64Var(&c.storeMaxLag, "store-max-lag", 16<<20, "with --data-dir: bytes of frames not yet stored a session may hold; past it frames are trimmed unstored (a gap in the stored log)")
-	fs.IntVar(&c.storeInflight, "store-inflight", 256, "with --data-dir: publishes to the store in flight per session")
-	fs.StringVar(&c.natsPrefix, "nats-prefix", "acpgw", "with --data-dir: prefix of the store's streams, buckets and subjects ([a-z0-9-]{1,32})")
+	fs.DurationVar(&c.retention, "retention", 720*time.Hour, "with --data-dir or --nats-url: remove detached and failed sessions not updated for this long (0 = keep until DELETE)")
+	fs.Int64Var(&c.storeMaxLag, "store-max-lag", 16<<20, "with --data-dir or --nats-url: bytes of frames not yet stored a session may hold; past it frames are trimmed unstored (a gap in the stored log)")
+	fs.IntVar(&c.storeInflight, "store-inflight", 256, "with --data-dir or --nats-url: publishes to the store in flight per session")
+	fs.StringVar(&c.natsPrefix, "nats-prefix", "acpgw", "with --data-dir or --nats-url: prefix of the store's streams, buckets and subjects ([a-z0-9-]{1,32})")
+	fs.StringVar(&c.natsURL, "nats-url", "", "run as one node of a cluster: comma-separated URLs of an external NATS JetStream cluster the nodes share (not with --data-dir)")
+	fs.StringVar(&c.natsCreds, "nats-creds", "", "with --nats-url: NATS credentials file (JWT and nkey seed)")
+	fs.StringVar(&c.natsTLSCA, "nats-tls-ca", "", "with --nats-url: CA bundle for the NATS servers' certificates (default: the system roots)")
+	fs.StringVar(&c.natsTLSCert, "nats-tls-cert", "", "with --nats-url: client certificate for NATS servers that require one (with --nats-tls-key)")
+	fs.StringVar(&c.natsTLSKey, "nats-tls-key", "", "with --nats-url: the key of --nats-tls-cert")
+	fs.IntVar(&c.natsReplicas, "nats-replicas", 3, "with --nats-url: replicas of the log stream and the buckets (at least 1)")
+	fs.StringVar(&c.nodeID, "node-id", "", "with --nats-url: this node's id, unique among live nodes ([A-Za-z0-9_-]{1,64}; default: the hostname, other characters as -)")
+	fs.StringVar(&c.advertiseURL, "advertise-url", "", "with --nats-url: the URL GET /v1/nodes shows for this node (default: http://<the listen address>)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.Usage = usage(fs)
@@ -231,6 +247,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
 	}
 	if err := c.checkStore(); err != nil {
+		return nil, err
+	}
+	if err := c.checkCluster(); err != nil {
 		return nil, err
 	}
 	if err := c.checkIdentity(); err != nil {

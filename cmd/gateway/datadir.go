@@ -127,12 +127,3 @@ func readNodeID(dir string) (string, error) {
 	}
 	return id, nil
 }
-
-// withStore is the registry configuration in mode b: the store, this node, and detaching instead of closing
-// at shutdown and when idle. Without a data dir it is cfg unchanged (memory mode).
-func withStore(cfg sessions.Config, ds *dataStore) sessions.Config {
-	if ds != nil {
-		cfg.Store, cfg.NodeID, cfg.DetachIdle, cfg.DetachOnShutdown = ds.store, ds.nodeID, true, true
-	}
-	return cfg
-}

@@ -20,14 +20,14 @@ type identity struct {
 	stop func()
 }
 
-// newIdentity builds the Auth of cfg. With a users file, SIGHUP reloads it: users removed or changed are
+// newIdentity builds the Auth of cfg, its WebSocket tickets kept in tickets (nil = in memory). With a users file, SIGHUP reloads it: users removed or changed are
 // revoked and their open sockets and streams closed; connections of the others go on.
-func newIdentity(cfg *config, logger *slog.Logger) (*identity, error) {
+func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) (*identity, error) {
 	id := &identity{stop: func() {}}
 	if !cfg.authenticates() {
 		return id, nil
 	}
-	ac := httpapi.AuthConfig{Token: cfg.token, RPS: cfg.rateLimit, Logger: logger}
+	ac := httpapi.AuthConfig{Token: cfg.token, RPS: cfg.rateLimit, Logger: logger, Tickets: tickets}
 	var stops []func()
 	id.stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {

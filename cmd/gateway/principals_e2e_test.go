@@ -66,6 +66,14 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 				}
 			}
 		},
+		"GET /v1/nodes": func() { // any principal reads the nodes; no session of anyone is in it
+			for _, who := range []string{"ann", "bob"} {
+				st, _, body := g.request("GET", "/v1/nodes", nil, as(who))
+				if st != 200 || !strings.Contains(body, `"nodes":[`) || strings.Contains(body, sid) {
+					t.Errorf("GET /v1/nodes as %s: %d %s", who, st, body)
+				}
+			}
+		},
 		"POST /v1/ws-tickets": func() {
 			st, code, body := g.request("POST", "/v1/ws-tickets", []byte(`{"sessionId":"`+sid+`"}`), bob)
 			st2, code2, body2 := g.request("POST", "/v1/ws-tickets", []byte(`{"sessionId":"`+ghostSession+`"}`), bob)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	root "github.com/acp-gateway/gateway"
 	"github.com/acp-gateway/gateway/internal/acpws"
@@ -66,16 +67,49 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.insecureNoAuth && !cfg.authenticates() {
 		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
 	}
-	var ds *dataStore
-	if cfg.dataDir != "" {
-		if ds, err = cfg.openDataDir(ctx, logger); err != nil {
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	// The port is taken before the store opens: in mode c the node advertises the address it listens on.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // a start that fails gives the port back; once served, the server has closed it
+	var (
+		reg     *sessions.Registry
+		regLive atomic.Pointer[sessions.Registry]
+		sb      storeBacking
+	)
+	switch {
+	case cfg.dataDir != "":
+		ds, err := cfg.openDataDir(ctx, logger)
+		if err != nil {
 			return err
 		}
 		defer ds.close() // after the registry's shutdown flushed every session
+		sb = storeBacking{store: ds.store, nodeID: ds.nodeID, up: ds.up}
+	case cfg.natsURL != "":
+		// The registry needs the cluster in its Config and the cluster's beats need the registry's store
+		// state: until the registry exists a beat reports an idle store.
+		state := func() sessions.StoreState {
+			if r := regLive.Load(); r != nil {
+				return r.StoreState()
+			}
+			return sessions.StoreState{State: "ok"}
+		}
+		jctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
+		cs, err := cfg.joinCluster(jctx, logger, cfg.advertise(ln.Addr()), names, state)
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer cs.leave() // after the registry's shutdown: then the membership, then the connection
+		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: cs.conn.IsConnected, tickets: cs.tickets}
 	}
-	var reg *sessions.Registry
 	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
-	reg, err = sessions.NewRegistry(withStore(sessions.Config{
+	reg, err = sessions.NewRegistry(sb.configure(sessions.Config{
 		Workdir:             cfg.workdir,
 		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
 		MaxSessions:         cfg.maxSessions,
@@ -96,16 +130,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxSessionsPerUser:  cfg.maxPerUser,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
 		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
-	}, ds), specs, cfg.defaultAgent)
+	}), specs, cfg.defaultAgent)
 	if err != nil {
 		return err
 	}
-	if ds != nil {
+	regLive.Store(reg)
+	// The cluster's part of the registry (commands served, the directory watched) runs until the registry
+	// has shut down, so commands routed here during the drain still reach their sessions.
+	clusterCtx, stopCluster := context.WithCancel(context.Background())
+	defer stopCluster()
+	if sb.store != nil {
 		m.WatchStore(func() metrics.StoreStats {
 			st := reg.StoreStats()
 			return metrics.StoreStats{
 				LagFrames: st.LagFrames, LagBytes: st.LagBytes, LagSeconds: st.OldestUnacked.Seconds(),
-				PublishErrors: st.Errors, Frames: st.Frames, Gaps: st.Gaps, Up: ds.up(),
+				PublishErrors: st.Errors, Frames: st.Frames, Gaps: st.Gaps, Up: sb.up(),
 			}
 		})
 		n, err := reg.Recover(ctx)
@@ -113,6 +152,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		logger.Info("stored sessions restored", "sessions", n)
+		if err := reg.RunCluster(clusterCtx); err != nil {
+			return fmt.Errorf("--nats-url: the cluster did not start: %v", err)
+		}
 	}
 	// One budget for every socket reader: many sockets sending large frames hold at most this much.
 	inb := inbound.New(cfg.maxInboundBytes, 0).WithFrameTimeout(cfg.bodyTimeout)
@@ -126,7 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:  cfg.acpIdleTimeout,
 		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
-	ident, err := newIdentity(cfg, logger)
+	ident, err := newIdentity(cfg, logger, sb.tickets)
 	if err != nil {
 		return err
 	}
@@ -138,6 +180,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
+	if sb.cluster != nil {
+		api.StoreConnected = sb.up // a node cut off from NATS is not ready: a load balancer sends clients elsewhere
+	}
 	if cfg.debugAddr != "" {
 		stopDebug, err := serveDebug(cfg.debugAddr, logger)
 		if err != nil {
@@ -145,18 +190,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer stopDebug()
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	// No ReadTimeout: it would cut WebSockets and event streams; bodies get api.BodyTimeout instead.
 	srv := &http.Server{
 		Handler: api.Handler(), ReadHeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.httpIdleTimeout,
 		ConnContext: httpapi.ConnContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	names := make([]string, 0, len(specs))
 	for _, s := range specs {
-		names = append(names, s.Name)
 		if err := agents.CheckCommand(s); err != nil {
 			logger.Warn("agent unavailable: its command was not found; sessions with it are refused until it is installed",
 				"agent", s.Name, "command", s.Command)
@@ -169,7 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reapCtx, stopReap := context.WithCancel(context.Background())
 	defer stopReap()
 	go reg.ReapIdle(reapCtx)
-	if ds != nil && cfg.retention > 0 {
+	if sb.store != nil && cfg.retention > 0 {
 		go reg.ExpireStored(reapCtx, cfg.retention)
 	}
 

@@ -303,10 +303,11 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 	var meta struct {
 		Gateway struct {
 			PermissionPolicy string `json:"permissionPolicy"`
+			Node             string `json:"node"` // mode c: the node that should run the session
 		} `json:"gateway"`
 	}
 	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
-	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp})
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp, Node: meta.Gateway.Node})
 	if err != nil {
 		c.fail(id, err)
 		return

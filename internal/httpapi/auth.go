@@ -19,22 +19,26 @@ import (
 // principal.Anonymous: cmd/gateway refuses that on non-loopback addresses unless told otherwise.
 type Auth struct {
 	// Static after construction.
-	digest    [32]byte // sha256 of the single token: compared in constant time, never logged
-	hasToken  bool
-	users     *principal.Users       // nil = no users file
-	oidc      *principal.OIDC        // nil = no OIDC
-	proxy     *principal.ProxyHeader // nil = no trusted proxy header
-	logger    *slog.Logger
-	ticketTTL time.Duration
-	rps       rate.Limit
-	burst     int
-	now       func() time.Time
+	digest   [32]byte // sha256 of the single token: compared in constant time, never logged
+	hasToken bool
+	users    *principal.Users       // nil = no users file
+	oidc     *principal.OIDC        // nil = no OIDC
+	proxy    *principal.ProxyHeader // nil = no trusted proxy header
+	logger   *slog.Logger
+	tickets  TicketStore
+	// sharedTickets: tickets come from other nodes, whose revocation handles are not ours (Auth.current).
+	sharedTickets bool
+	rps           rate.Limit
+	burst         int
+	now           func() time.Time
 
 	mu       sync.Mutex
-	tickets  map[string]ticket        // Guarded by mu.
 	limiters map[string]*rate.Limiter // Guarded by mu; per principal id.
 	failures map[string]*rate.Limiter // Guarded by mu; failed attempts per remote IP.
 }
+
+// ticketTTL is how long a ticket in memory may wait for its redemption.
+const ticketTTL = 30 * time.Second
 
 // Failed attempts allowed per remote IP: a burst, then one a second. Past that the address gets 429 before
 // its credential is even looked at, so guessing is slow and costs the gateway little.
@@ -54,13 +58,19 @@ type AuthConfig struct {
 	RPS    float64                // requests per second per principal; 0 = unlimited
 	Burst  int                    // 0 = twice RPS
 	Logger *slog.Logger           // nil = slog.Default()
+	// Tickets is where WebSocket tickets wait for their redemption: nil = this process's memory (30 s). A
+	// store shared by the nodes of a cluster lets a ticket minted on one be redeemed on another.
+	Tickets TicketStore
 }
 
 // NewAuth returns an Auth for cfg.
 func NewAuth(cfg AuthConfig) *Auth {
 	a := &Auth{hasToken: cfg.Token != "", digest: sha256.Sum256([]byte(cfg.Token)), users: cfg.Users, oidc: cfg.OIDC, proxy: cfg.Proxy,
-		logger: cfg.Logger, ticketTTL: 30 * time.Second, now: time.Now,
-		tickets: map[string]ticket{}, failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
+		logger: cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
+		failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
+	if a.tickets == nil {
+		a.tickets = newMemTickets(ticketTTL, func() time.Time { return a.now() })
+	}
 	if cfg.RPS <= 0 {
 		a.rps = rate.Inf
 	}

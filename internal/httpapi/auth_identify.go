@@ -82,7 +82,7 @@ func (a *Auth) identify(r *http.Request) (identity, bool) {
 		return identity{}, false
 	}
 	if t := r.URL.Query().Get("ticket"); t != "" {
-		return a.redeem(t, session)
+		return a.redeem(r.Context(), t, session)
 	}
 	if isUpgrade(r) {
 		for _, p := range strings.Split(r.Header.Get("Sec-WebSocket-Protocol"), ",") {

@@ -1,50 +1,71 @@
 package httpapi
 
 import (
-	"crypto/rand"
-	"encoding/base64"
+	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// ticket is an issued WebSocket ticket.
-type ticket struct {
-	expires time.Time
-	session string   // "" = any stream; else only this session's streams
-	who     identity // the principal that minted it: the stream is theirs
-}
-
-// Ticket issues a single-use ticket for who, valid for ticketTTL on the stream routes; bound to session
+// Ticket issues a single-use ticket for who, valid for the store's TTL on the stream routes; bound to session
 // when it is not "".
-func (a *Auth) Ticket(session string, who identity) (string, time.Time) {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	t := base64.RawURLEncoding.EncodeToString(b[:])
-	exp := a.now().Add(a.ticketTTL)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	for k, e := range a.tickets { // expired tickets go as new ones come: the map stays small
-		if now.After(e.expires) {
-			delete(a.tickets, k)
-		}
-	}
-	a.tickets[t] = ticket{expires: exp, session: session, who: who}
-	return t, exp
+func (a *Auth) Ticket(ctx context.Context, session string, who identity) (string, time.Time, error) {
+	return a.tickets.Mint(ctx, TicketGrant{Session: session, Principal: who.p, Via: who.via, Expires: who.expires, Live: who.live})
 }
 
 // redeem uses up ticket t for a stream of session ("" = not a session's stream) and returns who minted it.
 // A ticket bound to another session is used up too: single use means one presentation. A ticket of a
 // principal revoked since, or whose token expired since, is refused.
-func (a *Auth) redeem(t, session string) (identity, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	tk, ok := a.tickets[t]
-	delete(a.tickets, t)
-	ok = ok && !a.now().After(tk.expires) && (tk.session == "" || tk.session == session) && !tk.who.revoked(a.now())
-	return tk.who, ok
+func (a *Auth) redeem(ctx context.Context, t, session string) (identity, bool) {
+	g, err := a.tickets.Redeem(ctx, t, session)
+	if err != nil {
+		if !errors.Is(err, ErrTicketInvalid) {
+			a.logger.Warn("a WebSocket ticket could not be redeemed", "err", err)
+		}
+		return identity{}, false
+	}
+	who := identity{p: g.Principal, via: g.Via, live: g.Live, expires: g.Expires}
+	if a.sharedTickets {
+		var ok bool
+		if who, ok = a.current(g); !ok {
+			return identity{}, false
+		}
+	}
+	return who, !who.revoked(a.now())
+}
+
+// current is who a grant from a shared store names, as this node identifies them now. A ticket minted on
+// another node carries the principal, how it was identified and when its credential expires, but not the
+// minting node's revocation handle (a users-file entry's context lives in that process). So the redeeming
+// node looks the principal up the way it identifies callers itself: a users-file principal must still be
+// in its users file unchanged (its entry's context then ends the stream on a later revocation), the single
+// token's admin needs a token configured here, a proxy user must be named the same by this node's rule, and
+// an OIDC principal keeps its token's expiry. A user whose token alone changed keeps the tickets minted with
+// the old one for their few seconds: the file names users, not tokens, across nodes.
+func (a *Auth) current(g TicketGrant) (identity, bool) {
+	who := identity{p: g.Principal, via: g.Via, expires: g.Expires}
+	switch g.Via {
+	case viaToken:
+		return who, a.hasToken && g.Principal == principal.TokenAdmin
+	case viaUsers:
+		if a.users == nil {
+			return who, false
+		}
+		p, live, ok := a.users.ByName(g.Principal.Name)
+		who.live = live
+		return who, ok && p == g.Principal
+	case viaProxy:
+		if a.proxy == nil {
+			return who, false
+		}
+		now := a.byProxyName(g.Principal.Name)
+		return now, now.p == g.Principal
+	case viaOIDC:
+		return who, a.oidc != nil && !g.Expires.IsZero()
+	}
+	return who, false
 }
 
 // ticketRequest is the optional body of `POST /v1/ws-tickets`: a sessionId binds the ticket to that
@@ -66,8 +87,14 @@ func (s *Server) wsTicket(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	t, exp := s.Auth.Ticket(req.SessionID, identityFrom(r.Context()))
-	res := map[string]any{"ticket": t, "expiresAt": exp.UTC().Format(time.RFC3339), "ttlSeconds": int(s.Auth.ticketTTL.Seconds())}
+	t, exp, err := s.Auth.Ticket(r.Context(), req.SessionID, identityFrom(r.Context()))
+	if err != nil {
+		s.Auth.logger.Warn("a WebSocket ticket could not be stored", "err", err)
+		p := problem(http.StatusServiceUnavailable, "store_unavailable", "the ticket store did not answer; retry")
+		p.RetryAfter = 5
+		return p
+	}
+	res := map[string]any{"ticket": t, "expiresAt": exp.UTC().Format(time.RFC3339), "ttlSeconds": int(exp.Sub(s.Auth.now()).Round(time.Second).Seconds())}
 	if req.SessionID != "" {
 		res["sessionId"] = req.SessionID
 	}

@@ -37,12 +37,12 @@ func TestTicketOfAnExpiredOIDCTokenIsRefused(t *testing.T) {
 		_, ok := a.identify(httptest.NewRequest("GET", "/v1/sessions/s1/ws?ticket="+tk, nil))
 		return ok
 	}
-	before, _ := a.Ticket("s1", who)
+	before, _, _ := a.Ticket(context.Background(), "s1", who)
 	if !redeem(before) {
 		t.Fatal("a ticket of a live token is refused")
 	}
 
-	after, exp := a.Ticket("s1", who)
+	after, exp, _ := a.Ticket(context.Background(), "s1", who)
 	advance(who.expires.Sub(a.now())) // exactly the token's exp: expired
 	if !a.now().Before(exp) {
 		t.Fatalf("the ticket itself expired (%v ≥ %v): the test proves nothing", a.now(), exp)

@@ -52,6 +52,9 @@ type Server struct {
 	BodyTimeout time.Duration
 	// ListenHost is the host part of the listen address, served as a literal Host.
 	ListenHost string
+	// StoreConnected reports whether the connection to a shared store is up (mode c); while it is not, /readyz
+	// fails so a load balancer sends clients to another node. nil = nothing to check. Lag never fails it.
+	StoreConnected func() bool
 
 	hosts   hostPolicy   // Set by Handler.
 	origins originPolicy // Set by Handler.
@@ -124,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		r.Method(http.MethodGet, "/me", handlerFunc(s.me))
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
+		r.Method(http.MethodGet, "/nodes", handlerFunc(s.listNodes))
 		r.Method(http.MethodPost, "/ws-tickets", handlerFunc(s.wsTicket))
 		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))
 		r.Method(http.MethodPost, "/sessions", handlerFunc(s.createSession))
@@ -239,6 +243,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.draining.Load() {
 		return problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
+	}
+	if s.StoreConnected != nil && !s.StoreConnected() {
+		return problem(http.StatusServiceUnavailable, "store_unavailable", "the gateway is not connected to its NATS cluster")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "agents": len(s.Registry.Agents())})
 	return nil

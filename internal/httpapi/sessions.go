@@ -27,6 +27,7 @@ type createRequest struct {
 	Cwd              string          `json:"cwd"`
 	PermissionPolicy string          `json:"permissionPolicy"`
 	MCPServers       json.RawMessage `json:"mcpServers"` // ACP's McpServer array; agents.ParseMCPServers
+	Node             string          `json:"node"`       // mode c: the node that should run the session
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
@@ -41,7 +42,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp})
+	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp, Node: req.Node})
 	if err != nil {
 		return s.hideStartFailure(r, req.Agent, err)
 	}

@@ -34,6 +34,10 @@ type TicketGrant struct {
 	Session   string              `json:"session,omitempty"` // "" = any stream
 	Principal principal.Principal `json:"principal"`
 	Expires   time.Time           `json:"expires"`
+	// Via and Until are how the principal was identified and when that credential expires (zero = never):
+	// the redeeming node checks them against its own configuration.
+	Via   string    `json:"via,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Tickets opens the tickets bucket (TTL TicketTTL).
@@ -56,10 +60,15 @@ func (s *Store) Tickets(ctx context.Context) (*Tickets, error) {
 
 // Mint issues a ticket for who, bound to session unless it is "", valid for TicketTTL.
 func (t *Tickets) Mint(ctx context.Context, session string, who principal.Principal) (string, time.Time, error) {
+	return t.MintGrant(ctx, TicketGrant{Session: session, Principal: who})
+}
+
+// MintGrant issues a ticket carrying g, valid for TicketTTL (g.Expires is set here).
+func (t *Tickets) MintGrant(ctx context.Context, g TicketGrant) (string, time.Time, error) {
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	token := base64.RawURLEncoding.EncodeToString(b[:])
-	g := TicketGrant{Session: session, Principal: who, Expires: time.Now().Add(TicketTTL)}
+	g.Expires = time.Now().Add(TicketTTL)
 	value, err := json.Marshal(g)
 	if err != nil {
 		return "", time.Time{}, err

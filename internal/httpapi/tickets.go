@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+)
+
+// TicketStore keeps WebSocket tickets from their minting to their single redemption. The default keeps them
+// in this process; a cluster of gateways shares one (cmd/gateway wires jsstore's) so a ticket minted on one
+// node opens a stream on any other.
+type TicketStore interface {
+	// Mint stores g under a new ticket and returns it with its expiry.
+	Mint(ctx context.Context, g TicketGrant) (ticket string, expires time.Time, err error)
+	// Redeem uses up ticket for a stream of session ("" = not a session's stream): ErrTicketInvalid when it
+	// is unknown, used, expired or bound to another session (used up all the same). Revocation is the
+	// caller's check.
+	Redeem(ctx context.Context, ticket, session string) (TicketGrant, error)
+}
+
+// ErrTicketInvalid is a ticket that is unknown, used, expired or bound to another session.
+var ErrTicketInvalid = errors.New("invalid ticket")
+
+// TicketGrant is what a ticket carries: whose stream it opens, how they were identified, and, if bound,
+// which session's.
+type TicketGrant struct {
+	Session   string              // "" = any stream
+	Principal principal.Principal // who minted it: the stream is theirs
+	Via       string              // how they were identified (GET /v1/me `via`)
+	Expires   time.Time           // when their credential expires (OIDC); zero = never
+	// Live is the minter's revocation handle (a users-file entry's context), in this process only: a shared
+	// store drops it and the redeeming node looks the principal up again (Auth.current).
+	Live context.Context
+}
+
+// memTickets is the default TicketStore: a map in this process.
+type memTickets struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	tickets map[string]memTicket // Guarded by mu.
+}
+
+type memTicket struct {
+	grant   TicketGrant
+	expires time.Time
+}
+
+func newMemTickets(ttl time.Duration, now func() time.Time) *memTickets {
+	return &memTickets{ttl: ttl, now: now, tickets: map[string]memTicket{}}
+}
+
+func (m *memTickets) Mint(_ context.Context, g TicketGrant) (string, time.Time, error) {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	t := base64.RawURLEncoding.EncodeToString(b[:])
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for k, e := range m.tickets { // expired tickets go as new ones come: the map stays small
+		if now.After(e.expires) {
+			delete(m.tickets, k)
+		}
+	}
+	exp := now.Add(m.ttl)
+	m.tickets[t] = memTicket{grant: g, expires: exp}
+	return t, exp, nil
+}
+
+func (m *memTickets) Redeem(_ context.Context, t, session string) (TicketGrant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tk, ok := m.tickets[t]
+	delete(m.tickets, t)
+	if !ok || m.now().After(tk.expires) || tk.grant.Session != "" && tk.grant.Session != session {
+		return TicketGrant{}, ErrTicketInvalid
+	}
+	return tk.grant, nil
+}
