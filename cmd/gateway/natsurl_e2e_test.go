@@ -14,17 +14,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// clusterStubError is what Registry.RunCluster answers until the registry's cluster part is built: a
-// gateway in mode c cannot start before that, so these tests skip rather than fail.
-const clusterStubError = "cluster mode is not wired yet"
-
 // startNode runs a gateway in mode c on srv's URL as node id.
 func startNode(t *testing.T, url, id string, extra ...string) *gateway {
 	t.Helper()
 	g, err := tryStartGateway(t, append([]string{"--nats-url", url, "--nats-replicas", "1", "--node-id", id, "--shutdown-timeout", "3s"}, extra...)...)
-	if err != nil && strings.Contains(err.Error(), clusterStubError) {
-		t.Skip("Registry.RunCluster is not built yet: " + err.Error())
-	}
 	if err != nil {
 		t.Fatalf("node %s: %v", id, err)
 	}
