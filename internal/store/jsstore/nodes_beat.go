@@ -178,3 +178,10 @@ func wrapErr(what string, err error) error {
 	}
 	return fmt.Errorf("jsstore: %s: %w", what, err)
 }
+
+// LastBeat is when this node's last beat succeeded (what a loss's timing is measured from).
+func (c *Cluster) LastBeat() time.Time {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	return c.health.lastOK
+}
