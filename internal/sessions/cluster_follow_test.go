@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -25,6 +26,8 @@ import (
 type clusterNode struct {
 	reg     *sessions.Registry
 	cluster *jsstore.Cluster
+	st      *jsstore.Store
+	nc      *nats.Conn
 	cancel  context.CancelFunc
 	stopped bool
 }
@@ -42,7 +45,13 @@ func (n *clusterNode) stop(t *testing.T) {
 
 func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clusterNode {
 	t.Helper()
-	nc := srv.Connect()
+	return newClusterNodeConn(t, srv.Connect(), workdir, id)
+}
+
+// newClusterNodeConn starts node id on nc: it joins, recovers its stored sessions and runs its part of the
+// cluster.
+func newClusterNodeConn(t *testing.T, nc *nats.Conn, workdir, id string) *clusterNode {
+	t.Helper()
 	st, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,11 +72,14 @@ func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clu
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
 	rctx, rcancel := context.WithCancel(context.Background())
 	if err := r.RunCluster(rctx); err != nil {
 		t.Fatal(err)
 	}
-	n := &clusterNode{reg: r, cluster: c, cancel: rcancel}
+	n := &clusterNode{reg: r, cluster: c, st: st, nc: nc, cancel: rcancel}
 	t.Cleanup(func() { n.stop(t) })
 	return n
 }
