@@ -111,6 +111,23 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
+	// A detached session of a has nothing open: the loss leaves it detached.
+	idle, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.reg.Detach(idle.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the detached entry clean", func() bool {
+		e, _, err := b.st.Dir().Get(ctx, idle.ID)
+		return err == nil && e.Status == sessions.StatusDetached && e.Clean
+	})
+	idleEntry, idleRev, err := b.st.Dir().Get(ctx, idle.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// A turn on a waits for a permission; b and c follow it.
 	s, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
 	if err != nil {
@@ -248,6 +265,21 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		if _, _, err := f.AnswerInTurnAs(alice, permID, allowOnce(), "rest"); !errors.Is(err, sessions.ErrFailed) {
 			t.Fatalf("answer through a follower: %v", err)
 		}
+	}
+
+	// The detached session was not taken over: it is readable, and its prompts find no owner.
+	if e, r, err := b.st.Dir().Get(ctx, idle.ID); err != nil || r != idleRev || e.Status != sessions.StatusDetached || e.Incarnation != idleEntry.Incarnation {
+		t.Fatalf("the detached session's entry after the loss: %+v rev %d (was %d), %v", e, r, idleRev, err)
+	}
+	fi, err := c.reg.GetAs(alice, idle.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Status() != sessions.StatusDetached || fi.Log().Head() == 0 {
+		t.Fatalf("the detached session on c: %s at %d", fi.Status(), fi.Log().Head())
+	}
+	if _, err := fi.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+		t.Fatalf("prompt of the detached session with its node gone: %v", err)
 	}
 
 	// A late frame of the old epoch lands after the fork: every reader drops it.
