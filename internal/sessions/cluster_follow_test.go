@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func newClusterNodeConn(t *testing.T, nc *nats.Conn, workdir, id string) *cluste
 		return demo.Serve(ctx, demo.Options{}, in, out)
 	}}
 	r, err := sessions.NewRegistry(sessions.Config{
-		Workdir: workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
+		Workdir: workdir, Logger: testLogger(id), StopGrace: 200 * time.Millisecond,
 		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true,
 	}, []agents.Spec{demoSpec}, "demo")
 	if err != nil {
@@ -282,4 +283,12 @@ func TestFollowerListsFromDirectory(t *testing.T) {
 	}
 	s.Close("bye")
 	eventually(t, "b to forget the closed session", func() bool { return len(b.reg.ListAs(alice)) == 0 })
+}
+
+// testLogger discards, unless GATEWAY_TEST_LOG is set: then node id logs to stderr.
+func testLogger(id string) *slog.Logger {
+	if os.Getenv("GATEWAY_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", id)
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
@@ -364,4 +365,94 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 func itoa(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestNodeLossRedoneAfterTheCloserDies: a survivor that claimed a lost node's session dies before it closed
+// it (the entry still names it as closer); the next survivor that sees it lost closes the session once.
+func TestNodeLossRedoneAfterTheCloserDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a heartbeat to expire")
+	}
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	linkA, linkZ := &cuttable{srv: srv}, &cuttable{srv: srv}
+	a := newClusterNodeConn(t, srv.Connect(nats.InProcessServer(linkA)), workdir, "a")
+	b := newClusterNode(t, srv, workdir, "b")
+	ncZ := srv.Connect(nats.InProcessServer(linkZ))
+	stZ, err := jsstore.Open(context.Background(), ncZ, jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	z, err := stZ.Join(ctx, jsstore.ClusterOptions{Node: "z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+
+	s, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PromptAs(alice, prompt("refactor the parser")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a's request stored", func() bool {
+		v := s.View()
+		return len(v.PendingPermissions) == 1 && v.DurableSeq != nil && *v.DurableSeq == s.Log().Head()
+	})
+	eventually(t, "b to see z", func() bool { return len(b.reg.Nodes()) == 3 })
+	h := s.Log().Head()
+
+	// a and z are cut off, and z had claimed a's session (as a survivor would) before it died.
+	for _, l := range []*cuttable{linkA, linkZ} {
+		l.set(true)
+	}
+	for _, nc := range []*nats.Conn{a.nc, ncZ} {
+		if err := nc.ForceReconnect(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, rev, err := b.st.Dir().Get(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Closer, e.Status, e.Reason, e.Incarnation = "z", sessions.StatusFailed, sessions.ReasonNodeLost, ""
+	if _, err := b.st.Dir().Update(ctx, e, rev); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e, _, err = b.st.Dir().Get(ctx, s.ID)
+		if err == nil && e.Closer == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the takeover z left was not redone: %+v, %v", e, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e.Status != sessions.StatusFailed || e.Reason != sessions.ReasonNodeLost || e.Owner != "a" {
+		t.Fatalf("entry after the redo: %+v", e)
+	}
+	stored := storedFrames(t, b, s.ID)
+	n := 0
+	for _, fr := range stored[h:] {
+		if f := facts(t, fr.Frame); f.Method == "_gateway/session_status" {
+			n++
+		}
+	}
+	if stored[h].Seq != h+1 || n != 1 {
+		t.Fatalf("closing frames after %d: %d status frames from seq %d", h, n, stored[h].Seq)
+	}
+
+	linkA.set(false) // a comes back and stands its session down, so it can stop cleanly
+	eventually(t, "a to stand its session down", func() bool {
+		got, err := a.reg.Get(s.ID)
+		return err == nil && got != s
+	})
 }

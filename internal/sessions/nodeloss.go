@@ -44,14 +44,15 @@ var errTakenOver = errors.New("the session was taken over by another node")
 // nodeEvents hands the cluster's node events to one goroutine of the registry: WatchNodes' callback must not
 // block.
 type nodeEvents struct {
+	self string // Static after construction; this node's id.
 	mu   sync.Mutex
 	q    []NodeEvent // Guarded by mu.
 	wake chan struct{}
 }
 
 func (q *nodeEvents) push(ev NodeEvent) {
-	if ev.Kind != NodeLost {
-		return
+	if ev.Kind != NodeLost && (ev.Kind != NodeJoined || ev.Node.ID != q.self) {
+		return // a loss, or this node back after its key expired
 	}
 	q.mu.Lock()
 	q.q = append(q.q, ev)
@@ -73,7 +74,7 @@ func (q *nodeEvents) take() []NodeEvent {
 // watchNodes takes over the sessions of every node declared lost, and stands this node's sessions down if
 // another process took its node id, until ctx ends.
 func (r *Registry) watchNodes(ctx context.Context) {
-	q := &nodeEvents{wake: make(chan struct{}, 1)}
+	q := &nodeEvents{self: r.cfg.NodeID, wake: make(chan struct{}, 1)}
 	stop := r.cfg.Cluster.WatchNodes(q.push)
 	go func() {
 		defer stop()
@@ -92,7 +93,11 @@ func (r *Registry) watchNodes(ctx context.Context) {
 				}
 			case <-q.wake:
 				for _, ev := range q.take() {
-					r.nodeLost(ctx, ev)
+					if ev.Kind == NodeLost {
+						r.nodeLost(ctx, ev)
+					} else {
+						r.checkTakenOver(ctx)
+					}
 				}
 			}
 		}
@@ -154,6 +159,24 @@ func (r *Registry) takeOver(ctx context.Context, e DirEntry, rev uint64, ev Node
 		cancel()
 		if err != nil || !orphanedBy(e, ev) {
 			return // removed, or another survivor claimed it
+		}
+	}
+}
+
+// checkTakenOver stands down every hydrated session of this node whose entry says another node took it over:
+// this node's key expired (it was cut off for a TTL) and the others may have declared it lost. The directory
+// watch may be slow to deliver what changed meanwhile, and a session with nothing to write would not find out.
+func (r *Registry) checkTakenOver(ctx context.Context) {
+	for _, s := range r.List() {
+		if s.isCold() || s.stoodDownNow() {
+			continue
+		}
+		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+		e, _, err := r.cfg.Store.Dir().Get(gctx, s.ID)
+		cancel()
+		if err == nil && r.takenFrom(e) {
+			r.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
+			go s.standDown()
 		}
 	}
 }
