@@ -19,8 +19,9 @@ type Cluster interface {
 	// Nodes lists the live nodes (their key is present), this one included, sorted by id.
 	Nodes() []NodeInfo
 	// WatchNodes calls fn with a NodeJoined event for every live node, then with each join, beat and loss,
-	// until the returned stop is called. fn runs on the cluster's watch goroutine: it must not block or call
-	// WatchNodes.
+	// until the returned stop is called, and with a NodeJoined of this node itself when its key expired and
+	// its beat created it again (the others may have declared it lost meanwhile). fn runs on one of the
+	// cluster's goroutines: it must not block or call WatchNodes.
 	WatchNodes(fn func(NodeEvent)) (stop func())
 	// Call sends cmd to node's command subject and waits for its reply, at most cmd's bound plus RouteSlack. An
 	// error the owner returned comes back as the same sentinel (errors.Is) or *AgentError; no node listening

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -25,6 +27,8 @@ import (
 type clusterNode struct {
 	reg     *sessions.Registry
 	cluster *jsstore.Cluster
+	st      *jsstore.Store
+	nc      *nats.Conn
 	cancel  context.CancelFunc
 	stopped bool
 }
@@ -47,7 +51,17 @@ func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clu
 // newClusterNodeWith is newClusterNode with the registry's store wrapped by wrap (nil = none).
 func newClusterNodeWith(t *testing.T, srv *natstest.Server, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
 	t.Helper()
-	nc := srv.Connect()
+	return newClusterNodeConnWith(t, srv.Connect(), workdir, id, wrap)
+}
+
+// newClusterNodeConn starts node id on nc: it joins, recovers its stored sessions and runs its part of the
+// cluster.
+func newClusterNodeConn(t *testing.T, nc *nats.Conn, workdir, id string) *clusterNode {
+	return newClusterNodeConnWith(t, nc, workdir, id, nil)
+}
+
+func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
+	t.Helper()
 	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -66,17 +80,20 @@ func newClusterNodeWith(t *testing.T, srv *natstest.Server, workdir, id string, 
 		return demo.Serve(ctx, demo.Options{}, in, out)
 	}}
 	r, err := sessions.NewRegistry(sessions.Config{
-		Workdir: workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
+		Workdir: workdir, Logger: testLogger(id), StopGrace: 200 * time.Millisecond,
 		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true,
 	}, []agents.Spec{demoSpec}, "demo")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rctx, rcancel := context.WithCancel(context.Background())
 	if err := r.RunCluster(rctx); err != nil {
 		t.Fatal(err)
 	}
-	n := &clusterNode{reg: r, cluster: c, cancel: rcancel}
+	n := &clusterNode{reg: r, cluster: c, st: js, nc: nc, cancel: rcancel}
 	t.Cleanup(func() { n.stop(t) })
 	return n
 }
@@ -334,4 +351,12 @@ func TestFollowerResumeAheadOfItsCopy(t *testing.T) {
 	if st.Resync != "" || st.Cursor != head {
 		t.Fatalf("resume at the owner's head %d on a follower behind: %+v", head, st)
 	}
+}
+
+// testLogger discards, unless GATEWAY_TEST_LOG is set: then node id logs to stderr.
+func testLogger(id string) *slog.Logger {
+	if os.Getenv("GATEWAY_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", id)
 }

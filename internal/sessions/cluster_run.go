@@ -6,11 +6,13 @@ import (
 )
 
 // runCluster: see RunCluster. The directory watch runs on its own goroutine until ctx ends, starting over
-// after a failure; each change reaches the follower it concerns, or lists a new one.
+// after a failure; each change reaches the follower it concerns, or lists a new one. The node watch takes
+// over the sessions of lost nodes (nodeloss.go).
 func (r *Registry) runCluster(ctx context.Context) error {
 	if err := r.cfg.Cluster.Serve(ctx, r.serveCommand); err != nil {
 		return err
 	}
+	r.watchNodes(ctx)
 	go func() {
 		wait := feedRetryMin
 		for ctx.Err() == nil {
@@ -33,15 +35,22 @@ func (r *Registry) runCluster(ctx context.Context) error {
 }
 
 // dirChanged applies one directory change: another node's session is listed (a cold follower), updated, or
-// ended when its entry is removed or says closed. This node's own entries are its sessions' business.
+// ended when its entry is removed or says closed. This node's own entries are its sessions' business, except
+// one another node took over from this process while it was cut off: that session stands down.
 func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
 	r.mu.Lock()
 	s := r.followers[e.ID]
+	own := r.sessions[e.ID]
 	r.mu.Unlock()
 	switch {
 	case deleted || e.Status == StatusClosed:
 		if s != nil {
 			go s.closeFollower()
+		}
+	case own != nil && !deleted && r.takenFrom(e):
+		if !own.isCold() {
+			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
+			go own.standDown()
 		}
 	case e.Owner == "" || e.Owner == r.cfg.NodeID:
 	case s != nil:

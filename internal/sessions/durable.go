@@ -122,6 +122,11 @@ func (d *durable) runWriter(s *Session) {
 		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
 		err := d.write(ctx, s)
 		cancel()
+		if errors.Is(err, errTakenOver) {
+			s.logger.Warn("directory write refused", "err", err)
+			go s.standDown() // it stops this writer first: this goroutine must have returned
+			return
+		}
 		if err != nil {
 			d.dirty.Store(true)
 			if d.ctx.Err() != nil {
@@ -146,7 +151,9 @@ func (d *durable) stopWriter() {
 
 // write stores the session's entry. A detached or failed session is flushed first, so its entry can say
 // clean. A lost compare-and-swap is retried once against the current revision when this node still owns the
-// entry (mode b has one writer per entry; the janitor or a DELETE may have removed it).
+// entry (mode b has one writer per entry; the janitor or a DELETE may have removed it), and no other node is
+// closing it. In mode c it must also still name this process: a takeover clears the incarnation, and a
+// stale owner coming back must not overwrite it (errTakenOver: the session stands down).
 func (d *durable) write(ctx context.Context, s *Session) error {
 	if p := d.persister(); p != nil {
 		if st := s.Status(); st == StatusDetached || st == StatusFailed {
@@ -163,6 +170,12 @@ func (d *durable) write(ctx context.Context, s *Session) error {
 		}
 		if cur.Owner != e.Owner {
 			return fmt.Errorf("entry of %s is owned by %q now", s.ID, cur.Owner)
+		}
+		if cur.Closer != "" && cur.Closer != s.reg.cfg.NodeID {
+			return fmt.Errorf("%w: node %q is closing it", errTakenOver, cur.Closer)
+		}
+		if s.reg.cfg.Cluster != nil && cur.Incarnation != e.Incarnation {
+			return fmt.Errorf("%w: its entry says %s %q (this process is %q)", errTakenOver, cur.Status, cur.Reason, e.Incarnation)
 		}
 		rev, err = dir.Update(ctx, e, crev)
 	}

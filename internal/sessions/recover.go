@@ -27,8 +27,9 @@ type hydration struct {
 }
 
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
-// ended. Entries of closed sessions (a removal cut short) are removed. Call it before serving. It reports
-// how many sessions it restored.
+// ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
+// failed with reason node_lost while this node was gone come back detached ("node returned"). Call it before
+// serving. It reports how many sessions it restored.
 func (r *Registry) Recover(ctx context.Context) (int, error) {
 	st := r.cfg.Store
 	if st == nil {
@@ -54,6 +55,15 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 			if e, rev, err = r.closeUnclean(ctx, e, rev); err != nil {
 				r.cfg.Logger.Warn("stored session not restored: its unclean stop could not be closed", "session", e.ID, "err", err)
 				continue
+			}
+		}
+		if r.cfg.Cluster != nil && e.Status == StatusFailed && e.Reason == ReasonNodeLost {
+			// Node return (docs/cluster.md §5): the survivors failed it while this node was gone; here, where
+			// its cwd and its agent's state are, it can be re-attached.
+			if ne, nrev, err := r.closeStored(ctx, e, rev, nodeReturnClose); err != nil {
+				r.cfg.Logger.Warn("session lost with this node stays failed: it could not be claimed back", "session", e.ID, "err", err)
+			} else {
+				e, rev = ne, nrev
 			}
 		}
 		s, err := r.coldSession(e, rev)

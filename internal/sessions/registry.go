@@ -68,6 +68,11 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
+	if cfg.Cluster != nil {
+		// The incarnation the node beats with is the one its entries carry: a lost incarnation's sessions are
+		// those whose entries name it (nodeloss.go).
+		r.incarnation = cfg.Cluster.Self().Incarnation
+	}
 	r.probes = newProbeCache(r)
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {

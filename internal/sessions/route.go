@@ -101,12 +101,30 @@ func (s *Session) route(ctx context.Context, op string, who principal.Principal,
 	return nil
 }
 
+// ended is what a follower answers at once, without routing, for a session that is failed or closed as far
+// as it knows: 409 session_failed or session_closed. The owner of a failed session may be gone for good (a
+// node loss), and nothing it could answer would start a turn.
+func (s *Session) ended() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.status {
+	case StatusFailed:
+		return fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+	case StatusClosed:
+		return ErrClosed
+	}
+	return nil
+}
+
 // startBound is how long a routed operation that may start the agent (a create, a prompt that re-attaches)
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
 func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*time.Second }
 
 func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
 	if err := s.allow(who, AccessAct); err != nil {
+		return nil, err
+	}
+	if err := s.ended(); err != nil {
 		return nil, err
 	}
 	if turnID == "" {
@@ -137,6 +155,9 @@ func (s *Session) cancelRemote(ctx context.Context, who principal.Principal) (st
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
 	}
+	if err := s.ended(); err != nil {
+		return "", err
+	}
 	var res turnResult
 	err := s.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
 	return res.TurnID, err
@@ -144,6 +165,9 @@ func (s *Session) cancelRemote(ctx context.Context, who principal.Principal) (st
 
 func (s *Session) answerRemote(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
 	if err := s.allow(who, AccessAct); err != nil {
+		return translate.Outcome{}, nil, err
+	}
+	if err := s.ended(); err != nil {
 		return translate.Outcome{}, nil, err
 	}
 	s.mu.Lock()
@@ -168,11 +192,17 @@ func (s *Session) setModeRemote(ctx context.Context, who principal.Principal, mo
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
+	if err := s.ended(); err != nil {
+		return err
+	}
 	return s.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
 }
 
 func (s *Session) setConfigRemote(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	if err := s.allow(who, AccessOwn); err != nil {
+		return nil, err
+	}
+	if err := s.ended(); err != nil {
 		return nil, err
 	}
 	var opts json.RawMessage

@@ -88,6 +88,7 @@ type Session struct {
 	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
 	clients       int                    // Guarded by mu; attached subscribers.
 	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
+	stoodDown     bool                   // Guarded by mu; another node took the session over (nodeloss.go).
 	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
 	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
 	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).

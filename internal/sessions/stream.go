@@ -29,15 +29,19 @@ type Start struct {
 // Anything else is a resync, never a partial recovery. Without after, the whole log is replayed (or a resync
 // when it was trimmed).
 func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
-	if s.remote != nil && hasAfter && after > s.log.Head() {
+	if s.remote != nil && hasAfter && after > s.log.Head() && (epoch == "" || epoch == s.CurrentEpoch()) {
 		// A client that read frames from the owner (or a faster node) and resumes here: this copy of the log
 		// may be a moment behind. Wait for it (at most RouteSlack) rather than call the cursor invalid.
 		s.awaitHead(context.Background(), after)
 	}
+	// Under mu: a follower's log and its epoch chain move together there (applyStored).
+	s.mu.Lock()
 	first, head := s.log.Bounds()
+	changed := hasAfter && epoch != "" && epoch != s.epochLocked() && !s.sharesPrefix(epoch, after)
+	s.mu.Unlock()
 	st := Start{Cursor: after, ReplayUntil: head, EarliestSeq: first, HeadSeq: head}
 	switch {
-	case hasAfter && epoch != "" && epoch != s.Epoch && !s.sharesPrefix(epoch, after):
+	case changed:
 		st.Resync = "epoch_changed"
 	case after > head:
 		st.Resync = "invalid_cursor"
@@ -146,7 +150,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimi
 		// Nothing partial: the subscriber reloads the snapshot (`GET /v1/sessions/{id}`, which reflects at
 		// least headSeq) and ignores live frames with seq <= its snapshot's.
 		if err := sink.Note("_gateway/resync_required", map[string]any{
-			"reason": start.Resync, "earliestSeq": start.EarliestSeq, "headSeq": start.HeadSeq, "epoch": s.Epoch,
+			"reason": start.Resync, "earliestSeq": start.EarliestSeq, "headSeq": start.HeadSeq, "epoch": s.CurrentEpoch(),
 		}); err != nil {
 			return err
 		}
@@ -159,7 +163,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimi
 				return err
 			}
 		}
-		return sink.Note("_gateway/replay_complete", map[string]any{"lastSeq": cursor, "epoch": s.Epoch})
+		return sink.Note("_gateway/replay_complete", map[string]any{"lastSeq": cursor, "epoch": s.CurrentEpoch()})
 	}
 	c := s.NewCursor(start.Cursor, start.ReplayUntil, lim)
 	for {
@@ -179,7 +183,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimi
 		switch {
 		case errors.Is(err, ErrTruncated):
 			first, head := s.log.Bounds()
-			_ = sink.Note("_gateway/resync_required", map[string]any{"reason": "log_truncated", "earliestSeq": first, "headSeq": head, "epoch": s.Epoch})
+			_ = sink.Note("_gateway/resync_required", map[string]any{"reason": "log_truncated", "earliestSeq": first, "headSeq": head, "epoch": s.CurrentEpoch()})
 			return ErrEvicted
 		case err != nil:
 			return err
@@ -209,6 +213,9 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimi
 		if b.Closed {
 			if s.reg.shuttingDown() {
 				return ErrShutdown
+			}
+			if s.stoodDownNow() {
+				return ErrStoodDown
 			}
 			return ErrSessionClosed
 		}

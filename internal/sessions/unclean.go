@@ -21,18 +21,53 @@ const (
 	forkAttempts    = 5
 )
 
+// closeSpec says how a log left open is closed: who denies its pending requests (permission_resolved.by)
+// and why, the error its open turn ends with, and the status it ends in. One mechanism serves an unclean stop
+// (mode b and mode c, §4), a takeover of a lost node's session and a node's return (§5).
+type closeSpec struct {
+	by       string // permission_resolved.by of the denials
+	deny     string // the denials' reason
+	turnText string // the open turn's error message
+	status   Status // what an open log ends as (unless it already says failed)
+	reason   string // its session_status reason
+	// takeover: another node's session; its entry keeps that owner and loses its incarnation (the stale
+	// owner's directory writer refuses then, durable.write).
+	takeover bool
+	// revive: a log a node loss closed (failed, node_lost) comes back detached with reason, in its epoch.
+	revive bool
+}
+
+var restartClose = closeSpec{by: "restart", deny: restartReason, turnText: restartTurnText, status: StatusDetached, reason: restartReason}
+
 // uncleanEntry reports whether an entry was written by a process that did not stop cleanly.
 func uncleanEntry(e DirEntry) bool {
 	return (e.Status != StatusDetached && e.Status != StatusFailed) || !e.Clean || e.Closer != ""
 }
 
+// errNotClaimed is a closeStored whose claim lost its compare-and-swap: the entry changed since it was read.
+var errNotClaimed = errors.New("the entry changed before it was claimed")
+
 // closeUnclean claims an unclean entry, writes its closing frames once and returns the entry (detached or
 // failed, clean) with its revision. Run again on a log that is already closed, it writes no frame.
 func (r *Registry) closeUnclean(ctx context.Context, e DirEntry, rev uint64) (DirEntry, uint64, error) {
+	return r.closeStored(ctx, e, rev, restartClose)
+}
+
+// closeStored claims the entry (closer: this node), rebuilds the session from the stored log into a private
+// session, writes what closes it as c says (through Fork with the feed's fence: a frame that landed since is
+// read again) and releases the entry (closer cleared, clean). The closing frames are a function of the
+// stored log, so whoever redoes it after a closer died writes nothing twice.
+func (r *Registry) closeStored(ctx context.Context, e DirEntry, rev uint64, c closeSpec) (DirEntry, uint64, error) {
 	dir := r.cfg.Store.Dir()
 	e.Closer = r.cfg.NodeID
+	if c.takeover {
+		e.Status, e.Reason, e.Incarnation = StatusFailed, ReasonNodeLost, ""
+	}
 	rev, err := dir.Update(ctx, e, rev)
 	if err != nil {
+		if errors.Is(err, ErrRevision) {
+			return e, 0, fmt.Errorf("claim: %w: %w", errNotClaimed, err)
+		}
 		return e, 0, fmt.Errorf("claim: %w", err)
 	}
 	for range forkAttempts {
@@ -41,7 +76,7 @@ func (r *Registry) closeUnclean(ctx context.Context, e DirEntry, rev uint64) (Di
 			return e, 0, err
 		}
 		s.closeRoot() // a private session: no fs/* will ask
-		frames := s.closingFrames()
+		frames := s.closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
 			if errors.Is(err, ErrFenced) {
@@ -53,12 +88,15 @@ func (r *Registry) closeUnclean(ctx context.Context, e DirEntry, rev uint64) (Di
 		}
 		done := s.dirEntry()
 		done.Clean, done.Closer = true, ""
+		if c.takeover {
+			done.Owner, done.Incarnation = e.Owner, "" // its cwd and its agent's own state are there
+		}
 		nrev, err := dir.Update(ctx, done, rev)
 		if err != nil {
 			return e, 0, fmt.Errorf("release: %w", err)
 		}
 		if len(frames) > 0 {
-			s.logger.Info("closed a session the last process left open", "fromSeq", frames[0].Seq, "frames", len(frames))
+			s.logger.Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
 		}
 		return done, nrev, nil
 	}
@@ -91,29 +129,42 @@ func (r *Registry) restoredFromStore(ctx context.Context, e DirEntry, rev uint64
 	return s, fence, nil
 }
 
-// closingFrames appends to the private session's log what closes it, in a new epoch, and returns those
-// frames; none when the log already ends closed (a Recover that ran before).
-func (s *Session) closingFrames() []StoredFrame {
+// closingFrames appends to the private session's log what closes it as c says and returns those frames:
+// for an open log (a turn, a pending request, or a live status), in a new epoch from head+1, the denials,
+// the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
+// c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
+func (s *Session) closingFrames(c closeSpec) []StoredFrame {
 	s.mu.Lock()
 	head := s.log.Head()
 	t := s.turn
 	if t == nil && len(s.perms) == 0 && (s.status == StatusDetached || s.status == StatusFailed) {
+		if !c.revive || s.status != StatusFailed || s.statusReason != ReasonNodeLost {
+			s.mu.Unlock()
+			return nil
+		}
+		s.status, s.statusReason = StatusDetached, c.reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": c.reason})
 		s.mu.Unlock()
-		return nil
+		return s.framesAfter(head)
 	}
 	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
-	answers := s.denyPendingLocked("", "restart", restartReason)
+	answers := s.denyPendingLocked("", c.by, c.deny)
 	s.mu.Unlock()
 	deliver(answers) // restored requests have no agent waiting; their answer channels take it
 	if t != nil {
-		s.finishTurn(t, "end_turn", errors.New(restartTurnText), "")
+		s.finishTurn(t, "end_turn", errors.New(c.turnText), "")
 	}
 	s.mu.Lock()
 	if s.status != StatusFailed {
-		s.status, s.statusReason = StatusDetached, restartReason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": restartReason})
+		s.status, s.statusReason = c.status, c.reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": c.status, "reason": c.reason})
 	}
 	s.mu.Unlock()
+	return s.framesAfter(head)
+}
+
+// framesAfter is the private session's frames after seq head, for Fork.
+func (s *Session) framesAfter(head uint64) []StoredFrame {
 	res, err := s.log.Read(head, 1<<20, nil)
 	if err != nil {
 		return nil

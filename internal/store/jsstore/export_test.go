@@ -7,13 +7,6 @@ import "time"
 // LossGuardOpen reports whether c may declare losses now.
 func (c *Cluster) LossGuardOpen() bool { return c.health.mayDeclareLoss(time.Now()) }
 
-// LastBeat is when c's last beat succeeded.
-func (c *Cluster) LastBeat() time.Time {
-	c.health.mu.Lock()
-	defer c.health.mu.Unlock()
-	return c.health.lastOK
-}
-
 // Sweeps counts c's finished sweeps.
 func (c *Cluster) Sweeps() uint64 { return c.sweeps.Load() }
 

@@ -100,8 +100,9 @@ func (c *Cluster) beat() bool {
 	rev := c.rev
 	c.mu.Unlock()
 	next, err := c.kv.Update(ctx, c.opts.Node, value, rev)
+	recreated := false
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		next, err = c.reclaim(ctx, value)
+		next, recreated, err = c.reclaim(ctx, value)
 	}
 	switch {
 	case errors.Is(err, errDisplaced):
@@ -114,6 +115,13 @@ func (c *Cluster) beat() bool {
 		c.rev = next
 		c.mu.Unlock()
 		c.health.succeeded(time.Now())
+		if recreated {
+			// The others may have declared this node lost while its key was gone: its watchers hear that
+			// it is back (sessions.Cluster.WatchNodes), whatever the bucket's watch delivers.
+			c.dispatchMu.Lock()
+			c.deliver([]sessions.NodeEvent{{Kind: sessions.NodeJoined, Node: c.Self()}})
+			c.dispatchMu.Unlock()
+		}
 	}
 	return true
 }
@@ -122,23 +130,25 @@ var errDisplaced = errors.New("jsstore: node id taken by another incarnation")
 
 // reclaim handles a beat whose revision no longer matched: the key expired or was deleted (create it again),
 // or an earlier beat landed without its ack reaching us (take its revision), or another incarnation holds it.
-func (c *Cluster) reclaim(ctx context.Context, value []byte) (uint64, error) {
+// It reports whether it created the key again.
+func (c *Cluster) reclaim(ctx context.Context, value []byte) (uint64, bool, error) {
 	kve, err := c.kv.Get(ctx, c.opts.Node)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		rev, err := c.kv.Create(ctx, c.opts.Node, value)
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return 0, err // someone created it first: the next beat finds out who
+			return 0, false, err // someone created it first: the next beat finds out who
 		}
-		return rev, err
+		return rev, err == nil, err
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var holder sessions.NodeInfo
 	if json.Unmarshal(kve.Value(), &holder) == nil && holder.Incarnation == c.self.Incarnation {
-		return c.kv.Update(ctx, c.opts.Node, value, kve.Revision())
+		rev, err := c.kv.Update(ctx, c.opts.Node, value, kve.Revision())
+		return rev, false, err
 	}
-	return 0, errDisplaced
+	return 0, false, errDisplaced
 }
 
 // beatHealth is what the loss rule needs to know about this node's own beats: when one last succeeded, and
@@ -177,4 +187,11 @@ func wrapErr(what string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("jsstore: %s: %w", what, err)
+}
+
+// LastBeat is when this node's last beat succeeded (what a loss's timing is measured from).
+func (c *Cluster) LastBeat() time.Time {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	return c.health.lastOK
 }

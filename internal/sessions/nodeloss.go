@@ -1,0 +1,289 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Node loss and return (mode c, docs/cluster.md §5). When a node's heartbeat is lost, every survivor tries to
+// take over each of its sessions that was left open; the directory's compare-and-swap lets exactly one win,
+// and the winner closes the stored log as an unclean stop is closed (closeStored), in a new epoch from the
+// durable head H+1: denials by node_lost, the open turn ended with "node lost", session_status failed
+// node_lost. The entry stays the lost node's (its cwd and the agent's own state are there) without an
+// incarnation. A detached session with every frame stored has nothing open: it stays detached and readable,
+// and its prompts get 503 owner_unavailable while its node is gone. A node that comes back (Recover) claims
+// its failed/node_lost entries and makes them detached again (nodeReturnClose), so a prompt re-attaches them.
+// A node that was only cut off and finds its sessions taken over stands them down (standDown).
+
+// ReasonNodeLost is the status reason of a session whose node was lost (and permission_resolved.by of its
+// denials).
+const ReasonNodeLost = "node_lost"
+
+const (
+	nodeLostTurnText = "node lost"
+	nodeReturnReason = "node returned"
+)
+
+var (
+	nodeLostClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
+		status: StatusFailed, reason: ReasonNodeLost, takeover: true}
+	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
+		status: StatusDetached, reason: nodeReturnReason, revive: true}
+)
+
+// ErrStoodDown ends the streams of a session this node stood down: another node took it over while this one
+// was cut off. It is an ErrShutdown, so faces close as for a gateway going away and clients reconnect; the
+// session is then served from the stored log.
+var ErrStoodDown = fmt.Errorf("%w: the session was taken over while this node was cut off", ErrShutdown)
+
+// errTakenOver is a directory write refused because the entry is no longer this process's.
+var errTakenOver = errors.New("the session was taken over by another node")
+
+// nodeEvents hands the cluster's node events to one goroutine of the registry: WatchNodes' callback must not
+// block.
+type nodeEvents struct {
+	self string // Static after construction; this node's id.
+	mu   sync.Mutex
+	q    []NodeEvent // Guarded by mu.
+	wake chan struct{}
+}
+
+func (q *nodeEvents) push(ev NodeEvent) {
+	if ev.Kind != NodeLost && (ev.Kind != NodeJoined || ev.Node.ID != q.self) {
+		return // a loss, or this node back after its key expired
+	}
+	q.mu.Lock()
+	q.q = append(q.q, ev)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *nodeEvents) take() []NodeEvent {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	evs := q.q
+	q.q = nil
+	return evs
+}
+
+// watchNodes takes over the sessions of every node declared lost, and stands this node's sessions down if
+// another process took its node id, until ctx ends.
+func (r *Registry) watchNodes(ctx context.Context) {
+	q := &nodeEvents{self: r.cfg.NodeID, wake: make(chan struct{}, 1)}
+	stop := r.cfg.Cluster.WatchNodes(q.push)
+	go func() {
+		defer stop()
+		displaced := r.cfg.Cluster.Displaced()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-displaced:
+				displaced = nil
+				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
+				for _, s := range r.List() {
+					if !s.isCold() {
+						go s.standDown()
+					}
+				}
+			case <-q.wake:
+				for _, ev := range q.take() {
+					if ev.Kind == NodeLost {
+						r.nodeLost(ctx, ev)
+					} else {
+						r.checkTakenOver(ctx)
+					}
+				}
+			}
+		}
+	}()
+}
+
+// nodeLost takes over every session the lost node incarnation left open, and every takeover it was doing.
+func (r *Registry) nodeLost(ctx context.Context, ev NodeEvent) {
+	r.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
+	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	entries, revs, err := r.cfg.Store.Dir().List(lctx)
+	cancel()
+	if err != nil {
+		r.cfg.Logger.Warn("node lost: its sessions not taken over (directory unavailable)", "node", ev.Node.ID, "err", err)
+		return
+	}
+	for i, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
+		if orphanedBy(e, ev) {
+			r.takeOver(ctx, e, revs[i], ev)
+		}
+	}
+}
+
+// orphanedBy reports whether the lost incarnation of ev left e open: e is that incarnation's and live (or
+// detached with frames missing from the store), or the lost node was closing another node's session.
+func orphanedBy(e DirEntry, ev NodeEvent) bool {
+	x := ev.Node.ID
+	switch {
+	case e.Status == StatusClosed:
+		return false
+	case e.Closer != "":
+		return e.Closer == x && e.Owner != x // a takeover cut short; its own Recover's is its next start's
+	case e.Owner != x || e.Incarnation != ev.Node.Incarnation:
+		return false // another node's, or a later incarnation's (which recovered it), or taken over already
+	}
+	return uncleanEntry(e)
+}
+
+// takeOver closes a session the lost node left open, if this node wins the claim. A lost claim re-reads the
+// entry: another survivor won it (it carries that closer now) or the owner changed it.
+func (r *Registry) takeOver(ctx context.Context, e DirEntry, rev uint64, ev NodeEvent) {
+	for range 3 {
+		tctx, cancel := context.WithTimeout(ctx, 2*dirWriteTimeout)
+		done, _, err := r.closeStored(tctx, e, rev, nodeLostClose)
+		cancel()
+		if err == nil {
+			r.cfg.Logger.Warn("took over a session of a lost node", "session", e.ID, "owner", e.Owner, "status", done.Status, "reason", done.Reason)
+			return
+		}
+		if !errors.Is(err, errNotClaimed) {
+			r.cfg.Logger.Warn("takeover of a lost node's session failed", "session", e.ID, "owner", e.Owner, "err", err)
+			return
+		}
+		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+		e, rev, err = r.cfg.Store.Dir().Get(gctx, e.ID)
+		cancel()
+		if err != nil || !orphanedBy(e, ev) {
+			return // removed, or another survivor claimed it
+		}
+	}
+}
+
+// checkTakenOver stands down every hydrated session of this node whose entry says another node took it over:
+// this node's key expired (it was cut off for a TTL) and the others may have declared it lost. The directory
+// watch may be slow to deliver what changed meanwhile, and a session with nothing to write would not find out.
+func (r *Registry) checkTakenOver(ctx context.Context) {
+	for _, s := range r.List() {
+		if s.isCold() || s.stoodDownNow() {
+			continue
+		}
+		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+		e, _, err := r.cfg.Store.Dir().Get(gctx, s.ID)
+		cancel()
+		if err == nil && r.takenFrom(e) {
+			r.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
+			go s.standDown()
+		}
+	}
+}
+
+// takenFrom reports whether a directory change of this node's own entry says another node took the session
+// over (or is doing so) from this process: a takeover's claim or its result.
+func (r *Registry) takenFrom(e DirEntry) bool {
+	return e.Owner == r.cfg.NodeID && e.Incarnation != r.incarnation && e.Closer != r.cfg.NodeID &&
+		(e.Closer != "" || (e.Status == StatusFailed && e.Reason == ReasonNodeLost))
+}
+
+// isCold reports whether the session is only its directory entry (not hydrated).
+func (s *Session) isCold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cold != nil
+}
+
+// stoodDownNow reports whether the session was stood down.
+func (s *Session) stoodDownNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stoodDown
+}
+
+// standDown ends this node's copy of a session another node took over while this one was cut off: the store
+// is no longer its to write, so the write-behind and the directory writer stop first; then the agent is
+// stopped (its turn ends, its requests are denied by node_lost) and the session fails node_lost here. Its
+// streams end with ErrStoodDown and the registry serves it from the stored log again (a cold session of the
+// current entry), where clients that reconnect find the takeover's frames. Nothing of it is written to the
+// store. Once only; a session Close got to first is left alone.
+func (s *Session) standDown() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing, s.stoodDown = true, true // its agent's exit is expected; no Close will remove it from the store
+		conn, t := s.conn, s.turn
+		if s.cancelAttach != nil {
+			s.cancelAttach()
+		}
+		if t != nil {
+			t.requestCancel()
+		}
+		s.mu.Unlock()
+		if d := s.dur; d != nil {
+			d.stopWriter()
+			if p := d.persister(); p != nil {
+				s.reg.retire(d)
+				p.Stop()
+				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
+			}
+		}
+		s.mu.Lock()
+		answers := s.denyPendingLocked("", ReasonNodeLost, nodeLostTurnText)
+		s.mu.Unlock()
+		deliver(answers)
+		if conn != nil {
+			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
+			s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+		}
+		if t != nil {
+			<-t.done
+		}
+		s.terms.closeAll()
+		s.mu.Lock()
+		s.status, s.statusReason = StatusFailed, ReasonNodeLost
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": ReasonNodeLost})
+		s.mu.Unlock()
+		s.log.Close()
+		s.closeRoot()
+		close(s.closed)
+		s.logger.Warn("session stood down: another node took it over while this node was cut off")
+		s.reg.replaceStoodDown(s)
+	})
+}
+
+// replaceStoodDown lists, in place of a stood-down session, the session its current entry describes (cold,
+// hydrated from the stored log on first use), as Recover would; without an entry of this node it is dropped.
+func (r *Registry) replaceStoodDown(s *Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	defer cancel()
+	var cold *Session
+	e, rev, err := r.cfg.Store.Dir().Get(ctx, s.ID)
+	if err == nil && e.Owner == r.cfg.NodeID && e.Status != StatusClosed {
+		cold, err = r.coldSession(e, rev)
+	}
+	if err != nil {
+		s.logger.Warn("stood-down session not listed again", "err", err)
+	}
+	r.mu.Lock()
+	if r.sessions[s.ID] != s {
+		r.mu.Unlock()
+		if cold != nil {
+			cold.closeRoot()
+		}
+		return
+	}
+	if cold == nil || r.closing {
+		delete(r.sessions, s.ID)
+		delete(r.detached, s.ID)
+		r.mu.Unlock()
+		if cold != nil {
+			cold.closeRoot()
+		}
+		return
+	}
+	r.sessions[s.ID] = cold
+	r.detached[s.ID] = struct{}{}
+	r.mu.Unlock()
+	go cold.dur.runWriter(cold)
+}
