@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -359,4 +361,72 @@ func testLogger(id string) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", id)
+}
+
+// holdAfterStore passes a follower's frames up to and including the first one that matches, then holds the rest
+// until release is closed.
+type holdAfterStore struct {
+	sessions.Store
+	match   func(frame []byte) bool
+	release chan struct{}
+	held    chan struct{} // closed when the matching frame has been passed on
+	once    sync.Once
+}
+
+func (h *holdAfterStore) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
+	passed := false
+	return h.Store.Follow(ctx, sid, func(f sessions.StoredFrame) error {
+		if passed {
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := fn(f)
+		if !passed && h.match(f.Frame) {
+			passed = true
+			h.once.Do(func() { close(h.held) })
+		}
+		return err
+	}, caughtUp)
+}
+
+// TestFollowerPolicyAnswerIsNeverPending: a permission request the owner's policy answers at once is never
+// pending on a follower, even while its permission_resolved frame has not arrived there. A REST waiter on the
+// follower returned awaiting_permission (the chaos test across nodes found it).
+func TestFollowerPolicyAnswerIsNeverPending(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	a := newClusterNode(t, srv, workdir, "a")
+	hold := &holdAfterStore{release: make(chan struct{}), held: make(chan struct{}),
+		match: func(f []byte) bool { return strings.Contains(string(f), `"method":"session/request_permission"`) }}
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store { hold.Store = st; return hold })
+	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, PermissionPolicy: sessions.PolicyApproveAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.reg.GetAs(alice, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := f.PromptAs(alice, prompt("refactor the parser"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-hold.held // the request is on b, its answer is held back
+	if p := f.PendingPermissions(); len(p) != 0 {
+		t.Fatalf("a request the policy answered is pending on the follower: %+v", p)
+	}
+	if st := f.TurnState(turn); st.Status != sessions.TurnRunning {
+		t.Fatalf("turn on the follower: %+v", st)
+	}
+	close(hold.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if st, err := f.AwaitTurn(ctx, turn); err != nil || st.Status != sessions.TurnEnded || st.StopReason != "end_turn" {
+		t.Fatalf("the turn through b: %+v, %v", st, err)
+	}
 }

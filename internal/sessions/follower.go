@@ -123,8 +123,8 @@ func (s *Session) applyStored(fr StoredFrame) error {
 	if err := s.restoreFrameLocked(fr.Seq, fr.Frame); err != nil {
 		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
 	}
-	if t := s.turn; t != nil && len(s.perms) > asked {
-		t.notifyAskedLocked() // REST waiters on a follower stop at a permission request, as on the owner
+	if len(s.perms) > asked {
+		s.followRequestLocked(fr.Seq)
 	}
 	close(s.remote.progress)
 	s.remote.progress = make(chan struct{})
@@ -132,6 +132,24 @@ func (s *Session) applyStored(fr StoredFrame) error {
 		go s.closeFollower()
 	}
 	return nil
+}
+
+// followRequestLocked decides whether the permission request logged at seq waits for a user here. The owner
+// answers some at once, under the lock that logged them (the session's policy, or no running turn): they are
+// never pending there, so they must not be here in the moment before their permission_resolved frame arrives.
+// One that waits for a user wakes the REST waiters of its turn, as on the owner. The caller holds mu.
+func (s *Session) followRequestLocked(seq uint64) {
+	for id, p := range s.perms {
+		if p.seq != seq {
+			continue
+		}
+		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy || s.turn == nil || s.status != StatusRunning {
+			delete(s.perms, id) // its permission_resolved is the owner's next frame
+			return
+		}
+		s.turn.notifyAskedLocked()
+		return
+	}
 }
 
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
