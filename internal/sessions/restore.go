@@ -10,7 +10,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// A session rebuilt from its log (durable modes, docs/cluster.md §1): the frames say everything a live session
+// A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
 // knows about its transcript, turns and permission requests. What they do not say is in DirView.
 
 // DirView is the part of a session's View its log does not carry, kept in the directory (DirEntry.View):

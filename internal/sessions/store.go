@@ -9,7 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// Store makes session logs and the session directory outlive the process (docs/cluster.md, "The store seam").
+// Store makes session logs and the session directory outlive the process (docs/cluster-design.md §1, "The store seam").
 // Config.Store == nil is memory mode: nothing here is called and the live path is unchanged. Faces never call
 // a Store; only the session lifecycle does.
 type Store interface {
