@@ -35,8 +35,8 @@ var (
 )
 
 // ErrStoodDown ends the streams of a session this node stood down: another node took it over while this one
-// was cut off. It is an ErrShutdown, so faces close as for a gateway going away and clients reconnect; the
-// session is then served from the stored log.
+// was cut off. It is an ErrShutdown, so faces that do not look for it end as for a gateway going away; session
+// WebSockets close with 1012 "session moved". Clients reconnect and the session is served from the stored log.
 var ErrStoodDown = fmt.Errorf("%w: the session was taken over while this node was cut off", ErrShutdown)
 
 // errTakenOver is a directory write refused because the entry is no longer this process's.
