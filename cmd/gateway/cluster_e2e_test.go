@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,19 +23,29 @@ import (
 // prompted through c, its permission answered through b's socket; every face on every node holds the bytes the
 // owner logged, and /acp session/load on c replays what it replays on a.
 
+// clusterNode is one gateway process of the cluster and how to start it again.
+type clusterNode struct {
+	args   []string // its flags: a restart uses the same ones (node id, NATS server, workdir)
+	cmd    *exec.Cmd
+	exited <-chan struct{}
+}
+
 // clusterGateways starts the NATS cluster and one gateway per server, nodes "a", "b", "c".
-func clusterGateways(t *testing.T) []*gateway {
+func clusterGateways(t *testing.T) ([]*gateway, []*clusterNode) {
 	t.Helper()
 	nc := natstest.StartCluster(t, 3)
 	var gws []*gateway
+	var nodes []*clusterNode
 	for i, id := range []string{"a", "b", "c"} {
-		g, _, _ := startChildGateway(t, "--nats-url", nc.URLs[i], "--node-id", id, "--nats-replicas", "3")
-		gws = append(gws, g)
+		n := &clusterNode{args: []string{"--nats-url", nc.URLs[i], "--node-id", id, "--nats-replicas", "3", "--workdir", t.TempDir()}}
+		var g *gateway
+		g, n.cmd, n.exited = startChildGateway(t, n.args...)
+		gws, nodes = append(gws, g), append(nodes, n)
 	}
 	for _, g := range gws {
 		waitNodeCount(t, g, 3)
 	}
-	return gws
+	return gws, nodes
 }
 
 // waitNodeCount waits (bounded) until g lists n live nodes.
@@ -59,9 +70,10 @@ func waitNodeCount(t *testing.T, g *gateway, n int) {
 
 // TestCluster runs the mode c scenarios on one cluster: they take seconds to start.
 func TestCluster(t *testing.T) {
-	gws := clusterGateways(t)
+	gws, nodes := clusterGateways(t)
 	t.Run("every face on every node", func(t *testing.T) { clusterFaces(t, gws) })
 	t.Run("chaos resume on another node each time", func(t *testing.T) { clusterChaos(t, gws) })
+	t.Run("kill -9 of the owner", func(t *testing.T) { clusterKillOwner(t, gws, nodes) }) // last: it kills a
 }
 
 func clusterFaces(t *testing.T, gws []*gateway) {

@@ -36,6 +36,17 @@ type Cluster interface {
 	Displaced() <-chan struct{}
 }
 
+// NodeTTL is how long a node's heartbeat key lives after its last beat (docs/cluster.md §5): a node silent
+// for that long is lost.
+const NodeTTL = 6 * time.Second
+
+// LossGuard is implemented by a Cluster that knows whether this node may declare other nodes lost now: its
+// own beats have succeeded for a TTL, so a node missing from Nodes is gone and not hidden by this node's own
+// outage. A Cluster without it is taken to be always open.
+type LossGuard interface {
+	MayDeclareLoss() bool
+}
+
 // NodeInfo is a node's heartbeat value in the nodes bucket.
 type NodeInfo struct {
 	ID          string     `json:"id"`

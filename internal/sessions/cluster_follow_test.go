@@ -64,6 +64,13 @@ func newClusterNodeConn(t *testing.T, nc *nats.Conn, workdir, id string) *cluste
 
 func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
 	t.Helper()
+	return newClusterNodeConfig(t, nc, workdir, id, wrap, nil)
+}
+
+// newClusterNodeConfig is newClusterNodeConnWith with the registry's configuration changed by edit (nil =
+// none) before the registry is made.
+func newClusterNodeConfig(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(sessions.Store) sessions.Store, edit func(*sessions.Config)) *clusterNode {
+	t.Helper()
 	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +88,14 @@ func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wra
 	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return demo.Serve(ctx, demo.Options{}, in, out)
 	}}
-	r, err := sessions.NewRegistry(sessions.Config{
+	cfg := sessions.Config{
 		Workdir: workdir, Logger: testLogger(id), StopGrace: 200 * time.Millisecond,
 		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true,
-	}, []agents.Spec{demoSpec}, "demo")
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	r, err := sessions.NewRegistry(cfg, []agents.Spec{demoSpec}, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}

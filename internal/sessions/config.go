@@ -57,6 +57,10 @@ type Config struct {
 	// Cluster is set in mode c (--nats-url, docs/cluster.md §5): sessions of other nodes are served from
 	// follower caches and their commands routed to the owner. nil = this node is alone (memory or mode b).
 	Cluster Cluster
+	// OrphanSweepAfter is how long RunCluster watches nodes before it sweeps the directory once for sessions
+	// left open by nodes that were already gone when this one started (no loss event names them); 0 =
+	// NodeTTL, after which every live node has beaten.
+	OrphanSweepAfter time.Duration
 	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
 	// 0 = 8.
 	MaxTerminalsPerSession int
@@ -78,6 +82,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
 	def(&c.ProbeFailureTTL, 30*time.Second)
+	def(&c.OrphanSweepAfter, NodeTTL)
 	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes

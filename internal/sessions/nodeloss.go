@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Node loss and return (mode c, docs/cluster.md §5). When a node's heartbeat is lost, every survivor tries to
@@ -34,8 +35,8 @@ var (
 )
 
 // ErrStoodDown ends the streams of a session this node stood down: another node took it over while this one
-// was cut off. It is an ErrShutdown, so faces close as for a gateway going away and clients reconnect; the
-// session is then served from the stored log.
+// was cut off. It is an ErrShutdown, so faces that do not look for it end as for a gateway going away; session
+// WebSockets close with 1012 "session moved". Clients reconnect and the session is served from the stored log.
 var ErrStoodDown = fmt.Errorf("%w: the session was taken over while this node was cut off", ErrShutdown)
 
 // errTakenOver is a directory write refused because the entry is no longer this process's.
@@ -79,10 +80,16 @@ func (r *Registry) watchNodes(ctx context.Context) {
 	go func() {
 		defer stop()
 		displaced := r.cfg.Cluster.Displaced()
+		sweep := time.NewTimer(r.cfg.OrphanSweepAfter)
+		defer sweep.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-sweep.C:
+				if !r.sweepOrphans(ctx) {
+					sweep.Reset(orphanSweepRetry)
+				}
 			case <-displaced:
 				displaced = nil
 				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
@@ -122,6 +129,63 @@ func (r *Registry) nodeLost(ctx context.Context, ev NodeEvent) {
 			r.takeOver(ctx, e, revs[i], ev)
 		}
 	}
+}
+
+// orphanSweepRetry is how soon a sweep that could not run (the loss guard closed, the directory unavailable)
+// is tried again.
+const orphanSweepRetry = 2 * time.Second
+
+// lossNotLive is the reason of the loss the orphan sweep infers: the node is not among the live ones.
+const lossNotLive = "not_live"
+
+// sweepOrphans takes over every session a node that is not live left open: the sessions of nodes that were
+// gone before this one watched (their loss was never an event here) and the takeovers such a node left
+// half done. It runs once, after the node watch has run for OrphanSweepAfter (every live node has beaten by
+// then), on the goroutine that handles node events, and the takeover is the one of a NodeLost: the claim's
+// compare-and-swap lets one survivor win. It reports false when it could not run: the loss guard is closed
+// (this node's own beats are failing) or the directory is unavailable.
+func (r *Registry) sweepOrphans(ctx context.Context) bool {
+	if g, ok := r.cfg.Cluster.(LossGuard); ok && !g.MayDeclareLoss() {
+		return false
+	}
+	live := map[string]bool{}
+	for _, n := range r.cfg.Cluster.Nodes() {
+		live[n.ID] = true
+	}
+	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	entries, revs, err := r.cfg.Store.Dir().List(lctx)
+	cancel()
+	if err != nil {
+		r.cfg.Logger.Warn("orphan sweep: directory unavailable; trying again", "err", err, "in", orphanSweepRetry)
+		return false
+	}
+	for i, e := range entries {
+		if ctx.Err() != nil {
+			return true
+		}
+		if ev, ok := orphanEvent(e, live); ok {
+			r.cfg.Logger.Warn("session of a node that is not live", "session", e.ID, "owner", e.Owner, "closer", e.Closer, "status", e.Status)
+			r.takeOver(ctx, e, revs[i], ev)
+		}
+	}
+	return true
+}
+
+// orphanEvent is the loss that left e open if the node it waits on is not live: its closer's (a takeover cut
+// short) or else its owner's incarnation. ok reports whether that loss orphaned e (orphanedBy).
+func orphanEvent(e DirEntry, live map[string]bool) (ev NodeEvent, ok bool) {
+	gone := e.Owner
+	if e.Closer != "" {
+		gone = e.Closer
+	}
+	if gone == "" || live[gone] {
+		return NodeEvent{}, false
+	}
+	ev = NodeEvent{Kind: NodeLost, Node: NodeInfo{ID: gone}, Reason: lossNotLive}
+	if e.Closer == "" {
+		ev.Node.Incarnation = e.Incarnation
+	}
+	return ev, orphanedBy(e, ev)
 }
 
 // orphanedBy reports whether the lost incarnation of ev left e open: e is that incarnation's and live (or

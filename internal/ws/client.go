@@ -66,6 +66,8 @@ func (cl *client) run(parent context.Context) {
 		cl.c.Close(ce.Code, ce.Reason)
 	case errors.Is(err, sessions.ErrLost):
 		cl.c.Close(CodeNotFound, reasonNotFound) // a share ended: to its principal the session does not exist
+	case errors.Is(err, sessions.ErrStoodDown):
+		cl.c.Close(CodeMoved, reasonMoved) // another node took the session over: reconnect, the stored log serves it
 	case errors.Is(err, sessions.ErrShutdown), errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):

@@ -11,6 +11,7 @@ const (
 	CodePolicy        = websocket.StatusPolicyViolation         // 1008: bad origin / auth; do not retry
 	CodeTooBig        = websocket.StatusMessageTooBig           // 1009
 	CodeInternal      = websocket.StatusInternalError           // 1011
+	CodeMoved         = websocket.StatusServiceRestart          // 1012: the session moved to another node; reconnect with after
 	CodeTryAgain      = websocket.StatusTryAgainLater           // 1013: inbound budget exhausted; retry later
 	CodeSlowClient    = websocket.StatusCode(4001)              // evicted; reconnect with after
 	CodeNotFound      = websocket.StatusCode(4004)              // session not found; do not retry
@@ -25,4 +26,5 @@ const (
 	reasonSlow     = "client too slow"
 	reasonNotFound = "session not found"
 	reasonClosed   = "session closed"
+	reasonMoved    = "session moved"
 )

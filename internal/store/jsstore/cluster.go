@@ -19,7 +19,7 @@ import (
 // Heartbeat timing (docs/cluster.md §5): a node's key lives NodeTTL after its last beat, and it beats every
 // BeatInterval, so two beats may be lost before it expires.
 const (
-	NodeTTL      = 6 * time.Second
+	NodeTTL      = sessions.NodeTTL
 	BeatInterval = 2 * time.Second
 )
 

@@ -182,6 +182,10 @@ func (h *beatHealth) mayDeclareLoss(now time.Time) bool {
 	return !h.lastOK.IsZero() && now.Sub(h.lastOK) < NodeTTL && !h.okFrom.IsZero() && now.Sub(h.okFrom) >= NodeTTL
 }
 
+// MayDeclareLoss reports whether the loss guard is open now (sessions.LossGuard): this node's beats have
+// succeeded for a TTL, the last one less than a TTL ago.
+func (c *Cluster) MayDeclareLoss() bool { return c.health.mayDeclareLoss(time.Now()) }
+
 func wrapErr(what string, err error) error {
 	if err == nil {
 		return nil

@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
+	"github.com/acp-gateway/gateway/internal/store/natstest"
+)
+
+// clusterServer is one mode c node on srv (docs/cluster.md §5) with the REST face on a real HTTP server.
+func clusterServer(t *testing.T, srv *natstest.Server, workdir, id string) (*jsstore.Store, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := jsstore.Open(ctx, srv.Connect(), jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Join(ctx, jsstore.ClusterOptions{Node: id, Agents: []string{"demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return demo.Serve(ctx, demo.Options{}, in, out)
+	}}
+	logger := slog.New(slog.DiscardHandler)
+	reg, err := sessions.NewRegistry(sessions.Config{Workdir: workdir, Logger: logger, StopGrace: 200 * time.Millisecond,
+		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true}, []agents.Spec{demoSpec}, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithCancel(context.Background())
+	if err := reg.RunCluster(rctx); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil)}).Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = reg.Shutdown(ctx)
+		rcancel()
+		c.Close()
+	})
+	return st, hs.URL
+}
+
+// TestFollowerPageEpoch: a JSON events page on a follower names the epoch the log is in now, after the
+// owner's log forked (here a re-attach), not the one the follower was loaded with: a client resumes with it.
+func TestFollowerPageEpoch(t *testing.T) {
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	st, a := clusterServer(t, srv, workdir, "a")
+	_, b := clusterServer(t, srv, workdir, "b")
+	code, s := call(t, "POST", a+"/v1/sessions", `{}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, s)
+	}
+	id, first := s["id"].(string), s["epoch"].(string)
+	var page map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for { // b loads its follower
+		code, page = call(t, "GET", b+"/v1/sessions/"+id+"/events?after=0", "")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("page on b: %d %v", code, page)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if page["epoch"] != first {
+		t.Fatalf("page on b before the fork: epoch %v, want %s", page["epoch"], first)
+	}
+
+	// The stored log forks in a new epoch, as a takeover forks it (docs/cluster.md §5).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var head uint64
+	fence, err := st.Feed(ctx, id, false, func(f sessions.StoredFrame) error { head = f.Seq; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := uuid.NewString()
+	frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"_gateway/session_status","params":{"status":"idle","_meta":{"gateway":{"seq":%d,"epoch":%q}}}}`, head+1, next)
+	if err := st.Fork(ctx, id, fence, []sessions.StoredFrame{{Seq: head + 1, Epoch: next, Frame: []byte(frame)}}); err != nil {
+		t.Fatal(err)
+	}
+	var now string
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		_, v := call(t, "GET", b+"/v1/sessions/"+id, "")
+		code, page = call(t, "GET", b+"/v1/sessions/"+id+"/events?after=0&limit=1000", "")
+		now, _ = v["epoch"].(string)
+		if code == 200 && now == next && page["headSeq"] == float64(head+1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never saw the new epoch: %v, page %d %v", v, code, page)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if page["epoch"] != now {
+		t.Fatalf("page on b after the fork: epoch %v, want the current %s (the first was %s)", page["epoch"], now, first)
+	}
+}
