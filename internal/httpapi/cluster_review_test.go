@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -122,3 +123,85 @@ func TestClusterCreateStartFailureAsOnOwner(t *testing.T) {
 		t.Fatalf("the routed error shows the owner's path: %q", d)
 	}
 }
+
+// pageOf reads a JSON page of the session's events on base.
+func pageOf(t *testing.T, base, id, query string) (frames []json.RawMessage, epoch string, lastSeq float64, notes []any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/v1/sessions/"+id+"/events"+query, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct {
+		Frames  []json.RawMessage `json:"frames"`
+		Epoch   string            `json:"epoch"`
+		LastSeq float64           `json:"lastSeq"`
+		Notes   []any             `json:"notes"`
+	}
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &p) != nil {
+		t.Fatalf("page%s: %d %s", query, resp.StatusCode, data)
+	}
+	return p.Frames, p.Epoch, p.LastSeq, p.Notes
+}
+
+func frameEpoch(t *testing.T, frame []byte) string {
+	t.Helper()
+	var f struct {
+		Params struct {
+			Meta struct {
+				Gateway struct {
+					Epoch string `json:"epoch"`
+				} `json:"gateway"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(frame, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Params.Meta.Gateway.Epoch
+}
+
+// TestClusterFollowerPageEpochAfterTakeover: a long-poll page served by a follower names the epoch its
+// frames are in. After the owner's log forked (node a left without closing its session: node b took it over
+// in a new epoch), a page of the follower must say the new epoch: a client that resumes with the page's
+// epoch and lastSeq is replayed, not told to resync on every page.
+func TestClusterFollowerPageEpochAfterTakeover(t *testing.T) {
+	a, b := clusterAPI(t)
+	st, created := call(t, "POST", a.base+"/v1/sessions", `{}`)
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	id := created["id"].(string)
+	_, before, _, _ := pageOf(t, b.base, id, "") // the follower on b, loaded in the session's first epoch
+
+	// a's heartbeat key is deleted while its session is live: b takes the session over, in a new epoch.
+	a.cluster.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, v := call(t, "GET", b.base+"/v1/sessions/"+id, "")
+		if v["status"] == "failed" && v["epoch"] != before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no takeover seen on b: %v", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	frames, epoch, last, _ := pageOf(t, b.base, id, "")
+	if len(frames) == 0 {
+		t.Fatal("empty page")
+	}
+	if fe := frameEpoch(t, frames[len(frames)-1]); epoch != fe {
+		t.Fatalf("the page says epoch %q, its last frame is in epoch %q", epoch, fe)
+	}
+	q := "?after=" + jsonNumber(last) + "&epoch=" + epoch
+	if _, _, _, notes := pageOf(t, b.base, id, q); strings.Contains(mustJSON(notes), "resync_required") {
+		t.Fatalf("resuming with the page's own epoch and lastSeq: %s", mustJSON(notes))
+	}
+}
+
+func jsonNumber(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
