@@ -235,7 +235,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 	_, head := sess.Log().Bounds()
 	// Frames go out byte for byte as the log holds them (encoding/json would re-escape them).
 	meta, _ := json.Marshal(map[string]any{
-		"epoch": sess.Epoch, "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
+		"epoch": sess.CurrentEpoch(), "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
 		"closed": errors.Is(err, sessions.ErrSessionClosed),
 	})
 	out := make([]byte, 0, len(meta)+64+sink.size)
