@@ -72,7 +72,8 @@ func clusterAPINodeStart(t *testing.T, srv *natstest.Server, workdir, id string,
 	if err := reg.RunCluster(rctx); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil)}).Handler())
+	// The REST limits cmd/gateway sets by default (--max-body-bytes, --max-prompt-bytes).
+	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil), MaxBodyBytes: 4 << 20, MaxPromptBytes: 1 << 20}).Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -205,3 +206,26 @@ func TestClusterFollowerPageEpochAfterTakeover(t *testing.T) {
 func jsonNumber(f float64) string { b, _ := json.Marshal(f); return string(b) }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestClusterLargePromptAsOnOwner: a prompt within --max-prompt-bytes (1 MiB by default) that the owner
+// accepts is accepted the same through another node. Routed, the command is over the NATS max payload (1 MiB
+// by default) and the follower answers 500 internal.
+func TestClusterLargePromptAsOnOwner(t *testing.T) {
+	a, b := clusterAPI(t)
+	// The prompt's block is 50 bytes under the limit; the command that carries it has an envelope too.
+	text := strings.Repeat("x", 1<<20-50-len(`{"text":"","type":"text"}`))
+	body, _ := json.Marshal(map[string]string{"text": text})
+	var codes []int
+	for _, n := range []*clusterAPINode{a, b} {
+		st, created := call(t, "POST", a.base+"/v1/sessions", `{}`)
+		if st != http.StatusCreated {
+			t.Fatalf("create: %d %v", st, created)
+		}
+		st, p := call(t, "POST", n.base+"/v1/sessions/"+created["id"].(string)+"/prompt", string(body))
+		t.Logf("prompt through %s: %d %v", n.base, st, p["code"])
+		codes = append(codes, st)
+	}
+	if codes[0] != codes[1] {
+		t.Fatalf("the same prompt answered %d on the owner, %d through another node", codes[0], codes[1])
+	}
+}
