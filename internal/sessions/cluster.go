@@ -166,6 +166,7 @@ type AgentFault struct {
 	DataText bool            `json:"dataText,omitempty"` // Data is clipped text (a JSON string), not the agent's JSON
 	Error    string          `json:"error"`              // the failure's text (AgentError.Err)
 	Stderr   string          `json:"stderr,omitempty"`
+	Start    bool            `json:"start,omitempty"` // the agent's process could not be started (IsStartFailure)
 }
 
 // NewReplyError describes err for the wire; nil for nil.
@@ -182,7 +183,7 @@ func NewReplyError(err error) *ReplyError {
 	if json.Unmarshal([]byte(ErrorMessage(err)), &w) != nil {
 		return re
 	}
-	re.Agent = &AgentFault{Op: w.Op, Error: w.Message, Stderr: w.Stderr}
+	re.Agent = &AgentFault{Op: w.Op, Error: w.Message, Stderr: w.Stderr, Start: w.Start}
 	if w.RPC != nil {
 		re.Agent.RPC, re.Agent.Code, re.Agent.Message = true, w.RPC.Code, w.RPC.Message
 		re.Agent.Data, re.Agent.DataText = w.RPC.Data, w.RPC.DataText
@@ -197,7 +198,7 @@ func (e *ReplyError) Err() error {
 		return nil
 	}
 	if e.Code == CodeAgentError && e.Agent != nil {
-		w := agentErrorWire{Op: e.Agent.Op, Message: e.Agent.Error, Stderr: e.Agent.Stderr}
+		w := agentErrorWire{Op: e.Agent.Op, Message: e.Agent.Error, Stderr: e.Agent.Stderr, Start: e.Agent.Start}
 		if e.Agent.RPC {
 			w.RPC = &rpcWire{Code: e.Agent.Code, Message: e.Agent.Message, Data: e.Agent.Data, DataText: e.Agent.DataText}
 		}

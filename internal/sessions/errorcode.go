@@ -83,7 +83,7 @@ func ErrorMessage(err error) string {
 	}
 	var ae *AgentError
 	if ErrorCode(err) == CodeAgentError && errors.As(err, &ae) {
-		w := agentErrorWire{Op: ae.Op, Message: ae.Err.Error(), Stderr: ae.Stderr}
+		w := agentErrorWire{Op: ae.Op, Message: ae.Err.Error(), Stderr: ae.Stderr, Start: IsStartFailure(ae.Err)}
 		var re *acp.RequestError
 		if errors.As(ae.Err, &re) {
 			w.RPC = &rpcWire{Code: re.Code, Message: re.Message}
@@ -133,6 +133,8 @@ type agentErrorWire struct {
 	Message string   `json:"message"` // ae.Err.Error()
 	RPC     *rpcWire `json:"rpc,omitempty"`
 	Stderr  string   `json:"stderr,omitempty"`
+	// Start says the agent's process could not be started (IsStartFailure): faces hide its text.
+	Start bool `json:"start,omitempty"`
 }
 
 type rpcWire struct {
@@ -144,7 +146,7 @@ type rpcWire struct {
 }
 
 func (w agentErrorWire) agentError() *AgentError {
-	inner := &wireError{msg: w.Message}
+	inner := &wireError{msg: w.Message, start: w.Start}
 	if w.RPC != nil {
 		re := &acp.RequestError{Code: w.RPC.Code, Message: w.RPC.Message}
 		switch {
@@ -163,8 +165,9 @@ func (w agentErrorWire) agentError() *AgentError {
 
 // wireError is an agent's error rebuilt from its text and, when it sent one, its JSON-RPC error.
 type wireError struct {
-	msg string
-	re  *acp.RequestError
+	msg   string
+	re    *acp.RequestError
+	start bool // the agent's process could not be started (IsStartFailure on the owner)
 }
 
 func (e *wireError) Error() string { return e.msg }

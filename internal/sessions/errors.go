@@ -49,5 +49,6 @@ func (e *AgentError) Unwrap() error { return e.Err }
 func IsStartFailure(err error) bool {
 	var execErr *exec.Error
 	var pathErr *fs.PathError
-	return errors.As(err, &execErr) || errors.As(err, &pathErr)
+	var wireErr *wireError // the same failure on the owner of a routed command (docs/cluster.md §5)
+	return errors.As(err, &execErr) || errors.As(err, &pathErr) || errors.As(err, &wireErr) && wireErr.start
 }

@@ -58,6 +58,14 @@ func (s *Session) loadFollower() error {
 	caught := make(chan struct{})
 	var once sync.Once
 	done := make(chan struct{})
+	s.mu.Lock()
+	if err := s.stoppedLocked(); err != nil {
+		s.mu.Unlock()
+		cancel()
+		return err
+	}
+	f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
+	s.mu.Unlock()
 	go func() {
 		defer close(done)
 		s.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
@@ -66,6 +74,13 @@ func (s *Session) loadFollower() error {
 	defer timer.Stop()
 	select {
 	case <-caught:
+	case <-done: // stopped before it caught up
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err := s.stoppedLocked(); err != nil {
+			return err
+		}
+		return ErrClosed
 	case <-timer.C:
 		cancel()
 		<-done
@@ -73,14 +88,13 @@ func (s *Session) loadFollower() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if err := s.stoppedLocked(); err != nil {
 		cancel()
-		return ErrClosed
+		return err
 	}
 	if n := len(s.epochs); n > 0 {
 		s.Epoch = s.epochs[n-1].Epoch // nobody streams a cold session yet: the epoch its frames carry
 	}
-	f.stop, f.done = cancel, done
 	s.cold = nil
 	return nil
 }
