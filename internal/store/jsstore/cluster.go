@@ -50,10 +50,12 @@ type ClusterOptions struct {
 // limit markers, so expiry is an event) and a core request/reply subject per node. Join claims the node id;
 // Close leaves. Its goroutines (beat, watch, command handlers) are its own and Close waits for them.
 type Cluster struct {
-	st   *Store             // Static after construction.
-	kv   jetstream.KeyValue // Static after construction; the nodes bucket.
-	opts ClusterOptions     // Static after construction.
-	self sessions.NodeInfo  // Static after construction; each beat adds the Store state of the moment.
+	st *Store             // Static after construction.
+	kv jetstream.KeyValue // Static after construction; the nodes bucket.
+	// large holds the commands and replies over the connection's max payload (command_large.go).
+	large jetstream.ObjectStore // Static after construction.
+	opts  ClusterOptions        // Static after construction.
+	self  sessions.NodeInfo     // Static after construction; each beat adds the Store state of the moment.
 
 	health beatHealth
 
@@ -103,8 +105,17 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", s.opts.nodesBucket(), err)
 	}
+	large, err := s.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: s.opts.largeBucket(), TTL: largeTTL, Storage: jetstream.FileStorage, Replicas: s.opts.Replicas,
+	})
+	if err == nil && s.opts.Replicas > 1 {
+		err = waitLeaders(ctx, s.js, "OBJ_"+s.opts.largeBucket())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jsstore: object store %s: %w", s.opts.largeBucket(), err)
+	}
 	c := &Cluster{
-		st: s, kv: kv, opts: opts,
+		st: s, kv: kv, large: large, opts: opts,
 		self: sessions.NodeInfo{
 			ID: opts.Node, Incarnation: uuid.NewString(), URL: opts.URL, Agents: opts.Agents,
 			Version: opts.Version, StartedAt: time.Now().UTC(),
@@ -156,6 +167,7 @@ func (c *Cluster) Close() {
 
 func (o Options) nodesBucket() string               { return o.Prefix + "-nodes" }
 func (o Options) ticketsBucket() string             { return o.Prefix + "-tickets" }
+func (o Options) largeBucket() string               { return o.Prefix + "-large" }
 func (o Options) commandSubject(node string) string { return o.Prefix + ".cmd." + node }
 
 // conn is the store's connection.

@@ -25,12 +25,16 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd sessions.Command) (
 	if err != nil {
 		return sessions.Reply{}, fmt.Errorf("jsstore: command %s: %w", cmd.Op, err)
 	}
-	if limit := c.conn().MaxPayload(); int64(len(data)) > limit {
-		return sessions.Reply{}, fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrCommandTooLarge, cmd.Op, len(data), limit)
-	}
 	ctx, cancel := context.WithTimeout(ctx, cmd.Timeout())
 	defer cancel()
-	msg, err := c.conn().RequestWithContext(ctx, c.st.opts.commandSubject(node), data)
+	subject := c.st.opts.commandSubject(node)
+	req := &nats.Msg{Subject: subject, Data: data}
+	if c.tooLarge(data) {
+		if req, err = c.stash(ctx, subject, data); err != nil {
+			return sessions.Reply{}, fmt.Errorf("%w: %s of %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), err)
+		}
+	}
+	msg, err := c.conn().RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return sessions.Reply{}, fmt.Errorf("%w: no gateway answers for node %q", sessions.ErrOwnerUnavailable, node)
@@ -39,8 +43,12 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd sessions.Command) (
 	case err != nil:
 		return sessions.Reply{}, fmt.Errorf("jsstore: command %s to node %q: %w", cmd.Op, node, err)
 	}
+	body, err := c.body(ctx, msg)
+	if err != nil {
+		return sessions.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
+	}
 	var reply sessions.Reply
-	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+	if err := json.Unmarshal(body, &reply); err != nil {
 		return sessions.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
 	}
 	return reply, reply.Error.Err()
@@ -109,7 +117,11 @@ func (c *Cluster) Serve(ctx context.Context, h sessions.CommandHandler) error {
 func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats.Msg) {
 	var cmd sessions.Command
 	var reply sessions.Reply
-	if err := json.Unmarshal(m.Data, &cmd); err != nil {
+	data, err := c.body(ctx, m)
+	if err == nil {
+		err = json.Unmarshal(data, &cmd)
+	}
+	if err != nil {
 		reply = sessions.ReplyTo(nil, 0, fmt.Errorf("%w: command: %v", sessions.ErrBadRequest, err))
 	} else {
 		hctx, cancel := cmd.HandlerContext(ctx)
@@ -118,12 +130,17 @@ func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats
 		c.running.Add(-1)
 		cancel()
 	}
-	data, err := json.Marshal(reply)
-	if err == nil && int64(len(data)) > c.conn().MaxPayload() {
-		err = fmt.Errorf("%w: the reply to %s is %d bytes", ErrCommandTooLarge, cmd.Op, len(data))
-	}
+	data, err = json.Marshal(reply)
 	if err != nil {
 		data, _ = json.Marshal(sessions.ReplyTo(nil, reply.Head, err))
+	}
+	if c.tooLarge(data) && m.Reply != "" {
+		out, serr := c.stash(ctx, m.Reply, data)
+		if serr == nil {
+			_ = m.RespondMsg(out)
+			return
+		}
+		data, _ = json.Marshal(sessions.ReplyTo(nil, reply.Head, fmt.Errorf("%w: the reply to %s is %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), serr)))
 	}
 	_ = m.Respond(data)
 }

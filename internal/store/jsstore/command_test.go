@@ -10,6 +10,7 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -102,8 +103,7 @@ func TestCallAgentErrorAndResult(t *testing.T) {
 }
 
 // TestCallUnavailableTimeoutAndSize: no node listening is ErrOwnerUnavailable; an owner that does not answer
-// within the bound plus RouteSlack is ErrOwnerTimeout; a command over the max payload is refused before it
-// is sent; a bad node id is refused.
+// within the bound plus RouteSlack is ErrOwnerTimeout; a bad node id is refused.
 func TestCallUnavailableTimeoutAndSize(t *testing.T) {
 	t.Parallel()
 	_, b := pair(t, natstest.Embedded(t))
@@ -117,12 +117,37 @@ func TestCallUnavailableTimeoutAndSize(t *testing.T) {
 	if _, err := b.Call(ctx, "a", sessions.Command{Op: "block", Bound: time.Hour}); !errors.Is(err, sessions.ErrOwnerTimeout) {
 		t.Fatalf("call to a blocked owner: %v", err)
 	}
-	big := json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`)
-	if _, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", Args: big}); !errors.Is(err, jsstore.ErrCommandTooLarge) {
-		t.Fatalf("a 2 MiB command: %v", err)
-	}
 	if _, err := b.Call(ctxT(t), "a.b", sessions.Command{Op: "echo"}); !errors.Is(err, jsstore.ErrBadNodeID) {
 		t.Fatalf("node id a.b: %v", err)
+	}
+}
+
+// TestCallLargerThanMaxPayload: a command and a reply over the connection's max payload (1 MiB here) cross
+// through the object store, whole, and leave nothing in it. They were refused (ErrCommandTooLarge), so a
+// prompt the owner accepted failed through another node.
+func TestCallLargerThanMaxPayload(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Embedded(t)
+	_, b := pair(t, srv)
+	big := json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`)
+	reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", SID: "s1", Args: big})
+	if err != nil {
+		t.Fatalf("a 2 MiB command: %v", err)
+	}
+	var got sessions.Command
+	if err := json.Unmarshal(reply.Result, &got); err != nil || string(got.Args) != string(big) || reply.Head != 12 {
+		t.Fatalf("the 2 MiB echo came back as %d bytes of args (head %d): %v", len(got.Args), reply.Head, err)
+	}
+	js, err := jetstream.New(srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.ObjectStore(ctxT(t), "acpgw-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := obs.List(ctxT(t)); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Fatalf("objects left behind: %d, %v", len(list), err)
 	}
 }
 
