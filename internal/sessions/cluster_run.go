@@ -41,6 +41,9 @@ func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
 	r.mu.Lock()
 	s := r.followers[e.ID]
 	own := r.sessions[e.ID]
+	if deleted || e.Status == StatusClosed {
+		r.removed.add(e.ID, rev)
+	}
 	r.mu.Unlock()
 	switch {
 	case deleted || e.Status == StatusClosed:

@@ -37,11 +37,10 @@ const (
 
 // newFollower builds the cold follower of another node's session from its directory entry.
 func (r *Registry) newFollower(e DirEntry, rev uint64) (*Session, error) {
-	s, err := r.coldSession(e, rev)
+	s, err := r.coldSessionOf(e, rev, true) // the cwd is on the owner's machine: not opened, no descriptor held
 	if err != nil {
 		return nil, err
 	}
-	s.closeRoot() // the cwd is on the owner's machine: a follower serves no fs/* and holds no descriptor
 	s.dur = nil
 	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
 	s.status, s.statusReason = e.Status, e.Reason
@@ -295,8 +294,40 @@ func (r *Registry) addFollower(e DirEntry, rev uint64) (*Session, error) {
 	if r.closing {
 		return nil, ErrShuttingDown
 	}
+	if r.removed.after(e.ID, rev) {
+		return nil, ErrNotFound // a Get that read the entry before its removal, which the watch has applied
+	}
 	r.followers[e.ID] = s
 	return s, nil
+}
+
+// tombstones are the directory revisions at which the latest removals happened (deletes, or entries that say
+// closed), the last tombstoneKeep of them.
+type tombstones struct {
+	rev   map[string]uint64
+	order []string
+}
+
+const tombstoneKeep = 4096
+
+func (t *tombstones) add(id string, rev uint64) {
+	if t.rev == nil {
+		t.rev = map[string]uint64{}
+	}
+	if _, ok := t.rev[id]; !ok {
+		t.order = append(t.order, id)
+		if len(t.order) > tombstoneKeep {
+			delete(t.rev, t.order[0])
+			t.order = t.order[1:]
+		}
+	}
+	t.rev[id] = max(t.rev[id], rev)
+}
+
+// after reports whether id was removed at a revision after rev.
+func (t *tombstones) after(id string, rev uint64) bool {
+	r, ok := t.rev[id]
+	return ok && r > rev
 }
 
 func (r *Registry) removeFollower(s *Session) {

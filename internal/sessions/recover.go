@@ -83,6 +83,11 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 
 // coldSession builds the session an entry describes, without its log.
 func (r *Registry) coldSession(e DirEntry, rev uint64) (*Session, error) {
+	return r.coldSessionOf(e, rev, false)
+}
+
+// coldSessionOf is coldSession, for a follower when follower is set.
+func (r *Registry) coldSessionOf(e DirEntry, rev uint64, follower bool) (*Session, error) {
 	spec, ok := r.agents[e.Agent]
 	if !ok {
 		spec = agents.Spec{Name: e.Agent} // no longer configured: readable, a re-attach fails to start it
@@ -104,7 +109,7 @@ func (r *Registry) coldSession(e DirEntry, rev uint64) (*Session, error) {
 			return nil, fmt.Errorf("view: %w", err)
 		}
 	}
-	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp})
+	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower})
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities

@@ -54,6 +54,7 @@ type Registry struct {
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
 	// followers are other nodes' sessions this node serves (mode c, follower.go); they count against nothing.
 	followers map[string]*Session // Guarded by mu.
+	removed   tombstones          // Guarded by mu; directory revisions of removals, so a late read adds no follower.
 	closing   bool                // Guarded by mu; set by Shutdown.
 	// starting counts Creates in progress; Add only under mu while !closing, so Shutdown's Wait sees them all.
 	starting sync.WaitGroup
@@ -132,6 +133,9 @@ type CreateOptions struct {
 	// Node is the node that should run the session (mode c); "" or this node = here. Another live node gets
 	// the create routed to it; a node that is not live is ErrUnknownNode.
 	Node string
+	// follower: the session is a copy of another node's (follower.go): its cwd is on that node's machine,
+	// so it is not opened here.
+	follower bool
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by

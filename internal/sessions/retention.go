@@ -7,7 +7,7 @@ import (
 
 // ExpireStored is the retention janitor of a store mode: every age/10 (at least a minute, at most an hour)
 // it closes and removes this node's detached and failed sessions whose directory entry was not updated for
-// age, until ctx ends. A session with a subscriber is left alone; the entry's revision guards the removal
+// age (in mode c also those of nodes that are not live), until ctx ends. A session with a subscriber is left alone; the entry's revision guards the removal
 // against a change since the janitor read it.
 func (r *Registry) ExpireStored(ctx context.Context, age time.Duration) {
 	if r.cfg.Store == nil || age <= 0 {
@@ -35,7 +35,13 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 	}
 	n := 0
 	for i, e := range entries {
-		if e.Owner != r.cfg.NodeID || (e.Status != StatusDetached && e.Status != StatusFailed) || !e.UpdatedAt.Before(cutoff) {
+		if (e.Status != StatusDetached && e.Status != StatusFailed) || !e.UpdatedAt.Before(cutoff) {
+			continue
+		}
+		if e.Owner != r.cfg.NodeID {
+			if r.cfg.Cluster != nil && !r.liveNode(e.Owner) && r.expireForeign(ctx, e, revs[i]) {
+				n++ // a node that is gone (mode c): any node removes its expired sessions
+			}
 			continue
 		}
 		s, err := r.lookup(e.ID)
@@ -50,6 +56,19 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 		n++
 	}
 	return n
+}
+
+// expireForeign removes an expired session of a node that is not live: closed by CAS on the revision listed
+// (one janitor wins), then removed; the followers end with the removal.
+func (r *Registry) expireForeign(ctx context.Context, e DirEntry, rev uint64) bool {
+	e.Status, e.Reason = StatusClosed, "retention"
+	if _, err := r.cfg.Store.Dir().Update(ctx, e, rev); err != nil {
+		return false
+	}
+	if err := r.cfg.Store.Remove(ctx, e.ID); err != nil {
+		r.cfg.Logger.Warn("retention: remove a session of a node that is gone", "session", e.ID, "owner", e.Owner, "err", err)
+	}
+	return true
 }
 
 // hasClients reports whether a subscriber is attached.

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -184,6 +185,8 @@ func (s *Session) answerRemote(who principal.Principal, permissionID string, a t
 	var t *Turn
 	if turnID != "" {
 		t = s.turnByID(turnID)
+	} else {
+		t = s.CurrentTurn() // the request reached this copy with its answer: it was the running turn's
 	}
 	return o, t, nil
 }
@@ -215,8 +218,54 @@ func (s *Session) closeRemote(who principal.Principal, reason string) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	node, st := s.remote.node, s.status
+	s.mu.Unlock()
+	if (st == StatusFailed || st == StatusDetached) && !s.reg.liveNode(node) {
+		return s.removeForGoneOwner(who, reason)
+	}
 	bound := s.reg.cfg.CancelGrace + 4*s.reg.cfg.StopGrace + dirWriteTimeout
 	return s.route(context.Background(), opClose, who, closeArgs{Reason: reason}, bound, nil)
+}
+
+// liveNode reports whether node beats in the cluster.
+func (r *Registry) liveNode(node string) bool {
+	for _, n := range r.cfg.Cluster.Nodes() {
+		if n.ID == node {
+			return true
+		}
+	}
+	return false
+}
+
+// removeForGoneOwner closes a session whose owner is not live and whose agent does not run (failed by the
+// node's loss, or detached): nobody else would ever remove it. The entry is marked closed by CAS (a returning
+// owner's claim wins: the close then goes to it), then the log and the entry are removed; every node's
+// follower ends with the removal.
+func (s *Session) removeForGoneOwner(who principal.Principal, reason string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	defer cancel()
+	dir := s.reg.cfg.Store.Dir()
+	e, rev, err := dir.Get(ctx, s.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.closeFollower()
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	case e.Status != StatusFailed && e.Status != StatusDetached:
+		return fmt.Errorf("%w: its node %q is not live", ErrOwnerUnavailable, e.Owner)
+	}
+	e.Status, e.Reason = StatusClosed, reason
+	if _, err := dir.Update(ctx, e, rev); err != nil {
+		return fmt.Errorf("%w: the session changed while it was closed: %v", ErrOwnerUnavailable, err)
+	}
+	if err := s.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+	}
+	s.audit(who, "close", "reason", reason, "owner", e.Owner)
+	s.closeFollower()
+	return nil
 }
 
 // shareRemote changes a share on the owner, then here at once (the directory change follows).

@@ -126,7 +126,9 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
 	}
-	s.root, _ = os.OpenRoot(opts.Cwd)
+	if !opts.follower {
+		s.root, _ = os.OpenRoot(opts.Cwd)
+	}
 	s.terms = newTerminals(s)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.tctx = translate.NewContext(translate.Config{
