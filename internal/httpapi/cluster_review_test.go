@@ -28,6 +28,7 @@ import (
 type clusterAPINode struct {
 	reg     *sessions.Registry
 	cluster *jsstore.Cluster
+	st      *jsstore.Store
 	base    string
 }
 
@@ -84,7 +85,7 @@ func clusterAPINodeStart(t *testing.T, srv *natstest.Server, workdir, id string,
 		rcancel()
 		c.Close()
 	})
-	return &clusterAPINode{reg: reg, cluster: c, base: hs.URL}
+	return &clusterAPINode{reg: reg, cluster: c, st: js, base: hs.URL}
 }
 
 func clusterAPI(t *testing.T, extra ...agents.Spec) (a, b *clusterAPINode) {

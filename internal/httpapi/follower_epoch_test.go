@@ -3,17 +3,11 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/agents/demo"
-	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -22,42 +16,8 @@ import (
 // clusterServer is one mode c node on srv (docs/cluster.md §5) with the REST face on a real HTTP server.
 func clusterServer(t *testing.T, srv *natstest.Server, workdir, id string) (*jsstore.Store, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := jsstore.Open(ctx, srv.Connect(), jsstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := st.Join(ctx, jsstore.ClusterOptions{Node: id, Agents: []string{"demo"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return demo.Serve(ctx, demo.Options{}, in, out)
-	}}
-	logger := slog.New(slog.DiscardHandler)
-	reg, err := sessions.NewRegistry(sessions.Config{Workdir: workdir, Logger: logger, StopGrace: 200 * time.Millisecond,
-		Store: st, NodeID: id, Cluster: c, DetachIdle: true, DetachOnShutdown: true}, []agents.Spec{demoSpec}, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reg.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rctx, rcancel := context.WithCancel(context.Background())
-	if err := reg.RunCluster(rctx); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil)}).Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = reg.Shutdown(ctx)
-		rcancel()
-		c.Close()
-	})
-	return st, hs.URL
+	n := clusterAPINodeStart(t, srv, workdir, id)
+	return n.st, n.base
 }
 
 // TestFollowerPageEpoch: a JSON events page on a follower names the epoch the log is in now, after the
