@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -440,4 +441,56 @@ func TestFollowerPolicyAnswerIsNeverPending(t *testing.T) {
 	if st, err := f.AwaitTurn(ctx, turn); err != nil || st.Status != sessions.TurnEnded || st.StopReason != "end_turn" {
 		t.Fatalf("the turn through b: %+v, %v", st, err)
 	}
+}
+
+// TestIdleFollowerPausesItsFeed: a follower nobody used for the idle TTL stops its consumer (the store serves
+// one fewer) and lists as before; its next use feeds it again, with what the owner logged meanwhile.
+func TestIdleFollowerPausesItsFeed(t *testing.T) {
+	a, b := newCluster(t)
+	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, alice, "quick")
+	f, err := b.reg.GetAs(alice, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b's copy at a's head", func() bool { return f.Log().Head() == s.Log().Head() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumers := func() int {
+		st, err := js.Stream(ctx, "acpgw-log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Consumers
+	}
+	before := consumers()
+	if n := b.reg.PauseIdleFollowersAt(time.Now().Add(-time.Hour)); n != 0 {
+		t.Fatalf("paused %d followers used within the TTL", n)
+	}
+	if n := b.reg.PauseIdleFollowersAt(time.Now().Add(time.Hour)); n != 1 {
+		t.Fatalf("paused %d idle followers, want 1", n)
+	}
+	eventually(t, "the paused follower's consumer gone", func() bool { return consumers() == before-1 })
+	if v := f.View(); v.LastSeq != s.Log().Head() || v.Status != sessions.StatusIdle {
+		t.Fatalf("the paused follower lists %+v", v)
+	}
+
+	runTurn(t, s, alice, "quick")
+	again, err := b.reg.GetAs(alice, s.ID)
+	if err != nil || again != f {
+		t.Fatalf("the next use: %v (same follower %v)", err, again == f)
+	}
+	eventually(t, "the resumed copy at a's head", func() bool { return f.Log().Head() == s.Log().Head() })
+	sameFrames(t, frames(t, f.Log()), frames(t, s.Log()))
 }

@@ -18,5 +18,8 @@ func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int {
 	return r.expireStored(ctx, cutoff)
 }
 
+// PauseIdleFollowersAt runs the idle reaper's follower round with the given cutoff.
+func (r *Registry) PauseIdleFollowersAt(cutoff time.Time) int { return r.pauseIdleFollowers(cutoff) }
+
 // ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
 func (s *Session) ClientMCP() []agents.MCPServer { return s.clientMCP }

@@ -248,6 +248,32 @@ func (s *Session) closeFollower() {
 	<-s.closed
 }
 
+// pauseFollower stops the live feed of a follower nobody used since cutoff (no subscriber, no turn, no lookup):
+// it goes cold, keeping its copy of the log, so the store serves one consumer fewer. Its next use feeds it
+// again from the store (frames it holds are skipped) before it answers. It reports whether it paused.
+func (s *Session) pauseFollower(cutoff time.Time) bool {
+	s.mu.Lock()
+	f := s.remote
+	if s.cold != nil || f.stop == nil || s.closing || s.clients > 0 || s.turn != nil || !s.lastActive.Before(cutoff) {
+		s.mu.Unlock()
+		return false
+	}
+	stop, done := f.stop, f.done
+	f.stop, f.done = nil, nil
+	_, head := s.log.Bounds()
+	s.cold = &coldState{title: s.tctx.Title(), lastTurn: s.lastTurn, lastSeq: head}
+	s.mu.Unlock()
+	stop()
+	<-done
+	s.mu.Lock()
+	if c := s.cold; c != nil { // the feed may have applied a frame meanwhile
+		_, c.lastSeq = s.log.Bounds()
+		c.title, c.lastTurn = s.tctx.Title(), s.lastTurn
+	}
+	s.mu.Unlock()
+	return true
+}
+
 // stopFollower ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
 func (s *Session) stopFollower() {
 	s.mu.Lock()
@@ -336,6 +362,17 @@ func (r *Registry) removeFollower(s *Session) {
 		delete(r.followers, s.ID)
 	}
 	r.mu.Unlock()
+}
+
+// pauseIdleFollowers pauses the followers nobody used since cutoff; it reports how many.
+func (r *Registry) pauseIdleFollowers(cutoff time.Time) int {
+	n := 0
+	for _, f := range r.followerList() {
+		if f.pauseFollower(cutoff) {
+			n++
+		}
+	}
+	return n
 }
 
 // followerList returns the followers.

@@ -136,6 +136,9 @@ func (s *Session) hydrate() error {
 		return nil // memory mode
 	}
 	s.mu.Lock()
+	if s.remote != nil {
+		s.lastActive = s.reg.now() // every face's use: a follower in use is not paused (pauseFollower)
+	}
 	c := s.cold
 	if c == nil {
 		s.mu.Unlock()

@@ -458,6 +458,7 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 			return
 		case <-tick.C:
 			cutoff := r.now().Add(-ttl)
+			r.pauseIdleFollowers(cutoff)
 			for _, s := range r.List() {
 				switch {
 				case !s.idleSince(cutoff):

@@ -3,6 +3,7 @@ package jsstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -28,8 +29,9 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(session
 		return 0, err
 	}
 	cons, err := s.js.OrderedConsumer(ctx, s.opts.logStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{s.opts.logSubject(sid)},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		FilterSubjects:    []string{s.opts.logSubject(sid)},
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		InactiveThreshold: feedInactive,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
@@ -38,6 +40,7 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(session
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
+	defer s.dropConsumer(cons) // after the iterator stops
 	defer it.Stop()
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		if !live {
@@ -81,4 +84,20 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(session
 			}
 		}
 	}
+}
+
+// feedInactive is how long the server keeps a feed's consumer that nobody pulls from: the safety net for a
+// feed whose dropConsumer did not reach the server (the client library's default is 5 minutes).
+const feedInactive = 10 * time.Second
+
+// dropConsumer deletes a finished feed's consumer at once: a hydration or a paused follower leaves nothing
+// on the server.
+func (s *Store) dropConsumer(cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = s.js.DeleteConsumer(ctx, s.opts.logStream(), info.Name)
 }
