@@ -26,7 +26,6 @@ type follower struct {
 	progress chan struct{}
 	stop     context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
 	done     chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
-	stopOnce sync.Once
 }
 
 // feedRetry bounds the back-off of a follower's live feed after the store failed it.
@@ -235,15 +234,14 @@ func (s *Session) closeFollower() {
 		if s.status != StatusClosed {
 			s.status = StatusClosed
 		}
-		stop, done := s.remote.stop, s.remote.done
+		stop := s.remote.stop
 		s.mu.Unlock()
 		if stop != nil {
-			stop()
+			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
 		s.log.Close()
 		close(s.closed)
 		s.reg.removeFollower(s)
-		_ = done // the feed returns on its own once stop is called; applyStored may be running it
 	})
 	<-s.closed
 }
