@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -52,14 +53,20 @@ func TestFollowerPageEpoch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var head uint64
-	fence, err := st.Feed(ctx, id, false, func(f sessions.StoredFrame) error { head = f.Seq; return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
 	next := uuid.NewString()
-	frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"_gateway/session_status","params":{"status":"idle","_meta":{"gateway":{"seq":%d,"epoch":%q}}}}`, head+1, next)
-	if err := st.Fork(ctx, id, fence, []sessions.StoredFrame{{Seq: head + 1, Epoch: next, Frame: []byte(frame)}}); err != nil {
-		t.Fatal(err)
+	for attempt := 0; ; attempt++ { // the owner may still be storing a frame (the demo's commands): read again
+		fence, err := st.Feed(ctx, id, false, func(f sessions.StoredFrame) error { head = f.Seq; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"_gateway/session_status","params":{"status":"idle","_meta":{"gateway":{"seq":%d,"epoch":%q}}}}`, head+1, next)
+		err = st.Fork(ctx, id, fence, []sessions.StoredFrame{{Seq: head + 1, Epoch: next, Frame: []byte(frame)}})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, sessions.ErrFenced) || attempt == 20 {
+			t.Fatal(err)
+		}
 	}
 	var now string
 	deadline = time.Now().Add(10 * time.Second)

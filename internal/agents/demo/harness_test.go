@@ -154,6 +154,18 @@ func newHarness(t *testing.T, ctx context.Context, opts Options, client *testCli
 	return h
 }
 
+// waitServed waits for Serve to return on its own (its context ended), then closes the agent's input, and returns
+// what Serve returned. Closing the input first would race the context: the agent could see its peer gone
+// before it sees the cancellation.
+func (h *harness) waitServed() error {
+	h.stopOnce.Do(func() {
+		h.serveErr = <-h.served
+		_ = h.toAgent.Close()
+		<-h.conn.Done()
+	})
+	return h.serveErr
+}
+
 // stop closes the agent's input and returns what Serve returned.
 func (h *harness) stop() error {
 	h.stopOnce.Do(func() {

@@ -50,7 +50,7 @@ func TestServeStopsWhenContextEnds(t *testing.T) {
 		result := h.startPrompt(sid, fullPrompt)
 		<-asked
 		cancel()
-		if err := h.stop(); !errors.Is(err, context.Canceled) {
+		if err := h.waitServed(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Serve = %v, want context.Canceled", err)
 		}
 		r := <-result
