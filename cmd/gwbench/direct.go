@@ -71,6 +71,7 @@ func runDirect(ctx context.Context, prompt string, n, size int) (flood, error) {
 	if err != nil {
 		return flood{}, fmt.Errorf("session/new: %w", err)
 	}
+	cpu0 := selfCPU()
 	t0 := time.Now()
 	pr, err := acp.SendRequest[struct {
 		StopReason string `json:"stopReason"`
@@ -84,6 +85,9 @@ func runDirect(ctx context.Context, prompt string, n, size int) (flood, error) {
 		errs++
 	}
 	f := rec.result(t0, end, size, errs)
+	if rec.updates > 0 {
+		f.ClientCPUus = float64((selfCPU() - cpu0).Microseconds()) / float64(rec.updates)
+	}
 	// The agent's own CPU per update (start-up included): the work every row shares.
 	stdin.Close()
 	select {

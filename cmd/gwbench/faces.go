@@ -12,21 +12,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // The faces measured through the gateway, one flood each, driven by measureFlood. Every face except /acp
 // is prompted over REST; /acp prompts on its first socket, the way an ACP client does.
 
 // wsFace is a client of `/v1/sessions/{id}/ws`.
-type wsFace struct{ fr frameReader }
+type wsFace struct{ c wsConn }
 
-func (f *wsFace) next(ctx context.Context) ([]byte, error) { return f.fr.next(ctx) }
+func (f *wsFace) next(ctx context.Context) ([]byte, error) { return f.c.next(ctx) }
 func (f *wsFace) control(_ context.Context, b []byte) frameKind {
 	return gatewayControl(b)
 }
-func (f *wsFace) close() { f.fr.c.CloseNow() }
+func (f *wsFace) close() { f.c.closeNow() }
 
 // sseFace is a client of `GET /v1/sessions/{id}/events` with `Accept: text/event-stream`.
 type sseFace struct {
@@ -118,7 +116,7 @@ type acpFace struct{ a *acpWS }
 // promptID is the JSON-RPC id of the flood's session/prompt on /acp.
 const promptID = 3
 
-func (f *acpFace) next(ctx context.Context) ([]byte, error) { return f.a.fr.next(ctx) }
+func (f *acpFace) next(ctx context.Context) ([]byte, error) { return f.a.c.next(ctx) }
 func (f *acpFace) control(ctx context.Context, b []byte) frameKind {
 	var m rpcMsg
 	if json.Unmarshal(b, &m) != nil {
@@ -135,7 +133,7 @@ func (f *acpFace) control(ctx context.Context, b []byte) frameKind {
 	}
 	return sigNone
 }
-func (f *acpFace) close() { f.a.c.CloseNow() }
+func (f *acpFace) close() { f.a.c.closeNow() }
 
 // face names a gateway face as gwbench rows do.
 type face string
@@ -185,12 +183,11 @@ func runFace(ctx context.Context, g *gatewayProc, fc face, k int, prompt string,
 func (g *gatewayProc) openFace(ctx context.Context, fc face, id string) (floodClient, error) {
 	switch fc {
 	case faceWS:
-		c, _, err := websocket.Dial(ctx, g.wsURL(id), nil)
+		c, err := dialWS(ctx, g.wsURL(id))
 		if err != nil {
 			return floodClient{}, fmt.Errorf("dial: %w", err)
 		}
-		c.SetReadLimit(64 << 20)
-		return floodClient{face: &wsFace{fr: frameReader{c: c}}}, nil
+		return floodClient{face: &wsFace{c: c}}, nil
 	case faceSSE:
 		req, err := http.NewRequestWithContext(ctx, "GET", g.base+"/v1/sessions/"+id+"/events", nil)
 		if err != nil {
@@ -227,12 +224,11 @@ func runACP(ctx context.Context, g *gatewayProc, k int, prompt string, n, size i
 	}()
 	var sid string
 	for i := range k {
-		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(g.base, "http")+"/acp/flood", nil)
+		c, err := dialWS(ctx, "ws"+strings.TrimPrefix(g.base, "http")+"/acp/flood")
 		if err != nil {
 			return flood{}, fmt.Errorf("dial /acp: %w", err)
 		}
-		c.SetReadLimit(64 << 20)
-		a := &acpWS{c: c, fr: frameReader{c: c}}
+		a := &acpWS{c: c}
 		cls = append(cls, floodClient{face: &acpFace{a: a}, ready: true, untilChunks: i > 0})
 		if _, err := a.call(ctx, 1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
 			return flood{}, err

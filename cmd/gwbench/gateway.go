@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -15,8 +16,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // gatewayProc is the gateway binary, exec'd the way an operator runs it.
@@ -137,24 +136,6 @@ func (g *gatewayProc) wsURL(id string) string {
 	return "ws" + strings.TrimPrefix(g.base, "http") + "/v1/sessions/" + id + "/ws"
 }
 
-// frameReader reads whole text frames into one reused buffer, the cheapest a Go client can read.
-type frameReader struct {
-	c   *websocket.Conn
-	buf bytes.Buffer
-}
-
-func (f *frameReader) next(ctx context.Context) ([]byte, error) {
-	_, r, err := f.c.Reader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	f.buf.Reset()
-	if _, err := f.buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return f.buf.Bytes(), nil
-}
-
 var (
 	tokReplayDone = []byte(`"_gateway/replay_complete"`)
 	tokTurnEnded  = []byte(`"_gateway/turn_ended"`)
@@ -172,6 +153,7 @@ type gatewaySample struct {
 	cpu      float64 // process_cpu_seconds_total
 	gcs      float64 // go_gc_duration_seconds_count: GC cycles
 	gcPauses float64 // go_gc_duration_seconds_sum: their stop-the-world pauses, seconds
+	writes   float64 // syscw of /proc/<pid>/io: write(2)-family calls; NaN where unreadable
 	ok       bool
 }
 
@@ -195,7 +177,25 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 		}
 		*m.v = v
 	}
+	s.writes = g.syscw()
 	return s
+}
+
+// syscw reads how many write-family syscalls the gateway process has made (Linux /proc/<pid>/io), so a flood
+// can say how many writes each frame cost; NaN where that is not readable.
+func (g *gatewayProc) syscw() float64 {
+	if g.cmd == nil || g.cmd.Process == nil {
+		return math.NaN()
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", g.cmd.Process.Pid))
+	if err != nil {
+		return math.NaN()
+	}
+	v, ok := metricValue(append([]byte("\n"), b...), "\nsyscw: ")
+	if !ok {
+		return math.NaN()
+	}
+	return v
 }
 
 // metricValue finds "\nname value" in a Prometheus text exposition.

@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -64,6 +65,7 @@ type options struct {
 	profileKind string
 	profileFace string
 	heapProfile string
+	selfProfile string
 	gwFlags     string
 	cluster     bool
 }
@@ -112,6 +114,8 @@ func main() {
 	flag.StringVar(&o.profileKind, "profile-kind", "profile", "with -profile: profile (CPU), allocs (allocations during the floods) or trace (execution trace)")
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "scale: write the gateway's heap profile with the demo sessions idle to this file")
 	flag.StringVar(&o.gwFlags, "gateway-flags", "", "extra flags for the gateway under test (space-separated)")
+	flag.StringVar(&wsClientKind, "ws-client", "lean", "the WebSocket clients of the ws and /acp rows: lean (a minimal RFC 6455 reader) or coder (coder/websocket)")
+	flag.StringVar(&o.selfProfile, "self-profile", "", "CPU-profile gwbench itself (its clients) for the whole run and write the profile here")
 	flag.BoolVar(&o.cluster, "cluster", true, "measure a session streamed through a non-owner node of a 3-node cluster (builds nats-server)")
 	flag.Parse()
 	def := func(v *int, full, short int) {
@@ -192,6 +196,20 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	nofile := raiseNoFile()
+	if wsClientKind != "lean" && wsClientKind != "coder" {
+		return fmt.Errorf("-ws-client %q: want lean or coder", wsClientKind)
+	}
+	if o.selfProfile != "" {
+		f, err := os.Create(o.selfProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	tmp, err := os.MkdirTemp("", "gwbench-")
 	if err != nil {
 		return err
@@ -222,7 +240,7 @@ func run(ctx context.Context, o options) error {
 	res := &Results{Commit: gitCommit(), Machine: machine(), Ratios: map[string]float64{}}
 	res.Machine["nofile"] = fmt.Sprint(nofile)
 	res.Config = map[string]any{"short": o.short, "runs": o.runs, "n": o.n, "s": o.size, "pacedN": o.pacedN, "rate": o.rate,
-		"gatewayFlags": extra}
+		"gatewayFlags": extra, "wsClient": wsClientKind}
 
 	g, err := startGateway(o.gatewayBin, tmp, "gateway-flood", false, extra...)
 	if err != nil {
@@ -414,14 +432,16 @@ func medianFlood(runs []flood) flood {
 		return median(v)
 	}
 	m := flood{
-		UpdPerSec: pick(func(f flood) float64 { return f.UpdPerSec }),
-		MBPerSec:  pick(func(f flood) float64 { return f.MBPerSec }),
-		P50ms:     pick(func(f flood) float64 { return f.P50ms }),
-		P99ms:     pick(func(f flood) float64 { return f.P99ms }),
-		EndTurnMs: pick(func(f flood) float64 { return f.EndTurnMs }),
-		CPUus:     pick(func(f flood) float64 { return f.CPUus }),
-		GCs:       pick(func(f flood) float64 { return f.GCs }),
-		GCPauseMs: pick(func(f flood) float64 { return f.GCPauseMs }),
+		UpdPerSec:      pick(func(f flood) float64 { return f.UpdPerSec }),
+		MBPerSec:       pick(func(f flood) float64 { return f.MBPerSec }),
+		P50ms:          pick(func(f flood) float64 { return f.P50ms }),
+		P99ms:          pick(func(f flood) float64 { return f.P99ms }),
+		EndTurnMs:      pick(func(f flood) float64 { return f.EndTurnMs }),
+		CPUus:          pick(func(f flood) float64 { return f.CPUus }),
+		GCs:            pick(func(f flood) float64 { return f.GCs }),
+		GCPauseMs:      pick(func(f flood) float64 { return f.GCPauseMs }),
+		ClientCPUus:    pick(func(f flood) float64 { return f.ClientCPUus }),
+		WritesPerFrame: pick(func(f flood) float64 { return f.WritesPerFrame }),
 	}
 	for _, r := range runs {
 		m.Errors += r.Errors
@@ -488,16 +508,16 @@ func fmtF(v float64, prec int) string {
 }
 
 func printTable(w io.Writer, res *Results) {
-	fmt.Fprintf(w, "\ngwbench @ %s on %s (%s cores), %v runs, flood %v × %v B; medians\n\n", res.Commit, res.Machine["cpu"], res.Machine["nproc"], res.Config["runs"], res.Config["n"], res.Config["s"])
+	fmt.Fprintf(w, "\ngwbench @ %s on %s (%s cores), %v runs, flood %v × %v B, %v WebSocket clients; medians\n\n", res.Commit, res.Machine["cpu"], res.Machine["nproc"], res.Config["runs"], res.Config["n"], res.Config["s"], res.Config["wsClient"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "path\tupdates/s\tpayload MB/s\tp50 ms\tp99 ms\tend_turn ms\tCPU µs/update\terrors\t")
+	fmt.Fprintln(tw, "path\tupdates/s\tpayload MB/s\tp50 ms\tp99 ms\tend_turn ms\tCPU µs/update\tclient CPU µs\twrites/frame\terrors\t")
 	for _, r := range res.Rows {
 		if r.NA != "" {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\n", r.Name, r.NA)
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\n", r.Name, r.NA)
 			continue
 		}
 		m := r.Median
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Name, fmtF(m.UpdPerSec, 0), fmtF(m.MBPerSec, 1), fmtF(m.P50ms, 3), fmtF(m.P99ms, 3), fmtF(m.EndTurnMs, 1), fmtF(m.CPUus, 1), m.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Name, fmtF(m.UpdPerSec, 0), fmtF(m.MBPerSec, 1), fmtF(m.P50ms, 3), fmtF(m.P99ms, 3), fmtF(m.EndTurnMs, 1), fmtF(m.CPUus, 1), fmtF(m.ClientCPUus, 1), fmtF(m.WritesPerFrame, 2), m.Errors)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nratios (median of per-run ratios)")
@@ -571,6 +591,8 @@ func sanitize(res *Results) *Results {
 		fix(&f.CPUus)
 		fix(&f.GCs)
 		fix(&f.GCPauseMs)
+		fix(&f.ClientCPUus)
+		fix(&f.WritesPerFrame)
 	}
 	for i := range res.Rows {
 		fixF(&res.Rows[i].Median)

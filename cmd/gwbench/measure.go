@@ -116,6 +116,7 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 	}
 	ready.Wait()
 	at0 := g.sample(ctx)
+	cpu0 := selfCPU()
 	t0 := time.Now()
 	if err := prompt(ctx); err != nil {
 		cancel() // ends the WebSocket and page reads
@@ -126,6 +127,7 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 		return flood{}, fmt.Errorf("prompt: %w", err)
 	}
 	done.Wait()
+	clientCPU := selfCPU() - cpu0
 	recs := make([]*recorder, len(cls))
 	fl := make([]flood, len(cls))
 	var firstErr error
@@ -145,10 +147,14 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 		fl[i] = st.rec.result(t0, end, size, errs)
 	}
 	out := merge(recs, fl)
+	if out.Updates > 0 {
+		out.ClientCPUus = float64(clientCPU.Microseconds()) / float64(out.Updates*len(cls))
+	}
 	if at1 := g.sample(ctx); at0.ok && at1.ok && out.Updates > 0 {
 		out.CPUus = (at1.cpu - at0.cpu) * 1e6 / float64(out.Updates)
 		out.GCs = at1.gcs - at0.gcs
 		out.GCPauseMs = (at1.gcPauses - at0.gcPauses) * 1e3
+		out.WritesPerFrame = (at1.writes - at0.writes) / float64(out.Updates*len(cls))
 	}
 	if out.Errors > 0 && firstErr != nil {
 		var ce websocket.CloseError

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // peerProc is marimo's stdio-to-ws (npm, pinned in bench/package.json) in front of the flood agent: one agent
@@ -75,14 +73,11 @@ func (p *peerProc) stop() {
 }
 
 // acpWS is a raw-ACP WebSocket client: one JSON-RPC message per text frame.
-type acpWS struct {
-	c  *websocket.Conn
-	fr frameReader
-}
+type acpWS struct{ c wsConn }
 
 func (a *acpWS) send(ctx context.Context, v any) error {
 	b, _ := json.Marshal(v)
-	return a.c.Write(ctx, websocket.MessageText, b)
+	return a.c.write(ctx, b)
 }
 
 type rpcMsg struct {
@@ -98,7 +93,7 @@ func (a *acpWS) call(ctx context.Context, id int, method string, params any) (js
 		return nil, err
 	}
 	for {
-		b, err := a.fr.next(ctx)
+		b, err := a.c.next(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -126,13 +121,12 @@ func runPeer(ctx context.Context, p *peerProc, k int, prompt string, n, size int
 	}
 	cls := make([]*peerClient, k)
 	for i := range cls {
-		c, _, err := websocket.Dial(ctx, p.url, nil)
+		c, err := dialWS(ctx, p.url)
 		if err != nil {
 			return flood{}, fmt.Errorf("dial stdio-to-ws: %w", err)
 		}
-		c.SetReadLimit(64 << 20)
-		defer c.CloseNow()
-		a := &acpWS{c: c, fr: frameReader{c: c}}
+		defer c.closeNow()
+		a := &acpWS{c: c}
 		if _, err := a.call(ctx, 1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
 			return flood{}, err
 		}
@@ -159,7 +153,7 @@ func runPeer(ctx context.Context, p *peerProc, k int, prompt string, n, size int
 				return
 			}
 			for {
-				b, err := a.fr.next(ctx)
+				b, err := a.c.next(ctx)
 				now := time.Now().UnixNano()
 				if err != nil {
 					cl.errs++

@@ -227,7 +227,7 @@ func runScale(ctx context.Context, o options, tmp string, extra []string) (*scal
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			fr := frameReader{c: c}
+			fr := coderConn{c: c}
 			isReady := false
 			for {
 				b, err := fr.next(cctx)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -115,11 +116,17 @@ type flood struct {
 	// (go_gc_duration_seconds); NaN on direct rows.
 	GCs       float64 `json:"gatewayGCs"`
 	GCPauseMs float64 `json:"gatewayGCPauseMs"`
+	// ClientCPUus is this process's CPU time per update per client during the flood: what the benchmark's
+	// own clients spend reading (they share the cores with the agent and the gateway). NaN when not measured.
+	ClientCPUus float64 `json:"clientCpuMicrosPerUpdate"`
+	// WritesPerFrame is the gateway's write syscalls per update per client during the flood (Linux
+	// /proc/<pid>/io syscw): 1 means one write(2) per frame per client, less means batched. NaN when not measured.
+	WritesPerFrame float64 `json:"gatewayWritesPerFramePerClient"`
 }
 
 // result turns a recorder into figures: throughput over prompt sent → last update received.
 func (r *recorder) result(promptAt time.Time, endAt int64, payload int, errs int) flood {
-	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN(), GCs: math.NaN(), GCPauseMs: math.NaN()}
+	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN(), GCs: math.NaN(), GCPauseMs: math.NaN(), ClientCPUus: math.NaN(), WritesPerFrame: math.NaN()}
 	if r.chunks == 0 {
 		f.UpdPerSec, f.MBPerSec, f.P50ms, f.P99ms, f.EndTurnMs = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return f
@@ -141,7 +148,7 @@ func merge(recs []*recorder, fl []flood) flood {
 	}
 	var all []int64
 	var ups, mbs, ends []float64
-	out := flood{CPUus: fl[0].CPUus, GCs: fl[0].GCs, GCPauseMs: fl[0].GCPauseMs}
+	out := flood{CPUus: fl[0].CPUus, GCs: fl[0].GCs, GCPauseMs: fl[0].GCPauseMs, ClientCPUus: fl[0].ClientCPUus, WritesPerFrame: fl[0].WritesPerFrame}
 	for i, f := range fl {
 		out.Errors += f.Errors
 		out.Updates = max(out.Updates, f.Updates)
@@ -158,3 +165,12 @@ func merge(recs []*recorder, fl []flood) flood {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// selfCPU is this process's CPU time so far (user + system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

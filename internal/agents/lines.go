@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"io"
 	"sync"
 	"unicode/utf8"
@@ -27,19 +28,28 @@ type lineWatch struct {
 	tooLong bool // Guarded by mu.
 }
 
-// scan watches a chunk of stdout.
+// scan watches a chunk of stdout. Inside a JSON line only its end and its length matter, so it skips to the
+// next newline (bytes.IndexByte); the bytes before a line's first non-space one are looked at one by one.
 func (w *lineWatch) scan(p []byte) {
-	for _, c := range p {
+	for len(p) > 0 {
+		if w.started && w.json {
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				w.grow(len(p))
+				return
+			}
+			w.grow(i)
+			w.endLine()
+			p = p[i+1:]
+			continue
+		}
+		c := p[0]
+		p = p[1:]
 		if c == '\n' {
 			w.endLine()
 			continue
 		}
-		w.length++
-		if w.length == maxLineBytes { // the SDK's scanner gives up once its 10 MiB buffer is full
-			w.mu.Lock()
-			w.tooLong = true
-			w.mu.Unlock()
-		}
+		w.grow(1)
 		if !w.started {
 			if c == ' ' || c == '\t' || c == '\r' {
 				continue
@@ -49,6 +59,18 @@ func (w *lineWatch) scan(p []byte) {
 		if !w.json && len(w.keep) < noiseKeep {
 			w.keep = append(w.keep, c)
 		}
+	}
+}
+
+// grow counts n more bytes of the current line and remembers when it reaches the SDK's limit (its scanner
+// gives up once its 10 MiB buffer is full).
+func (w *lineWatch) grow(n int) {
+	before := w.length
+	w.length += n
+	if before < maxLineBytes && w.length >= maxLineBytes {
+		w.mu.Lock()
+		w.tooLong = true
+		w.mu.Unlock()
 	}
 }
 
