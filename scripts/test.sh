@@ -32,6 +32,8 @@ echo "== go: modules, vet, race tests"
 go mod download
 go vet ./...
 go test -race -count=1 ./...
+# The patched acp-go-sdk copy is a module of its own: its patch's tests (third_party/acp-go-sdk/README.gateway.md).
+(cd third_party/acp-go-sdk && go test -race -count=1 -run 'Decode|Inline|Valid' .)
 
 echo "== gwbench -short (figures only; it fails only when the benchmark cannot run)"
 (cd bench && npm ci --no-audit --no-fund --loglevel=error) || echo "bench: npm ci failed; the stdio-to-ws row will say n/a"

@@ -15,7 +15,7 @@ import (
 // decodeMessage is json.Unmarshal(line, msg) for a zero msg, except that msg.Params and msg.Result may be
 // slices of line (borrowed) until msg.keep copies them.
 func decodeMessage(line []byte, msg *anyMessage) error {
-	if json.Valid(line) && decodeEnvelope(line, msg) {
+	if validJSON(line) && decodeEnvelope(line, msg) {
 		msg.borrowed = true
 		return nil
 	}
@@ -156,9 +156,13 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the index after the string starting at b[i] == '"' (valid JSON).
+// stringEnd returns the index after the string starting at b[i] == '"' (valid JSON: no control bytes, so
+// nextSpecial stops only at '"' and '\\').
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
+	for i++; ; i++ {
+		if i = nextSpecial(b, i); i >= len(b) {
+			return len(b)
+		}
 		switch b[i] {
 		case '\\':
 			i++
@@ -166,7 +170,6 @@ func stringEnd(b []byte, i int) int {
 			return i + 1
 		}
 	}
-	return len(b)
 }
 
 // valueEnd returns the index after the value starting at b[i] (valid JSON).
