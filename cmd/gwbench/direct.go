@@ -99,6 +99,7 @@ func runDirect(ctx context.Context, prompt string, n, size int) (flood, error) {
 	waited = true
 	if st := cmd.ProcessState; st != nil && rec.updates > 0 {
 		f.CPUus = float64((st.UserTime() + st.SystemTime()).Microseconds()) / float64(rec.updates)
+		f.AgentCPUus = f.CPUus
 	}
 	return f, nil
 }

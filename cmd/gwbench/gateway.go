@@ -154,6 +154,7 @@ type gatewaySample struct {
 	gcs      float64 // go_gc_duration_seconds_count: GC cycles
 	gcPauses float64 // go_gc_duration_seconds_sum: their stop-the-world pauses, seconds
 	writes   float64 // syscw of /proc/<pid>/io: write(2)-family calls; NaN where unreadable
+	agentCPU float64 // CPU seconds of the gateway's child processes (the agents); NaN where unreadable
 	ok       bool
 }
 
@@ -178,7 +179,43 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 		*m.v = v
 	}
 	s.writes = g.syscw()
+	s.agentCPU = g.childrenCPU()
 	return s
+}
+
+// childrenCPU sums the CPU time (utime + stime, /proc/<pid>/stat) of the gateway's live child processes: the
+// agents it runs. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable.
+func (g *gatewayProc) childrenCPU() float64 {
+	if g.cmd == nil || g.cmd.Process == nil {
+		return math.NaN()
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", g.cmd.Process.Pid))
+	if err != nil {
+		return math.NaN()
+	}
+	var ticks float64
+	for _, t := range tasks {
+		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", g.cmd.Process.Pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, kid := range strings.Fields(string(kids)) {
+			st, err := os.ReadFile("/proc/" + kid + "/stat")
+			if err != nil {
+				continue
+			}
+			// The fields after the command (which may hold spaces) start after its closing parenthesis;
+			// utime and stime are the 14th and 15th fields.
+			f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+			if len(f) < 13 {
+				continue
+			}
+			u, _ := strconv.ParseFloat(f[11], 64)
+			k, _ := strconv.ParseFloat(f[12], 64)
+			ticks += u + k
+		}
+	}
+	return ticks / 100
 }
 
 // syscw reads how many write-family syscalls the gateway process has made (Linux /proc/<pid>/io), so a flood

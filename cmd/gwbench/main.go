@@ -173,6 +173,9 @@ type Row struct {
 	Name   string  `json:"name"`
 	Median flood   `json:"median"`
 	Runs   []flood `json:"runs"`
+	// Paired holds, for a row measured against direct stdio, the direct flood run just before each of its
+	// runs: its ratio is taken against that one, so load that changes between rows does not enter it.
+	Paired []flood `json:"pairedDirect,omitempty"`
 	NA     string  `json:"na,omitempty"`
 }
 
@@ -187,6 +190,8 @@ type target struct {
 type rowSpec struct {
 	name string
 	fn   func(ctx context.Context) (flood, error)
+	// paired: a direct flood runs just before each run of this row (Row.Paired).
+	paired bool
 }
 
 func run(ctx context.Context, o options) error {
@@ -282,48 +287,57 @@ func run(ctx context.Context, o options) error {
 	paced := fmt.Sprintf("flood %d %d rate=%g", o.pacedN, o.size, o.rate)
 	tools := fmt.Sprintf("flood %d %d tools", o.n, o.size)
 	specs := []rowSpec{
-		{"direct (stdio, acp-go-sdk)", func(ctx context.Context) (flood, error) { return runDirect(ctx, floodP, o.n, o.size) }},
-		{"gateway ws x1", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, floodP, o.n, o.size) }},
-		{"gateway ws x1 --data-dir", func(ctx context.Context) (flood, error) { return runGateway(ctx, gd, 1, floodP, o.n, o.size) }},
-		{"gateway ws x10 (per client)", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 10, floodP, o.n, o.size) }},
+		{"direct (stdio, acp-go-sdk)", func(ctx context.Context) (flood, error) { return runDirect(ctx, floodP, o.n, o.size) }, false},
+		{"gateway ws x1", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, floodP, o.n, o.size) }, true},
+		{"gateway ws x1 --data-dir", func(ctx context.Context) (flood, error) { return runGateway(ctx, gd, 1, floodP, o.n, o.size) }, false},
+		{"gateway ws x10 (per client)", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 10, floodP, o.n, o.size) }, true},
 	}
 	// The other faces, same session and flood: what each adds over the session WebSocket.
 	for _, f := range otherFaces {
 		for _, k := range f.clients {
-			specs = append(specs, rowSpec{faceRow(f.face, k), func(ctx context.Context) (flood, error) { return runFace(ctx, g, f.face, k, floodP, o.n, o.size) }})
+			specs = append(specs, rowSpec{faceRow(f.face, k), func(ctx context.Context) (flood, error) { return runFace(ctx, g, f.face, k, floodP, o.n, o.size) }, true})
 		}
 	}
 	if cb != nil {
-		specs = append(specs, rowSpec{clusterRow, func(ctx context.Context) (flood, error) { return runNonOwner(ctx, cb, 1, floodP, o.n, o.size) }})
+		specs = append(specs, rowSpec{clusterRow, func(ctx context.Context) (flood, error) { return runNonOwner(ctx, cb, 1, floodP, o.n, o.size) }, false})
 	}
 	if peer != nil {
-		specs = append(specs, rowSpec{"stdio-to-ws " + peer.version + " x1", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 1, floodP, o.n, o.size) }})
+		specs = append(specs, rowSpec{"stdio-to-ws " + peer.version + " x1", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 1, floodP, o.n, o.size) }, true})
 		if o.peer10 {
-			specs = append(specs, rowSpec{"stdio-to-ws x10 agents (per client)", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 10, floodP, o.n, o.size) }})
+			specs = append(specs, rowSpec{"stdio-to-ws x10 agents (per client)", func(ctx context.Context) (flood, error) { return runPeer(ctx, peer, 10, floodP, o.n, o.size) }, true})
 		}
 	}
 	specs = append(specs,
-		rowSpec{fmt.Sprintf("direct paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) }},
-		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) }},
+		rowSpec{fmt.Sprintf("direct paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) }, false},
+		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s", o.rate), func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) }, false},
 		rowSpec{fmt.Sprintf("direct paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
 			return withHogs(func() (flood, error) { return runDirect(ctx, paced, o.pacedN, o.size) })
-		}},
+		}, false},
 		rowSpec{fmt.Sprintf("gateway ws x1 paced %g/s + hog", o.rate), func(ctx context.Context) (flood, error) {
 			return withHogs(func() (flood, error) { return runGateway(ctx, g, 1, paced, o.pacedN, o.size) })
-		}},
-		rowSpec{"direct tools+permissions", func(ctx context.Context) (flood, error) { return runDirect(ctx, tools, o.n, o.size) }},
-		rowSpec{"gateway ws x1 tools+permissions", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, tools, o.n, o.size) }},
+		}, false},
+		rowSpec{"direct tools+permissions", func(ctx context.Context) (flood, error) { return runDirect(ctx, tools, o.n, o.size) }, false},
+		rowSpec{"gateway ws x1 tools+permissions", func(ctx context.Context) (flood, error) { return runGateway(ctx, g, 1, tools, o.n, o.size) }, false},
 	)
 	rows := make([]Row, len(specs))
 	for i := range specs {
 		rows[i].Name = specs[i].name
 	}
-	// Runs interleave the rows, so a noisy moment hits every row rather than one.
+	// Runs interleave the rows, so a noisy moment hits every row rather than one; a row measured against
+	// direct stdio has a direct flood of its own just before it (its pair, also counted in the direct row).
 	for r := 0; r < o.runs; r++ {
 		fmt.Fprintf(os.Stderr, "gwbench: run %d/%d\n", r+1, o.runs)
 		for i, s := range specs {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if s.paired {
+				d, err := specs[0].fn(ctx)
+				if err != nil {
+					return fmt.Errorf("%s (paired with %s): %w", specs[0].name, s.name, err)
+				}
+				rows[i].Paired = append(rows[i].Paired, d)
+				rows[0].Runs = append(rows[0].Runs, d)
 			}
 			f, err := s.fn(ctx)
 			if err != nil {
@@ -346,6 +360,7 @@ func run(ctx context.Context, o options) error {
 	for i := range rows {
 		byName[rows[i].Name] = &rows[i]
 	}
+	direct := specs[0].name
 	ratio := func(a, b string, pick func(flood) float64, op func(x, y float64) float64) float64 {
 		ra, rb := byName[a], byName[b]
 		if ra == nil || rb == nil || len(ra.Runs) == 0 {
@@ -353,7 +368,11 @@ func run(ctx context.Context, o options) error {
 		}
 		var v []float64
 		for i := range ra.Runs {
-			v = append(v, op(pick(ra.Runs[i]), pick(rb.Runs[i])))
+			against := rb.Runs[i]
+			if b == direct && len(ra.Paired) == len(ra.Runs) {
+				against = ra.Paired[i]
+			}
+			v = append(v, op(pick(ra.Runs[i]), pick(against)))
 		}
 		return median(v)
 	}
@@ -361,7 +380,6 @@ func run(ctx context.Context, o options) error {
 	sub := func(x, y float64) float64 { return x - y }
 	thr := func(f flood) float64 { return f.UpdPerSec }
 	p99 := func(f flood) float64 { return f.P99ms }
-	direct := specs[0].name
 	res.Ratios["gateway_x1_vs_direct"] = ratio("gateway ws x1", direct, thr, div)
 	res.Ratios["gateway_datadir_x1_vs_memory_x1"] = ratio("gateway ws x1 --data-dir", "gateway ws x1", thr, div)
 	if cb != nil {
@@ -415,7 +433,10 @@ func run(ctx context.Context, o options) error {
 	res.Machine["loadavgAtEnd"] = loadavg()
 	printTable(os.Stdout, res)
 	if o.out != "" {
-		b, _ := json.MarshalIndent(sanitize(res), "", "  ")
+		b, err := json.MarshalIndent(sanitize(res), "", "  ")
+		if err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
 		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
@@ -442,6 +463,7 @@ func medianFlood(runs []flood) flood {
 		GCPauseMs:      pick(func(f flood) float64 { return f.GCPauseMs }),
 		ClientCPUus:    pick(func(f flood) float64 { return f.ClientCPUus }),
 		WritesPerFrame: pick(func(f flood) float64 { return f.WritesPerFrame }),
+		AgentCPUus:     pick(func(f flood) float64 { return f.AgentCPUus }),
 	}
 	for _, r := range runs {
 		m.Errors += r.Errors
@@ -510,14 +532,14 @@ func fmtF(v float64, prec int) string {
 func printTable(w io.Writer, res *Results) {
 	fmt.Fprintf(w, "\ngwbench @ %s on %s (%s cores), %v runs, flood %v × %v B, %v WebSocket clients; medians\n\n", res.Commit, res.Machine["cpu"], res.Machine["nproc"], res.Config["runs"], res.Config["n"], res.Config["s"], res.Config["wsClient"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "path\tupdates/s\tpayload MB/s\tp50 ms\tp99 ms\tend_turn ms\tCPU µs/update\tclient CPU µs\twrites/frame\terrors\t")
+	fmt.Fprintln(tw, "path\tupdates/s\tpayload MB/s\tp50 ms\tp99 ms\tend_turn ms\tCPU µs/update\tclient CPU µs\tagent CPU µs\twrites/frame\terrors\t")
 	for _, r := range res.Rows {
 		if r.NA != "" {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\n", r.Name, r.NA)
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\n", r.Name, r.NA)
 			continue
 		}
 		m := r.Median
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Name, fmtF(m.UpdPerSec, 0), fmtF(m.MBPerSec, 1), fmtF(m.P50ms, 3), fmtF(m.P99ms, 3), fmtF(m.EndTurnMs, 1), fmtF(m.CPUus, 1), fmtF(m.ClientCPUus, 1), fmtF(m.WritesPerFrame, 2), m.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Name, fmtF(m.UpdPerSec, 0), fmtF(m.MBPerSec, 1), fmtF(m.P50ms, 3), fmtF(m.P99ms, 3), fmtF(m.EndTurnMs, 1), fmtF(m.CPUus, 1), fmtF(m.ClientCPUus, 1), fmtF(m.AgentCPUus, 1), fmtF(m.WritesPerFrame, 2), m.Errors)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nratios (median of per-run ratios)")
@@ -593,11 +615,15 @@ func sanitize(res *Results) *Results {
 		fix(&f.GCPauseMs)
 		fix(&f.ClientCPUus)
 		fix(&f.WritesPerFrame)
+		fix(&f.AgentCPUus)
 	}
 	for i := range res.Rows {
 		fixF(&res.Rows[i].Median)
 		for j := range res.Rows[i].Runs {
 			fixF(&res.Rows[i].Runs[j])
+		}
+		for j := range res.Rows[i].Paired {
+			fixF(&res.Rows[i].Paired[j])
 		}
 	}
 	for k, v := range res.Ratios {

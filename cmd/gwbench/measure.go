@@ -155,6 +155,7 @@ func measureFlood(ctx context.Context, label string, g *gatewayProc, cls []flood
 		out.GCs = at1.gcs - at0.gcs
 		out.GCPauseMs = (at1.gcPauses - at0.gcPauses) * 1e3
 		out.WritesPerFrame = (at1.writes - at0.writes) / float64(out.Updates*len(cls))
+		out.AgentCPUus = (at1.agentCPU - at0.agentCPU) * 1e6 / float64(out.Updates)
 	}
 	if out.Errors > 0 && firstErr != nil {
 		var ce websocket.CloseError

@@ -122,11 +122,14 @@ type flood struct {
 	// WritesPerFrame is the gateway's write syscalls per update per client during the flood (Linux
 	// /proc/<pid>/io syscw): 1 means one write(2) per frame per client, less means batched. NaN when not measured.
 	WritesPerFrame float64 `json:"gatewayWritesPerFramePerClient"`
+	// AgentCPUus is the agent's CPU time per update during the flood on gateway rows (the gateway's child
+	// processes, /proc); on direct rows the agent's whole run, start-up included. NaN when not measured.
+	AgentCPUus float64 `json:"agentCpuMicrosPerUpdate"`
 }
 
 // result turns a recorder into figures: throughput over prompt sent → last update received.
 func (r *recorder) result(promptAt time.Time, endAt int64, payload int, errs int) flood {
-	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN(), GCs: math.NaN(), GCPauseMs: math.NaN(), ClientCPUus: math.NaN(), WritesPerFrame: math.NaN()}
+	f := flood{Updates: r.updates, Chunks: r.chunks, Errors: errs + r.seqGaps, CPUus: math.NaN(), GCs: math.NaN(), GCPauseMs: math.NaN(), ClientCPUus: math.NaN(), WritesPerFrame: math.NaN(), AgentCPUus: math.NaN()}
 	if r.chunks == 0 {
 		f.UpdPerSec, f.MBPerSec, f.P50ms, f.P99ms, f.EndTurnMs = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return f
@@ -148,7 +151,7 @@ func merge(recs []*recorder, fl []flood) flood {
 	}
 	var all []int64
 	var ups, mbs, ends []float64
-	out := flood{CPUus: fl[0].CPUus, GCs: fl[0].GCs, GCPauseMs: fl[0].GCPauseMs, ClientCPUus: fl[0].ClientCPUus, WritesPerFrame: fl[0].WritesPerFrame}
+	out := flood{CPUus: fl[0].CPUus, GCs: fl[0].GCs, GCPauseMs: fl[0].GCPauseMs, ClientCPUus: fl[0].ClientCPUus, WritesPerFrame: fl[0].WritesPerFrame, AgentCPUus: fl[0].AgentCPUus}
 	for i, f := range fl {
 		out.Errors += f.Errors
 		out.Updates = max(out.Updates, f.Updates)
