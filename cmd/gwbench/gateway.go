@@ -184,7 +184,7 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 }
 
 // childrenCPU sums the CPU time (utime + stime, /proc/<pid>/stat) of the gateway's live child processes: the
-// agents it runs. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable.
+// agents it runs. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable or there is none.
 func (g *gatewayProc) childrenCPU() float64 {
 	if g.cmd == nil || g.cmd.Process == nil {
 		return math.NaN()
@@ -194,6 +194,7 @@ func (g *gatewayProc) childrenCPU() float64 {
 		return math.NaN()
 	}
 	var ticks float64
+	found := false
 	for _, t := range tasks {
 		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", g.cmd.Process.Pid, t.Name()))
 		if err != nil {
@@ -213,7 +214,11 @@ func (g *gatewayProc) childrenCPU() float64 {
 			u, _ := strconv.ParseFloat(f[11], 64)
 			k, _ := strconv.ParseFloat(f[12], 64)
 			ticks += u + k
+			found = true
 		}
+	}
+	if !found {
+		return math.NaN() // no agent here (a node that serves another node's session)
 	}
 	return ticks / 100
 }

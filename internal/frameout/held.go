@@ -2,6 +2,7 @@ package frameout
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -121,18 +122,70 @@ func (h *holdingHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return h.held, brw, nil
 }
 
-// Batcher holds a face's frames until Flush: a HeldConn, or FlushOnly for a writer that buffers by itself.
+// HeldWriter holds what a face writes to a writer it cannot wrap (an HTTP response, whose own buffers send
+// 2–4 KiB at a time) and writes it there in one Write on Flush, or when the held bytes would pass heldLimit,
+// then calls flush. Only the face's writer goroutine uses it.
+type HeldWriter struct {
+	w     io.Writer    // Static after construction.
+	flush func() error // Static after construction.
+	buf   *[]byte      // The held bytes, from heldBufs; nil when none.
+}
+
+// NewHeldWriter holds writes for w; flush pushes w's own buffers out (http.ResponseController.Flush).
+func NewHeldWriter(w io.Writer, flush func() error) *HeldWriter {
+	return &HeldWriter{w: w, flush: flush}
+}
+
+// Write holds p; what is held goes out first when p would not fit, and p itself when it is over the limit.
+func (h *HeldWriter) Write(p []byte) (int, error) {
+	if h.buf != nil && len(*h.buf)+len(p) > heldLimit {
+		if err := h.send(); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) > heldLimit {
+		return h.w.Write(p)
+	}
+	if h.buf == nil {
+		h.buf = heldBufs.Get().(*[]byte)
+	}
+	*h.buf = append(*h.buf, p...)
+	return len(p), nil
+}
+
+// WriteString is Write for a string, without converting it.
+func (h *HeldWriter) WriteString(s string) (int, error) {
+	if h.buf != nil && len(*h.buf)+len(s) <= heldLimit {
+		*h.buf = append(*h.buf, s...)
+		return len(s), nil
+	}
+	return h.Write([]byte(s))
+}
+
+// Hold implements Batcher: a HeldWriter always holds.
+func (h *HeldWriter) Hold() {}
+
+// Flush implements Batcher: what is held goes out in one Write, then w's buffers.
+func (h *HeldWriter) Flush() error {
+	if err := h.send(); err != nil {
+		return err
+	}
+	return h.flush()
+}
+
+func (h *HeldWriter) send() error {
+	b := h.buf
+	if b == nil {
+		return nil
+	}
+	h.buf = nil
+	_, err := h.w.Write(*b)
+	release(b)
+	return err
+}
+
+// Batcher holds a face's frames until Flush: a HeldConn or a HeldWriter.
 type Batcher interface {
 	Hold()
 	Flush() error
 }
-
-// FlushOnly batches on a writer that buffers by itself (an HTTP response): frames stay in its buffer until
-// Flush calls the function.
-type FlushOnly func() error
-
-// Hold implements Batcher: the response buffers anyway.
-func (FlushOnly) Hold() {}
-
-// Flush implements Batcher.
-func (f FlushOnly) Flush() error { return f() }

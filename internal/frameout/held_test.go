@@ -92,3 +92,43 @@ func lens(w []string) []int {
 	}
 	return n
 }
+
+// A HeldWriter sends what it holds in one Write on Flush (then the writer's own flush), sends early only
+// what would pass heldLimit, passes an over-limit write through, and never reorders.
+func TestHeldWriterSendsHeldWritesInOne(t *testing.T) {
+	rec := &recordingConn{}
+	flushes := 0
+	h := NewHeldWriter(rec, func() error { flushes++; return nil })
+	for _, s := range []string{"id: 1\n", "data: {}", "\n\n", "id: 2\n"} {
+		h.Write([]byte(s))
+	}
+	h.WriteString("data: []\n\n")
+	if got := rec.got(); len(got) != 0 {
+		t.Fatalf("writes before Flush: %q", got)
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.got(); len(got) != 1 || got[0] != "id: 1\ndata: {}\n\nid: 2\ndata: []\n\n" || flushes != 1 {
+		t.Fatalf("after Flush: writes %q, flushes %d", got, flushes)
+	}
+	if err := h.Flush(); err != nil || len(rec.got()) != 1 || flushes != 2 {
+		t.Fatalf("an empty Flush wrote %q (err %v), flushes %d", rec.got()[1:], err, flushes)
+	}
+
+	rec.writes = nil
+	a := strings.Repeat("a", heldLimit-10)
+	h.WriteString(a)
+	h.WriteString("bbbbbbbbbbbb") // would pass the limit: a goes first
+	big := strings.Repeat("c", heldLimit+1)
+	h.Write([]byte(big)) // over the limit by itself: what is held, then it, in order
+	h.WriteString("d")
+	h.Flush()
+	if got := rec.got(); len(got) != 4 || got[0] != a || got[1] != "bbbbbbbbbbbb" || got[2] != big || got[3] != "d" {
+		lens := []int{}
+		for _, w := range got {
+			lens = append(lens, len(w))
+		}
+		t.Fatalf("writes of %v bytes, want %d, 12, %d, 1", lens, len(a), len(big))
+	}
+}

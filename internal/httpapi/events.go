@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -58,8 +57,7 @@ func afterParam(r *http.Request) (uint64, bool, error) {
 // carry no id, so a reconnect resumes from the last logged frame. Every write goes through the shared frame
 // writer: a client that stops reading is dropped by its watchdog, as on the WebSocket faces.
 type sseSink struct {
-	w     http.ResponseWriter
-	rc    *http.ResponseController
+	w     *frameout.HeldWriter // the response, held until the writer catches up
 	out   *frameout.Writer
 	r     *http.Request
 	beat  *time.Ticker
@@ -74,13 +72,22 @@ var errCredentialsRevoked = errors.New("credentials revoked")
 
 func (k *sseSink) Frame(seq uint64, frame []byte) error {
 	return k.out.Write(len(frame), func() error {
-		var err error
-		if seq == 0 { // a re-sent pending request: no id, so Last-Event-ID never moves backwards
-			_, err = fmt.Fprintf(k.w, "data: %s\n\n", frame)
-		} else {
-			_, err = fmt.Fprintf(k.w, "id: %d\ndata: %s\n\n", seq, frame)
+		// Flushed by Wait, with the frames ready beside it (frameout.Writer.Batch).
+		var head [32]byte
+		h := head[:0]
+		if seq != 0 { // a re-sent pending request (0) has no id, so Last-Event-ID never moves backwards
+			h = strconv.AppendUint(append(h, "id: "...), seq, 10)
+			h = append(h, '\n')
 		}
-		return err // flushed by Wait, with the frames ready beside it (frameout.Writer.Batch)
+		h = append(h, "data: "...)
+		if _, err := k.w.Write(h); err != nil {
+			return err
+		}
+		if _, err := k.w.Write(frame); err != nil {
+			return err
+		}
+		_, err := k.w.WriteString("\n\n")
+		return err
 	})
 }
 
@@ -102,10 +109,10 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 			return nil
 		case <-k.beat.C:
 			if err := k.out.Run(func() error {
-				if _, err := fmt.Fprint(k.w, ": heartbeat\n\n"); err != nil {
+				if _, err := k.w.WriteString(": heartbeat\n\n"); err != nil {
 					return err
 				}
-				return k.rc.Flush()
+				return k.w.Flush()
 			}); err != nil {
 				return err
 			}
@@ -140,10 +147,11 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	face.Connected(1)
 	defer face.Connected(-1)
 	// A stuck write is ended by expiring the connection's write deadline: the handler cannot close it.
+	held := frameout.NewHeldWriter(w, rc.Flush)
 	out := frameout.Start(r.Context(), s.streamWriteTimeout(), face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) }).
-		Batch(frameout.FlushOnly(rc.Flush))
+		Batch(held)
 	defer out.Stop()
-	sink := &sseSink{w: w, rc: rc, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
+	sink := &sseSink{w: held, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
 	// A share that ends (sessions.ErrLost) ends the stream: reconnecting gets 404 like any unknown session.
 	if err := sub.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
 		face.Evicted()

@@ -39,7 +39,7 @@ func waitForCommands(t *testing.T, s *sessions.Session) {
 }
 
 // TestSSEReadyFramesLeaveInFewerWrites: an event stream that starts on a log of N frames gets them all, one
-// event each, in fewer than N write(2)s; a single frame appended once it has caught up reaches it with
+// event each, in a few write(2)s; a single frame appended once it has caught up reaches it with
 // nothing else happening (no heartbeat: one per hour).
 func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
@@ -137,8 +137,10 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	}
 	replayWrites := lis.Writes.Load() - before
 	t.Logf("%d events (and the log's own) in %d writes", n, replayWrites)
-	if replayWrites >= n {
-		t.Fatalf("%d ready frames took %d writes, want fewer than %d", n, replayWrites, n)
+	// About 30 KB of events: the response's own buffers would send them 2–4 KiB at a time (9 writes before
+	// frameout.HeldWriter); held, they leave in one Write of the handler.
+	if replayWrites > 5 {
+		t.Fatalf("%d ready frames took %d writes, want at most 5", n, replayWrites)
 	}
 	if l := next(10 * time.Second); !strings.Contains(l, `"method":"_gateway/presence"`) { // follows the replay
 		t.Fatalf("got %s after the replay, want _gateway/presence", l)
