@@ -183,44 +183,56 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 	return s
 }
 
-// childrenCPU sums the CPU time (utime + stime, /proc/<pid>/stat) of the gateway's live child processes: the
-// agents it runs. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable or there is none.
+// childrenCPU is the CPU time (utime + stime) of the gateway's child processes, the agents it runs: the live
+// ones (/proc/<child>/stat) and those it has reaped (cutime + cstime of its own stat), so an agent that exits
+// between two samples keeps its share. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable or the
+// gateway has never had a child.
 func (g *gatewayProc) childrenCPU() float64 {
 	if g.cmd == nil || g.cmd.Process == nil {
 		return math.NaN()
 	}
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", g.cmd.Process.Pid))
+	pid := g.cmd.Process.Pid
+	own, ok := statTicks(fmt.Sprintf("/proc/%d/stat", pid), 13, 14) // cutime, cstime
+	if !ok {
+		return math.NaN()
+	}
+	ticks, found := own, own > 0
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		return math.NaN()
 	}
-	var ticks float64
-	found := false
 	for _, t := range tasks {
-		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", g.cmd.Process.Pid, t.Name()))
+		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
 		if err != nil {
 			continue
 		}
 		for _, kid := range strings.Fields(string(kids)) {
-			st, err := os.ReadFile("/proc/" + kid + "/stat")
-			if err != nil {
-				continue
+			if v, ok := statTicks("/proc/"+kid+"/stat", 11, 12); ok { // utime, stime
+				ticks += v
+				found = true
 			}
-			// The fields after the command (which may hold spaces) start after its closing parenthesis;
-			// utime and stime are the 14th and 15th fields.
-			f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-			if len(f) < 13 {
-				continue
-			}
-			u, _ := strconv.ParseFloat(f[11], 64)
-			k, _ := strconv.ParseFloat(f[12], 64)
-			ticks += u + k
-			found = true
 		}
 	}
 	if !found {
 		return math.NaN() // no agent here (a node that serves another node's session)
 	}
 	return ticks / 100
+}
+
+// statTicks sums two fields of a /proc stat file, counted from the first field after the command (which may
+// hold spaces; it ends at the last ')'): 11 and 12 are utime and stime, 13 and 14 cutime and cstime.
+func statTicks(path string, i, j int) (float64, bool) {
+	st, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	if len(f) <= j {
+		return 0, false
+	}
+	a, err1 := strconv.ParseFloat(f[i], 64)
+	b, err2 := strconv.ParseFloat(f[j], 64)
+	return a + b, err1 == nil && err2 == nil
 }
 
 // syscw reads how many write-family syscalls the gateway process has made (Linux /proc/<pid>/io), so a flood

@@ -369,7 +369,11 @@ func run(ctx context.Context, o options) error {
 		var v []float64
 		for i := range ra.Runs {
 			against := rb.Runs[i]
-			if b == direct && len(ra.Paired) == len(ra.Runs) {
+			if b == direct {
+				// The direct row holds every paired flood: only a row's own pairs line up with its runs.
+				if len(ra.Paired) != len(ra.Runs) {
+					return math.NaN()
+				}
 				against = ra.Paired[i]
 			}
 			v = append(v, op(pick(ra.Runs[i]), pick(against)))

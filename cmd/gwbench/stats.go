@@ -119,8 +119,10 @@ type flood struct {
 	// ClientCPUus is this process's CPU time per update per client during the flood: what the benchmark's
 	// own clients spend reading (they share the cores with the agent and the gateway). NaN when not measured.
 	ClientCPUus float64 `json:"clientCpuMicrosPerUpdate"`
-	// WritesPerFrame is the gateway's write syscalls per update per client during the flood (Linux
-	// /proc/<pid>/io syscw): 1 means one write(2) per frame per client, less means batched. NaN when not measured.
+	// WritesPerFrame is the gateway's write-family syscalls per update per client during the flood (Linux
+	// /proc/<pid>/io syscw). It counts every write of the process (sockets, the agent's stdin, the runtime's
+	// eventfd wake-ups, a store's files), so it is an upper bound on the frame writes: below 1, frames are
+	// batched. NaN when not measured.
 	WritesPerFrame float64 `json:"gatewayWritesPerFramePerClient"`
 	// AgentCPUus is the agent's CPU time per update during the flood on gateway rows (the gateway's child
 	// processes, /proc); on direct rows the agent's whole run, start-up included. NaN when not measured.

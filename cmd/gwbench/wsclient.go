@@ -148,22 +148,36 @@ const (
 	opPong         = 0xA
 )
 
-// next reads frames until a whole data message: fragments are joined, pings answered, pongs skipped.
+// next reads frames until a whole data message: fragments are joined, pings answered, pongs skipped. A frame
+// RFC 6455 forbids (§5.4, §5.5: a data frame inside a fragmented message, a continuation outside one, a
+// fragmented or over-125-byte control frame, a 1-byte close payload) fails the connection with 1002.
 func (c *leanConn) next(ctx context.Context) ([]byte, error) {
 	if dl, _ := ctx.Deadline(); !dl.Equal(c.deadline) {
 		c.conn.SetReadDeadline(dl)
 		c.deadline = dl
 	}
 	c.msg = c.msg[:0]
+	open := false // a fragmented message has begun
 	for {
 		fin, op, payload, err := c.frame()
 		if err != nil {
 			return nil, err
 		}
+		if op >= opClose && (!fin || len(payload) > 125) {
+			return nil, c.fail("a fragmented or over-125-byte control frame")
+		}
 		switch op {
-		case opText, opBinary, opContinuation:
-			if fin && len(c.msg) == 0 {
+		case opText, opBinary:
+			if open {
+				return nil, c.fail("a data frame inside a fragmented message")
+			}
+			if fin {
 				return payload, nil // the common case: one frame, returned in place
+			}
+			c.msg, open = append(c.msg, payload...), true
+		case opContinuation:
+			if !open {
+				return nil, c.fail("a continuation frame outside a fragmented message")
 			}
 			c.msg = append(c.msg, payload...)
 			if fin {
@@ -175,6 +189,9 @@ func (c *leanConn) next(ctx context.Context) ([]byte, error) {
 			}
 		case opPong:
 		case opClose:
+			if len(payload) == 1 {
+				return nil, c.fail("a close frame with a 1-byte payload")
+			}
 			ce := websocket.CloseError{Code: websocket.StatusNoStatusRcvd}
 			if len(payload) >= 2 {
 				ce.Code = websocket.StatusCode(binary.BigEndian.Uint16(payload))
@@ -183,9 +200,15 @@ func (c *leanConn) next(ctx context.Context) ([]byte, error) {
 			_ = c.send(opClose, payload[:min(2, len(payload))])
 			return nil, ce
 		default:
-			return nil, fmt.Errorf("websocket: unknown opcode %#x", op)
+			return nil, c.fail(fmt.Sprintf("unknown opcode %#x", op))
 		}
 	}
+}
+
+// fail sends close 1002 (protocol error) and returns the error that ends the connection.
+func (c *leanConn) fail(why string) error {
+	_ = c.send(opClose, binary.BigEndian.AppendUint16(nil, uint16(websocket.StatusProtocolError)))
+	return errors.New("websocket: protocol error: " + why)
 }
 
 // frame reads one frame; its payload stays valid until the next read.

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +123,115 @@ func TestLeanClientRefusedUpgrade(t *testing.T) {
 	_, err := dialLean(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"))
 	if err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "session_not_found") {
 		t.Fatalf("dial: %v", err)
+	}
+}
+
+// rawWSServer upgrades one connection by hand, writes frames, and reports what the client sends back
+// (opcode byte and unmasked payload) until the client closes or the test ends.
+func rawWSServer(t *testing.T, frames ...[]byte) (string, <-chan []byte) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 16)
+	done := make(chan struct{})
+	var conn net.Conn
+	var mu sync.Mutex
+	go func() {
+		defer close(done)
+		defer close(got)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		conn = c
+		mu.Unlock()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + wsGUID))
+		c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n"))
+		for _, f := range frames {
+			c.Write(f)
+		}
+		for {
+			var h [6]byte
+			if _, err := io.ReadFull(br, h[:]); err != nil {
+				return
+			}
+			p := make([]byte, h[1]&0x7f)
+			if _, err := io.ReadFull(br, p); err != nil {
+				return
+			}
+			for i := range p {
+				p[i] ^= h[2+i&3]
+			}
+			got <- append([]byte{h[0]}, p...)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		if conn != nil {
+			conn.Close()
+		}
+		mu.Unlock()
+		<-done
+	})
+	return "ws://" + l.Addr().String() + "/", got
+}
+
+func rawFrame(fin bool, op byte, p []byte) []byte {
+	b0 := op
+	if fin {
+		b0 |= 0x80
+	}
+	return append([]byte{b0, byte(len(p))}, p...)
+}
+
+// A ping between the fragments of a message is answered, and the message arrives whole; frames RFC 6455
+// forbids fail the connection with close 1002.
+func TestLeanClientFragmentsAndProtocolErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	u, got := rawWSServer(t, rawFrame(false, opText, []byte("ab")), rawFrame(true, opPing, []byte("p")), rawFrame(true, opContinuation, []byte("cd")))
+	c, err := dialLean(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := c.next(ctx); err != nil || string(b) != "abcd" {
+		t.Fatalf("fragmented message: %q, %v", b, err)
+	}
+	if p := <-got; p[0] != 0x80|opPong || string(p[1:]) != "p" {
+		t.Fatalf("answer to the ping: %q", p)
+	}
+	c.closeNow()
+
+	for _, tc := range []struct {
+		name   string
+		frames [][]byte
+	}{
+		{"a text frame inside a fragmented message", [][]byte{rawFrame(false, opText, []byte("ab")), rawFrame(true, opText, []byte("cd"))}},
+		{"a continuation with no message open", [][]byte{rawFrame(true, opContinuation, []byte("zz"))}},
+		{"a fragmented ping", [][]byte{rawFrame(false, opPing, []byte("p"))}},
+		{"a 126-byte ping", [][]byte{append([]byte{0x80 | opPing, 126, 0, 126}, make([]byte, 126)...)}},
+		{"a 1-byte close payload", [][]byte{rawFrame(true, opClose, []byte{3})}},
+	} {
+		u, got := rawWSServer(t, tc.frames...)
+		c, err := dialLean(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := c.next(ctx); err == nil || !strings.Contains(err.Error(), "protocol error") {
+			t.Errorf("%s: got %q, %v; want a protocol error", tc.name, b, err)
+		}
+		if p := <-got; len(p) != 3 || p[0] != 0x80|opClose || p[1] != 0x03 || p[2] != 0xea {
+			t.Errorf("%s: the client sent %q, want close 1002", tc.name, p)
+		}
+		c.closeNow()
 	}
 }
