@@ -134,16 +134,46 @@ func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blo
 	if err := s.route(ctx, opPrompt, who, promptArgs{Blocks: blocks, TurnID: turnID}, s.reg.startBound(), nil); err != nil {
 		return nil, err
 	}
-	if t := s.turnByID(turnID); t != nil {
+	// The owner started the turn. Its frames may still be on their way (a feed behind under load): 503 "retry"
+	// would invite a second prompt, so wait for them as long as a start may take.
+	if t := s.awaitTurn(ctx, turnID, s.reg.startBound()); t != nil {
 		return t, nil
 	}
 	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", ErrOwnerTimeout)
+}
+
+// awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
+func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration) *Turn {
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		t := s.turnByIDLocked(id)
+		progress := s.remote.progress
+		s.mu.Unlock()
+		if t != nil {
+			return t
+		}
+		select {
+		case <-progress:
+		case <-s.closed:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+			return nil
+		}
+	}
 }
 
 // turnByID is the running or latest turn if it has id.
 func (s *Session) turnByID(id string) *Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.turnByIDLocked(id)
+}
+
+func (s *Session) turnByIDLocked(id string) *Turn {
 	for _, t := range []*Turn{s.turn, s.latest} {
 		if t != nil && t.ID == id {
 			return t
