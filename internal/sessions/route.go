@@ -344,6 +344,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s, err := r.Get(res.ID)
 	if err != nil {
+		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
 	s.awaitHead(ctx, rep.Head)
@@ -355,4 +356,16 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s.mu.Unlock()
 	return s, nil
+}
+
+// closeCreated closes on its node a session created for a caller this node then answers an error (it is
+// shutting down, or the store did not answer): an error means no session, not one left running there that
+// the caller never learnt of.
+func (r *Registry) closeCreated(opts CreateOptions, id string) {
+	raw, _ := json.Marshal(closeArgs{Reason: "its creation failed on node " + r.cfg.NodeID})
+	bound := r.cfg.CancelGrace + 4*r.cfg.StopGrace + dirWriteTimeout
+	_, err := r.cfg.Cluster.Call(context.Background(), opts.Node, Command{Op: opClose, SID: id, Args: raw, Principal: opts.Owner, Bound: bound})
+	if err != nil {
+		r.cfg.Logger.Warn("a session created on another node for a failed create is not closed", "session", id, "node", opts.Node, "err", err)
+	}
 }
