@@ -57,7 +57,7 @@ func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
 		}
 	case e.Owner == "" || e.Owner == r.cfg.NodeID:
 	case s != nil:
-		s.applyEntry(e)
+		s.applyEntry(e, rev)
 	default:
 		f, err := r.addFollower(e, rev)
 		if err != nil {
@@ -66,6 +66,6 @@ func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
 			}
 			return
 		}
-		f.applyEntry(e) // a lookup may have registered it from an older read of the entry
+		f.applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
 	}
 }

@@ -82,10 +82,20 @@ func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
+		var err error
 		if cmd.Op == opUnshare {
-			return nil, s.UnshareAs(who, a.With)
+			err = s.UnshareAs(who, a.With)
+		} else {
+			err = s.ShareAs(who, a.With, a.Role)
 		}
-		return nil, s.ShareAs(who, a.With, a.Role)
+		if err != nil {
+			return nil, err
+		}
+		// The revision of the entry that holds the change: the caller's copy takes it at once and must
+		// not take an older entry its watch still delivers.
+		wctx, cancel := context.WithTimeout(ctx, RouteSlack)
+		defer cancel()
+		return shareResult{Rev: s.dirRevision(wctx)}, nil
 	case opAuthenticate:
 		return s.Authenticate(ctx, cmd.Args)
 	case opAttachMCP:

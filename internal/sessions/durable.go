@@ -41,10 +41,16 @@ type durable struct {
 	// rev is the entry's revision as last written: the writer owns it while it runs, then stopWriter's
 	// caller.
 	rev uint64
+	// noted counts noteDir calls; the writer's last stored write covered the first wrote of them, at
+	// revision wroteRev, and closes written (then replaces it) after each: dirRevision waits on them.
+	noted    atomic.Uint64
+	wrote    uint64        // Guarded by mu.
+	wroteRev uint64        // Guarded by mu.
+	written  chan struct{} // Guarded by mu.
 }
 
 func newDurable(st Store, rev uint64) *durable {
-	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), written: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
@@ -98,6 +104,7 @@ func (d *durable) durableSeq(head uint64) uint64 {
 func (s *Session) noteDir() {
 	if d := s.dur; d != nil {
 		d.dirty.Store(true)
+		d.noted.Add(1)
 		select {
 		case d.wake <- struct{}{}:
 		default:
@@ -119,9 +126,17 @@ func (d *durable) runWriter(s *Session) {
 		}
 		retry = nil
 		d.dirty.Store(false)
+		noted := d.noted.Load() // the entry is read after: it holds every change noted so far
 		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
 		err := d.write(ctx, s)
 		cancel()
+		if err == nil {
+			d.mu.Lock()
+			d.wrote, d.wroteRev = noted, d.rev
+			close(d.written)
+			d.written = make(chan struct{})
+			d.mu.Unlock()
+		}
 		if errors.Is(err, errTakenOver) {
 			s.logger.Warn("directory write refused", "err", err)
 			go s.standDown() // it stops this writer first: this goroutine must have returned
@@ -134,6 +149,34 @@ func (d *durable) runWriter(s *Session) {
 			}
 			s.logger.Warn("directory write failed; retrying", "err", err)
 			retry = time.After(time.Second)
+		}
+	}
+}
+
+// dirRevision waits (within ctx) until the writer stored every change noted before the call, and returns the
+// entry's revision then: the revision a follower's copy must reach to hold them. 0 when it could not tell
+// (the writer stopped, or ctx ended).
+func (s *Session) dirRevision(ctx context.Context) uint64 {
+	d := s.dur
+	if d == nil {
+		return 0
+	}
+	want := d.noted.Load()
+	for {
+		d.mu.Lock()
+		rev, ok, written, stopped := d.wroteRev, d.wrote >= want, d.written, d.stopped
+		d.mu.Unlock()
+		switch {
+		case ok:
+			return rev
+		case stopped:
+			return 0
+		}
+		select {
+		case <-written:
+		case <-d.stop:
+		case <-ctx.Done():
+			return 0
 		}
 	}
 }

@@ -42,6 +42,7 @@ func (r *Registry) newFollower(e DirEntry, rev uint64) (*Session, error) {
 	}
 	s.dur = nil
 	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
+	s.shares.rev = rev
 	s.status, s.statusReason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
 	return s, nil
@@ -192,8 +193,9 @@ func (s *Session) awaitHead(ctx context.Context, head uint64) {
 
 // applyEntry takes what a directory change says that the log does not: the owner, modes, config options, the
 // agent's info, shares, and the status when the entry is as new as the frames held (starting → idle is not
-// logged). A cold follower lists from the entry.
-func (s *Session) applyEntry(e DirEntry) {
+// logged). A cold follower lists from the entry. Shares older than the copy's (rev: a lookup read a newer
+// entry than the watch delivers, or a share made through this node) are not taken.
+func (s *Session) applyEntry(e DirEntry, rev uint64) {
 	var dv DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
 		return
@@ -215,10 +217,11 @@ func (s *Session) applyEntry(e DirEntry) {
 		shares[sh.Principal] = sh.Role
 	}
 	s.shares.mu.Lock()
-	changed := !maps.Equal(shares, s.shares.m)
+	changed := rev >= s.shares.rev && !maps.Equal(shares, s.shares.m)
 	if changed {
 		s.shares.m = shares
 	}
+	s.shares.rev = max(s.shares.rev, rev)
 	s.shares.mu.Unlock()
 	if changed {
 		s.sharesChanged() // a principal no longer shared with loses its streams here too

@@ -63,6 +63,11 @@ type shareArgs struct {
 	Role ShareRole `json:"role,omitempty"`
 }
 
+// shareResult is the directory revision of the entry that holds a share change (0 = unknown).
+type shareResult struct {
+	Rev uint64 `json:"rev,omitempty"`
+}
+
 type createArgs struct {
 	Agent            string          `json:"agent,omitempty"`
 	Cwd              string          `json:"cwd,omitempty"`
@@ -298,7 +303,9 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 	return nil
 }
 
-// shareRemote changes a share on the owner, then here at once (the directory change follows).
+// shareRemote changes a share on the owner, then here at once (the directory change follows). The owner
+// answers with the revision of the entry holding the change: an older entry the watch delivers later must not
+// undo it here (applyEntry).
 func (s *Session) shareRemote(who principal.Principal, with string, role ShareRole) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
@@ -307,10 +314,16 @@ func (s *Session) shareRemote(who principal.Principal, with string, role ShareRo
 	if role == "" {
 		op = opUnshare
 	}
-	if err := s.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, nil); err != nil {
+	var res shareResult
+	if err := s.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
 	s.shares.mu.Lock()
+	if res.Rev > 0 && res.Rev < s.shares.rev {
+		s.shares.mu.Unlock() // this copy holds a newer entry already: the change, or what came after it
+		return nil
+	}
+	s.shares.rev = max(s.shares.rev, res.Rev)
 	if role == "" {
 		delete(s.shares.m, with)
 	} else {
@@ -361,6 +374,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s, err := r.Get(res.ID)
 	if err != nil {
+		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
 	s.awaitHead(ctx, rep.Head)
@@ -372,4 +386,16 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s.mu.Unlock()
 	return s, nil
+}
+
+// closeCreated closes on its node a session created for a caller this node then answers an error (it is
+// shutting down, or the store did not answer): an error means no session, not one left running there that
+// the caller never learnt of.
+func (r *Registry) closeCreated(opts CreateOptions, id string) {
+	raw, _ := json.Marshal(closeArgs{Reason: "its creation failed on node " + r.cfg.NodeID})
+	bound := r.cfg.CancelGrace + 4*r.cfg.StopGrace + dirWriteTimeout
+	_, err := r.cfg.Cluster.Call(context.Background(), opts.Node, Command{Op: opClose, SID: id, Args: raw, Principal: opts.Owner, Bound: bound})
+	if err != nil {
+		r.cfg.Logger.Warn("a session created on another node for a failed create is not closed", "session", id, "node", opts.Node, "err", err)
+	}
 }

@@ -32,6 +32,8 @@ type Share struct {
 type shareSet struct {
 	mu sync.Mutex
 	m  map[string]ShareRole // Guarded by mu; by principal id.
+	// rev is, on a follower, the directory revision m is as of: an older entry does not change it.
+	rev uint64 // Guarded by mu.
 }
 
 // Access is what a principal may do with a session, in increasing order.
