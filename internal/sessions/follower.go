@@ -168,25 +168,34 @@ func (s *Session) followRequestLocked(seq uint64) {
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
 // command did (a turn started, a permission resolved) is visible here when it returns.
 func (s *Session) awaitHead(ctx context.Context, head uint64) {
-	timer := time.NewTimer(RouteSlack)
+	if s.awaitCopy(ctx, RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
+		s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
+	}
+}
+
+// errCopyLate is awaitCopy's answer when its bound passed first.
+var errCopyLate = errors.New("follower: the owner's frames are late")
+
+// awaitCopy waits (at most bound) until done, checked under mu whenever the follower applies a frame, holds.
+// It answers nil when it does, errCopyLate when the bound passed, and ctx's or the session's end otherwise.
+func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		if s.log.Head() >= head || s.closing {
-			s.mu.Unlock()
-			return
-		}
-		progress := s.remote.progress
+		ok, progress := done(), s.remote.progress
 		s.mu.Unlock()
+		if ok {
+			return nil
+		}
 		select {
 		case <-progress:
 		case <-s.closed:
-			return
+			return ErrClosed
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-timer.C:
-			s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
-			return
+			return errCopyLate
 		}
 	}
 }

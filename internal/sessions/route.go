@@ -149,26 +149,9 @@ func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blo
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
 func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration) *Turn {
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		t := s.turnByIDLocked(id)
-		progress := s.remote.progress
-		s.mu.Unlock()
-		if t != nil {
-			return t
-		}
-		select {
-		case <-progress:
-		case <-s.closed:
-			return nil
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-			return nil
-		}
-	}
+	var t *Turn
+	s.awaitCopy(ctx, bound, func() bool { t = s.turnByIDLocked(id); return t != nil })
+	return t
 }
 
 // turnByID is the running or latest turn if it has id.
