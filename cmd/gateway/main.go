@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -16,6 +17,9 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if n := relayProcs(os.Getenv, runtime.GOMAXPROCS(0)); n > 0 {
+		runtime.GOMAXPROCS(n)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	urls := listenURLs(ln.Addr(), cfg.hostServed)
 	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", strings.Join(urls, " "),
-		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir)
+		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir, "procs", runtime.GOMAXPROCS(0))
 
 	reapCtx, stopReap := context.WithCancel(context.Background())
 	defer stopReap()

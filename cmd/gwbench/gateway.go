@@ -183,6 +183,22 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 	return s
 }
 
+// procs is the gateway's GOMAXPROCS (cmd/gateway picks 1 on two CPUs; GOMAXPROCS in gwbench's environment,
+// which the gateway inherits, overrides it), or "?" when /metrics does not say.
+func (g *gatewayProc) procs(ctx context.Context) string {
+	req, _ := http.NewRequestWithContext(ctx, "GET", g.base+"/metrics", nil)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return "?"
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v, found := metricValue(b, "\ngo_sched_gomaxprocs_threads "); found {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return "?"
+}
+
 // childrenCPU is the CPU time (utime + stime) of the gateway's child processes, the agents it runs: the live
 // ones (/proc/<child>/stat) and those it has reaped (cutime + cstime of its own stat), so an agent that exits
 // between two samples keeps its share. 10 ms resolution (USER_HZ 100); NaN where /proc is not readable or the

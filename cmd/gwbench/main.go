@@ -252,6 +252,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer g.stop()
+	res.Config["gatewayProcs"] = g.procs(ctx)
 	// The same gateway keeping its sessions in an embedded JetStream store (docs/cluster.md §4): what the
 	// write-behind costs the live path.
 	durableFlags := append(append([]string(nil), extra...), "--data-dir", filepath.Join(tmp, "data"))
@@ -534,7 +535,7 @@ func fmtF(v float64, prec int) string {
 }
 
 func printTable(w io.Writer, res *Results) {
-	fmt.Fprintf(w, "\ngwbench @ %s on %s (%s cores), %v runs, flood %v × %v B, %v WebSocket clients; medians\n\n", res.Commit, res.Machine["cpu"], res.Machine["nproc"], res.Config["runs"], res.Config["n"], res.Config["s"], res.Config["wsClient"])
+	fmt.Fprintf(w, "\ngwbench @ %s on %s (%s cores), %v runs, flood %v × %v B, %v WebSocket clients, gateway GOMAXPROCS %v; medians\n\n", res.Commit, res.Machine["cpu"], res.Machine["nproc"], res.Config["runs"], res.Config["n"], res.Config["s"], res.Config["wsClient"], res.Config["gatewayProcs"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "path\tupdates/s\tpayload MB/s\tp50 ms\tp99 ms\tend_turn ms\tCPU µs/update\tclient CPU µs\tagent CPU µs\twrites/frame\terrors\t")
 	for _, r := range res.Rows {
