@@ -64,14 +64,15 @@ type pageFace struct {
 	g       *gatewayProc
 	id      string
 	after   uint64
-	pending []json.RawMessage
+	pending [][]byte     // the rest of the page: views into body
+	frames  [][]byte     // reused for pending
 	body    bytes.Buffer // reused page buffer
 }
 
+// eventsPage is a page's metadata.
 type eventsPage struct {
-	Frames  []json.RawMessage `json:"frames"`
-	LastSeq uint64            `json:"lastSeq"`
-	Closed  bool              `json:"closed"`
+	LastSeq uint64 `json:"lastSeq"`
+	Closed  bool   `json:"closed"`
 }
 
 func (f *pageFace) next(ctx context.Context) ([]byte, error) {
@@ -94,14 +95,15 @@ func (f *pageFace) next(ctx context.Context) ([]byte, error) {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("events page: %d %s", resp.StatusCode, bytes.TrimSpace(f.body.Bytes()))
 		}
-		var p eventsPage
-		if err := json.Unmarshal(f.body.Bytes(), &p); err != nil {
+		frames, p, err := splitPage(f.body.Bytes(), f.frames[:0])
+		if err != nil {
 			return nil, fmt.Errorf("events page: %w", err)
 		}
-		if len(p.Frames) == 0 && p.Closed {
+		if len(frames) == 0 && p.Closed {
 			return nil, io.EOF
 		}
-		f.pending, f.after = p.Frames, max(f.after, p.LastSeq)
+		f.frames = frames
+		f.pending, f.after = frames, max(f.after, p.LastSeq)
 	}
 	b := f.pending[0]
 	f.pending = f.pending[1:]

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// pageReference decodes a page with encoding/json: what splitPage must agree with.
+func pageReference(b []byte) ([]string, eventsPage, error) {
+	var p struct {
+		Frames  []json.RawMessage `json:"frames"`
+		LastSeq uint64            `json:"lastSeq"`
+		Closed  bool              `json:"closed"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, eventsPage{}, err
+	}
+	out := make([]string, len(p.Frames))
+	for i, f := range p.Frames {
+		out[i] = string(f)
+	}
+	return out, eventsPage{LastSeq: p.LastSeq, Closed: p.Closed}, nil
+}
+
+func checkSplit(t *testing.T, page string) {
+	t.Helper()
+	want, wantMeta, wantErr := pageReference([]byte(page))
+	got, meta, err := splitPage([]byte(page), nil)
+	if (err != nil) != (wantErr != nil) && !(wantErr == nil && err == errNotPage) {
+		t.Fatalf("page %q: err %v, encoding/json's %v", page, err, wantErr)
+	}
+	if err != nil || wantErr != nil {
+		return
+	}
+	if len(got) != len(want) || meta != wantMeta {
+		t.Fatalf("page %q: %d frames %+v, want %d %+v", page, len(got), meta, len(want), wantMeta)
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("page %q: frame %d = %s, want %s", page, i, got[i], want[i])
+		}
+	}
+}
+
+// Pages as the gateway writes them split into the frames encoding/json finds, brackets, braces, quotes and
+// escapes inside strings included; other layouts fall back to encoding/json.
+func TestSplitPage(t *testing.T) {
+	frame := `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"a \"}]\\\" {[ \\\\"}},"_meta":{"gateway":{"seq":7}}}}`
+	for _, page := range []string{
+		`{"frames":[],"closed":false,"epoch":1,"headSeq":0,"lastSeq":0,"notes":null}` + "\n",
+		`{"frames":[` + frame + `],"closed":false,"epoch":1,"headSeq":7,"lastSeq":7,"notes":null}` + "\n",
+		`{"frames":[` + frame + `,` + frame + `,{"a":[1,{"b":"]"}]}],"closed":true,"epoch":2,"lastSeq":9}`,
+		`{"lastSeq":3,"frames":[{"a":1}],"closed":false}`, // another order: encoding/json
+		`{"frames":[ {"a":1} ],"lastSeq":1}`,               // spaces: encoding/json
+		`{"frames":[{"a":"\u00e9"}],"lastSeq":1}`,
+	} {
+		checkSplit(t, page)
+	}
+	if _, _, err := splitPage([]byte(`{"frames":[{"a":1}`), nil); err == nil {
+		t.Fatal("a cut page split without an error")
+	}
+}
+
+// Two compact JSON objects, any content, split as encoding/json splits them.
+func FuzzSplitPage(f *testing.F) {
+	f.Add(`{"a":"]}\""}`, `{"b":[{}]}`, uint64(5), true)
+	f.Add(`{}`, `{"x":"\\"}`, uint64(0), false)
+	f.Fuzz(func(t *testing.T, a, b string, last uint64, closed bool) {
+		for _, fr := range []string{a, b} {
+			var c bytes.Buffer
+			if json.Compact(&c, []byte(fr)) != nil || c.String() != fr || fr[0] != '{' {
+				t.Skip("frames in the log are compact JSON objects")
+			}
+		}
+		meta, _ := json.Marshal(map[string]any{"closed": closed, "lastSeq": last, "epoch": 1})
+		page := `{"frames":[` + strings.Join([]string{a, b}, ",") + `],` + string(meta[1:])
+		checkSplit(t, page)
+	})
+}
