@@ -242,9 +242,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 	}
 	_, head := sess.Log().Bounds()
 	// Frames go out byte for byte as the log holds them (encoding/json would re-escape them).
-	meta, _ := json.Marshal(map[string]any{
-		"epoch": sess.CurrentEpoch(), "lastSeq": sink.last, "headSeq": head, "notes": sink.notes,
-		"closed": errors.Is(err, sessions.ErrSessionClosed),
+	meta, _ := json.Marshal(pageMeta{
+		Closed: errors.Is(err, sessions.ErrSessionClosed), Epoch: sess.CurrentEpoch(), HeadSeq: head,
+		LastSeq: sink.last, Notes: sink.notes,
 	})
 	out := make([]byte, 0, len(meta)+64+sink.size)
 	out = append(out, `{"frames":[`...)
@@ -256,7 +256,18 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 	}
 	out = append(out, "],"...)
 	out = append(out, meta[1:]...)
+	out = append(out, '\n')
 	w.Header().Set("Content-Type", "application/json")
-	_, werr := w.Write(append(out, '\n'))
+	w.Header().Set("Content-Length", strconv.Itoa(len(out))) // one body, not chunks
+	_, werr := w.Write(out)
 	return werr
+}
+
+// pageMeta is what a page says besides its frames (fields in the order a map would give them).
+type pageMeta struct {
+	Closed  bool              `json:"closed"`
+	Epoch   string            `json:"epoch"`
+	HeadSeq uint64            `json:"headSeq"`
+	LastSeq uint64            `json:"lastSeq"`
+	Notes   []json.RawMessage `json:"notes"`
 }
