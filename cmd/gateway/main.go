@@ -18,7 +18,7 @@ func main() {
 		}
 		return
 	}
-	if n := relayProcs(os.Getenv, runtime.GOMAXPROCS(0)); n > 0 {
+	if n := relayProcs(os.Getenv, runtime.GOMAXPROCS(0), runtime.NumCPU()); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

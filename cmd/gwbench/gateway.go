@@ -184,19 +184,17 @@ func (g *gatewayProc) sample(ctx context.Context) gatewaySample {
 }
 
 // procs is the gateway's GOMAXPROCS (cmd/gateway picks 1 on two CPUs; GOMAXPROCS in gwbench's environment,
-// which the gateway inherits, overrides it), or "?" when /metrics does not say.
-func (g *gatewayProc) procs(ctx context.Context) string {
+// which the gateway inherits, overrides it), or 0 when /metrics does not say.
+func (g *gatewayProc) procs(ctx context.Context) int {
 	req, _ := http.NewRequestWithContext(ctx, "GET", g.base+"/metrics", nil)
 	resp, err := httpc.Do(req)
 	if err != nil {
-		return "?"
+		return 0
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if v, found := metricValue(b, "\ngo_sched_gomaxprocs_threads "); found {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return "?"
+	v, _ := metricValue(b, "\ngo_sched_gomaxprocs_threads ")
+	return int(v)
 }
 
 // childrenCPU is the CPU time (utime + stime) of the gateway's child processes, the agents it runs: the live

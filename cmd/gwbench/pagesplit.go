@@ -7,8 +7,8 @@ import (
 )
 
 // The page client splits a page into its frames the way the other clients split a stream: by finding where
-// each frame ends, not by decoding it. A page decoded with encoding/json cost the client 22 µs per update
-// against 8 for the SSE client, on the cores the agent and the gateway share.
+// each frame ends, not by decoding it. Decoding every page with encoding/json cost the client a third more
+// CPU per update (profiled: 20.5 µs against 14.8), on the cores the agent and the gateway share.
 
 var pageHead = []byte(`{"frames":[`)
 
@@ -21,23 +21,22 @@ func splitPage(b []byte, frames [][]byte) ([][]byte, eventsPage, error) {
 		return decodePage(b, frames)
 	}
 	i := len(pageHead)
-	for {
-		if i < len(b) && b[i] == ']' {
-			break
-		}
+	for i < len(b) && b[i] != ']' {
 		end, ok := objectEnd(b, i)
 		if !ok {
 			return decodePage(b, frames[:base])
 		}
 		frames = append(frames, b[i:end])
 		i = end
-		if i < len(b) && b[i] == ',' {
+		if i < len(b) && b[i] == ',' && i+1 < len(b) && b[i+1] == '{' {
 			i++
+		} else if i >= len(b) || b[i] != ']' {
+			return decodePage(b, frames[:base]) // not `,{` or `]` after a frame
 		}
 	}
 	// The rest is `],"epoch":…}`: decode it as an object of its own.
 	i++
-	if i >= len(b) || b[i] != ',' {
+	if i+1 >= len(b) || b[i] != ',' || b[i+1] != '"' {
 		return decodePage(b, frames[:base])
 	}
 	meta := append([]byte{'{'}, b[i+1:]...)
@@ -67,7 +66,9 @@ func objectEnd(b []byte, i int) (int, bool) {
 				if b[i] == '"' {
 					break
 				}
-				i += 2 // a backslash and the byte it escapes
+				if i += 2; i >= len(b) { // a backslash and the byte it escapes
+					return 0, false
+				}
 			}
 		case '{', '[':
 			depth++

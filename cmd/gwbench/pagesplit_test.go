@@ -53,13 +53,22 @@ func TestSplitPage(t *testing.T) {
 		`{"frames":[` + frame + `],"closed":false,"epoch":1,"headSeq":7,"lastSeq":7,"notes":null}` + "\n",
 		`{"frames":[` + frame + `,` + frame + `,{"a":[1,{"b":"]"}]}],"closed":true,"epoch":2,"lastSeq":9}`,
 		`{"lastSeq":3,"frames":[{"a":1}],"closed":false}`, // another order: encoding/json
-		`{"frames":[ {"a":1} ],"lastSeq":1}`,               // spaces: encoding/json
+		`{"frames":[ {"a":1} ],"lastSeq":1}`,              // spaces: encoding/json
 		`{"frames":[{"a":"\u00e9"}],"lastSeq":1}`,
 	} {
 		checkSplit(t, page)
 	}
-	if _, _, err := splitPage([]byte(`{"frames":[{"a":1}`), nil); err == nil {
-		t.Fatal("a cut page split without an error")
+	for _, bad := range []string{
+		`{"frames":[{"a":1}`,          // cut after a frame
+		`{"frames":[{"a":"\`,          // cut inside an escape
+		`{"frames":[{"a":1}{"b":2}]}`, // no comma
+		`{"frames":[{"a":1},]}`,       // a trailing comma
+		`{"frames":[{"a":1}],}`,       // an empty tail
+		`{"frames":[`,
+	} {
+		if fr, _, err := splitPage([]byte(bad), nil); err == nil {
+			t.Errorf("page %q split into %q without an error", bad, fr)
+		}
 	}
 }
 
@@ -77,5 +86,26 @@ func FuzzSplitPage(f *testing.F) {
 		meta, _ := json.Marshal(map[string]any{"closed": closed, "lastSeq": last, "epoch": 1})
 		page := `{"frames":[` + strings.Join([]string{a, b}, ",") + `],` + string(meta[1:])
 		checkSplit(t, page)
+	})
+}
+
+// Any bytes: no panic, and a valid page splits as encoding/json splits it.
+func FuzzSplitPageBytes(f *testing.F) {
+	f.Add([]byte(`{"frames":[{"a":"\\"}],"lastSeq":1}`))
+	f.Add([]byte(`{"frames":[{"a":"\`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, meta, err := splitPage(b, nil)
+		if err != nil || !json.Valid(b) {
+			return
+		}
+		want, wantMeta, _ := pageReference(b)
+		if len(got) != len(want) || meta != wantMeta {
+			t.Fatalf("page %q: %q %+v, encoding/json %q %+v", b, got, meta, want, wantMeta)
+		}
+		for i := range got {
+			if string(got[i]) != want[i] {
+				t.Fatalf("page %q: frame %d %s, encoding/json %s", b, i, got[i], want[i])
+			}
+		}
 	})
 }

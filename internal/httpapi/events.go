@@ -213,7 +213,8 @@ func (k *pageSink) Wait(wake <-chan struct{}) error {
 	}
 }
 
-// page answers `{"epoch","frames":[…],"lastSeq","headSeq","notes":[…]}`. With `wait`, an empty page waits up
+// page answers `{"frames":[…],"closed","epoch","headSeq","lastSeq","notes":[…]}`, frames first and byte for
+// byte. With `wait`, an empty page waits up
 // to that long for the first frame (long-poll).
 func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Session, start sessions.Start) error {
 	q := r.URL.Query()
