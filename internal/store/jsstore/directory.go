@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -14,14 +15,19 @@ import (
 // directory is sessions.Directory on a KV bucket: key = session id, value = DirEntry JSON, revision = the
 // key's last stream sequence, so Update with the revision read is the compare-and-swap every claim relies on.
 type directory struct {
-	kv jetstream.KeyValue // Static after construction.
+	// Static after construction.
+	kv     jetstream.KeyValue
+	nc     *nats.Conn
+	bucket string
 }
 
+// Get reads from the bucket's stream leader (leaderGet): the revision it returns is what claims compare
+// against.
 func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uint64, error) {
 	if err := checkSID(sid); err != nil {
 		return sessions.DirEntry{}, 0, err
 	}
-	kve, err := d.kv.Get(ctx, sid)
+	value, rev, err := leaderGet(ctx, d.nc, d.bucket, sid)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return sessions.DirEntry{}, 0, sessions.ErrNotFound
 	}
@@ -29,10 +35,10 @@ func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uin
 		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory get %s: %w", sid, err)
 	}
 	var e sessions.DirEntry
-	if err := json.Unmarshal(kve.Value(), &e); err != nil {
+	if err := json.Unmarshal(value, &e); err != nil {
 		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory entry %s: %w", sid, err)
 	}
-	return e, kve.Revision(), nil
+	return e, rev, nil
 }
 
 // Create stores a new entry; ErrRevision when the key exists.

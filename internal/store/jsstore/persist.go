@@ -182,6 +182,9 @@ type writer struct {
 	queue  []inflight // unacknowledged publishes, oldest first
 	buf    []sessions.Entry
 	budget byteBudget  // the stored messages that fit LogMaxBytes, when set
+	// keptInFlight is how many publishes were unacknowledged at the last purge: it kept that many more
+	// messages than the budget holds, which another purge drops once the queue is empty.
+	keptInFlight int
 	lost   *time.Timer // fires when the awaited ack is past ackWait
 }
 
@@ -287,7 +290,7 @@ func (w *writer) awaitOldest(wake <-chan struct{}) error {
 func (w *writer) acked(in inflight) {
 	if w.p.st.opts.LogMaxBytes > 0 {
 		w.budget.add(in.bytes)
-		if w.budget.purgeDue() {
+		if w.budget.purgeDue() || (w.keptInFlight > 0 && len(w.queue) == 0) {
 			w.purge()
 		}
 	}
@@ -297,7 +300,8 @@ func (w *writer) acked(in inflight) {
 }
 
 // purge drops the subject's messages that fall out of the byte budget (JetStream has no per-subject byte
-// limit): it keeps the newest messages the budget holds, plus those still unacknowledged.
+// limit): it keeps the newest messages the budget holds, plus as many as are still unacknowledged (some of
+// them may not be stored yet, so older ones stand in for them until the next purge).
 func (w *writer) purge() {
 	ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
 	defer cancel()
@@ -307,6 +311,7 @@ func (w *writer) purge() {
 		return
 	}
 	w.budget.purged()
+	w.keptInFlight = len(w.queue)
 }
 
 const purgeTimeout = 5 * time.Second

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -26,7 +27,10 @@ var ErrTicketInvalid = errors.New("jsstore: invalid ticket")
 // on any other. The key is the ticket's SHA-256, so reading the bucket yields no usable ticket; a redemption
 // deletes the key guarded by the revision it read, so exactly one redemption wins.
 type Tickets struct {
-	kv jetstream.KeyValue // Static after construction.
+	// Static after construction.
+	kv     jetstream.KeyValue
+	nc     *nats.Conn
+	bucket string
 }
 
 // TicketGrant is what a ticket carries: whose stream it opens and, if bound, which session's.
@@ -55,7 +59,7 @@ func (s *Store) Tickets(ctx context.Context) (*Tickets, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", s.opts.ticketsBucket(), err)
 	}
-	return &Tickets{kv: kv}, nil
+	return &Tickets{kv: kv, nc: s.nc, bucket: s.opts.ticketsBucket()}, nil
 }
 
 // Mint issues a ticket for who, bound to session unless it is "", valid for TicketTTL.
@@ -81,17 +85,18 @@ func (t *Tickets) MintGrant(ctx context.Context, g TicketGrant) (string, time.Ti
 
 // Redeem uses up token for a stream of session ("" = not a session's stream) and returns its grant. As on one
 // node, a ticket presented for another session is used up too: single use means one presentation. Whether
-// the principal was revoked since is the caller's check.
+// the principal was revoked since is the caller's check. The ticket is read from the bucket's stream leader
+// (leaderGet): one minted a moment ago through another server is there.
 func (t *Tickets) Redeem(ctx context.Context, token, session string) (TicketGrant, error) {
 	key := ticketKey(token)
-	kve, err := t.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+	value, rev, err := leaderGet(ctx, t.nc, t.bucket, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return TicketGrant{}, ErrTicketInvalid
 	}
 	if err != nil {
 		return TicketGrant{}, fmt.Errorf("jsstore: redeem ticket: %w", err)
 	}
-	err = t.kv.Delete(ctx, key, jetstream.LastRevision(kve.Revision()))
+	err = t.kv.Delete(ctx, key, jetstream.LastRevision(rev))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return TicketGrant{}, ErrTicketInvalid // another redemption won
 	}
@@ -99,7 +104,7 @@ func (t *Tickets) Redeem(ctx context.Context, token, session string) (TicketGran
 		return TicketGrant{}, fmt.Errorf("jsstore: redeem ticket: %w", err)
 	}
 	var g TicketGrant
-	if json.Unmarshal(kve.Value(), &g) != nil || time.Now().After(g.Expires) || (g.Session != "" && g.Session != session) {
+	if json.Unmarshal(value, &g) != nil || time.Now().After(g.Expires) || (g.Session != "" && g.Session != session) {
 		return TicketGrant{}, ErrTicketInvalid
 	}
 	return g, nil
