@@ -2,7 +2,6 @@ package jsstore_test
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +73,9 @@ func TestThreeNodeCluster(t *testing.T) {
 		checkFrames(t, stored, "e1", n, never)
 	})
 
+	// Each round reads the revision through server 1 right after the last round's winner wrote through 1 or 2.
+	// With KV's direct get, a replica that had not applied that write could answer: CI once saw a round that
+	// nobody won. The directory now reads from the stream leader.
 	t.Run("DirectoryCASRace", func(t *testing.T) {
 		d1, d2 := st[0].Dir(), st[1].Dir()
 		if _, err := d1.Create(ctxT(t), sessions.DirEntry{ID: "race", Status: sessions.StatusDetached}); err != nil {
@@ -104,38 +106,6 @@ func TestThreeNodeCluster(t *testing.T) {
 			if won != 1 {
 				t.Fatalf("round %d: %d writers won (%v)", round, won, errs)
 			}
-		}
-	})
-
-	// A directory read after a write, through another server, sees the write: every claim compares and swaps
-	// against the revision it read. Direct gets (what KV Get uses) may be answered by a replica that has not
-	// applied the write yet; this failed in 1 of 20 CAS rounds under load before the reads went to the leader.
-	t.Run("ReadAfterWriteAcrossServers", func(t *testing.T) {
-		if _, err := st[0].Dir().Create(ctxT(t), sessions.DirEntry{ID: "raw", Status: sessions.StatusDetached}); err != nil {
-			t.Fatal(err)
-		}
-		_, rev, err := st[0].Dir().Get(ctxT(t), "raw")
-		if err != nil {
-			t.Fatal(err)
-		}
-		stale := 0
-		for i := range 300 {
-			w, r := st[i%3].Dir(), st[(i+1)%3].Dir()
-			next, err := w.Update(ctxT(t), sessions.DirEntry{ID: "raw", Status: sessions.StatusDetached, Reason: fmt.Sprint(i)}, rev)
-			if err != nil {
-				t.Fatalf("write %d: %v", i, err)
-			}
-			e, got, err := r.Get(ctxT(t), "raw")
-			if err != nil {
-				t.Fatalf("read %d: %v", i, err)
-			}
-			if got != next || e.Reason != fmt.Sprint(i) {
-				stale++
-			}
-			rev = next
-		}
-		if stale > 0 {
-			t.Fatalf("%d of 300 reads through another server did not see the write before them", stale)
 		}
 	})
 

@@ -2,11 +2,13 @@ package jsstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A routed command or reply bigger than the connection's max payload (a prompt near --max-prompt-bytes, a
@@ -19,6 +21,10 @@ const (
 	largeTTL    = 5 * time.Minute
 	// largeSlack is the payload kept free for the message's headers.
 	largeSlack = 4 << 10
+	// A read that finds no object is tried again after largeRetry, doubling up to largeRetryMax (1.3 s in
+	// all): the object was put through another server a moment ago.
+	largeRetry    = 10 * time.Millisecond
+	largeRetryMax = 640 * time.Millisecond
 )
 
 // tooLarge reports whether data needs the object store on this connection.
@@ -44,6 +50,18 @@ func (c *Cluster) body(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		return m.Data, nil
 	}
 	data, err := c.large.GetBytes(ctx, name)
+	// The object store reads the object's description with a direct get, which a replica that has not
+	// applied the put yet answers with "not found": such a replica catches up within a few round trips.
+	for wait := largeRetry; errors.Is(err, jetstream.ErrObjectNotFound) && wait <= largeRetryMax; wait *= 2 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("jsstore: large message %s: %w", name, err)
+		case <-t.C:
+		}
+		data, err = c.large.GetBytes(ctx, name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: large message %s: %w", name, err)
 	}

@@ -27,7 +27,7 @@ func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uin
 	if err := checkSID(sid); err != nil {
 		return sessions.DirEntry{}, 0, err
 	}
-	value, rev, err := leaderGet(ctx, d.nc, d.bucket, sid)
+	kve, err := leaderGet(ctx, d.nc, d.bucket, sid)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return sessions.DirEntry{}, 0, sessions.ErrNotFound
 	}
@@ -35,10 +35,10 @@ func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uin
 		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory get %s: %w", sid, err)
 	}
 	var e sessions.DirEntry
-	if err := json.Unmarshal(value, &e); err != nil {
+	if err := json.Unmarshal(kve.Value(), &e); err != nil {
 		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory entry %s: %w", sid, err)
 	}
-	return e, rev, nil
+	return e, kve.Revision(), nil
 }
 
 // Create stores a new entry; ErrRevision when the key exists.

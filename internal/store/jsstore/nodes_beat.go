@@ -132,7 +132,7 @@ var errDisplaced = errors.New("jsstore: node id taken by another incarnation")
 // or an earlier beat landed without its ack reaching us (take its revision), or another incarnation holds it.
 // It reports whether it created the key again.
 func (c *Cluster) reclaim(ctx context.Context, value []byte) (uint64, bool, error) {
-	kve, err := c.kv.Get(ctx, c.opts.Node)
+	kve, err := leaderGet(ctx, c.conn(), c.st.opts.nodesBucket(), c.opts.Node)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		rev, err := c.kv.Create(ctx, c.opts.Node, value)
 		if errors.Is(err, jetstream.ErrKeyExists) {

@@ -74,7 +74,7 @@ func (c *Cluster) sweep() {
 	checked := map[string]found{}
 	for id := range check {
 		ctx, cancel := context.WithTimeout(c.ctx, BeatInterval)
-		kve, err := c.kv.Get(ctx, id)
+		kve, err := leaderGet(ctx, c.conn(), c.st.opts.nodesBucket(), id) // a replica behind would revive it
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):

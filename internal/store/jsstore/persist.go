@@ -181,11 +181,11 @@ type writer struct {
 	pos    uint64     // the last seq published (or known stored)
 	queue  []inflight // unacknowledged publishes, oldest first
 	buf    []sessions.Entry
-	budget byteBudget  // the stored messages that fit LogMaxBytes, when set
+	budget byteBudget // the stored messages that fit LogMaxBytes, when set
 	// keptInFlight is how many publishes were unacknowledged at the last purge: it kept that many more
 	// messages than the budget holds, which another purge drops once the queue is empty.
 	keptInFlight int
-	lost   *time.Timer // fires when the awaited ack is past ackWait
+	lost         *time.Timer // fires when the awaited ack is past ackWait
 }
 
 // ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server

@@ -89,14 +89,14 @@ func (t *Tickets) MintGrant(ctx context.Context, g TicketGrant) (string, time.Ti
 // (leaderGet): one minted a moment ago through another server is there.
 func (t *Tickets) Redeem(ctx context.Context, token, session string) (TicketGrant, error) {
 	key := ticketKey(token)
-	value, rev, err := leaderGet(ctx, t.nc, t.bucket, key)
+	kve, err := leaderGet(ctx, t.nc, t.bucket, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return TicketGrant{}, ErrTicketInvalid
 	}
 	if err != nil {
 		return TicketGrant{}, fmt.Errorf("jsstore: redeem ticket: %w", err)
 	}
-	err = t.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	err = t.kv.Delete(ctx, key, jetstream.LastRevision(kve.Revision()))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return TicketGrant{}, ErrTicketInvalid // another redemption won
 	}
@@ -104,7 +104,7 @@ func (t *Tickets) Redeem(ctx context.Context, token, session string) (TicketGran
 		return TicketGrant{}, fmt.Errorf("jsstore: redeem ticket: %w", err)
 	}
 	var g TicketGrant
-	if json.Unmarshal(value, &g) != nil || time.Now().After(g.Expires) || (g.Session != "" && g.Session != session) {
+	if json.Unmarshal(kve.Value(), &g) != nil || time.Now().After(g.Expires) || (g.Session != "" && g.Session != session) {
 		return TicketGrant{}, ErrTicketInvalid
 	}
 	return g, nil
