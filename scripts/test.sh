@@ -28,8 +28,10 @@ fi
 echo "== openapi.yaml: redocly lint (pinned; no errors, no warnings beyond .redocly.lint-ignore.yaml)"
 npx --yes @redocly/cli@2.77.0 lint --max-problems 100 openapi.yaml
 
-echo "== go: modules, vet, race tests"
+echo "== go: modules, gofmt, vet, race tests"
 go mod download
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+if [ -n "$unformatted" ]; then echo "gofmt: not formatted:" $unformatted; exit 1; fi
 go vet ./...
 go test -race -count=1 ./...
 # The patched acp-go-sdk copy is a module of its own: its patch's tests (third_party/acp-go-sdk/README.gateway.md).
