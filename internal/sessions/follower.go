@@ -26,6 +26,10 @@ type follower struct {
 	progress chan struct{}
 	stop     context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
 	done     chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
+	// statusRev is the directory revision of the entry the status was last taken from, statusSeq the seq of
+	// the last applied frame that changed it (guarded by the session's mu): an entry older than either
+	// (applyEntry) states a status the copy has already gone past.
+	statusRev, statusSeq uint64
 }
 
 // feedRetry bounds the back-off of a follower's live feed after the store failed it.
@@ -41,7 +45,7 @@ func (r *Registry) newFollower(e DirEntry, rev uint64) (*Session, error) {
 		return nil, err
 	}
 	s.dur = nil
-	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
+	s.remote = &follower{node: e.Owner, progress: make(chan struct{}), statusRev: rev}
 	s.shares.rev = rev
 	s.status, s.statusReason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
@@ -133,8 +137,12 @@ func (s *Session) applyStored(fr StoredFrame) error {
 		return err
 	}
 	asked := len(s.perms)
+	status, reason := s.status, s.statusReason
 	if err := s.restoreFrameLocked(fr.Seq, fr.Frame); err != nil {
 		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
+	}
+	if s.status != status || s.statusReason != reason {
+		s.remote.statusSeq = fr.Seq
 	}
 	if len(s.perms) > asked {
 		s.followRequestLocked(fr.Seq)
@@ -201,9 +209,15 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 }
 
 // applyEntry takes what a directory change says that the log does not: the owner, modes, config options, the
-// agent's info, shares, and the status when the entry is as new as the frames held (starting → idle is not
-// logged). A cold follower lists from the entry. Shares older than the copy's (rev: a lookup read a newer
-// entry than the watch delivers, or a share made through this node) are not taken.
+// agent's info, shares, and the status (starting → idle is not logged). A cold follower lists from the entry.
+// Shares older than the copy's (rev: a lookup read a newer entry than the watch delivers, or a share made
+// through this node) are not taken.
+//
+// The status is taken from an entry newer than the one it was last taken from (the lookup's read may be newer
+// than what the watch delivers; a routed create sets the status its owner answered) that was written after
+// every frame held that changed it (LastSeq >= statusSeq: a turn that started after the entry was written is
+// running here). Frames that state no status (the agent's updates) may follow the entry, and the owner writes
+// no entry for them: an entry behind the log's head still holds the status.
 func (s *Session) applyEntry(e DirEntry, rev uint64) {
 	var dv DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
@@ -214,11 +228,13 @@ func (s *Session) applyEntry(e DirEntry, rev uint64) {
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	if c := s.cold; c != nil {
+	c := s.cold
+	if c != nil {
 		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
+	}
+	if f := s.remote; rev > f.statusRev && e.LastSeq >= f.statusSeq && (c != nil || e.Status != StatusClosed) {
 		s.status, s.statusReason = e.Status, e.Reason
-	} else if e.LastSeq >= s.log.Head() && e.Status != StatusClosed {
-		s.status, s.statusReason = e.Status, e.Reason
+		f.statusRev = rev
 	}
 	s.mu.Unlock()
 	shares := map[string]ShareRole{}
