@@ -12,10 +12,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// gateStore hands its registry a directory whose watch the test holds back (gateDir).
+// gateStore hands its registry a directory whose watch the test holds back (gateDir, statusGateDir).
 type gateStore struct {
 	sessions.Store
-	dir *gateDir
+	dir sessions.Directory
 }
 
 func (g *gateStore) Dir() sessions.Directory { return g.dir }

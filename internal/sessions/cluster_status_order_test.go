@@ -13,15 +13,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// statusGateStore hands its registry a directory whose watch holds back the first entry that says status
-// (statusGateDir).
-type statusGateStore struct {
-	sessions.Store
-	dir *statusGateDir
-}
-
-func (g *statusGateStore) Dir() sessions.Directory { return g.dir }
-
 // statusGateDir holds the watch, once armed, at the first entry of another session than skip that says
 // status: it is sent on arrived, applied once proceed is closed, applied is then closed, and the watch goes on
 // once free is closed. The test looks at the follower between applied and free: nothing the watch delivers
@@ -85,7 +76,7 @@ func statusGateNodes(t *testing.T, status sessions.Status) (a, b *clusterNode, g
 	gd = newStatusGateDir(status)
 	b = newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store {
 		gd.Directory = st.Dir()
-		return &statusGateStore{Store: st, dir: gd}
+		return &gateStore{Store: st, dir: gd}
 	})
 	t.Cleanup(gd.release) // registered after the nodes' cleanups: runs before them
 	// b's watch starts on its own goroutine: a session of a's, once b's watch delivered a change, tells that
