@@ -139,10 +139,9 @@ func (p *persister) run(from uint64) {
 			return
 		case err != nil:
 			p.errs.Add(1)
-			if w.drain() != nil {
+			if w.recover(err) != nil {
 				return
 			}
-			w.pos = p.durable.Load()
 			if !p.sleep(backoff) {
 				return
 			}
@@ -265,23 +264,48 @@ func (w *writer) awaitOldest(wake <-chan struct{}) error {
 	select {
 	case <-head.fut.Ok():
 	case err := <-head.fut.Err():
-		return err
+		w.popHead()
+		return &headFailedError{err}
 	case <-w.lost.C:
-		return errAckLost
+		w.popHead()
+		return &headFailedError{errAckLost}
 	case <-wake:
 		return nil
 	case <-p.stop:
 		return errStopped
 	}
+	w.popHead()
+	w.acked(head)
+	return nil
+}
+
+// popHead removes the oldest publish from the queue.
+func (w *writer) popHead() {
 	w.queue[0] = inflight{}
 	w.queue = w.queue[1:]
 	if len(w.queue) == 0 {
 		w.queue = w.queue[:0:0]
-		p.oldestSent.Store(0)
+		w.p.oldestSent.Store(0)
 	} else {
-		p.oldestSent.Store(w.queue[0].sent.UnixNano())
+		w.p.oldestSent.Store(w.queue[0].sent.UnixNano())
 	}
-	w.acked(head)
+}
+
+// headFailedError is a failure of the oldest publish, already taken off the queue: its future delivered its
+// only error, so nothing waits on it again.
+type headFailedError struct{ err error }
+
+func (e *headFailedError) Error() string { return e.err.Error() }
+func (e *headFailedError) Unwrap() error { return e.err }
+
+// recover follows a failed step: it waits out the publishes still in flight and rewinds to Durable(), so the
+// next step republishes what was not acknowledged.
+func (w *writer) recover(err error) error {
+	var headFailed *headFailedError
+	if err := w.drain(!errors.As(err, &headFailed)); err != nil {
+		return err
+	}
+	w.pos = w.p.durable.Load()
 	return nil
 }
 
@@ -316,10 +340,11 @@ func (w *writer) purge() {
 
 const purgeTimeout = 5 * time.Second
 
-// drain waits for every outstanding publish after a failure; acks that still arrive in order count.
-func (w *writer) drain() error {
+// drain waits for every outstanding publish after a failure. With countAcks, acks that still arrive in order
+// count; an earlier publish that failed leaves it false, since nothing after a gap may.
+func (w *writer) drain(countAcks bool) error {
 	p := w.p
-	failed := false
+	failed := !countAcks
 	for _, in := range w.queue {
 		w.lost.Reset(time.Until(in.sent.Add(ackWait)))
 		select {
