@@ -251,3 +251,20 @@ func TestFSRequestsInFlightAreBounded(t *testing.T) {
 		t.Fatalf("after the editor answered, %d reads at once: %v", bound, got)
 	}
 }
+
+// TestFSReadFitsTheAgentsLine: a read's answer must fit on the one JSON-RPC line an agent's SDK accepts
+// (acp-go-sdk: 10 MiB). 2 MiB of '<' is under the 4 MiB read bound but takes 12 MiB encoded (\u003c), and
+// that line ended the agent's connection; the gateway refuses it (-32602) and the agent goes on.
+func TestFSReadFitsTheAgentsLine(t *testing.T) {
+	s, cwd, _ := fsAgentSession(t)
+	path := filepath.Join(cwd, "angles.txt")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("<"), 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := fsTurn(t, s, fsStep{Op: "read", Path: path}, fsStep{Op: "read", Path: path, Line: intp(1), Limit: intp(1)})
+	for i, r := range res {
+		if r.Code != -32602 || !bytes.Contains(r.Data, []byte("encoded")) {
+			t.Errorf("read %d of 2 MiB of '<': %.200s, want -32602 saying it is too large encoded", i+1, r)
+		}
+	}
+}

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"unicode/utf8"
 )
 
 // Bounds of what fs/read_text_file reads. The answer must fit on one JSON-RPC line the agent's SDK accepts
-// (acp-go-sdk allows 10 MiB), with room for JSON escaping; a line/limit read looks through at most
-// maxFSScan bytes of the file, so a selection far into a huge (or sparse) file costs bounded time, and only a
-// small buffer besides the selection itself.
+// (acp-go-sdk allows 10 MiB): at most maxFSRead bytes, and at most maxFSWire once encoded as a JSON string
+// (a control character or '<' takes six bytes there). A line/limit read looks through at most maxFSScan
+// bytes of the file, so a selection far into a huge (or sparse) file costs bounded time, and only a small
+// buffer besides the selection itself.
 const (
 	maxFSRead   = 4 << 20
+	maxFSWire   = 8 << 20
 	maxFSScan   = 64 << 20
 	fsReadChunk = 64 << 10
 )
@@ -31,6 +34,7 @@ var (
 	errFileTooLarge      = errors.New("file is larger than the read bound")
 	errSelectionTooLarge = errors.New("selection is larger than the read bound")
 	errScanBound         = errors.New("selection does not end within the scan bound")
+	errWireTooLarge      = errors.New("selection is larger than the wire bound once encoded")
 )
 
 // readSelection reads the lines [line, line+limit) of r (1-based; nil line = 1, nil limit = to the end;
@@ -122,4 +126,34 @@ func (s *scanReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.left -= int64(n)
 	return n, err
+}
+
+// jsonStringLen is at least the length of b encoded as a JSON string by encoding/json, as the SDK sends it:
+// quotes, two bytes for the short escapes, six for other control characters, '<', '>', '&', U+2028, U+2029
+// and each byte that is not UTF-8 (U+FFFD).
+func jsonStringLen(b []byte) int {
+	n := 2
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }

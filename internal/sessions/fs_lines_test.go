@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -150,5 +151,22 @@ func FuzzReadSelection(f *testing.F) {
 		}
 		b := readBounds{out: out&0xff + 1, scan: int64(scan & 0xff), buf: buf&0x3f + 16}
 		checkSelection(t, data, lp, mp, b)
+	})
+}
+
+// FuzzJSONStringLen: jsonStringLen is the length encoding/json gives the string, except for \b and \f, which
+// it counts as six bytes where the encoder writes two (it may only overestimate).
+func FuzzJSONStringLen(f *testing.F) {
+	f.Add([]byte("plain <a href=\"x\">&amp;</a>\n\t\x00\x1f"))
+	f.Add([]byte("\xff\xfe \u2028\u2029 é 😀 \b\f"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		enc, err := json.Marshal(string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := bytes.Count(b, []byte("\b")) + bytes.Count(b, []byte("\f"))
+		if got := jsonStringLen(b); got != len(enc)+4*short {
+			t.Fatalf("jsonStringLen(%q) = %d; encoded %d bytes with %d \\b or \\f", b, got, len(enc), short)
+		}
 	})
 }

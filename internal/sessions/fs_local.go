@@ -51,6 +51,9 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 		return nil, readBoundErr(errFileTooLarge)
 	}
 	content, err := readSelection(f, req.Line, req.Limit, fsBounds)
+	if err == nil && jsonStringLen(content) > maxFSWire {
+		err = errWireTooLarge
+	}
 	if err != nil {
 		return nil, readBoundErr(err)
 	}
@@ -65,6 +68,8 @@ func readBoundErr(err error) *acp.RequestError {
 		msg = fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)
 	case errors.Is(err, errSelectionTooLarge):
 		msg = fmt.Sprintf("selection is larger than %d bytes", maxFSRead)
+	case errors.Is(err, errWireTooLarge):
+		msg = fmt.Sprintf("selection is larger than %d bytes once encoded as JSON (control characters and <, >, & take 6 bytes each); read it in smaller parts", maxFSWire)
 	case errors.Is(err, errScanBound):
 		msg = fmt.Sprintf("selection ends more than %d bytes into the file, past what a read looks through", maxFSScan)
 	default:
