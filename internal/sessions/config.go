@@ -64,6 +64,9 @@ type Config struct {
 	// MaxTerminalsPerSession bounds the terminals an agent holds (created, not released) in one session;
 	// 0 = 8.
 	MaxTerminalsPerSession int
+	// MaxFSRequests bounds the agent's fs/* requests in flight in one session (served by the gateway or a
+	// delegate); more are refused at once. 0 = 16.
+	MaxFSRequests int
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than
@@ -89,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTerminalsPerSession <= 0 {
 		c.MaxTerminalsPerSession = 8
+	}
+	if c.MaxFSRequests <= 0 {
+		c.MaxFSRequests = 16
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

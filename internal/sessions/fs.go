@@ -1,10 +1,10 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,13 +15,12 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// maxFSRead bounds what fs/read_text_file returns: the answer must fit on one JSON-RPC line the agent's SDK
-// accepts (acp-go-sdk allows 10 MiB), with room for JSON escaping.
-const maxFSRead = 4 << 20
-
 // The gateway is the agents' ACP client, so it serves fs/read_text_file and fs/write_text_file itself, confined
 // to the session's cwd: the path must be absolute, lie inside the cwd, and every symlink on it must resolve inside
-// the cwd too (os.Root enforces it on the open itself). A write is logged as `_gateway/fs_write` so clients can audit what an agent changed through the gateway.
+// the cwd too (os.Root enforces it on the open itself). Only regular files are served, opened without blocking
+// (a FIFO's open would wait for a writer forever), and a write never goes to a file with other hard links
+// (they may lie outside the cwd). A write is logged as `_gateway/fs_write` so clients can audit what an agent
+// changed through the gateway.
 
 type readFileRequest struct {
 	Path  string `json:"path"`
@@ -85,6 +84,11 @@ func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
 
 // ReadTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
 func (s *Session) ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	done, rerr := s.fsSlot()
+	if rerr != nil {
+		return nil, rerr
+	}
+	defer done()
 	if d := s.delegate(); d != nil {
 		return d.ReadTextFile(ctx, s.clientParams(params))
 	}
@@ -93,10 +97,28 @@ func (s *Session) ReadTextFile(ctx context.Context, params json.RawMessage) (any
 
 // WriteTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
 func (s *Session) WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
+	done, rerr := s.fsSlot()
+	if rerr != nil {
+		return nil, rerr
+	}
+	defer done()
 	if d := s.delegate(); d != nil {
 		return d.WriteTextFile(ctx, s.clientParams(params))
 	}
 	return s.writeLocal(params)
+}
+
+// fsSlot takes one of the session's fs/* slots (Config.MaxFSRequests) until done is called. A request past
+// them is refused at once, not queued: each one in flight holds a goroutine and a read buffer, and one whose
+// open waits on the kernel an OS thread, so an agent that sends thousands at once must not get them all.
+func (s *Session) fsSlot() (done func(), rerr *acp.RequestError) {
+	select {
+	case s.fsSlots <- struct{}{}:
+		return func() { <-s.fsSlots }, nil
+	default:
+		return nil, acp.NewInternalError(map[string]any{"error": fmt.Sprintf(
+			"the session already has %d fs requests in flight, its limit; send more once they are answered", cap(s.fsSlots))})
+	}
 }
 
 // confinePath checks an agent's path lexically and returns it relative to the session cwd, with the cwd it is
@@ -141,6 +163,34 @@ func (s *Session) openInCwd(base, rel string, flag int) (*os.File, error) {
 
 var errCwdGone = errors.New("session cwd is gone")
 
+// openRegular opens rel inside the cwd (openInCwd) without blocking and returns it only when it is a regular
+// file: the open of a FIFO would otherwise wait for its other end, holding an OS thread for as long (and
+// O_NOCTTY keeps a terminal from becoming the gateway's). What it is comes from the opened descriptor, so
+// nothing can be swapped in after the check.
+func (s *Session) openRegular(base, rel, path string, flag int, forWrite bool) (*os.File, fs.FileInfo, *acp.RequestError) {
+	f, err := s.openInCwd(base, rel, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY)
+	if err != nil {
+		return nil, nil, fsError(err, path, forWrite)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		_ = f.Close()
+		return nil, nil, acp.NewInternalError(map[string]any{"error": "cannot stat the file"})
+	case fi.IsDir():
+		_ = f.Close()
+		return nil, nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
+	case !fi.Mode().IsRegular():
+		_ = f.Close()
+		return nil, nil, notRegular()
+	}
+	return f, fi, nil
+}
+
+func notRegular() *acp.RequestError {
+	return acp.NewInvalidParams(map[string]any{"error": "path is not a regular file (a FIFO, socket or device)"})
+}
+
 // fsError maps an os.Root error to the agent's answer. os.Root's "path escapes" error is not exported; it is the
 // only one that carries no errno, so that is what marks a path (or a symlink on it) that leads out.
 func fsError(err error, path string, forWrite bool) *acp.RequestError {
@@ -154,6 +204,8 @@ func fsError(err error, path string, forWrite bool) *acp.RequestError {
 		return resourceNotFound(path)
 	case errors.Is(err, syscall.EISDIR):
 		return acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
+	case errors.Is(err, syscall.ENXIO):
+		return notRegular() // a FIFO opened for writing with no reader, or a socket
 	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENAMETOOLONG):
 		return acp.NewInvalidParams(map[string]any{"error": "cannot resolve path"})
 	case !errors.As(err, &errno):
@@ -174,38 +226,4 @@ func outsideErr() *acp.RequestError {
 func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
-}
-
-// selectLines returns limit lines starting at line (1-based); nil line/limit mean from the start / to the end.
-func selectLines(data []byte, line, limit *int) ([]byte, bool) {
-	if line == nil && limit == nil {
-		return data, true
-	}
-	start := 1
-	if line != nil {
-		start = *line
-	}
-	if start < 1 || limit != nil && *limit < 0 {
-		return nil, false
-	}
-	for i := 1; i < start; i++ {
-		j := bytes.IndexByte(data, '\n')
-		if j < 0 {
-			return nil, true
-		}
-		data = data[j+1:]
-	}
-	if limit == nil {
-		return data, true
-	}
-	end := 0
-	for n := 0; n < *limit && end < len(data); n++ {
-		j := bytes.IndexByte(data[end:], '\n')
-		if j < 0 {
-			end = len(data)
-			break
-		}
-		end += j + 1
-	}
-	return data[:end], true
 }

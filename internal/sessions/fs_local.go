@@ -3,10 +3,12 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -32,40 +34,55 @@ func (s *Session) readLocal(params json.RawMessage) (any, *acp.RequestError) {
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": "malformed fs/read_text_file params"})
 	}
+	if req.Line != nil && *req.Line < 1 || req.Limit != nil && *req.Limit < 0 {
+		return nil, acp.NewInvalidParams(map[string]any{"error": "line must be >= 1 and limit >= 0"})
+	}
 	base, rel, rerr := s.confinePath(req.Path)
 	if rerr != nil {
 		return nil, rerr
 	}
-	f, err := s.openInCwd(base, rel, os.O_RDONLY)
-	if err != nil {
-		return nil, fsError(err, req.Path, false)
+	f, fi, rerr := s.openRegular(base, rel, req.Path, os.O_RDONLY, false)
+	if rerr != nil {
+		return nil, rerr
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, acp.NewInternalError(map[string]any{"error": "cannot stat the file"})
-	case fi.IsDir():
-		return nil, acp.NewInvalidParams(map[string]any{"error": "path is a directory"})
-	case fi.Size() > maxFSRead && req.Line == nil && req.Limit == nil:
-		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)})
+	whole := req.Line == nil && req.Limit == nil
+	if whole && fi.Size() > maxFSRead {
+		return nil, readBoundErr(errFileTooLarge)
 	}
-	data, err := io.ReadAll(f)
+	content, err := readSelection(f, req.Line, req.Limit, fsBounds)
+	if err == nil && jsonStringLen(content) > maxFSWire {
+		err = errWireTooLarge
+	}
 	if err != nil {
-		return nil, acp.NewInternalError(map[string]any{"error": "cannot read the file"})
-	}
-	content, ok := selectLines(data, req.Line, req.Limit)
-	if !ok {
-		return nil, acp.NewInvalidParams(map[string]any{"error": "line must be >= 1 and limit >= 0"})
-	}
-	if len(content) > maxFSRead {
-		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("selection is larger than %d bytes", maxFSRead)})
+		return nil, readBoundErr(err)
 	}
 	return map[string]string{"content": string(content)}, nil
 }
 
-// writeLocal creates or truncates the file (an existing file keeps its mode) through os.Root, so a symlink on
-// the path, dangling or not, is followed only inside the cwd.
+// readBoundErr is the agent's answer to a read that failed, or went past its bounds (fs_lines.go).
+func readBoundErr(err error) *acp.RequestError {
+	var msg string
+	switch {
+	case errors.Is(err, errFileTooLarge):
+		msg = fmt.Sprintf("file is larger than %d bytes; read it in parts with line and limit", maxFSRead)
+	case errors.Is(err, errSelectionTooLarge):
+		msg = fmt.Sprintf("selection is larger than %d bytes", maxFSRead)
+	case errors.Is(err, errWireTooLarge):
+		msg = fmt.Sprintf("selection is larger than %d bytes once encoded as JSON (control characters and <, >, & take 6 bytes each); read it in smaller parts", maxFSWire)
+	case errors.Is(err, errScanBound):
+		msg = fmt.Sprintf("selection ends more than %d bytes into the file, past what a read looks through", maxFSScan)
+	default:
+		return acp.NewInternalError(map[string]any{"error": "cannot read the file"})
+	}
+	return acp.NewInvalidParams(map[string]any{"error": msg})
+}
+
+// writeLocal creates or overwrites the file (an existing file keeps its mode) through os.Root, so a symlink
+// on the path, dangling or not, is followed only inside the cwd. A file with more than one hard link is
+// refused before anything changes: writing it in place would change every name it has, and the others may
+// lie outside the cwd (replacing it instead would leave them as they are, but change what the agent's own
+// name is: a new inode, owner and mode). So it is opened without O_TRUNC and truncated once checked.
 func (s *Session) writeLocal(params json.RawMessage) (any, *acp.RequestError) {
 	var req writeFileRequest
 	if err := json.Unmarshal(params, &req); err != nil || req.Content == nil {
@@ -75,11 +92,18 @@ func (s *Session) writeLocal(params json.RawMessage) (any, *acp.RequestError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	f, err := s.openInCwd(base, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return nil, fsError(err, req.Path, true)
+	f, fi, rerr := s.openRegular(base, rel, req.Path, os.O_WRONLY|os.O_CREATE, true)
+	if rerr != nil {
+		return nil, rerr
 	}
-	_, err = io.WriteString(f, *req.Content)
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 1 {
+		_ = f.Close()
+		return nil, acp.NewInvalidParams(map[string]any{"error": "the file has other hard links, which may lie outside the session's working directory; the gateway does not write through them"})
+	}
+	err := f.Truncate(0)
+	if err == nil {
+		_, err = io.WriteString(f, *req.Content)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -47,6 +47,7 @@ type Session struct {
 	spec      agents.Spec
 	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
 	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots   chan struct{}      // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
 	log       *Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
@@ -119,6 +120,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		reg:        r,
 		spec:       spec,
 		clientMCP:  opts.MCPServers,
+		fsSlots:    make(chan struct{}, r.cfg.MaxFSRequests),
 		log:        NewLog(r.cfg.Log),
 		closed:     make(chan struct{}),
 		status:     StatusStarting,

@@ -31,6 +31,8 @@
 //	mcp       reports the MCP servers session/new (or session/load, session/resume) gave it, and lists the
 //	          tools of its stdio ones (mcp.go).
 //	term      runs the prompt's steps against the client's terminals (terminal.go).
+//	fs        runs the prompt's steps against the client's fs/* — FIFOs, sparse files, hard links, many
+//	          reads at once (fs.go).
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
@@ -312,6 +314,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return a.mcpTurn(bg, sid)
 	case "term":
 		return a.terminalTurn(ctx, sid, promptText(p.Prompt))
+	case "fs":
+		return a.fsTurn(ctx, sid, promptText(p.Prompt))
 	case "rpcerrors":
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
 	case "echo":
@@ -440,7 +444,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, mcp, term, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, mcp, term, fs, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
