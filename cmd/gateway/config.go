@@ -156,7 +156,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.oidcIDClaim, "oidc-id-claim", "sub", "OIDC claim holding the principal's id")
 	fs.StringVar(&c.oidcNameClaim, "oidc-name-claim", "name", "OIDC claim holding the principal's display name")
 	fs.StringVar(&c.oidcRoleClaim, "oidc-role-claim", "role", `OIDC claim holding the role: "admin" (or an array holding it) is an admin, anything else a user`)
-	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies")
+	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies, and only for names a users file could hold (no ':', not admin or anonymous)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the proxies trusted to set --trusted-user-header")
 	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 0, "most sessions one principal of role user has at once (0 = unlimited)")
 	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")

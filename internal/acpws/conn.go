@@ -42,7 +42,7 @@ type conn struct {
 type subscription struct {
 	s   *sessions.Session
 	sub *sessions.Subscriber // from Session.AttachAs; detached once, by unsubscribe
-	fsd *fsDelegate          // registered with fsOwners while this socket serves the session's fs/*; else nil
+	fsd *fsDelegate          // offered to the session (Session.DelegateFS) while the client serves fs/*; else nil
 }
 
 // newConn makes a connection over t that lives until parent ends or run returns.

@@ -99,7 +99,8 @@
 //     for ReplayTranscript, the snapshot's compact transcript (Session.Replay: messages, each tool call in
 //     its final state, last plan/commands/title). cwd is accepted and ignored (the session keeps its own
 //     cwd); mcpServers replace the client's servers while the session is detached, and may only repeat the
-//     session's own while its agent runs (Session.AttachMCP), else -32602.
+//     session's own while its agent runs (Session.AttachMCPAs), else -32602; only the owner or an admin
+//     changes them (-32003 for a viewer or collaborator naming a server the session does not have).
 //   - session/resume: attaches without replay, then sends pending permission requests. mcpServers as for
 //     session/load.
 //   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.
@@ -115,15 +116,18 @@
 // The gateway is every agent's ACP client and serves its fs/read_text_file and fs/write_text_file itself,
 // confined to the session's cwd. A client that advertised `clientCapabilities.fs.readTextFile` and/or
 // `writeTextFile` in initialize becomes the fs delegate (Session.DelegateFS) of each session it attaches
-// (session/new, session/load, session/resume): the agent's request goes to the client on this socket, with a
+// (session/new, session/load, session/resume) while its principal may act on the session (never a viewer):
+// the agent's request goes to the client on this socket, with a
 // JSON-RPC id the socket mints (a number; permission requests carry string ids) and the gateway session id
 // in its params, written after the session's log as it stood when the request arrived (the updates the
 // agent sent before it). The client's response, result or error, goes back to the agent as is; a result
 // must be an object (null counts as {}). A method the client did not advertise is served by the gateway
 // (Session.ServeFSLocally): a read-only client gets the reads, the gateway does the writes.
 //
-// The socket that attached last is the delegate; when it closes or its attachment ends (the session
-// closed), the previous fs-capable socket still attached takes over, or else the gateway. A delegated
+// The socket that attached last among those whose principal may act is the delegate; when it closes, its
+// attachment ends (the session closed) or its principal's share ends or drops to viewer, the previous such
+// socket still attached takes over, or else the gateway; a request it holds at that moment is withdrawn and
+// served again. A delegated
 // request waits at most Options.FSTimeout (30 s), then fails with -32603 and is withdrawn from the client
 // with `$/cancel_request {requestId}`; the agent cancelling it does the same (-32800). One still waiting when
 // the socket closes fails with -32603. Late answers are ignored. The wait runs on the agent's request

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/frameout"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
 )
 
 // A client that advertised `clientCapabilities.fs` (or `terminal`) in initialize serves the agents' fs/*
-// (terminal/*) requests of the sessions it attaches (sessions.Session.DelegateFS): the request goes to the client on this socket with an
+// (terminal/*) requests of the sessions it attaches while its principal may act on them
+// (sessions.Session.DelegateFS): the request goes to the client on this socket with an
 // id the socket mints (a JSON number; permission requests use string ids), and its response goes back to the
 // agent. A method the client did not advertise is served by the gateway (Session.ServeFSLocally,
 // Session.ServeTerminalLocally).
@@ -43,7 +43,7 @@ type clientReply struct {
 type fsDelegate struct {
 	c       *conn
 	s       *sessions.Session
-	release func() // Guarded by fsOwners.mu; from Session.DelegateFS while registered.
+	release func() // Guarded by c.mu; from Session.DelegateFS while registered.
 }
 
 func (d *fsDelegate) ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError) {
@@ -80,8 +80,9 @@ func (d *fsDelegate) serve(ctx context.Context, method string, params json.RawMe
 	return c.callClient(ctx, d.s, method, params)
 }
 
-// delegateFSLocked makes this socket the fs delegate of sub's session when the client advertised fs. Called
-// with c.mu held.
+// delegateFSLocked offers this socket to serve the fs/* and terminal/* of sub's session when the client
+// advertised either (again at every attach: the latest offer wins). The session uses it only while the
+// socket's principal may act on the session: a viewer's socket is never asked. Called with c.mu held.
 func (c *conn) delegateFSLocked(sub *subscription) {
 	if !c.fs.any() && !c.terminal {
 		return
@@ -89,13 +90,20 @@ func (c *conn) delegateFSLocked(sub *subscription) {
 	if sub.fsd == nil {
 		sub.fsd = &fsDelegate{c: c, s: sub.s}
 	}
-	c.h.fsOwners.register(sub.fsd)
+	old := sub.fsd.release
+	sub.fsd.release = sub.s.DelegateFS(principal.From(c.ctx), sub.fsd)
+	if old != nil {
+		old() // the earlier offer, replaced by this one: changes nothing
+	}
 }
 
-// releaseFSLocked ends sub's fs delegation, if any. Called with c.mu held.
+// releaseFSLocked withdraws sub's offer, if any: the socket attached before it, or the gateway, serves.
+// Called with c.mu held.
 func (c *conn) releaseFSLocked(sub *subscription) {
 	if sub.fsd != nil {
-		c.h.fsOwners.release(sub.fsd)
+		if sub.fsd.release != nil {
+			sub.fsd.release()
+		}
 		sub.fsd = nil
 	}
 }
@@ -106,57 +114,6 @@ func (c *conn) releaseAllFS() {
 	defer c.mu.Unlock()
 	for _, sub := range c.attached {
 		c.releaseFSLocked(sub)
-	}
-}
-
-// fsOwners tracks, per session, the sockets that serve its fs/*: the one that attached last is registered
-// with the session; when it goes, the one before it (still attached) takes over, and with none left the
-// gateway serves again.
-type fsOwners struct {
-	mu sync.Mutex
-	by map[*sessions.Session][]*fsDelegate // Guarded by mu; in attach order, the last one registered.
-}
-
-// register makes d the session's delegate (again, if it already was one: an attach moves it to the top).
-func (o *fsOwners) register(d *fsDelegate) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.by == nil {
-		o.by = map[*sessions.Session][]*fsDelegate{}
-	}
-	list := slices.DeleteFunc(o.by[d.s], func(x *fsDelegate) bool { return x == d })
-	old := d.release
-	d.release = d.s.DelegateFS(d)
-	if old != nil {
-		old() // the earlier registration, no longer current: changes nothing
-	}
-	o.by[d.s] = append(list, d)
-}
-
-// release unregisters d; if it was the current delegate, the previous one takes over.
-func (o *fsOwners) release(d *fsDelegate) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	list := o.by[d.s]
-	i := slices.Index(list, d)
-	if i < 0 {
-		return
-	}
-	top := i == len(list)-1
-	list = slices.Delete(list, i, i+1)
-	if top && len(list) > 0 {
-		// The successor first, so no request finds the session without a delegate in between.
-		p := list[len(list)-1]
-		old := p.release
-		p.release = d.s.DelegateFS(p)
-		old()
-	}
-	d.release() // no longer current after a handover: then it changes nothing
-	d.release = nil
-	if len(list) == 0 {
-		delete(o.by, d.s)
-	} else {
-		o.by[d.s] = list
 	}
 }
 

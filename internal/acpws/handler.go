@@ -104,7 +104,6 @@ type Handler struct {
 	opts      Options
 	conns     *conngroup.Group // open connections (either transport); closing it is the shutdown signal
 	shutdown  <-chan struct{}  // conns.Closing()
-	fsOwners  fsOwners         // connections serving sessions' fs/*
 	slots     chan struct{}    // one per open connection (either transport), MaxConns deep: the connection cap
 	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
 	face      *metrics.Face    // this face's counters

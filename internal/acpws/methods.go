@@ -357,7 +357,7 @@ func (c *conn) attachTarget(ctx context.Context, id, params json.RawMessage) *se
 		c.getFailed(id, *p.SessionID, err)
 		return nil
 	}
-	if err := s.AttachMCP(mcp); err != nil {
+	if err := s.AttachMCPAs(principal.From(ctx), mcp); err != nil {
 		c.fail(id, err)
 		return nil
 	}

@@ -61,12 +61,12 @@ func identityFrom(ctx context.Context) identity {
 // by its credentials alone.
 func (a *Auth) identify(r *http.Request) (identity, bool) {
 	if a.proxy != nil {
-		name, present, trusted := a.proxy.Name(r)
-		if trusted {
+		name, present, refused := a.proxy.Name(r)
+		switch {
+		case present && refused == nil:
 			return a.byProxyName(name), true
-		}
-		if present {
-			a.logger.Warn("ignored a trusted-user header from an address that is not a trusted proxy",
+		case present:
+			a.logger.Warn("ignored a trusted-user header", "reason", refused.Error(),
 				"header", a.proxy.Header, "remote", remoteIP(r), "path", truncate(r.URL.Path, 200))
 		}
 	}

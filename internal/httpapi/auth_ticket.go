@@ -61,7 +61,7 @@ func (a *Auth) current(g TicketGrant) (identity, bool) {
 			return who, false
 		}
 		now := a.byProxyName(g.Principal.Name)
-		return now, now.p == g.Principal
+		return now, principal.CheckLocalName(g.Principal.Name) == nil && now.p == g.Principal
 	case viaOIDC:
 		return who, a.oidc != nil && !g.Expires.IsZero()
 	}

@@ -60,8 +60,8 @@ func NewOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {
 // the issuer's keys.
 func LooksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }
 
-// Verify checks raw and returns its principal: id "oidc:<id claim>", so an issuer's subjects never collide
-// with the users file's names. expiry is the token's `exp`.
+// Verify checks raw and returns its principal: id "oidc:<id claim>", a namespace no users-file entry or
+// proxy-named user can reach (namespace.go). expiry is the token's `exp`.
 func (o *OIDC) Verify(ctx context.Context, raw string) (p Principal, expiry time.Time, err error) {
 	tok, err := o.verifier.Verify(ctx, raw)
 	if err != nil {
@@ -79,7 +79,7 @@ func (o *OIDC) Verify(ctx context.Context, raw string) (p Principal, expiry time
 	if name == "" {
 		name = id
 	}
-	p = Principal{ID: "oidc:" + id, Name: name, Role: RoleUser}
+	p = Principal{ID: OIDCPrefix + id, Name: name, Role: RoleUser}
 	if claimHas(claims[o.cfg.RoleClaim], string(RoleAdmin)) {
 		p.Role = RoleAdmin
 	}

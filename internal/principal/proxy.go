@@ -1,12 +1,11 @@
 package principal
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
-	"unicode"
 )
 
 // ProxyHeader trusts a header naming the user (X-Forwarded-User behind an SSO proxy) only on connections
@@ -33,41 +32,40 @@ func ParseProxies(list []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// Name returns the user the header names. present is false when the request has no such header; trusted is
-// false when it came from elsewhere than a trusted proxy (the header must then be ignored), or names nobody
-// usable.
-func (h *ProxyHeader) Name(r *http.Request) (name string, present, trusted bool) {
+// Name returns the user the header names. present is false when the request has no such header; refused
+// says why the header must be ignored: it came from elsewhere than a trusted proxy, or names nobody a proxy
+// may name (CheckLocalName: another source's id, a built-in one, or a malformed name).
+func (h *ProxyHeader) Name(r *http.Request) (name string, present bool, refused error) {
 	v := r.Header.Get(h.Header)
 	if v == "" {
-		return "", false, false
+		return "", false, nil
 	}
+	if !h.fromProxy(r) {
+		return "", true, errNotAProxy
+	}
+	if err := CheckLocalName(v); err != nil {
+		return "", true, err
+	}
+	return v, true, nil
+}
+
+var errNotAProxy = errors.New("the address is not a trusted proxy")
+
+// fromProxy reports whether r came from one of the proxies' addresses.
+func (h *ProxyHeader) fromProxy(r *http.Request) bool {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
-		return "", true, false
+		return false
 	}
 	addr = addr.Unmap()
 	for _, p := range h.Proxies {
 		if p.Contains(addr) {
-			return v, true, validName(v)
+			return true
 		}
 	}
-	return "", true, false
-}
-
-// validName refuses names a principal id cannot be: empty, long, or holding spaces, '/' or control
-// characters.
-func validName(s string) bool {
-	if s == "" || len(s) > 128 || strings.ContainsRune(s, '/') {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return false
-		}
-	}
-	return true
+	return false
 }

@@ -24,13 +24,19 @@ func TestProxyHeaderOnlyFromTrustedAddresses(t *testing.T) {
 		{"127.0.0.1:5000", "ann", true, false},
 		{"10.1.2.3:5000", "", false, false},
 		{"10.1.2.3:5000", "a b", true, false},
+		{"10.1.2.3:5000", "oidc:alice", true, false}, // another source's id
+		{"10.1.2.3:5000", "corp:ann", true, false},   // ids with ':' belong to prefixed sources
+		{"10.1.2.3:5000", "admin", true, false},      // the single token's admin
+		{"10.1.2.3:5000", "anonymous", true, false},  // the unauthenticated caller
+		{"10.1.2.3:5000", "ann@example.com", true, true},
 	} {
 		r := httptest.NewRequest("GET", "/v1/sessions", nil)
 		r.RemoteAddr = tc.remote
 		if tc.value != "" {
 			r.Header.Set("X-Forwarded-User", tc.value)
 		}
-		name, present, trusted := h.Name(r)
+		name, present, refused := h.Name(r)
+		trusted := present && refused == nil
 		if present != tc.present || trusted != tc.trusted || trusted && name != tc.value {
 			t.Errorf("%s %q: name %q present %v trusted %v", tc.remote, tc.value, name, present, trusted)
 		}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 )
 
@@ -102,8 +101,8 @@ func readUsers(path string) ([]*user, error) {
 	seen := map[string]bool{}
 	digests := map[[32]byte]string{}
 	for i, e := range f.Users {
-		if e.Name == "" || len(e.Name) > 128 || strings.ContainsAny(e.Name, "/ \t\r\n") {
-			return nil, fmt.Errorf("users file %s: users[%d]: name must be 1-128 characters without spaces or '/'", path, i)
+		if err := CheckLocalName(e.Name); err != nil {
+			return nil, fmt.Errorf("users file %s: users[%d]: name %q: %v", path, i, e.Name, err)
 		}
 		if seen[e.Name] {
 			return nil, fmt.Errorf("users file %s: user %q is listed twice", path, e.Name)

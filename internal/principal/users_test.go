@@ -75,6 +75,10 @@ func TestUsersFileRefusesBadEntries(t *testing.T) {
 		"short digest":    `{"users": [{"name": "ann", "role": "user", "tokenSha256": "abcd"}]}`,
 		"duplicate name":  `{"users": [{"name": "ann", "role": "user"}, {"name": "ann", "role": "admin"}]}`,
 		"name with slash": `{"users": [{"name": "a/b", "role": "user"}]}`,
+		"an OIDC id":      `{"users": [{"name": "oidc:alice", "role": "user"}]}`,
+		"name with colon": `{"users": [{"name": "corp:ann", "role": "user"}]}`,
+		"the token's id":  `{"users": [{"name": "admin", "role": "user"}]}`,
+		"anonymous":       `{"users": [{"name": "anonymous", "role": "admin"}]}`,
 		"shared token":    `{"users": [{"name": "ann", "role": "user", "tokenSha256": "` + principal.HashToken("t") + `"}, {"name": "bob", "role": "admin", "tokenSha256": "` + principal.HashToken("t") + `"}]}`,
 		"not json":        `users: ann`,
 	} {

@@ -103,7 +103,7 @@ func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 		}
-		return nil, s.AttachMCP(servers)
+		return nil, s.AttachMCPAs(who, servers)
 	}
 	return nil, fmt.Errorf("%w: unknown command %q", ErrBadRequest, cmd.Op)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -37,7 +38,7 @@ func TestStoreKeepsAttachedMCPServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mcp := []agents.MCPServer{{Type: agents.MCPHTTP, Name: "tools", URL: "http://127.0.0.1:9/mcp"}}
-	if err := h.AttachMCP(mcp); err != nil {
+	if err := h.AttachMCPAs(principal.Principal{}, mcp); err != nil {
 		t.Fatalf("attach MCP servers to the detached session: %v", err)
 	}
 	// Bounded wait on the condition: the directory writer is asynchronous.

@@ -33,43 +33,6 @@ type writeFileRequest struct {
 	Content *string `json:"content"`
 }
 
-// FSDelegate serves an agent's fs/* requests for a session instead of the gateway: an ACP client attached over
-// `/acp` that advertised fs capabilities (an editor with unsaved buffers knows better than the disk). Params
-// carry the gateway's session id.
-type FSDelegate interface {
-	ReadTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
-	WriteTextFile(ctx context.Context, params json.RawMessage) (any, *acp.RequestError)
-}
-
-// DelegateFS routes the session's fs/* requests to d while it is registered; release unregisters it (only if
-// it is still the current delegate). The latest registration wins. Requests that find no delegate are served
-// by the gateway itself, confined to the cwd.
-func (s *Session) DelegateFS(d FSDelegate) (release func()) {
-	if s.remote != nil {
-		return func() {} // the owner serves its agent's fs/* itself; a client on another node is never asked
-	}
-	s.mu.Lock()
-	s.fsDelegate = &d
-	mine := s.fsDelegate
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		if s.fsDelegate == mine {
-			s.fsDelegate = nil
-		}
-		s.mu.Unlock()
-	}
-}
-
-func (s *Session) delegate() FSDelegate {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fsDelegate == nil {
-		return nil
-	}
-	return *s.fsDelegate
-}
-
 // clientParams rewrites the agent's session id in fs params to the gateway's, for a delegate. The params go
 // to a WebSocket client as a text frame, so invalid UTF-8 from the agent (raw JSON keeps it) is replaced.
 func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
@@ -89,10 +52,10 @@ func (s *Session) ReadTextFile(ctx context.Context, params json.RawMessage) (any
 		return nil, rerr
 	}
 	defer done()
-	if d := s.delegate(); d != nil {
-		return d.ReadTextFile(ctx, s.clientParams(params))
-	}
-	return s.readLocal(params)
+	return s.serveDelegated(ctx, func(ctx context.Context, d FSDelegate) (any, *acp.RequestError, bool) {
+		res, rerr := d.ReadTextFile(ctx, s.clientParams(params))
+		return res, rerr, true
+	}, func() (any, *acp.RequestError) { return s.readLocal(params) })
 }
 
 // WriteTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).
@@ -102,10 +65,10 @@ func (s *Session) WriteTextFile(ctx context.Context, params json.RawMessage) (an
 		return nil, rerr
 	}
 	defer done()
-	if d := s.delegate(); d != nil {
-		return d.WriteTextFile(ctx, s.clientParams(params))
-	}
-	return s.writeLocal(params)
+	return s.serveDelegated(ctx, func(ctx context.Context, d FSDelegate) (any, *acp.RequestError, bool) {
+		res, rerr := d.WriteTextFile(ctx, s.clientParams(params))
+		return res, rerr, true
+	}, func() (any, *acp.RequestError) { return s.writeLocal(params) })
 }
 
 // fsSlot takes one of the session's fs/* slots (Config.MaxFSRequests) until done is called. A request past

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/principal"
 )
 
 // These tests run internal/testagent in its fs mode (testagent/fs.go) as a real agent process that does the
@@ -234,7 +236,7 @@ func TestFSRequestsInFlightAreBounded(t *testing.T) {
 	s, cwd, _ := fsAgentSession(t)
 	const sent, bound = 20, 16 // bound: Config.MaxFSRequests's default
 	d := &holdingDelegate{total: sent, release: make(chan struct{})}
-	defer s.DelegateFS(d)()
+	defer s.DelegateFS(principal.Principal{}, d)()
 	sink := &signalSink{text: strconv.Itoa(sent-bound) + " answered", fn: d.open, done: make(chan struct{})}
 	followed := make(chan error, 1)
 	go func() { followed <- s.Follow(s.StartAt(0, false, ""), sink, FollowLimits{}) }()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -80,7 +81,7 @@ func TestServeFSLocallyMatchesGateway(t *testing.T) {
 		}
 	}
 	d := &refusingDelegate{}
-	release := s.DelegateFS(d)
+	release := s.DelegateFS(principal.Principal{}, d)
 	defer release()
 	for i, c := range cases {
 		if got := encode(s.ServeFSLocally(context.Background(), c.method, json.RawMessage(c.params))); got != gateway[i] {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -187,7 +188,7 @@ func TestFSDelegate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ed := &fakeEditor{}
-	release := s.DelegateFS(ed)
+	release := s.DelegateFS(principal.Principal{}, ed)
 	turn, _ := s.Prompt(textPrompt("read " + cwd + "/a.txt\nwrite " + cwd + "/a.txt x"))
 	if got := turn.Result().Text; got != "ok \"unsaved buffer\"\nerr -32602\n" || ed.gotSession != s.ID {
 		t.Fatalf("with editor: %q (session %q)", got, ed.gotSession)

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 )
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
@@ -64,8 +66,12 @@ func (s *Session) mcpServers() []agents.MCPServer {
 	return append(out, s.clientMCP...)
 }
 
-// AttachMCP takes the mcpServers an ACP client sends with session/load or session/resume (nil: the client sent
-// none, nothing changes).
+// AttachMCPAs takes the mcpServers an ACP client of who sends with session/load or session/resume (nil: the
+// client sent none, nothing changes).
+//
+// Changing them needs the right to change the session (the owner or an admin, as for its mode): a viewer or a
+// collaborator may repeat servers the session has, or name none, and is refused (ErrForbidden) anything that
+// would add, change or drop one; what they send never replaces the session's servers.
 //
 // While the session is detached (its agent is not running), they are checked as on session/new (stdio only
 // when the operator allows it, http and sse only when the agent advertised them at its last start, no
@@ -75,12 +81,20 @@ func (s *Session) mcpServers() []agents.MCPServer {
 //
 // While the agent runs (or is starting) it already has its servers, so a client may repeat servers the session
 // has but not add or change any.
-func (s *Session) AttachMCP(servers []agents.MCPServer) error {
+func (s *Session) AttachMCPAs(who principal.Principal, servers []agents.MCPServer) error {
 	if servers == nil {
 		return nil
 	}
 	if s.remote != nil {
-		return s.attachMCPRemote(servers)
+		return s.attachMCPRemote(who, servers)
+	}
+	if err := s.allow(who, AccessOwn); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.hasMCP(servers) {
+			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
+		}
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,9 +119,33 @@ func (s *Session) AttachMCP(servers []agents.MCPServer) error {
 	}
 	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
 	// session out of detached under mu.
+	changed := !slices.EqualFunc(s.clientMCP, client, agents.MCPServer.Equal)
 	s.clientMCP = client
 	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
+	if changed {
+		s.audit(who, "set_mcp_servers", "servers", mcpNames(client))
+	}
 	return nil
+}
+
+// hasMCP reports whether every server in servers is one the session has, as it is. Called with mu held.
+func (s *Session) hasMCP(servers []agents.MCPServer) bool {
+	have := s.mcpServers()
+	for _, m := range servers {
+		if h, ok := findMCP(have, m.Name); !ok || !h.Equal(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// mcpNames lists the servers' names (never their env or headers), for the audit line.
+func mcpNames(list []agents.MCPServer) []string {
+	out := make([]string, 0, len(list))
+	for _, m := range list {
+		out = append(out, m.Name)
+	}
+	return out
 }
 
 // checkSameMCP allows only servers the running session has, as they are.

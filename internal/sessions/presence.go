@@ -184,8 +184,10 @@ func (s *Session) roleOf(p principal.Principal) string {
 }
 
 // sharesChanged applies a change of the shares to open streams: the subscribers of a principal who may no
-// longer see the session lose it (Lost), and presence is published again (roles change).
+// longer see the session lose it (Lost), a delegate whose principal may no longer act gives back the fs/* and
+// terminal/* requests it holds, and presence is published again (roles change).
 func (s *Session) sharesChanged() {
+	s.revokeDelegateCalls()
 	s.presence.mu.Lock()
 	subs := make([]*Subscriber, 0, len(s.presence.subs))
 	for sub := range s.presence.subs {

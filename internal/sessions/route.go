@@ -326,8 +326,8 @@ func (s *Session) authenticateRemote(ctx context.Context, params json.RawMessage
 	return res, err
 }
 
-func (s *Session) attachMCPRemote(servers []agents.MCPServer) error {
-	return s.route(context.Background(), opAttachMCP, principal.Principal{}, servers, s.reg.cfg.CallTimeout, nil)
+func (s *Session) attachMCPRemote(who principal.Principal, servers []agents.MCPServer) error {
+	return s.route(context.Background(), opAttachMCP, who, servers, s.reg.cfg.CallTimeout, nil)
 }
 
 // createRemote creates the session on another live node and returns this node's follower of it.

@@ -97,7 +97,8 @@ type Session struct {
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
-	fsDelegate    *FSDelegate            // Guarded by mu; who serves fs/* instead of the gateway (nil = the gateway).
+	fsDelegates   []*fsDelegation        // Guarded by mu; who offers to serve fs/* and terminal/*, latest last (fs_delegate.go).
+	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	closeOnce     sync.Once

@@ -58,10 +58,18 @@ func newTerminals(s *Session) *terminals {
 // Terminal implements agents.TerminalHandler: a terminal the gateway runs is served here; anything else goes
 // to the delegate, if one is registered, or is served by the gateway.
 func (s *Session) Terminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	if td, ok := s.delegate().(TerminalDelegate); ok && (method == acp.ClientMethodTerminalCreate || !s.terms.has(terminalID(params))) {
-		return td.Terminal(ctx, method, s.clientParams(params))
+	local := func() (any, *acp.RequestError) { return s.ServeTerminalLocally(ctx, method, params) }
+	if method != acp.ClientMethodTerminalCreate && s.terms.has(terminalID(params)) {
+		return local()
 	}
-	return s.ServeTerminalLocally(ctx, method, params)
+	return s.serveDelegated(ctx, func(ctx context.Context, d FSDelegate) (any, *acp.RequestError, bool) {
+		td, ok := d.(TerminalDelegate)
+		if !ok {
+			return nil, nil, false
+		}
+		res, rerr := td.Terminal(ctx, method, s.clientParams(params))
+		return res, rerr, true
+	}, local)
 }
 
 // ServeTerminalLocally serves a terminal/* request the way the gateway does when no delegate serves it.

@@ -30,7 +30,7 @@
 //	initexit  prints a line on stderr and exits with status 4 on initialize.
 //	mcp       reports the MCP servers session/new (or session/load, session/resume) gave it, and lists the
 //	          tools of its stdio ones (mcp.go).
-//	term      runs the prompt's steps against the client's terminals (terminal.go).
+//	term      runs the prompt's steps against the client's terminals and files (terminal.go).
 //	fs        runs the prompt's steps against the client's fs/* — FIFOs, sparse files, hard links, many
 //	          reads at once (fs.go).
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a

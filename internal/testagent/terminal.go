@@ -24,6 +24,8 @@ import (
 //	{"op": "kill"}                                     terminal/kill
 //	{"op": "release"}                                  terminal/release
 //	{"op": "exit"}                                     the agent exits at once (status 0)
+//	{"op": "read", "path"}                             fs/read_text_file (its result has the content)
+//	{"op": "write", "path", "text"}                    fs/write_text_file
 
 type termStep struct {
 	Op              string            `json:"op"`
@@ -33,6 +35,7 @@ type termStep struct {
 	Env             []acp.EnvVariable `json:"env"`
 	OutputByteLimit *int              `json:"outputByteLimit"`
 	Text            string            `json:"text"`
+	Path            string            `json:"path"`
 }
 
 type termResult struct {
@@ -74,6 +77,10 @@ func (a *agent) terminalTurn(ctx context.Context, sid acp.SessionId, text string
 			r.Result, err = a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: sid, TerminalId: id})
 		case "release":
 			r.Result, err = a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: sid, TerminalId: id})
+		case "read":
+			r.Result, err = a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: sid, Path: st.Path})
+		case "write":
+			r.Result, err = a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: sid, Path: st.Path, Content: st.Text})
 		case "exit":
 			os.Exit(0)
 		default:
