@@ -63,6 +63,8 @@ type storeEnv struct {
 	flags   []string
 	limit   int           // Config.MaxSessions
 	idleTTL time.Duration // Config.IdleTTL
+	roots   []string      // Config.WorkspaceRoots
+	stdio   bool          // Config.AllowClientMCPStdio
 }
 
 func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
@@ -96,6 +98,7 @@ func (e *storeEnv) registryConn() (*sessions.Registry, *countingStore, *nats.Con
 	r, err := sessions.NewRegistry(sessions.Config{
 		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
 		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true, MaxSessions: e.limit, IdleTTL: e.idleTTL,
+		WorkspaceRoots: e.roots, AllowClientMCPStdio: e.stdio,
 	}, []agents.Spec{spec, demoSpec, {Name: "exiter", Kind: agents.KindACP, Command: sessions.TestAgentBin(t), Args: []string{"-mode", "exit"}}}, "ta")
 	if err != nil {
 		t.Fatal(err)
