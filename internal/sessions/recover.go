@@ -35,7 +35,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 	if st == nil {
 		return 0, nil
 	}
-	entries, revs, err := st.Dir().List(ctx)
+	entries, revs, err := r.listDir(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -123,4 +127,59 @@ func TestRestartRechecksStdioMCP(t *testing.T) {
 		t.Fatalf("attach other MCP servers: %v", err)
 	}
 	runTurn(t, h, principal.Principal{}, "1 5")
+}
+
+// TestRecoverReportsUndecodableEntries: a directory entry that does not decode is left out of the restored
+// sessions and named in the gateway log, not dropped in silence.
+func TestRecoverReportsUndecodableEntries(t *testing.T) {
+	env := newStoreEnv(t)
+	logs := &lockedBuffer{}
+	env.logger = slog.New(slog.NewTextHandler(logs, nil))
+	ra, _, nc := env.registryConn()
+	s, err := ra.Create(context.Background(), sessions.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdownRegistry(t, ra)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), "acpgw-sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(context.Background(), "garbled", []byte("{not an entry")); err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := env.registry()
+	defer shutdownRegistry(t, rb)
+	n, err := rb.Recover(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("Recover: %d sessions, %v; want the one that decodes", n, err)
+	}
+	if _, err := rb.Get(s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "garbled") {
+		t.Fatalf("the undecodable entry is not reported:\n%s", out)
+	}
+}
+
+// lockedBuffer is a log destination the registry's goroutines share with the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -50,6 +51,11 @@ func open(dir string) error {
 		return err
 	}
 	entries, _, err := st.Dir().List(ctx)
+	var ue *sessions.UndecodableEntries
+	if errors.As(err, &ue) {
+		fmt.Println("undecodable:", ue)
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
