@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,32 +71,22 @@ func flipBits(t *testing.T, dir, stream string, frac float64, seed uint64) {
 	}
 }
 
-var (
-	buildChild    sync.Once
-	childBin      string
-	childBuildErr error
-)
-
-// openDamaged builds testdata/opendamaged (without -race: its shadow memory does not fit under the limit) and
-// runs it on dir under dataLimit. It returns its exit code and output.
-func openDamaged(t *testing.T, dir string) (int, string) {
+// buildOpenDamaged builds testdata/opendamaged (without -race: its shadow memory does not fit under the
+// limit) into the test's temporary directory.
+func buildOpenDamaged(t *testing.T) string {
 	t.Helper()
-	buildChild.Do(func() {
-		dir, err := os.MkdirTemp("", "opendamaged")
-		if err != nil {
-			childBuildErr = err
-			return
-		}
-		childBin = filepath.Join(dir, "opendamaged")
-		if out, err := exec.Command("go", "build", "-o", childBin, "./testdata/opendamaged").CombinedOutput(); err != nil {
-			childBuildErr = fmt.Errorf("build opendamaged: %v\n%s", err, out)
-		}
-	})
-	if childBuildErr != nil {
-		t.Fatal(childBuildErr)
+	bin := filepath.Join(t.TempDir(), "opendamaged")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/opendamaged").CombinedOutput(); err != nil {
+		t.Fatalf("build opendamaged: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// openDamaged runs bin (buildOpenDamaged) on dir under dataLimit. It returns its exit code and output.
+func openDamaged(t *testing.T, bin, dir string) (int, string) {
+	t.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(childBin, "-data-limit", fmt.Sprint(dataLimit), dir)
+	cmd := exec.Command(bin, "-data-limit", fmt.Sprint(dataLimit), dir)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	code := 0
@@ -115,12 +104,13 @@ var listedRE = regexp.MustCompile(`(?m)^sessions (\d+) frames (\d+)$`)
 // memory and says which blocks it cut and where their copies are. The same store undamaged starts under the
 // same limit with everything listed.
 func TestDamagedStoreStartsBounded(t *testing.T) {
+	bin := buildOpenDamaged(t)
 	dir := writeStore(t, 20, 300)
-	if code, out := openDamaged(t, dir); code != 0 || !strings.Contains(out, "sessions 20 frames 6000\n") {
+	if code, out := openDamaged(t, bin, dir); code != 0 || !strings.Contains(out, "sessions 20 frames 6000\n") {
 		t.Fatalf("start on the undamaged store: exit %d\n%s", code, head(out, 600))
 	}
 	flipBits(t, dir, "*", 0.02, 1)
-	code, out := openDamaged(t, dir)
+	code, out := openDamaged(t, bin, dir)
 	if code != 0 || !listedRE.MatchString(out) {
 		t.Fatalf("start on a damaged store: exit %d, want 0 and a listing\n%s", code, head(out, 600))
 	}
@@ -140,7 +130,7 @@ func TestDamagedStoreStartsBounded(t *testing.T) {
 func TestDamagedDirectoryIsReported(t *testing.T) {
 	dir := writeStore(t, 20, 30)
 	flipBits(t, dir, "KV_acpgw-sessions", 0.02, 3)
-	code, out := openDamaged(t, dir)
+	code, out := openDamaged(t, buildOpenDamaged(t), dir)
 	if code != 0 || !strings.Contains(out, "damaged: stream KV_acpgw-sessions: block ") {
 		t.Fatalf("start on a store with a damaged directory: exit %d, want 0 and the damage reported\n%s", code, head(out, 600))
 	}
@@ -162,7 +152,7 @@ func TestDamagedLogKeepsFramesBeforeTheCut(t *testing.T) {
 	if err := os.WriteFile(blocks[0], b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out := openDamaged(t, dir)
+	code, out := openDamaged(t, buildOpenDamaged(t), dir)
 	m := listedRE.FindStringSubmatch(out)
 	if code != 0 || m == nil || m[1] != "4" || m[2] == "0" || m[2] == "400" {
 		t.Fatalf("start with one bad record: exit %d, want 4 sessions with some of their 400 frames\n%s", code, head(out, 1200))
