@@ -73,7 +73,8 @@ func (c *config) openDataDir(ctx context.Context, logger *slog.Logger) (*dataSto
 		unlock()
 		return nil, err
 	}
-	nc, stop, err := jsstore.Embedded(dir)
+	nc, stop, damage, err := jsstore.Embedded(dir)
+	reportDamage(logger, damage)
 	if err != nil {
 		unlock()
 		return nil, fmt.Errorf("--data-dir: %v", err)
@@ -126,4 +127,19 @@ func readNodeID(dir string) (string, error) {
 		return "", fmt.Errorf("--data-dir: %s is empty", path)
 	}
 	return id, nil
+}
+
+// reportDamage tells the operator which damaged blocks the start-up cut (jsstore.RepairBlocks): what each kept
+// and lost, and where the block as it was is saved. Sessions whose directory entries were cut are not listed
+// any more; sessions whose frames were cut come back with the frames before the damage.
+func reportDamage(logger *slog.Logger, damage []jsstore.Damage) {
+	for _, d := range damage {
+		what := "session logs: frames after the cut are lost"
+		if strings.HasPrefix(d.Stream, "KV_") {
+			what = "session directory: sessions whose entries were cut are no longer listed"
+		}
+		logger.Error("--data-dir: a damaged store block was cut at its first bad record", "stream", d.Stream, "holds", what,
+			"block", d.Block, "reason", d.Reason, "offset", d.Offset, "keptRecords", d.Kept, "keptToSeq", d.LastSeq,
+			"lostBytes", d.Lost, "savedTo", d.SavedTo)
+	}
 }

@@ -16,8 +16,9 @@ import (
 // a WebSocket resuming with the pre-restart cursor replays the very bytes a live client saw, without a
 // resync, and a prompt re-attaches the demo agent (it takes session/load as a no-op).
 func TestDataDirCleanRestart(t *testing.T) {
-	dir := t.TempDir()
-	g1 := startGateway(t, "--data-dir", dir)
+	// One workdir for every start: a restart re-attaches only a cwd inside its own workspace roots.
+	dir, workdir := t.TempDir(), t.TempDir()
+	g1 := startGateway(t, "--data-dir", dir, "--workdir", workdir)
 	s := g1.createSession(map[string]any{})
 	live := g1.dial("/v1/sessions/" + s.ID + "/ws")
 	var res struct {
@@ -39,7 +40,7 @@ func TestDataDirCleanRestart(t *testing.T) {
 		t.Fatalf("last live frame: %s", last.Raw)
 	}
 
-	g2 := startGateway(t, "--data-dir", dir)
+	g2 := startGateway(t, "--data-dir", dir, "--workdir", workdir)
 	var list struct {
 		Sessions []struct {
 			ID         string `json:"id"`
@@ -151,7 +152,7 @@ func TestDataDirCleanRestart(t *testing.T) {
 	if err := g2.stop(); err != nil {
 		t.Fatal(err)
 	}
-	g3 := startGateway(t, "--data-dir", dir)
+	g3 := startGateway(t, "--data-dir", dir, "--workdir", workdir)
 	if code := g3.do("GET", "/v1/sessions", nil, &list); code != http.StatusOK || len(list.Sessions) != 0 {
 		t.Fatalf("list after delete and restart: %d %+v", code, list)
 	}

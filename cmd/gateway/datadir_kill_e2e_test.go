@@ -65,8 +65,9 @@ func startChildGateway(t *testing.T, args ...string) (g *gateway, cmd *exec.Cmd,
 // the last polled durableSeq byte for byte, closes the turn with restart frames in a new epoch, resumes the
 // old epoch without a resync at or before the stored head and answers epoch_changed past it.
 func TestDataDirKill9MidTurn(t *testing.T) {
-	dir := t.TempDir()
-	g1, child, exited := startChildGateway(t, "--data-dir", dir)
+	// One workdir for every start: a restart re-attaches only a cwd inside its own workspace roots.
+	dir, workdir := t.TempDir(), t.TempDir()
+	g1, child, exited := startChildGateway(t, "--data-dir", dir, "--workdir", workdir)
 	s := g1.createSession(map[string]any{})
 	live := g1.dial("/v1/sessions/" + s.ID + "/ws")
 	if code := g1.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"prompt":[{"type":"text","text":"refactor the parser"}]}`, nil); code != http.StatusAccepted {
@@ -98,7 +99,7 @@ func TestDataDirKill9MidTurn(t *testing.T) {
 		t.Fatal("the live client saw no logged frame")
 	}
 
-	g2 := startGateway(t, "--data-dir", dir)
+	g2 := startGateway(t, "--data-dir", dir, "--workdir", workdir)
 	var v struct {
 		Status      string `json:"status"`
 		Epoch       string `json:"epoch"`

@@ -63,6 +63,9 @@ type storeEnv struct {
 	flags   []string
 	limit   int           // Config.MaxSessions
 	idleTTL time.Duration // Config.IdleTTL
+	roots   []string      // Config.WorkspaceRoots
+	stdio   bool          // Config.AllowClientMCPStdio
+	logger  *slog.Logger  // Config.Logger; nil = discard
 }
 
 func newStoreEnv(t *testing.T, flags ...string) *storeEnv {
@@ -93,9 +96,14 @@ func (e *storeEnv) registryConn() (*sessions.Registry, *countingStore, *nats.Con
 	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return demo.Serve(ctx, demo.Options{}, in, out)
 	}}
+	logger := e.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	r, err := sessions.NewRegistry(sessions.Config{
-		Workdir: e.workdir, Logger: slog.New(slog.DiscardHandler), StopGrace: 200 * time.Millisecond,
+		Workdir: e.workdir, Logger: logger, StopGrace: 200 * time.Millisecond,
 		Store: cs, NodeID: "n1", DetachIdle: true, DetachOnShutdown: true, MaxSessions: e.limit, IdleTTL: e.idleTTL,
+		WorkspaceRoots: e.roots, AllowClientMCPStdio: e.stdio,
 	}, []agents.Spec{spec, demoSpec, {Name: "exiter", Kind: agents.KindACP, Command: sessions.TestAgentBin(t), Args: []string{"-mode", "exit"}}}, "ta")
 	if err != nil {
 		t.Fatal(err)

@@ -106,11 +106,15 @@ func (s *Session) confinePath(p string) (base, rel string, rerr *acp.RequestErro
 
 // openInCwd opens rel inside the cwd through os.Root: every component is opened relative to the one before it
 // and a symlink is followed only while it stays inside, so nothing can lead out between the check and the use.
-// The session's root, opened when it was made, is used when there is one: swapping the cwd's own path for a
-// link later changes nothing.
+// The session's root, opened when it was made or re-attached, is used when there is one: swapping the cwd's own
+// path for a link later changes nothing.
 func (s *Session) openInCwd(base, rel string, flag int) (*os.File, error) {
-	if s.root != nil {
-		f, err := s.root.OpenFile(rel, flag, 0o644)
+	root, closed := s.root.get()
+	if closed {
+		return nil, errCwdGone
+	}
+	if root != nil {
+		f, err := root.OpenFile(rel, flag, 0o644)
 		if errors.Is(err, os.ErrClosed) {
 			return nil, errCwdGone
 		}

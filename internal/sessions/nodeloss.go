@@ -115,7 +115,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 func (r *Registry) nodeLost(ctx context.Context, ev NodeEvent) {
 	r.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
 	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-	entries, revs, err := r.cfg.Store.Dir().List(lctx)
+	entries, revs, err := r.listDir(lctx)
 	cancel()
 	if err != nil {
 		r.cfg.Logger.Warn("node lost: its sessions not taken over (directory unavailable)", "node", ev.Node.ID, "err", err)
@@ -153,7 +153,7 @@ func (r *Registry) sweepOrphans(ctx context.Context) bool {
 		live[n.ID] = true
 	}
 	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-	entries, revs, err := r.cfg.Store.Dir().List(lctx)
+	entries, revs, err := r.listDir(lctx)
 	cancel()
 	if err != nil {
 		r.cfg.Logger.Warn("orphan sweep: directory unavailable; trying again", "err", err, "in", orphanSweepRetry)

@@ -155,6 +155,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	if err != nil {
 		if !s.closing {
 			s.status = StatusDetached
+			s.noteRefusalLocked(err)
 		}
 		s.mu.Unlock()
 		if lr.conn != nil {
@@ -187,6 +188,9 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.reg.stopping, cancel)()
+	if err := s.recheck(); err != nil {
+		return loaded{}, err
+	}
 	conn, fail, err := s.launchAgent(ctx)
 	if err != nil {
 		return loaded{}, s.reattachError(ctx, err)

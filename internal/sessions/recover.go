@@ -35,7 +35,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 	if st == nil {
 		return 0, nil
 	}
-	entries, revs, err := st.Dir().List(ctx)
+	entries, revs, err := r.listDir(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
@@ -109,7 +109,7 @@ func (r *Registry) coldSessionOf(e DirEntry, rev uint64, follower bool) (*Sessio
 			return nil, fmt.Errorf("view: %w", err)
 		}
 	}
-	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower})
+	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities

@@ -136,6 +136,9 @@ type CreateOptions struct {
 	// follower: the session is a copy of another node's (follower.go): its cwd is on that node's machine,
 	// so it is not opened here.
 	follower bool
+	// restored: the session comes from a stored entry (recover.go); its cwd is opened only once a re-attach
+	// has checked it again (recheck.go).
+	restored bool
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by

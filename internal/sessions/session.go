@@ -102,11 +102,8 @@ type Session struct {
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	closeOnce     sync.Once
-	// root is the cwd opened once when the session is made, so fs/* keeps to that directory even if its path
-	// is later swapped for a symlink; nil when it could not be opened (fs/* then opens the path per request).
-	// Set in newSession; closed by closeRoot.
-	root     *os.Root
-	rootOnce sync.Once
+	// root is the cwd opened as an os.Root (cwdroot.go); its own lock.
+	root cwdRoot
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
@@ -129,8 +126,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
 	}
-	if !opts.follower {
-		s.root, _ = os.OpenRoot(opts.Cwd)
+	if !opts.follower && !opts.restored {
+		if root, err := os.OpenRoot(opts.Cwd); err == nil {
+			s.root.replace(root)
+		}
 	}
 	s.terms = newTerminals(s)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
@@ -148,11 +147,7 @@ func (s *Session) Closed() <-chan struct{} { return s.closed }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
-	s.rootOnce.Do(func() {
-		if s.root != nil {
-			_ = s.root.Close()
-		}
-	})
+	s.root.close()
 }
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -63,7 +65,8 @@ type Directory interface {
 	Create(ctx context.Context, e DirEntry) (uint64, error)        // ErrRevision when the key exists
 	Update(ctx context.Context, e DirEntry, rev uint64) (uint64, error)
 	Delete(ctx context.Context, sid string) error
-	// List returns every current entry with its revision (start-up recovery).
+	// List returns every current entry with its revision (start-up recovery). Entries that do not decode are
+	// left out and named in an *UndecodableEntries error returned with the others.
 	List(ctx context.Context) ([]DirEntry, []uint64, error)
 	// Watch calls fn for every current entry, then for each change, until ctx ends.
 	Watch(ctx context.Context, fn func(e DirEntry, rev uint64, deleted bool)) error
@@ -106,3 +109,25 @@ var (
 	// store_unavailable.
 	ErrStoreUnavailable = errors.New("session store unavailable")
 )
+
+// UndecodableEntries is a directory List that left out entries it could not decode (a damaged store, or an
+// entry another version wrote); the entries returned with it are the others.
+type UndecodableEntries struct {
+	Keys []string
+}
+
+func (e *UndecodableEntries) Error() string {
+	return fmt.Sprintf("store: %d directory entries do not decode: %s", len(e.Keys), strings.Join(e.Keys, ", "))
+}
+
+// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
+// so one damaged entry does not keep every other session from being restored or taken over.
+func (r *Registry) listDir(ctx context.Context) ([]DirEntry, []uint64, error) {
+	entries, revs, err := r.cfg.Store.Dir().List(ctx)
+	var ue *UndecodableEntries
+	if errors.As(err, &ue) {
+		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
+		err = nil
+	}
+	return entries, revs, err
+}

@@ -130,16 +130,21 @@ func (d *directory) List(ctx context.Context) ([]sessions.DirEntry, []uint64, er
 	defer func() { _ = w.Stop() }()
 	var out []sessions.DirEntry
 	var revs []uint64
+	var undecodable []string
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("jsstore: directory list: %w", ctx.Err())
 		case kve, ok := <-w.Updates():
-			if !ok || kve == nil {
-				return out, revs, nil // nil marks the end of the current entries
+			if !ok || kve == nil { // nil marks the end of the current entries
+				if len(undecodable) > 0 {
+					return out, revs, &sessions.UndecodableEntries{Keys: undecodable}
+				}
+				return out, revs, nil
 			}
 			var e sessions.DirEntry
 			if json.Unmarshal(kve.Value(), &e) != nil {
+				undecodable = append(undecodable, kve.Key())
 				continue
 			}
 			out, revs = append(out, e), append(revs, kve.Revision())

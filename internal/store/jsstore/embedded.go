@@ -50,21 +50,26 @@ func ConnectOptions() []nats.Option {
 }
 
 // Embedded starts mode b's store: an in-process JetStream server on dir/jetstream and a connection to it. The
-// returned shutdown closes the connection and stops the server.
-func Embedded(dir string) (*nats.Conn, func(), error) {
+// store's blocks are checked first and damaged ones cut (RepairBlocks); the returned damage says what was cut,
+// for the operator. The returned shutdown closes the connection and stops the server.
+func Embedded(dir string) (*nats.Conn, func(), []Damage, error) {
+	damage, err := RepairBlocks(dir)
+	if err != nil {
+		return nil, nil, damage, err
+	}
 	srv, err := StartServer(ServerOptions(dir))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, damage, err
 	}
 	nc, err := nats.Connect("", append(ConnectOptions(), nats.InProcessServer(srv))...)
 	if err != nil {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, nil, fmt.Errorf("jsstore: connect to the embedded server: %w", err)
+		return nil, nil, damage, fmt.Errorf("jsstore: connect to the embedded server: %w", err)
 	}
 	return nc, func() {
 		nc.Close()
 		srv.Shutdown()
 		srv.WaitForShutdown()
-	}, nil
+	}, damage, nil
 }

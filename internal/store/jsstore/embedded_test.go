@@ -51,7 +51,7 @@ func TestEmbeddedKill9KeepsAcknowledgedFrames(t *testing.T) {
 		t.Fatalf("the child reported %d acknowledged frames before it ended", acked)
 	}
 
-	nc, shutdown, err := jsstore.Embedded(dir)
+	nc, shutdown, _, err := jsstore.Embedded(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestEmbeddedKill9KeepsAcknowledgedFrames(t *testing.T) {
 // kill9Child floods a session into the embedded store on dir and prints Durable() after each flush, until it
 // is killed.
 func kill9Child(t *testing.T, dir string) {
-	nc, shutdown, err := jsstore.Embedded(dir)
+	nc, shutdown, _, err := jsstore.Embedded(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,97 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Before a detached session's agent runs again (a re-attach, in this process or after a restart), what the
+// session stored is checked against the gateway's policy of today (docs/security.md): its cwd must still be the
+// directory it was, with no symlink swapped in on its path, inside today's workspace roots, and its client MCP
+// servers must pass today's rules (a stdio one needs --allow-client-mcp-stdio). A session that fails stays
+// detached with the reason in its status; nothing is started.
+
+// refusal is a re-attach the policy check refused; its text is the session's status reason.
+type refusal struct{ err error }
+
+func (e *refusal) Error() string { return "re-attach refused: " + e.err.Error() }
+func (e *refusal) Unwrap() error { return e.err }
+
+// recheck checks the session's stored cwd and client MCP servers before its agent starts again, and makes
+// the cwd, opened after the check passed, the root fs/* uses.
+func (s *Session) recheck() error {
+	s.mu.Lock()
+	client := s.clientMCP
+	s.mu.Unlock()
+	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
+		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
+	}
+	root, err := s.reg.reconfine(s.Cwd)
+	if err != nil {
+		return &refusal{err}
+	}
+	if !s.root.replace(root) {
+		return ErrClosed
+	}
+	return nil
+}
+
+// reconfine opens a stored cwd and checks that it is still the directory the session was made in: the path
+// resolves to itself (no symlink on it), lies inside today's workspace roots, and is the directory just
+// opened (it was not swapped between the open and the check).
+func (r *Registry) reconfine(cwd string) (*os.Root, error) {
+	root, err := os.OpenRoot(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cwd %q cannot be opened: %v", ErrForbiddenCwd, cwd, errors.Unwrap(err))
+	}
+	real, err := r.confine(cwd)
+	if err == nil && real != filepath.Clean(cwd) {
+		err = fmt.Errorf("%w: cwd %q now resolves to %q (a symlink on its path)", ErrForbiddenCwd, cwd, real)
+	}
+	if err == nil {
+		err = sameDir(root, real)
+	}
+	if err != nil {
+		_ = root.Close()
+		if !errors.Is(err, ErrForbiddenCwd) {
+			err = fmt.Errorf("%w: %v", ErrForbiddenCwd, err)
+		}
+		return nil, err
+	}
+	return root, nil
+}
+
+// sameDir checks that the opened root is the directory at path.
+func sameDir(root *os.Root, path string) error {
+	opened, err := root.Stat(".")
+	if err != nil {
+		return err
+	}
+	at, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(opened, at) {
+		return fmt.Errorf("cwd %q changed while it was checked", path)
+	}
+	return nil
+}
+
+// noteRefusalLocked makes a refused re-attach the detached session's status reason, and tells clients with a
+// logged session_status frame when the reason is new. Other failures leave the reason alone. The caller holds mu.
+func (s *Session) noteRefusalLocked(err error) {
+	var rf *refusal
+	if !errors.As(err, &rf) {
+		return
+	}
+	reason := rf.Error()
+	if s.statusReason == reason {
+		return
+	}
+	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", rf.err)
+	s.statusReason = reason
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": reason})
+	s.noteDir()
+}
