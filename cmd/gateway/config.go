@@ -159,7 +159,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the proxies trusted to set --trusted-user-header")
 	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 0, "most sessions one principal of role user has at once (0 = unlimited)")
-	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")
+	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted on every face: REST 413 prompt_too_large, /acp -32602 (0 = no limit beyond --max-body-bytes and --ws-max-frame)")
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
 	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
 	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")

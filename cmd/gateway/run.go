@@ -129,6 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WorkspaceRoots:      cfg.workspaceRoots,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
 		MaxSessionsPerUser:  cfg.maxPerUser,
+		MaxPromptBytes:      cfg.maxPromptBytes,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
 		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
 	}), specs, cfg.defaultAgent)
@@ -178,7 +179,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
-		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
+		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
 	if sb.cluster != nil {

@@ -27,11 +27,9 @@ type Server struct {
 	OpenAPI      []byte // served at /openapi.yaml
 	Web          fs.FS  // the UI, served at /; nil = no UI
 	MaxBodyBytes int64  // 0 = 4 MiB
-	// MaxPromptBytes bounds a prompt's encoded content blocks; 0 = MaxBodyBytes.
-	MaxPromptBytes int64
-	Version        string
-	Auth           *Auth            // nil = no authentication
-	Metrics        *metrics.Metrics // nil = no metrics
+	Version      string
+	Auth         *Auth            // nil = no authentication
+	Metrics      *metrics.Metrics // nil = no metrics
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
