@@ -167,8 +167,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, MaxConns: cfg.maxACPConns,
-		IdleTimeout:  cfg.acpIdleTimeout,
-		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
+		MaxConnsPerUser: cfg.maxACPConnsPerUser,
+		IdleTimeout:     cfg.acpIdleTimeout,
+		Subprotocols:    []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
 	ident, err := newIdentity(cfg, logger, sb.tickets)
 	if err != nil {
@@ -215,7 +216,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns, cfg.writeTimeout)) }()
+	// Near RLIMIT_NOFILE, idle keep-alives are closed before accept runs out of descriptors.
+	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
+		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
+	})
+	go func() { serveErr <- srv.Serve(limited) }()
 	select {
 	case err := <-serveErr:
 		return err
