@@ -9,7 +9,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// meOn sends GET /v1/me as user on a keep-alive connection and returns the status and problem code.
+// meAs sends GET /v1/me as user on the keep-alive connection and returns the status and problem code.
 func (rc *rawConn) meAs(user string) (int, string) {
 	rc.t.Helper()
 	rc.write("GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + tokenOf(user) + "\r\n\r\n")

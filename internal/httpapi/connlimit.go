@@ -145,6 +145,7 @@ type limitConn struct {
 	// Guarded by l.mu.
 	pendingElem *list.Element // nil once authenticated, closed or evicted.
 	idleElem    *list.Element // set while idle: it served a request and runs none.
+	idleSince   time.Time     // when it last became idle
 	busy        int           // requests running on it
 	user        string        // the principal of role user it is counted for; "" = none
 	userElem    *list.Element

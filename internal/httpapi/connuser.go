@@ -10,7 +10,7 @@ import (
 
 // connAuthenticated takes r's connection out of the unauthenticated count and counts it for who. It reports
 // false when who, a user, already holds MaxPerUser connections of which none is idle: the caller refuses the
-// request (429) and the connection closes. One idle connection of theirs is closed instead when there is one,
+// request (429) and the connection closes. Their longest idle connection is closed instead when there is one,
 // so a user's own newest connection is always served.
 func connAuthenticated(r *http.Request, who principal.Principal) bool {
 	c := connOf(r)
@@ -35,9 +35,8 @@ func connAuthenticated(r *http.Request, who principal.Principal) bool {
 	var victim *limitConn
 	if conns != nil && conns.Len() >= l.lim.MaxPerUser {
 		for e := conns.Front(); e != nil; e = e.Next() {
-			if o := e.Value.(*limitConn); o.idleElem != nil {
+			if o := e.Value.(*limitConn); o.idleElem != nil && (victim == nil || o.idleSince.Before(victim.idleSince)) {
 				victim = o
-				break
 			}
 		}
 		if victim == nil {
@@ -78,35 +77,4 @@ func (l *limitListener) leaveUserLocked(c *limitConn) {
 		delete(l.users, c.user)
 	}
 	c.user, c.userElem = "", nil
-}
-
-// trackBusy marks r's connection busy while next serves r, and idle (a candidate for shedding) after. A
-// WebSocket or an event stream stays busy for its whole life: its handler runs as long.
-func trackBusy(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := connOf(r)
-		if c == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		c.l.mu.Lock()
-		c.busy++
-		c.l.leaveIdleLocked(c)
-		c.l.mu.Unlock()
-		defer func() {
-			c.l.mu.Lock()
-			if c.busy--; c.busy == 0 && !c.closed {
-				c.idleElem = c.l.idle.PushBack(c)
-			}
-			c.l.mu.Unlock()
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (l *limitListener) leaveIdleLocked(c *limitConn) {
-	if c.idleElem != nil {
-		l.idle.Remove(c.idleElem)
-		c.idleElem = nil
-	}
 }
