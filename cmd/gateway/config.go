@@ -89,6 +89,10 @@ type config struct {
 	natsReplicas      int
 	nodeID            string
 	advertiseURL      string
+
+	// Per-user shares of the connection caps (issue 25): one user cannot take every descriptor or /acp slot.
+	maxConnsPerUser    int
+	maxACPConnsPerUser int
 }
 
 // envAllowlist is the environment external agents get from the gateway's own (plus their configured env).
@@ -133,6 +137,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.wsPingInterval, "ws-ping-interval", 25*time.Second, "how often idle WebSockets (session sockets and /acp) are pinged; a client that does not answer within the interval is closed")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 10*time.Second, "how long one frame's write to a streaming client (WebSocket, /acp, SSE) may take; a client that stops reading is dropped after it")
 	fs.IntVar(&c.maxACPConns, "max-acp-conns", 256, "most /acp connections (WebSockets and Streamable HTTP) open at once; 503 past it")
+	fs.IntVar(&c.maxACPConnsPerUser, "max-acp-conns-per-user", 32, "most /acp connections one principal of role user holds at once (admins: only --max-acp-conns); 429 too_many_user_connections past it (0 = unlimited)")
 	fs.DurationVar(&c.acpIdleTimeout, "acp-idle-timeout", 60*time.Second, "how long a Streamable HTTP /acp connection may have no open stream and no request before it is ended (its sessions go on)")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "interval of the comment that keeps idle SSE streams alive through proxies")
 	fs.DurationVar(&c.idleTTL, "idle-ttl", 30*time.Minute, "close sessions with no client and no turn after this long (0 = never; with --data-dir or --nats-url they are detached instead, and with --nats-url a copy of another node's session stops following its log until it is used again)")
@@ -141,6 +146,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", 30*time.Second, "how long a client may take to send a request body (408 past it), or a WebSocket frame once begun (the socket is closed past it); 0 = unbounded")
 	fs.DurationVar(&c.httpIdleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&c.maxConnsPerUser, "max-conns-per-user", 64, "most open HTTP connections (keep-alives, WebSockets, event streams) one principal of role user holds (admins are not bound); past it their longest idle keep-alive is closed, or the request is refused 429 too_many_user_connections when none is idle (0 = unlimited)")
 	fs.IntVar(&c.maxUnauthConns, "max-unauthenticated-conns", 256, "most open connections that have not yet made an authenticated request; a new one past the cap closes the oldest (0 = unlimited)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a graceful shutdown may take")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -158,8 +164,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.oidcRoleClaim, "oidc-role-claim", "role", `OIDC claim holding the role: "admin" (or an array holding it) is an admin, anything else a user`)
 	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies, and only for names a users file could hold (no ':', not admin or anonymous)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the proxies trusted to set --trusted-user-header")
-	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 0, "most sessions one principal of role user has at once (0 = unlimited)")
-	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted")
+	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 16, "most sessions one principal of role user has at once; admins are bound only by --max-sessions (0 = unlimited)")
+	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted on every face: REST 413 prompt_too_large, /acp -32602 (0 = no limit beyond --max-body-bytes and --ws-max-frame)")
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
 	fs.BoolVar(&c.allowClientMCP, "allow-client-mcp-stdio", false, "let clients add stdio MCP servers to their sessions (a client-chosen command run on this host); http and sse ones need no flag")
 	fs.IntVar(&c.maxTerminals, "max-terminals-per-session", 8, "most terminals an agent holds at once in one session (terminal/create past it is refused)")
@@ -328,6 +334,10 @@ func (c *config) checkIdentity() error {
 		return errors.New("--trusted-proxies without --trusted-user-header trusts nothing")
 	case c.maxPerUser < 0:
 		return fmt.Errorf("--max-sessions-per-user must be 0 or more, got %d", c.maxPerUser)
+	case c.maxConnsPerUser < 0:
+		return fmt.Errorf("--max-conns-per-user must be 0 or more, got %d", c.maxConnsPerUser)
+	case c.maxACPConnsPerUser < 0:
+		return fmt.Errorf("--max-acp-conns-per-user must be 0 or more, got %d", c.maxACPConnsPerUser)
 	}
 	if _, err := principal.ParseProxies(splitList(c.trustedProxies)); err != nil {
 		return fmt.Errorf("--trusted-proxies: %v", err)

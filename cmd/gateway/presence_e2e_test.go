@@ -239,11 +239,11 @@ func TestMe(t *testing.T) {
 	check("users file", me(users, as("ann")), `{"id":"ann","name":"ann","role":"user","sessionCap":{"max":3,"used":1},"via":"users"}`)
 	check("users file admin", me(users, as("root")), `{"id":"root","name":"root","role":"admin","via":"users"}`)
 	proxy := startGateway(t, "--trusted-user-header", "X-Forwarded-User", "--trusted-proxies", "127.0.0.1/32,::1", "--rate-limit", "0")
-	check("proxy", me(proxy, map[string]string{"X-Forwarded-User": "carol"}), `{"id":"carol","name":"carol","role":"user","via":"proxy"}`)
+	check("proxy", me(proxy, map[string]string{"X-Forwarded-User": "carol"}), `{"id":"carol","name":"carol","role":"user","sessionCap":{"max":16,"used":0},"via":"proxy"}`)
 	p := startOIDC(t)
 	oidc := startGateway(t, "--oidc-issuer", p.Issuer, "--oidc-audience", "gateway", "--rate-limit", "0")
 	hdr := map[string]string{"Authorization": "Bearer " + p.Sign(p.Claims("sub-ann", "gateway", time.Hour, map[string]any{"name": "Ann"}))}
-	check("oidc", me(oidc, hdr), `{"id":"oidc:sub-ann","name":"Ann","role":"user","via":"oidc"}`)
+	check("oidc", me(oidc, hdr), `{"id":"oidc:sub-ann","name":"Ann","role":"user","sessionCap":{"max":16,"used":0},"via":"oidc"}`)
 	st, _, body := oidc.request("GET", "/v1/me", nil, hdr)
 	if st != 200 || !strings.Contains(body, `"expiresAt":"`) {
 		t.Errorf("oidc me has no expiresAt: %s", body)

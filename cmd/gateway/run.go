@@ -129,6 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WorkspaceRoots:      cfg.workspaceRoots,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
 		MaxSessionsPerUser:  cfg.maxPerUser,
+		MaxPromptBytes:      cfg.maxPromptBytes,
 		MaxTurnTextBytes:    cfg.turnTextMaxBytes,
 		AllowClientMCPStdio: cfg.allowClientMCP, MaxTerminalsPerSession: cfg.maxTerminals,
 	}), specs, cfg.defaultAgent)
@@ -166,8 +167,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	acph := acpws.NewHandler(reg, acpws.Options{
 		QueueFrames: cfg.wsQueueFrames, QueueBytes: cfg.wsQueueBytes, ReadLimit: cfg.wsMaxFrame, Inbound: inb,
 		PingInterval: cfg.wsPingInterval, WriteTimeout: cfg.writeTimeout, MaxConns: cfg.maxACPConns,
-		IdleTimeout:  cfg.acpIdleTimeout,
-		Subprotocols: []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
+		MaxConnsPerUser: cfg.maxACPConnsPerUser,
+		IdleTimeout:     cfg.acpIdleTimeout,
+		Subprotocols:    []string{ws.Subprotocol}, Logger: logger, Metrics: m, Version: version,
 	})
 	ident, err := newIdentity(cfg, logger, sb.tickets)
 	if err != nil {
@@ -178,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
-		MaxPromptBytes: cfg.maxPromptBytes, SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
+		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
 	if sb.cluster != nil {
@@ -214,7 +216,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(httpapi.LimitUnauthenticated(ln, cfg.maxUnauthConns, cfg.writeTimeout)) }()
+	// Near RLIMIT_NOFILE, idle keep-alives are closed before accept runs out of descriptors.
+	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
+		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
+	})
+	go func() { serveErr <- srv.Serve(limited) }()
 	select {
 	case err := <-serveErr:
 		return err

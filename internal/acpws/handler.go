@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
@@ -17,16 +18,19 @@ import (
 
 // Options configures the `/acp` face. Zero values mean the documented defaults.
 type Options struct {
-	QueueFrames  int           // frames a socket may lag behind a live log before it is closed (4001); 0 = 4096
-	QueueBytes   int64         // bytes a socket may lag behind a live log before it is closed (4001); 0 = 16 MiB
-	ReadLimit    int64         // largest frame accepted from a client (1009 past it); 0 = 16 MiB
-	OutQueue     int           // operations (responses, attach steps) queued for the writer; 0 = 256
-	MaxInflight  int           // requests handled at once per socket, running prompts included; 0 = 64
-	MaxConns     int           // sockets open at once; past it the upgrade is refused with 503; 0 = 256
-	ListPageSize int           // sessions per session/list page; 0 = 100
-	PingInterval time.Duration // 0 = 25 s
-	WriteTimeout time.Duration // one frame's write; 0 = 10 s
-	FSTimeout    time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
+	QueueFrames int   // frames a socket may lag behind a live log before it is closed (4001); 0 = 4096
+	QueueBytes  int64 // bytes a socket may lag behind a live log before it is closed (4001); 0 = 16 MiB
+	ReadLimit   int64 // largest frame accepted from a client (1009 past it); 0 = 16 MiB
+	OutQueue    int   // operations (responses, attach steps) queued for the writer; 0 = 256
+	MaxInflight int   // requests handled at once per socket, running prompts included; 0 = 64
+	MaxConns    int   // sockets open at once; past it the upgrade is refused with 503; 0 = 256
+	// MaxConnsPerUser bounds the connections one principal of role user holds (admins are bound only by
+	// MaxConns); past it they are refused with 429. 0 = no per-user bound.
+	MaxConnsPerUser int
+	ListPageSize    int           // sessions per session/list page; 0 = 100
+	PingInterval    time.Duration // 0 = 25 s
+	WriteTimeout    time.Duration // one frame's write; 0 = 10 s
+	FSTimeout       time.Duration // how long an agent's fs/* request waits for the client serving it; 0 = 30 s
 	// IdleTimeout ends a Streamable HTTP connection that has had no open stream and no request for this
 	// long, as a closed WebSocket ends (its sessions go on); 0 = 60 s.
 	IdleTimeout time.Duration
@@ -104,7 +108,7 @@ type Handler struct {
 	opts      Options
 	conns     *conngroup.Group // open connections (either transport); closing it is the shutdown signal
 	shutdown  <-chan struct{}  // conns.Closing()
-	slots     chan struct{}    // one per open connection (either transport), MaxConns deep: the connection cap
+	slots     *connSlots       // open connections (either transport): the connection caps
 	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
 	face      *metrics.Face    // this face's counters
 	memos     asIsMemos        // forwarding decisions shared by the sockets attached to one log
@@ -116,7 +120,7 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	o := opts.withDefaults()
 	return &Handler{
 		reg: reg, opts: o, conns: g, shutdown: g.Closing(),
-		slots: make(chan struct{}, o.MaxConns), face: o.Metrics.Face("acp"),
+		slots: newConnSlots(o.MaxConns, o.MaxConnsPerUser), face: o.Metrics.Face("acp"),
 	}
 }
 
@@ -156,13 +160,11 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 // serveWebSocket upgrades to a raw ACP socket. The 101 carries an Acp-Connection-Id, as the official
 // server's does (the WebSocket transport itself needs none).
 func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent string) {
-	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
-	default:
-		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
+	release := h.slots.acquire(w, principal.From(r.Context()))
+	if release == nil {
 		return
 	}
+	defer release()
 	w.Header().Set(headerConnectionID, uuid.NewString())
 	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second

@@ -142,18 +142,16 @@ func (h *Handler) checkSession(w http.ResponseWriter, r *http.Request, t *httpTr
 // The POST counts as activity until it is answered: an agent slow to start (the first initialize probes
 // it) does not make the connection idle. The body's budget is released once dispatched.
 func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent string, body *inbound.Frame, m postMessage) {
-	select {
-	case h.slots <- struct{}{}:
-	default:
-		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "too_many_connections", "the gateway is at its /acp connection limit", 5)
+	who := principal.From(r.Context())
+	release := h.slots.acquire(w, who)
+	if release == nil {
 		return
 	}
 	if !h.conns.Join() {
-		<-h.slots
+		release()
 		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		return
 	}
-	who := principal.From(r.Context())
 	t := newHTTPTransport(h, uuid.NewString(), agent, who.ID)
 	// The connection outlives this request: it ends on DELETE, when idle, or at shutdown (h.conns). It acts
 	// as the principal who initialized it, and ends when their credentials are revoked or expire.
@@ -164,7 +162,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, agent s
 	t.enter()
 	h.face.Connected(1)
 	go func() {
-		defer func() { <-h.slots }()
+		defer release()
 		defer h.conns.Leave()
 		defer h.face.Connected(-1)
 		t.c.run()

@@ -111,7 +111,7 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "a turn is already running", nil
 	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
 		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
-		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed):
+		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge):
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil

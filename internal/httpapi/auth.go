@@ -208,7 +208,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if a == nil { // without authentication whoever the host policy lets in is trusted
-			connAuthenticated(r)
+			connAuthenticated(r, principal.Anonymous)
 			next.ServeHTTP(w, r.WithContext(principal.WithContext(r.Context(), principal.Anonymous)))
 			return
 		}
@@ -232,7 +232,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, p)
 			return
 		}
-		connAuthenticated(r)
+		if !connAuthenticated(r, who.p) {
+			refuseUserConn(w)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(who.bind(r.Context())))
 	})
 }

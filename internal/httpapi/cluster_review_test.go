@@ -74,7 +74,7 @@ func clusterAPINodeStart(t *testing.T, srv *natstest.Server, workdir, id string,
 		t.Fatal(err)
 	}
 	// The REST limits cmd/gateway sets by default (--max-body-bytes, --max-prompt-bytes).
-	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil), MaxBodyBytes: 4 << 20, MaxPromptBytes: 1 << 20}).Handler())
+	hs := httptest.NewServer((&Server{Registry: reg, Logger: logger, Metrics: metrics.New(nil), MaxBodyBytes: 4 << 20}).Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -9,21 +9,39 @@ import (
 	"time"
 )
 
-// LimitUnauthenticated wraps ln so at most max accepted connections are open that have not yet carried an
-// authenticated request. When a new connection would pass the cap, the oldest such connection is closed to
-// make room: a client that authenticates does so in its first request, so the connection that has waited
-// longest without doing it is the likeliest slowloris, and a fresh client is always served. A burst of
-// clients (a reconnect storm, a load test) is not a slowloris: while the oldest has waited less than
-// pendingGrace, new connections are let past the cap, up to burstFactor times it. While a
-// connection is unauthenticated, each write to it must finish within writeTimeout (0 = no bound), so a client
-// that sends requests and never reads the answers cannot hold its place either. Connections that
-// authenticated, WebSockets included, do not count and get no such deadline. Serve with
-// http.Server.ConnContext set to ConnContext so requests can mark their connection. max <= 0 = no cap.
-func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) net.Listener {
-	if max <= 0 {
-		return ln
+// ConnLimits bounds the connections LimitConns accepts. Zero values mean no bound, except where noted.
+type ConnLimits struct {
+	// MaxUnauthenticated bounds the open connections that have not yet carried an authenticated request: past
+	// it the oldest is closed to make room (see pendingGrace and burstFactor). 0 = unlimited.
+	MaxUnauthenticated int
+	// WriteTimeout bounds each write to a connection while it is unauthenticated; 0 = no bound.
+	WriteTimeout time.Duration
+	// MaxPerUser bounds the open connections of one principal of role user (admins are not bound): past it
+	// their oldest idle connection is closed, or the request is refused when none is idle. 0 = unlimited.
+	MaxPerUser int
+	// DescriptorLimit is the process's descriptor budget: near it, idle keep-alive connections are closed,
+	// oldest first, before accept fails. 0 = RLIMIT_NOFILE; < 0 = no shedding.
+	DescriptorLimit int
+	// OpenDescriptors counts the process's open descriptors; nil = count /proc/self/fd (where there is none:
+	// the listener's open connections).
+	OpenDescriptors func() int
+}
+
+// LimitConns wraps ln so the connections it accepts are held to lim. Serve with http.Server.ConnContext set to
+// ConnContext so requests can reach their connection's accounting; the Server's router marks connections
+// authenticated, by principal, and busy while a request runs on them.
+func LimitConns(ln net.Listener, lim ConnLimits) net.Listener {
+	l := &limitListener{Listener: ln, lim: lim, pending: list.New(), idle: list.New(), users: map[string]*list.List{}}
+	l.shedAt, l.checkFrom = shedThresholds(lim.DescriptorLimit)
+	if l.lim.OpenDescriptors == nil {
+		l.lim.OpenDescriptors = openDescriptors(l.openConns)
 	}
-	return &pendingListener{Listener: ln, max: max, writeTimeout: writeTimeout, pending: list.New()}
+	return l
+}
+
+// LimitUnauthenticated is LimitConns with only the unauthenticated cap and its write timeout.
+func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) net.Listener {
+	return LimitConns(ln, ConnLimits{MaxUnauthenticated: max, WriteTimeout: writeTimeout, DescriptorLimit: -1})
 }
 
 // pendingGrace is how long a connection may wait for its first authenticated request before it counts as
@@ -35,81 +53,114 @@ const pendingGrace = time.Second
 // fits a 1 024-descriptor limit beside the authenticated connections.
 const burstFactor = 2
 
-type pendingListener struct {
+type limitListener struct {
 	net.Listener
-	max          int           // Static after construction.
-	writeTimeout time.Duration // Static after construction.
+	lim       ConnLimits // Static after construction.
+	shedAt    int        // Static after construction; open descriptors from which idle connections are shed (0 = never).
+	checkFrom int        // Static after construction; open connections from which descriptors are counted at all.
 
 	mu      sync.Mutex
-	pending *list.List // Guarded by mu; *pendingConn, oldest first: accepted, not yet authenticated nor closed.
+	open    int                   // Guarded by mu; accepted and not closed.
+	pending *list.List            // Guarded by mu; *limitConn, oldest first: not yet authenticated nor closed.
+	idle    *list.List            // Guarded by mu; *limitConn, longest idle first: served a request, none running.
+	users   map[string]*list.List // Guarded by mu; principal id → its *limitConn, oldest first.
 }
 
-// Accept is called from one goroutine (http.Server's accept loop), the only one that adds to pending.
-func (l *pendingListener) Accept() (net.Conn, error) {
+// Accept is called from one goroutine (http.Server's accept loop), the only one that adds connections. Near
+// the descriptor limit, and when accept itself runs out of descriptors, it first closes idle connections.
+func (l *limitListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
+	// A closed connection's descriptor is freed once its server goroutine lets go of it, so an accept right
+	// after may fail again: a few tries, then http.Server's own back-off.
+	for try := 0; try < 8 && err != nil && isDescriptorExhaustion(err) && l.shedIdle(1) > 0; try++ {
+		c, err = l.Listener.Accept()
+	}
 	if err != nil {
 		return nil, err
 	}
+	l.shedNearLimit()
 	now := time.Now()
-	pc := &pendingConn{Conn: c, l: l, since: now}
-	var oldest *pendingConn
+	lc := &limitConn{Conn: c, l: l, since: now}
+	var oldest *limitConn
 	l.mu.Lock()
-	if n := l.pending.Len(); n >= l.max {
-		if front := l.pending.Front().Value.(*pendingConn); n >= burstFactor*l.max || now.Sub(front.since) >= pendingGrace {
-			oldest = l.pending.Remove(l.pending.Front()).(*pendingConn)
-			oldest.elem = nil
+	l.open++
+	if max := l.lim.MaxUnauthenticated; max > 0 {
+		if n := l.pending.Len(); n >= max {
+			if front := l.pending.Front().Value.(*limitConn); n >= burstFactor*max || now.Sub(front.since) >= pendingGrace {
+				oldest = front
+				l.leavePendingLocked(oldest)
+			}
 		}
+		lc.pendingElem = l.pending.PushBack(lc)
 	}
-	pc.elem = l.pending.PushBack(pc)
 	l.mu.Unlock()
 	if oldest != nil {
 		_ = oldest.Conn.Close() // its server goroutine fails on its next read or write and closes it again
 	}
-	return pc, nil
+	return lc, nil
 }
 
-// leave takes c out of the pending list (authenticated, closed or evicted); false when it was not in it.
-func (l *pendingListener) leave(c *pendingConn) bool {
+func (l *limitListener) openConns() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.elem == nil {
+	return l.open
+}
+
+func (l *limitListener) leavePendingLocked(c *limitConn) bool {
+	if c.pendingElem == nil {
 		return false
 	}
-	l.pending.Remove(c.elem)
-	c.elem = nil
+	l.pending.Remove(c.pendingElem)
+	c.pendingElem = nil
 	return true
 }
 
-func (l *pendingListener) isPending(c *pendingConn) bool {
+func (l *limitListener) isPending(c *limitConn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return c.elem != nil
+	return c.pendingElem != nil
 }
 
-// pendingConn counts toward its listener's cap until it authenticates, closes or is evicted.
-type pendingConn struct {
-	net.Conn
-	l     *pendingListener // Static after construction.
-	since time.Time        // Static after construction; when it was accepted.
-	elem  *list.Element    // Guarded by l.mu; nil once no longer pending.
-}
-
-// authenticated ends the connection's pending state and lifts its write deadline.
-func (c *pendingConn) authenticated() {
-	if c.l.leave(c) && c.l.writeTimeout > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Time{})
+// forget takes a closing connection out of every list; false when it was already closed.
+func (l *limitListener) forget(c *limitConn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.closed {
+		return false
 	}
+	c.closed = true
+	l.open--
+	l.leavePendingLocked(c)
+	l.leaveIdleLocked(c)
+	l.leaveUserLocked(c)
+	return true
 }
 
-func (c *pendingConn) Write(b []byte) (int, error) {
-	if c.l.writeTimeout > 0 && c.l.isPending(c) {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+// limitConn is one accepted connection and its place in its listener's accounting.
+type limitConn struct {
+	net.Conn
+	l     *limitListener // Static after construction.
+	since time.Time      // Static after construction; when it was accepted.
+
+	// Guarded by l.mu.
+	pendingElem *list.Element // nil once authenticated, closed or evicted.
+	idleElem    *list.Element // set while idle: it served a request and runs none.
+	idleSince   time.Time     // when it last became idle
+	busy        int           // requests running on it
+	user        string        // the principal of role user it is counted for; "" = none
+	userElem    *list.Element
+	closed      bool
+}
+
+func (c *limitConn) Write(b []byte) (int, error) {
+	if c.l.lim.WriteTimeout > 0 && c.l.isPending(c) {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.lim.WriteTimeout))
 	}
 	return c.Conn.Write(b)
 }
 
-func (c *pendingConn) Close() error {
-	c.l.leave(c)
+func (c *limitConn) Close() error {
+	c.l.forget(c)
 	return c.Conn.Close()
 }
 
@@ -117,15 +168,13 @@ type connKeyType struct{}
 
 // ConnContext is the http.Server ConnContext hook that lets requests reach their connection's accounting.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	if pc, ok := c.(*pendingConn); ok {
-		return context.WithValue(ctx, connKeyType{}, pc)
+	if lc, ok := c.(*limitConn); ok {
+		return context.WithValue(ctx, connKeyType{}, lc)
 	}
 	return ctx
 }
 
-// connAuthenticated takes r's connection out of the unauthenticated count.
-func connAuthenticated(r *http.Request) {
-	if pc, ok := r.Context().Value(connKeyType{}).(*pendingConn); ok {
-		pc.authenticated()
-	}
+func connOf(r *http.Request) *limitConn {
+	lc, _ := r.Context().Value(connKeyType{}).(*limitConn)
+	return lc
 }

@@ -63,6 +63,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrMCPFixed):
 		return problem(http.StatusConflict, "mcp_fixed", err.Error())
+	case errors.Is(err, sessions.ErrPromptTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", strings.TrimPrefix(err.Error(), sessions.ErrPromptTooLarge.Error()+": "))
 	case errors.Is(err, sessions.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):

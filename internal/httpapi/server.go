@@ -27,11 +27,9 @@ type Server struct {
 	OpenAPI      []byte // served at /openapi.yaml
 	Web          fs.FS  // the UI, served at /; nil = no UI
 	MaxBodyBytes int64  // 0 = 4 MiB
-	// MaxPromptBytes bounds a prompt's encoded content blocks; 0 = MaxBodyBytes.
-	MaxPromptBytes int64
-	Version        string
-	Auth           *Auth            // nil = no authentication
-	Metrics        *metrics.Metrics // nil = no metrics
+	Version      string
+	Auth         *Auth            // nil = no authentication
+	Metrics      *metrics.Metrics // nil = no metrics
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
@@ -99,7 +97,7 @@ func (s *Server) Handler() http.Handler {
 	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
 	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
+	r.Use(trackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)

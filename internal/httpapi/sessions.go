@@ -133,13 +133,6 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit := s.MaxPromptBytes
-	if limit <= 0 {
-		limit = s.MaxBodyBytes
-	}
-	if n := promptSize(blocks); n > limit {
-		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", fmt.Sprintf("prompt is %d bytes; the limit is %d", n, limit))
-	}
 	// A detached session's agent is started again first; a client that goes away meanwhile starts no turn.
 	turn, err := sess.PromptContext(r.Context(), principal.From(r.Context()), blocks, "")
 	if err != nil {
@@ -157,14 +150,6 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 		return nil // the caller went away; the turn goes on and is visible on the session's stream
 	}
 	return writeTurnState(w, st, true)
-}
-
-func promptSize(blocks []json.RawMessage) int64 {
-	var n int64
-	for _, b := range blocks {
-		n += int64(len(b))
-	}
-	return n
 }
 
 func boolQuery(r *http.Request, name string) (bool, error) {

@@ -34,6 +34,9 @@ type Config struct {
 	// MaxSessionsPerUser bounds the sessions of any one principal of role user (admins are bound only by
 	// MaxSessions); 0 = unlimited.
 	MaxSessionsPerUser int
+	// MaxPromptBytes bounds a prompt's encoded content blocks on every face (REST 413, ACP -32602);
+	// 0 = unlimited.
+	MaxPromptBytes int64
 	// MaxTurnTextBytes bounds the agent text a turn collects for its result (REST `prompt?wait=true`): past it
 	// the text is cut and the result says truncated. The log has its own bounds. 0 = 1 MiB.
 	MaxTurnTextBytes int

@@ -96,6 +96,9 @@ func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*
 // "" is the new turn's id, so a face can know the turn's frames as its own before they are logged without
 // holding a lock across the re-attach.
 func (s *Session) PromptContext(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+	if err := s.reg.checkPromptSize(blocks); err != nil {
+		return nil, err
+	}
 	if s.remote != nil {
 		return s.promptRemote(ctx, who, blocks, turnID)
 	}

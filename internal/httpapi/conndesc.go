@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// shedThresholds turns a descriptor limit (0 = RLIMIT_NOFILE, < 0 = none) into shedAt, the open descriptors
+// from which idle connections are closed (an eighth of the limit stays free for agents' pipes, the store and
+// new connections), and checkFrom, the open connections below which descriptors are not counted at all
+// (connections alone are far from the limit; counting costs a directory read).
+func shedThresholds(limit int) (shedAt, checkFrom int) {
+	if limit == 0 {
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+			return 0, 0
+		}
+		limit = int(rl.Cur)
+	}
+	if limit <= 0 {
+		return 0, 0
+	}
+	return limit - limit/8, limit / 4
+}
+
+// openDescriptors counts the entries of /proc/self/fd; where it cannot be read, the connections open.
+func openDescriptors(conns func() int) func() int {
+	return func() int {
+		f, err := os.Open("/proc/self/fd")
+		if err != nil {
+			return conns()
+		}
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
+		if err != nil {
+			return conns()
+		}
+		return len(names) - 1 // the directory's own descriptor
+	}
+}
+
+// isDescriptorExhaustion reports accept's "too many open files", per process or system-wide.
+func isDescriptorExhaustion(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// shedNearLimit closes idle connections, longest idle first, while the process's open descriptors are at or
+// over shedAt: a keep-alive nobody uses gives way before accept fails for a client with work to do.
+func (l *limitListener) shedNearLimit() {
+	if l.shedAt <= 0 || l.openConns() < l.checkFrom {
+		return
+	}
+	if over := l.lim.OpenDescriptors() - l.shedAt + 1; over > 0 {
+		l.shedIdle(over)
+	}
+}
+
+// shedIdle closes up to n idle connections, longest idle first, and returns how many it closed.
+func (l *limitListener) shedIdle(n int) int {
+	var victims []*limitConn
+	l.mu.Lock()
+	for len(victims) < n && l.idle.Len() > 0 {
+		c := l.idle.Front().Value.(*limitConn)
+		l.leaveIdleLocked(c)
+		victims = append(victims, c)
+	}
+	l.mu.Unlock()
+	for _, c := range victims {
+		_ = c.Close()
+	}
+	return len(victims)
+}
