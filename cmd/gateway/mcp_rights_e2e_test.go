@@ -14,7 +14,8 @@ import (
 func TestOnlyTheOwnerChangesMCPServers(t *testing.T) {
 	users := filepath.Join(t.TempDir(), "users.json")
 	writeUsersFile(t, users, testUser{"ann", "user"}, testUser{"bob", "user"}, testUser{"carol", "user"})
-	flags := []string{"--users", users, "--rate-limit", "0", "--data-dir", t.TempDir()}
+	// One workdir for both starts: a restart re-attaches only a cwd inside its own workspace roots.
+	flags := []string{"--users", users, "--rate-limit", "0", "--data-dir", t.TempDir(), "--workdir", t.TempDir()}
 	clientA := map[string]any{"type": "http", "name": "client-a", "url": "http://127.0.0.1:9/a",
 		"headers": []any{map[string]string{"name": "X-Key", "value": secretClientHeader}}}
 	evil := map[string]any{"type": "http", "name": "evil", "url": "http://127.0.0.1:9/evil", "headers": []any{}}
