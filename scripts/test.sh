@@ -25,6 +25,13 @@ if ((${#missing[@]})); then
 	apt_install "${missing[@]}"
 fi
 
+# The release test (packaging/release_test.go) checks the systemd unit with systemd-analyze; without it the check
+# is skipped, so install it.
+if ! command -v systemd-analyze >/dev/null; then
+	echo "== installing systemd (systemd-analyze, for the unit check)"
+	apt_install systemd
+fi
+
 echo "== openapi.yaml: redocly lint (pinned; no errors, no warnings beyond .redocly.lint-ignore.yaml)"
 npx --yes @redocly/cli@2.77.0 lint --max-problems 100 openapi.yaml
 

@@ -278,7 +278,7 @@ func (c *config) agentSpecs(demo agents.Spec) ([]agents.Spec, error) {
 	if c.agentsFile != "" {
 		fromFile, err := agents.ReadAgentServers(c.agentsFile)
 		if err != nil {
-			return nil, err
+			return nil, agentsFileError(c.agentsFile, err)
 		}
 		specs = append(specs, fromFile...)
 	}

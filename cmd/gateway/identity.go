@@ -40,6 +40,7 @@ func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) 
 			return nil, err
 		}
 		ac.Users = users
+		warnUsersLetNobodyIn(cfg, users, logger)
 		stops = append(stops, watchReload(users, logger))
 	}
 	if cfg.oidcIssuer != "" {

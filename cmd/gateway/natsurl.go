@@ -103,6 +103,9 @@ func (c *config) joinCluster(ctx context.Context, logger *slog.Logger, advertise
 		Prefix: c.natsPrefix, Replicas: c.natsReplicas, LogMaxFrames: c.logMaxFrames, LogMaxBytes: c.logMaxBytes,
 		Inflight: c.storeInflight, MaxLag: c.storeMaxLag,
 	})
+	if rerr := replicasError(c, err); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--nats-url: %v", err)
 	}

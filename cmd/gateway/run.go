@@ -27,7 +27,7 @@ import (
 	"github.com/acp-gateway/gateway/web"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version is the build's (buildinfo.go); -ldflags "-X main.version=…" still overrides it.
 var version = "dev"
 
 // run is the whole gateway: parse configuration, wire the registry and the faces, serve until ctx ends, then
@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if cfg.version {
-		fmt.Fprintln(stdout, "gateway", version)
+		printVersion(stdout)
 		return nil
 	}
 	logger, err := newLogger(cfg, stderr)
@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: cs.conn.IsConnected, tickets: cs.tickets}
 	}
 	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
+	m.SetBuildInfo(build.Version, build.Commit, build.Date, build.GoVersion)
 	reg, err = sessions.NewRegistry(sb.configure(sessions.Config{
 		Workdir:             cfg.workdir,
 		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
@@ -179,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	auth := ident.auth
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
-		MaxBodyBytes: cfg.maxBodyBytes, Version: version,
+		MaxBodyBytes: cfg.maxBodyBytes, Version: version, Commit: build.Commit, BuildDate: build.Date,
 		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
@@ -206,7 +207,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	urls := listenURLs(ln.Addr(), cfg.hostServed)
 	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", strings.Join(urls, " "),
-		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir, "procs", runtime.GOMAXPROCS(0))
+		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir, "procs", runtime.GOMAXPROCS(0),
+		"version", build.Version, "commit", build.Commit, "date", build.Date)
 
 	reapCtx, stopReap := context.WithCancel(context.Background())
 	defer stopReap()

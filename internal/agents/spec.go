@@ -55,12 +55,21 @@ type agentServersFile struct {
 
 // ParseAgentServers reads agents from a Zed-style `{"agent_servers": {name: {command, args, env}}}` document.
 func ParseAgentServers(data []byte) ([]Spec, error) {
-	var f agentServersFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	specs, err := parseAgentServers(data)
+	if err != nil {
 		return nil, fmt.Errorf("agents file: %w", err)
 	}
+	return specs, nil
+}
+
+// parseAgentServers is ParseAgentServers; its errors say what is wrong but not in which file.
+func parseAgentServers(data []byte) ([]Spec, error) {
+	var f agentServersFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, describeJSONError(data, err)
+	}
 	if f.AgentServers == nil {
-		return nil, errors.New(`agents file: no "agent_servers" object`)
+		return nil, errors.New(`no "agent_servers" object`)
 	}
 	names := make([]string, 0, len(f.AgentServers))
 	for n := range f.AgentServers {
@@ -75,30 +84,31 @@ func ParseAgentServers(data []byte) ([]Spec, error) {
 			kind = KindACP
 		}
 		if kind != KindACP && kind != KindEvents {
-			return nil, fmt.Errorf("agents file: agent %q: unsupported kind %q", n, kind)
+			return nil, fmt.Errorf("agent %q: unsupported kind %q", n, kind)
 		}
 		if a.Command == "" {
-			return nil, fmt.Errorf("agents file: agent %q has no command", n)
+			return nil, fmt.Errorf("agent %q has no command", n)
 		}
 		if a.Home != "" && a.Home != "isolated" {
-			return nil, fmt.Errorf(`agents file: agent %q: "home" must be "isolated" or absent`, n)
+			return nil, fmt.Errorf(`agent %q: "home" must be "isolated" or absent`, n)
 		}
 		mcp, err := ParseMCPServers(a.MCP)
 		if err != nil {
-			return nil, fmt.Errorf("agents file: agent %q: %w", n, err)
+			return nil, fmt.Errorf("agent %q: %w", n, err)
 		}
 		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home, AuthMethod: a.Auth, MCPServers: mcp})
 	}
 	return specs, nil
 }
 
-// ReadAgentServers reads a Zed-style agents file.
+// ReadAgentServers reads a Zed-style agents file. Its errors do not repeat the path: the caller names the
+// file and the flag that gave it.
 func ReadAgentServers(path string) ([]Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAgentServers(data)
+	return parseAgentServers(data)
 }
 
 // ParseAgentFlag parses `name=command arg ...` (the --agent flag). Arguments split on spaces; quote nothing.

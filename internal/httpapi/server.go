@@ -28,8 +28,10 @@ type Server struct {
 	Web          fs.FS  // the UI, served at /; nil = no UI
 	MaxBodyBytes int64  // 0 = 4 MiB
 	Version      string
-	Auth         *Auth            // nil = no authentication
-	Metrics      *metrics.Metrics // nil = no metrics
+	// Commit and BuildDate identify the build on /healthz beside Version; "" leaves them out.
+	Commit, BuildDate string
+	Auth              *Auth            // nil = no authentication
+	Metrics           *metrics.Metrics // nil = no metrics
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
@@ -234,7 +236,14 @@ func truncate(s string, n int) string {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.Version})
+	body := map[string]string{"status": "ok", "version": s.Version}
+	if s.Commit != "" {
+		body["commit"] = s.Commit
+	}
+	if s.BuildDate != "" {
+		body["date"] = s.BuildDate
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 

@@ -91,6 +91,9 @@ func readUsers(path string) ([]*user, error) {
 	if err != nil {
 		return nil, fmt.Errorf("users file: %v", err)
 	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf(`users file %s is empty: want {"users": [{"name", "role", "tokenSha256"}]}`, path)
+	}
 	var f usersFile
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields() // a "token" member would be a secret in the wrong place: refuse it

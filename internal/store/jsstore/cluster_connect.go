@@ -48,6 +48,7 @@ func Connect(ctx context.Context, r Remote, opts Options) (*Store, func(), error
 		return nil, nil, fmt.Errorf("jsstore: connect to %s: %w", strings.Join(r.URLs, ","), err)
 	}
 	st, err := Open(ctx, nc, opts)
+	err = classifyReplicas(err)
 	if err == nil && st.opts.Replicas > 1 {
 		err = waitLeaders(ctx, st.js, st.opts.logStream(), "KV_"+st.opts.dirBucket())
 	}

@@ -23,6 +23,8 @@ const UNATTENDED = {
   detach: 'Session detached, denied',
   agent_exit: 'Agent exited, denied',
   agent: 'Withdrawn by the agent',
+  restart: 'Gateway restarted, denied',
+  node_lost: 'Node lost, denied',
 };
 
 // How an answer came in when no principal is named (a gateway without authentication).
