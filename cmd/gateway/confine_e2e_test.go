@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acp-gateway/gateway/internal/confine"
+)
+
+// TestAgentTerminalConfined (issue 25, item 12): from inside an agent's terminal, with --data-dir and two
+// sessions in one workspace root, the command reads and writes its own cwd, but neither lists the data dir,
+// nor reads the other session's files, nor finds the gateway's environment in /proc.
+func TestAgentTerminalConfined(t *testing.T) {
+	if confine.ABI() < 1 {
+		t.Skip("the kernel has no Landlock")
+	}
+	root := t.TempDir()
+	ann, bob := filepath.Join(root, "ann"), filepath.Join(root, "bob")
+	for _, d := range []string{ann, bob} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bob, "secret.txt"), []byte("bob's words"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ann, "own.txt"), []byte("ann's words"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	g, _ := testAgentGateway(t, "term", "--data-dir", dataDir, "--workspace-root", root, "--workdir", ann)
+	if !strings.Contains(g.logs.String(), "confinement: landlock") {
+		t.Errorf("no start-up line saying which confinement is active:\n%s", g.logs.String())
+	}
+	g.createSession(map[string]any{"cwd": bob})
+	s := g.createSession(map[string]any{"cwd": ann})
+	environ := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
+	reads := []string{filepath.Join(ann, "own.txt"), dataDir, filepath.Join(bob, "secret.txt"), bob, environ}
+	r := runTerminalSteps(t, g, s.ID,
+		printCmd(t, "-read", strings.Join(reads, ","), "-write", filepath.Join(ann, "new.txt")),
+		map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	out := r[2].Result.Output
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(reads)+1 {
+		t.Fatalf("terminal output %q", out)
+	}
+	want := []string{"ok", "denied", "denied", "denied", "", "ok"}
+	for i, line := range lines {
+		if want[i] != "" && !strings.HasPrefix(line, want[i]+" ") {
+			t.Errorf("line %d: %q, want %s", i, line, want[i])
+		}
+	}
+	if strings.Contains(lines[4], "PATH=") || strings.Contains(lines[4], "HOME=") {
+		t.Errorf("the gateway's environment is readable: %q", lines[4])
+	}
+	if strings.Contains(out, "bob's words") {
+		t.Errorf("the other session's file was read: %q", out)
+	}
+}

@@ -1,0 +1,52 @@
+package agents
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+)
+
+// OwnerVar marks every process the gateway starts (agents, terminals) with the gateway process that started
+// it, "<pid>.<start time>", so a later gateway can tell what an earlier one left behind (SweepOrphans).
+const OwnerVar = "ACP_GATEWAY_OWNER"
+
+// ownerEnv is this process's OwnerVar entry.
+var ownerEnv = func() string {
+	st, _ := readProcStat(os.Getpid())
+	return OwnerVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(st.start, 10)
+}()
+
+// spawnReq is one command for the spawner goroutine.
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var spawns = make(chan spawnReq)
+
+func init() { go spawner() }
+
+// spawner starts every external process from one OS thread that never exits: the parent-death signal
+// fires when the thread that forked the child ends, not the process, and Go ends a thread whose goroutine
+// was locked to it when that goroutine exits.
+func spawner() {
+	runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+	for req := range spawns {
+		req.done <- req.cmd.Start()
+	}
+}
+
+// StartProcess starts cmd so that it dies with the gateway (SIGKILL when the gateway's process ends, even by
+// kill -9) and carries the gateway's owner marker. cmd.SysProcAttr and cmd.Env must be set.
+func StartProcess(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.Env = append(cmd.Env, ownerEnv)
+	done := make(chan error, 1)
+	spawns <- spawnReq{cmd: cmd, done: done}
+	return <-done
+}

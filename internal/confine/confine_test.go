@@ -1,0 +1,103 @@
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// run starts "sh -c script" confined by c in dir, with HOME home, and returns its combined output and error.
+func run(t *testing.T, c *Confiner, dir, home, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	release, err := c.Wrap(cmd, Extra{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func newConfiner(t *testing.T, opts Options) *Confiner {
+	t.Helper()
+	if ABI() < 1 {
+		t.Skip("no Landlock on this kernel")
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A confined process uses its cwd, its HOME and its TMPDIR, and reads nothing else of the gateway's: not a
+// secret inside its HOME (carved out), not another session's cwd in the same workspace root, not the
+// gateway's environment through /proc, even as root.
+func TestWrapConfines(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "work")
+	mine, other := filepath.Join(root, "ann"), filepath.Join(root, "bob")
+	home := filepath.Join(base, "home")
+	secret := filepath.Join(home, "data")
+	write(t, filepath.Join(mine, "own.txt"), "own")
+	write(t, filepath.Join(other, "bob.txt"), "bob's")
+	write(t, filepath.Join(secret, "blocks"), "transcript")
+	write(t, filepath.Join(home, ".config", "tool.conf"), "conf")
+	t.Setenv("GATEWAY_TEST_SECRET", "s3cret")
+	c := newConfiner(t, Options{Secrets: []string{secret}, Shared: []string{root}})
+
+	out, err := run(t, c, mine, home, `cat own.txt && echo new > new.txt && cat "$HOME/.config/tool.conf" && echo t > "$TMPDIR/x" && cat "$TMPDIR/x"`)
+	if err != nil || out != "ownconft\n" {
+		t.Fatalf("own cwd, HOME, TMPDIR: %q, %v", out, err)
+	}
+	for name, script := range map[string]string{
+		"secret in HOME":          "cat " + filepath.Join(secret, "blocks"),
+		"list secret":             "ls " + secret,
+		"other session's cwd":     "cat " + filepath.Join(other, "bob.txt"),
+		"write beside cwd":        "echo x > " + filepath.Join(root, "x"),
+		"gateway's cwd via /proc": "ls /proc/" + strconv.Itoa(os.Getpid()) + "/cwd/",
+	} {
+		out, err := run(t, c, mine, home, script)
+		if err == nil || strings.Contains(out, "transcript") || strings.Contains(out, "s3cret") || strings.Contains(out, "bob's") {
+			t.Errorf("%s: allowed: %q", name, out)
+		}
+	}
+}
+
+// Landlock's ptrace scoping keeps a confined process from the gateway's cwd and fds, but on this kernel not
+// from its environ: ScrubEnviron takes the secrets out of it.
+func TestScrubEnvironHidesSecrets(t *testing.T) {
+	c := newConfiner(t, Options{})
+	dir := t.TempDir()
+	environ := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
+	before, _ := run(t, c, dir, dir, "cat "+environ)
+	if err := ScrubEnviron(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := run(t, c, dir, dir, "cat "+environ)
+	if strings.Contains(after, "PATH=") {
+		t.Fatalf("environ still readable after ScrubEnviron: %q", after)
+	}
+	if !strings.Contains(before, "PATH=") {
+		t.Logf("environ was not readable before either: %q", before)
+	}
+	if os.Getenv("PATH") == "" {
+		t.Fatal("the process's own environment was lost")
+	}
+}

@@ -1,0 +1,109 @@
+package confine
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// helperVar carries a confined command's rules from Wrap to the helper, in the helper's environment only:
+// the helper removes it before it executes the command.
+const helperVar = "ACP_GATEWAY_CONFINE"
+
+// helperSpec is what the helper needs: the command to execute and the paths it may use.
+type helperSpec struct {
+	Path      string   `json:"path"`      // the command, already resolved
+	ReadDirs  []string `json:"readDirs"`  // read and execute, recursively
+	WriteDirs []string `json:"writeDirs"` // read, write, create, remove, recursively
+	ReadFiles []string `json:"readFiles"` // read and execute, one file each
+	Devices   []string `json:"devices"`   // read, write and ioctl: /dev/null, ttys
+}
+
+// init turns any binary that links this package (the gateway, and the test binaries that start agents) into
+// the confinement helper when it is started with helperVar: it never returns then.
+func init() {
+	v, ok := os.LookupEnv(helperVar)
+	if !ok {
+		return
+	}
+	err := runHelper(v)
+	fmt.Fprintf(os.Stderr, "acp-gateway confine: %v\n", err)
+	os.Exit(126)
+}
+
+// runHelper restricts the calling thread and executes the command from it. The domain of the thread that
+// calls execve becomes the new program's, so no other thread needs restricting; the thread is never unlocked.
+func runHelper(v string) error {
+	var spec helperSpec
+	if err := json.Unmarshal([]byte(v), &spec); err != nil {
+		return fmt.Errorf("bad %s: %v", helperVar, err)
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, helperVar+"=") {
+			env = append(env, e)
+		}
+	}
+	fd, flags, err := rulesetConfig().NewRulesetFD(spec.rules()...)
+	if err != nil {
+		return fmt.Errorf("landlock ruleset: %v", err)
+	}
+	runtime.LockOSThread() // never unlocked: the process ends in execve
+	if fd >= 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %v", err)
+		}
+		if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+			return fmt.Errorf("landlock_restrict_self: %v", err)
+		}
+		_ = unix.Close(fd)
+	}
+	// Root keeps CAP_SYS_PTRACE across execve, and with it the gateway's /proc entries (its environ
+	// above all) whatever the gateway's dumpable flag says: the command never gets it.
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("dropping CAP_SYS_PTRACE: %v", err)
+	}
+	err = syscall.Exec(spec.Path, os.Args, env)
+	return fmt.Errorf("exec %s: %v", spec.Path, err)
+}
+
+// rulesetConfig is Landlock ABI 7's file system rights and IPC scopes (no signals to, no abstract sockets of
+// processes outside the domain), downgraded to what the kernel has. The network is not restricted.
+func rulesetConfig() landlock.Config {
+	c := landlock.V7
+	c.HandledAccessNet = 0
+	return c.BestEffort()
+}
+
+func (s helperSpec) rules() []landlock.Rule {
+	var rules []landlock.Rule
+	if len(s.ReadDirs) > 0 {
+		rules = append(rules, landlock.RODirs(s.ReadDirs...).IgnoreIfMissing())
+	}
+	if len(s.WriteDirs) > 0 {
+		rules = append(rules, landlock.RWDirs(s.WriteDirs...).WithRefer().IgnoreIfMissing())
+	}
+	if len(s.ReadFiles) > 0 {
+		rules = append(rules, landlock.ROFiles(s.ReadFiles...).IgnoreIfMissing())
+	}
+	if len(s.Devices) > 0 {
+		rules = append(rules, landlock.RWFiles(s.Devices...).WithIoctlDev().IgnoreIfMissing())
+	}
+	return rules
+}
+
+// ABI is the Landlock ABI version the kernel offers, 0 when it has none (or it is disabled).
+func ABI() int {
+	v, err := llsyscall.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
