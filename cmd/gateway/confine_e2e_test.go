@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,5 +59,17 @@ func TestAgentTerminalConfined(t *testing.T) {
 	}
 	if strings.Contains(out, "bob's words") {
 		t.Errorf("the other session's file was read: %q", out)
+	}
+}
+
+// TestConfineFlag: --confine takes auto, landlock or off, and the start-up log says what is active.
+func TestConfineFlag(t *testing.T) {
+	if _, err := parseConfig([]string{"--confine", "sometimes"}, func(string) string { return "" }, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--confine") {
+		t.Fatalf("--confine sometimes: %v", err)
+	}
+	g := startGateway(t, "--confine", "off")
+	if !strings.Contains(g.logs.String(), "confinement: off") {
+		t.Fatalf("no start-up line for --confine off:\n%s", g.logs.String())
 	}
 }
