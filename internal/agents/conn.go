@@ -143,28 +143,28 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
-		release, err := opts.Confiner.Wrap(cmd, spec.Confine)
+		confined, err := opts.Confiner.Wrap(cmd, spec.Confine)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
 		}
 		// Not cmd.StdinPipe: the gateway's end must take write deadlines (stdinWriter).
 		inR, inW, err := os.Pipe()
 		if err != nil {
-			release()
+			confined.Release()
 			return nil, err
 		}
 		cmd.Stdin = inR
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			release()
+			confined.Release()
 			inR.Close()
 			inW.Close()
 			return nil, err
 		}
-		err = StartProcess(cmd)
+		err = StartProcess(cmd, confined)
 		inR.Close() // the agent has its own copy
 		if err != nil {
-			release()
+			confined.Release()
 			inW.Close()
 			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
 		}
@@ -176,7 +176,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 			// Whatever the agent started goes with it, whether it was stopped or exited by itself: its group
 			// (npm wrappers spawn the real binary), and what left the group (setsid, double forks).
 			tree.Reap()
-			release()
+			confined.Release()
 			c.exitErr = err
 			close(c.exited)
 		}()

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"github.com/acp-gateway/gateway/internal/confine"
 )
 
 // OwnerVar marks every process the gateway starts (agents, terminals) with the gateway process that started
@@ -39,8 +41,10 @@ func spawner() {
 }
 
 // StartProcess starts cmd so that it dies with the gateway (SIGKILL when the gateway's process ends, even by
-// kill -9) and carries the gateway's owner marker. cmd.SysProcAttr and cmd.Env must be set.
-func StartProcess(cmd *exec.Cmd) error {
+// kill -9) and carries the gateway's owner marker. cmd.Env must be set. confined is what Wrap returned for
+// cmd (nil when unconfined): a command the confinement helper could not execute fails here, as an exec
+// failure fails cmd.Start, and has been waited for.
+func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -48,5 +52,12 @@ func StartProcess(cmd *exec.Cmd) error {
 	cmd.Env = append(cmd.Env, ownerEnv)
 	done := make(chan error, 1)
 	spawns <- spawnReq{cmd: cmd, done: done}
-	return <-done
+	if err := <-done; err != nil {
+		return err
+	}
+	if err := confined.Started(); err != nil {
+		_ = cmd.Wait() // the helper exits as soon as it has reported
+		return err
+	}
+	return nil
 }

@@ -15,11 +15,11 @@ func run(t *testing.T, c *Confiner, dir, home, script string) (string, error) {
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
-	release, err := c.Wrap(cmd, Extra{})
+	confined, err := c.Wrap(cmd, Extra{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer confined.Release()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -101,5 +101,48 @@ func TestScrubEnvironHidesSecrets(t *testing.T) {
 	}
 	if os.Getenv("PATH") == "" {
 		t.Fatal("the process's own environment was lost")
+	}
+}
+
+// A command the helper cannot execute (its interpreter is missing) fails in Started, as cmd.Start fails for
+// an unconfined one, not later as an exit status.
+func TestStartedReportsExecFailure(t *testing.T) {
+	c := newConfiner(t, Options{})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "broken")
+	write(t, bin, "#!/nonexistent/interp\n")
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir, cmd.Env = dir, []string{}
+	confined, err := c.Wrap(cmd, Extra{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer confined.Release()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = confined.Started()
+	_ = cmd.Wait()
+	if err == nil || !strings.Contains(err.Error(), "fork/exec "+bin) {
+		t.Fatalf("Started: %v, want the exec failure", err)
+	}
+	ok := exec.Command("/bin/true")
+	ok.Env = []string{}
+	confined, err = c.Wrap(ok, Extra{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer confined.Release()
+	if err := ok.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := confined.Started(); err != nil {
+		t.Fatalf("Started of a command that runs: %v", err)
+	}
+	if err := ok.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }

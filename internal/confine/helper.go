@@ -2,6 +2,7 @@ package confine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -24,6 +25,13 @@ type helperSpec struct {
 	WriteDirs []string `json:"writeDirs"` // read, write, create, remove, recursively
 	ReadFiles []string `json:"readFiles"` // read and execute, one file each
 	Devices   []string `json:"devices"`   // read, write and ioctl: /dev/null, ttys
+	ErrFD     int      `json:"errFD"`     // where a failure is reported to Wrap's caller; closed by a successful exec
+}
+
+// helperReport is what the helper tells Wrap's caller when it could not execute the command.
+type helperReport struct {
+	Errno   int    `json:"errno,omitempty"` // execve's error, 0 when the failure came before it
+	Message string `json:"message"`
 }
 
 // init turns any binary that links this package (the gateway, and the test binaries that start agents) into
@@ -33,18 +41,30 @@ func init() {
 	if !ok {
 		return
 	}
-	err := runHelper(v)
+	var spec helperSpec
+	err := json.Unmarshal([]byte(v), &spec)
+	if err != nil {
+		err = fmt.Errorf("bad %s: %v", helperVar, err)
+	} else {
+		syscall.CloseOnExec(spec.ErrFD)
+		err = runHelper(spec)
+	}
+	if spec.ErrFD > 2 {
+		rep := helperReport{Message: err.Error()}
+		var errno syscall.Errno
+		if pe, ok := err.(*os.PathError); ok && errors.As(pe.Err, &errno) {
+			rep.Errno = int(errno)
+		}
+		b, _ := json.Marshal(rep) // a struct of an int and a string always marshals
+		_, _ = syscall.Write(spec.ErrFD, b)
+	}
 	fmt.Fprintf(os.Stderr, "acp-gateway confine: %v\n", err)
 	os.Exit(126)
 }
 
 // runHelper restricts the calling thread and executes the command from it. The domain of the thread that
 // calls execve becomes the new program's, so no other thread needs restricting; the thread is never unlocked.
-func runHelper(v string) error {
-	var spec helperSpec
-	if err := json.Unmarshal([]byte(v), &spec); err != nil {
-		return fmt.Errorf("bad %s: %v", helperVar, err)
-	}
+func runHelper(spec helperSpec) error {
 	env := make([]string, 0, len(os.Environ()))
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, helperVar+"=") {
@@ -71,7 +91,7 @@ func runHelper(v string) error {
 		return fmt.Errorf("dropping CAP_SYS_PTRACE: %v", err)
 	}
 	err = syscall.Exec(spec.Path, os.Args, env)
-	return fmt.Errorf("exec %s: %v", spec.Path, err)
+	return &os.PathError{Op: "fork/exec", Path: spec.Path, Err: err}
 }
 
 // rulesetConfig is Landlock ABI 7's file system rights and IPC scopes (no signals to, no abstract sockets of

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // systemReadDirs are read and executed by any program: binaries, libraries, configuration, /proc and /sys.
@@ -79,19 +81,77 @@ func (c *Confiner) ABI() int {
 	return c.abi
 }
 
+// Confined is a command Wrap prepared. Its methods do nothing on a nil *Confined (an unconfined command).
+type Confined struct {
+	path   string   // the command
+	tmp    string   // the private TMPDIR
+	errR   *os.File // read end of the helper's failure report
+	errW   *os.File // its write end, the helper's; closed once the command has started
+	closed bool
+}
+
+// Started waits until the helper has executed the command and returns the error it reported instead, an
+// *os.PathError as cmd.Start would have returned (exec.Cmd learns of a failed exec the same way). Call it right after cmd.Start
+// succeeded; after an error, wait for the process (it exits at once).
+func (w *Confined) Started() error {
+	if w == nil {
+		return nil
+	}
+	w.closeWriter()
+	msg, err := io.ReadAll(w.errR) // EOF when the exec closed the helper's end
+	w.errR.Close()
+	if err != nil {
+		return fmt.Errorf("confine: reading the helper's report: %v", err)
+	}
+	if len(msg) == 0 {
+		return nil
+	}
+	var rep helperReport
+	if err := json.Unmarshal(msg, &rep); err != nil {
+		return &os.PathError{Op: "confine", Path: w.path, Err: fmt.Errorf("unreadable helper report %q", msg)}
+	}
+	if rep.Errno != 0 {
+		return &os.PathError{Op: "fork/exec", Path: w.path, Err: syscall.Errno(rep.Errno)}
+	}
+	return &os.PathError{Op: "confine", Path: w.path, Err: errors.New(rep.Message)}
+}
+
+// Release removes what Wrap made for the command (its TMPDIR). Call it once the process has been waited for,
+// or when it did not start.
+func (w *Confined) Release() {
+	if w == nil {
+		return
+	}
+	w.closeWriter()
+	_ = w.errR.Close()
+	_ = os.RemoveAll(w.tmp)
+}
+
+func (w *Confined) closeWriter() {
+	if !w.closed {
+		w.closed = true
+		_ = w.errW.Close()
+	}
+}
+
 // Wrap makes cmd start confined: it starts as the gateway's own binary, which restricts itself to cmd's
 // directory (read-write), its HOME (read-write), a private TMPDIR, the system directories and its PATH (read
-// and execute), extra, and then executes the command. What release removes (the private TMPDIR) must outlive
-// the process: call it once the process has been waited for. cmd.Env must be set (never nil).
-func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (release func(), err error) {
+// and execute), extra, and then executes the command. cmd.Env must be set (never nil). A nil Confiner, or a
+// command that cannot be found (it fails in Start as before), returns a nil *Confined.
+func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
 	if c == nil || cmd.Err != nil {
-		return func() {}, nil // unconfined; a command that cannot be found fails in Start as before
+		return nil, nil
 	}
 	tmp, err := os.MkdirTemp(c.tmpRoot, "acp-gateway-tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("confine: private TMPDIR: %v", err)
 	}
-	release = func() { _ = os.RemoveAll(tmp) }
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	w := &Confined{path: cmd.Path, tmp: tmp, errR: errR, errW: errW}
 	env := setEnv(cmd.Env, "TMPDIR", tmp)
 	var spec helperSpec
 	spec.Path = cmd.Path
@@ -131,14 +191,16 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (release func(), err error) 
 		}
 	}
 	spec.Devices = devices
+	cmd.ExtraFiles = append(cmd.ExtraFiles, errW)
+	spec.ErrFD = 2 + len(cmd.ExtraFiles)
 	b, err := json.Marshal(spec)
 	if err != nil {
-		release()
+		w.Release()
 		return nil, err
 	}
 	cmd.Env = append(env, helperVar+"="+string(b))
 	cmd.Path = "/proc/self/exe" // the child's own image, before it executes anything: this binary
-	return release, nil
+	return w, nil
 }
 
 // setEnv returns env with k set to v (replacing any entry for k).

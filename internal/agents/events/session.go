@@ -88,7 +88,7 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = s.stderr
 	cmd.WaitDelay = a.cfg.StopGrace
-	release, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine)
+	confined, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine)
 	if err != nil {
 		return nil, err
 	}
@@ -97,22 +97,22 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	// it started are gone.
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		release()
+		confined.Release()
 		return nil, err
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		release()
+		confined.Release()
 		inR.Close()
 		inW.Close()
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, pw
-	err = agents.StartProcess(cmd)
+	err = agents.StartProcess(cmd, confined)
 	inR.Close() // the process has its own copies
 	pw.Close()
 	if err != nil {
-		release()
+		confined.Release()
 		inW.Close()
 		pr.Close()
 		return nil, err
@@ -125,7 +125,7 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 		// Whatever the process started goes with it, whether it was stopped or exited by itself: its group,
 		// and what left the group (setsid, double forks). That also closes the stdout pipe.
 		tree.Reap()
-		release()
+		confined.Release()
 		s.exitErr = err
 		close(s.exited)
 	}()
