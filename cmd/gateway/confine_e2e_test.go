@@ -57,6 +57,17 @@ func TestAgentTerminalConfined(t *testing.T) {
 	if strings.Contains(lines[4], "PATH=") || strings.Contains(lines[4], "HOME=") {
 		t.Errorf("the gateway's environment is readable: %q", lines[4])
 	}
+	// A command run in a directory inside the cwd has the whole cwd, as the agent does.
+	sub := filepath.Join(ann, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inSub := printCmd(t, "-write", filepath.Join(ann, "from-sub.txt"))
+	inSub["cwd"] = sub
+	r = runTerminalSteps(t, g, s.ID, inSub, map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	if o := r[2].Result.Output; !strings.HasPrefix(o, "ok ") {
+		t.Errorf("a command in %s writing to the session cwd: %q", sub, o)
+	}
 	if strings.Contains(out, "bob's words") {
 		t.Errorf("the other session's file was read: %q", out)
 	}

@@ -67,13 +67,14 @@ func TestWrapConfines(t *testing.T) {
 		t.Fatalf("own cwd, HOME, TMPDIR: %q, %v", out, err)
 	}
 	for name, script := range map[string]string{
-		"secret in HOME":          "cat " + filepath.Join(secret, "blocks"),
-		"list secret":             "ls " + secret,
-		"other session's cwd":     "cat " + filepath.Join(other, "bob.txt"),
-		"write beside cwd":        "echo x > " + filepath.Join(root, "x"),
-		"gateway's cwd via /proc": "ls /proc/" + strconv.Itoa(os.Getpid()) + "/cwd/",
-		"gateway's fds via /proc": "readlink /proc/" + strconv.Itoa(os.Getpid()) + "/fd/0",
-		"signal the gateway":      "kill -0 " + strconv.Itoa(os.Getpid()),
+		"secret in HOME":             "cat " + filepath.Join(secret, "blocks"),
+		"list secret":                "ls " + secret,
+		"other session's cwd":        "cat " + filepath.Join(other, "bob.txt"),
+		"write beside cwd":           "echo x > " + filepath.Join(root, "x"),
+		"gateway's cwd via /proc":    "ls /proc/" + strconv.Itoa(os.Getpid()) + "/cwd/",
+		"a child's read of a secret": "sh -c 'cat " + filepath.Join(secret, "blocks") + "'",
+		"gateway's fds via /proc":    "readlink /proc/" + strconv.Itoa(os.Getpid()) + "/fd/0",
+		"signal the gateway":         "kill -0 " + strconv.Itoa(os.Getpid()),
 	} {
 		out, err := run(t, c, mine, home, script)
 		if err == nil || strings.Contains(out, "transcript") || strings.Contains(out, "s3cret") || strings.Contains(out, "bob's") {

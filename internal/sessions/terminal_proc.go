@@ -57,8 +57,11 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	cmd.Env = append(env, tree.Env())
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Confined as the session's agent is: the same cwd rules, what its agents file entry adds.
-	confined, err := s.reg.cfg.Confiner.Wrap(cmd, s.spec.Confine)
+	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
+	// it), what the agent's entry in the agents file adds.
+	extra := s.spec.Confine
+	extra.Write = append([]string{s.Cwd}, extra.Write...)
+	confined, err := s.reg.cfg.Confiner.Wrap(cmd, extra)
 	if err != nil {
 		r.Close()
 		w.Close()
