@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,5 +84,32 @@ func TestConfineFlag(t *testing.T) {
 	g := startGateway(t, "--confine", "off")
 	if !strings.Contains(g.logs.String(), "confinement: off") {
 		t.Fatalf("no start-up line for --confine off:\n%s", g.logs.String())
+	}
+}
+
+// TestClientMCPStdioServerConfined (issue 25, item 12): a client's stdio MCP server, which the agent starts,
+// reads the session cwd but not the gateway's data dir.
+func TestClientMCPStdioServerConfined(t *testing.T) {
+	if confine.ABI() < 1 {
+		t.Skip("the kernel has no Landlock")
+	}
+	wd, dataDir := t.TempDir(), filepath.Join(t.TempDir(), "data")
+	own := filepath.Join(wd, "own.txt")
+	if err := os.WriteFile(own, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := mcpGateway(t, "", "--allow-client-mcp-stdio", "--data-dir", dataDir, "--workdir", wd)
+	r := &mcpRecorder{t: t, g: g}
+	stdio := map[string]any{"name": "client-stdio", "command": testAgentBinary(t), "args": []string{"-mcp-server"},
+		"env": []any{map[string]string{"name": "MCP_TRY_READ", "value": own + "," + dataDir}}}
+	code, data := r.do("POST", "/v1/sessions", map[string]any{"mcpServers": []any{stdio}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, data)
+	}
+	var s sessionJSON
+	_ = json.Unmarshal(data, &s)
+	tools := strings.Join(r.reports(s.ID)["client-stdio"].Tools, ",")
+	if !strings.Contains(tools, "read_0_ok") || !strings.Contains(tools, "read_1_denied") {
+		t.Fatalf("client stdio server tools %s: want its cwd readable (read_0_ok), the data dir not (read_1_denied)", tools)
 	}
 }
