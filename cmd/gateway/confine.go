@@ -24,11 +24,14 @@ func (c *config) confiner(logger *slog.Logger) (*confine.Confiner, error) {
 	if n := agents.SweepOrphans(); n > 0 {
 		logger.Warn("killed processes an earlier gateway process left running", "count", n)
 	}
+	if n := confine.SweepTmp("", agents.OwnerAlive); n > 0 {
+		logger.Info("removed private TMPDIRs an earlier gateway process left", "count", n)
+	}
 	if c.confine == confineOff {
 		logger.Warn("confinement: off (--confine off); agents, their terminals and MCP servers can read and write whatever the gateway can")
 		return nil, nil
 	}
-	cf, err := confine.New(confine.Options{Secrets: c.secretPaths(), Shared: c.sharedDirs()})
+	cf, err := confine.New(confine.Options{Secrets: c.secretPaths(), Shared: c.sharedDirs(), Owner: agents.OwnerID()})
 	if err != nil {
 		if c.confine == confineLandlock {
 			return nil, fmt.Errorf("--confine landlock: %v", err)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +16,7 @@ import (
 
 // TestGatewayKill9TakesAgentsAlong (issue 25, item 13): a gateway process killed with SIGKILL takes its
 // agents with it (their parent-death signal), and the next gateway to start kills what they left in a
-// session of its own (setsid), which no signal of the dead gateway reaches.
+// session of its own (setsid), which no signal of the dead gateway reaches, and removes their private TMPDIRs.
 func TestGatewayKill9TakesAgentsAlong(t *testing.T) {
 	wd := t.TempDir()
 	pids := map[string]string{}
@@ -59,6 +61,11 @@ func TestGatewayKill9TakesAgentsAlong(t *testing.T) {
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	}
 
+	// The agents' private TMPDIRs, named after the gateway process, outlive it.
+	tmps, _ := filepath.Glob(filepath.Join(os.TempDir(), "acp-gateway-tmp-"+strconv.Itoa(child.Process.Pid)+".*"))
+	if len(tmps) != len(agents) {
+		t.Fatalf("private TMPDIRs of the gateway's agents: %v", tmps)
+	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +80,11 @@ func TestGatewayKill9TakesAgentsAlong(t *testing.T) {
 	waitProcDead(t, grandchild, "the setsid grandchild after a restart")
 	if !strings.Contains(g2.logs.String(), "killed processes an earlier gateway process left running") {
 		t.Errorf("the restart did not say what it swept:\n%s", g2.logs.String())
+	}
+	for _, dir := range tmps {
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the restart left %s: %v", dir, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/acp-gateway/gateway/internal/confine"
@@ -14,11 +15,28 @@ import (
 // it, "<pid>.<start time>", so a later gateway can tell what an earlier one left behind (SweepOrphans).
 const OwnerVar = "ACP_GATEWAY_OWNER"
 
-// ownerEnv is this process's OwnerVar entry.
-var ownerEnv = func() string {
-	st, _ := readProcStat(os.Getpid())
-	return OwnerVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(st.start, 10)
-}()
+// ownerID is this process, "<pid>.<start time>"; ownerEnv is its OwnerVar entry.
+var (
+	ownerID = func() string {
+		st, _ := readProcStat(os.Getpid())
+		return strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(st.start, 10)
+	}()
+	ownerEnv = OwnerVar + "=" + ownerID
+)
+
+// OwnerID names this gateway process as OwnerVar does.
+func OwnerID() string { return ownerID }
+
+// OwnerAlive reports whether the gateway process an OwnerID names still runs.
+func OwnerAlive(id string) bool {
+	pid, start, ok := strings.Cut(id, ".")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil {
+		return false
+	}
+	st, found := readProcStat(n)
+	return found && !st.zombie && strconv.FormatUint(st.start, 10) == start
+}
 
 // spawnReq is one command for the spawner goroutine.
 type spawnReq struct {

@@ -147,3 +147,24 @@ func TestStartedReportsExecFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SweepTmp removes the private TMPDIRs of owners that no longer run, and nothing else.
+func TestSweepTmp(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{tmpPrefix + "11.5-abc", tmpPrefix + "12.6-def", "acp-gateway-tmpX", "other"} {
+		if err := os.Mkdir(filepath.Join(root, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := SweepTmp(root, func(owner string) bool { return owner == "12.6" }); n != 1 {
+		t.Fatalf("removed %d, want 1", n)
+	}
+	entries, _ := os.ReadDir(root)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, ",") != tmpPrefix+"12.6-def,acp-gateway-tmpX,other" {
+		t.Fatalf("left %v", left)
+	}
+}

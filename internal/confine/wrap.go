@@ -49,15 +49,19 @@ type Options struct {
 	Shared []string
 	// TmpRoot is where each confined process gets a private TMPDIR; "" = os.TempDir().
 	TmpRoot string
+	// Owner names this gateway process in the TMPDIRs' names (no "-"), so that SweepTmp run by a later
+	// gateway can tell which ones a dead gateway left.
+	Owner string
 }
 
 // Confiner prepares commands to run confined. A nil *Confiner confines nothing.
 type Confiner struct {
 	// Static after construction.
-	abi     int
-	secrets []string
-	shared  []string
-	tmpRoot string
+	abi       int
+	secrets   []string
+	shared    []string
+	tmpRoot   string
+	tmpPrefix string // tmpPrefix + Owner + "-"
 }
 
 // New returns a Confiner using Landlock, or an error when the kernel has none.
@@ -70,7 +74,8 @@ func New(opts Options) (*Confiner, error) {
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	return &Confiner{abi: abi, secrets: resolveAll(opts.Secrets), shared: resolveAll(opts.Shared), tmpRoot: tmp}, nil
+	return &Confiner{abi: abi, secrets: resolveAll(opts.Secrets), shared: resolveAll(opts.Shared), tmpRoot: tmp,
+		tmpPrefix: tmpPrefix + opts.Owner + "-"}, nil
 }
 
 // ABI is the Landlock ABI version the confined processes get; 0 for a nil Confiner.
@@ -142,7 +147,7 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
 	if c == nil || cmd.Err != nil {
 		return nil, nil
 	}
-	tmp, err := os.MkdirTemp(c.tmpRoot, "acp-gateway-tmp-")
+	tmp, err := os.MkdirTemp(c.tmpRoot, c.tmpPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("confine: private TMPDIR: %v", err)
 	}
