@@ -15,7 +15,7 @@ import (
 
 // TestAgentTerminalConfined (issue 25, item 12): from inside an agent's terminal, with --data-dir and two
 // sessions in one workspace root, the command reads and writes its own cwd, but neither lists the data dir,
-// nor reads the other session's files, nor finds the gateway's environment in /proc.
+// nor reads the other session's files or the agents file, nor finds the gateway's environment in /proc.
 func TestAgentTerminalConfined(t *testing.T) {
 	if confine.ABI() < 1 {
 		t.Skip("the kernel has no Landlock")
@@ -34,14 +34,19 @@ func TestAgentTerminalConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := filepath.Join(t.TempDir(), "data")
-	g, _ := testAgentGateway(t, "term", "--data-dir", dataDir, "--workspace-root", root, "--workdir", ann)
+	// The agents file holds other agents' API keys.
+	agentsFile := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(agentsFile, []byte(`{"agent_servers": {"other": {"command": "other-agent", "env": {"API_KEY": "sk-other"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := testAgentGateway(t, "term", "--data-dir", dataDir, "--workspace-root", root, "--workdir", ann, "--agents", agentsFile)
 	if !strings.Contains(g.logs.String(), "confinement: landlock") {
 		t.Errorf("no start-up line saying which confinement is active:\n%s", g.logs.String())
 	}
 	g.createSession(map[string]any{"cwd": bob})
 	s := g.createSession(map[string]any{"cwd": ann})
 	environ := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
-	reads := []string{filepath.Join(ann, "own.txt"), dataDir, filepath.Join(bob, "secret.txt"), bob, environ}
+	reads := []string{filepath.Join(ann, "own.txt"), dataDir, filepath.Join(bob, "secret.txt"), bob, environ, agentsFile}
 	r := runTerminalSteps(t, g, s.ID,
 		printCmd(t, "-read", strings.Join(reads, ","), "-write", filepath.Join(ann, "new.txt")),
 		map[string]any{"op": "wait"}, map[string]any{"op": "output"})
@@ -50,7 +55,7 @@ func TestAgentTerminalConfined(t *testing.T) {
 	if len(lines) != len(reads)+1 {
 		t.Fatalf("terminal output %q", out)
 	}
-	want := []string{"ok", "denied", "denied", "denied", "", "ok"}
+	want := []string{"ok", "denied", "denied", "denied", "", "denied", "ok"}
 	for i, line := range lines {
 		if want[i] != "" && !strings.HasPrefix(line, want[i]+" ") {
 			t.Errorf("line %d: %q, want %s", i, line, want[i])
