@@ -75,6 +75,15 @@ func TestAgentTerminalConfined(t *testing.T) {
 	if o := r[2].Result.Output; !strings.HasPrefix(o, "ok ") {
 		t.Errorf("a command in %s writing to the session cwd: %q", sub, o)
 	}
+	// The request's env is the agent's choice: a HOME or PATH in it widens nothing.
+	widen := printCmd(t, "-read", filepath.Join(bob, "secret.txt")+","+dataDir)
+	widen["env"] = []map[string]string{{"name": "HOME", "value": bob}, {"name": "PATH", "value": dataDir}}
+	r = runTerminalSteps(t, g, s.ID, widen, map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	for _, line := range strings.Split(strings.TrimSpace(r[2].Result.Output), "\n") {
+		if !strings.HasPrefix(line, "denied ") {
+			t.Errorf("with HOME and PATH set by the request: %q", line)
+		}
+	}
 	if strings.Contains(out, "bob's words") {
 		t.Errorf("the other session's file was read: %q", out)
 	}

@@ -143,7 +143,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
-		confined, err := opts.Confiner.Wrap(cmd, spec.Confine)
+		confined, err := opts.Confiner.Wrap(cmd, spec.Confine, cmd.Env) // the operator's environment: nothing a client chose
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
 		}

@@ -15,7 +15,7 @@ func run(t *testing.T, c *Confiner, dir, home, script string) (string, error) {
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
-	confined, err := c.Wrap(cmd, Extra{})
+	confined, err := c.Wrap(cmd, Extra{}, cmd.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestStartedReportsExecFailure(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.Dir, cmd.Env = dir, []string{}
-	confined, err := c.Wrap(cmd, Extra{})
+	confined, err := c.Wrap(cmd, Extra{}, cmd.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestStartedReportsExecFailure(t *testing.T) {
 	}
 	ok := exec.Command("/bin/true")
 	ok.Env = []string{}
-	confined, err = c.Wrap(ok, Extra{})
+	confined, err = c.Wrap(ok, Extra{}, ok.Env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,9 @@ func init() {
 	if err != nil {
 		err = fmt.Errorf("bad %s: %v", helperVar, err)
 	} else {
-		syscall.CloseOnExec(spec.ErrFD)
+		if spec.ErrFD > 2 { // never stdin, stdout or stderr, which the command needs
+			syscall.CloseOnExec(spec.ErrFD)
+		}
 		err = runHelper(spec)
 	}
 	if spec.ErrFD > 2 {

@@ -140,10 +140,12 @@ func (w *Confined) closeWriter() {
 }
 
 // Wrap makes cmd start confined: it starts as the gateway's own binary, which restricts itself to cmd's
-// directory (read-write), its HOME (read-write), a private TMPDIR, the system directories and its PATH (read
-// and execute), extra, and then executes the command. cmd.Env must be set (never nil). A nil Confiner, or a
-// command that cannot be found (it fails in Start as before), returns a nil *Confined.
-func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
+// directory (read-write), the HOME of trusted (read-write), a private TMPDIR, the system directories and the
+// PATH of trusted (read and execute), extra, and then executes the command. trusted is the environment the
+// operator configured for the process: cmd.Env may hold entries its requester chose (a terminal's env), which
+// must not widen what it gets. cmd.Env must be set (never nil). A nil Confiner, or a command that cannot be
+// found (it fails in Start as before), returns a nil *Confined.
+func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra, trusted []string) (*Confined, error) {
 	if c == nil || cmd.Err != nil {
 		return nil, nil
 	}
@@ -176,7 +178,7 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
 	for _, d := range systemReadDirs {
 		grant(d, false)
 	}
-	for _, d := range filepath.SplitList(getEnv(env, "PATH")) {
+	for _, d := range filepath.SplitList(getEnv(trusted, "PATH")) {
 		if filepath.IsAbs(d) {
 			grant(d, false)
 		}
@@ -190,7 +192,7 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	for _, d := range append([]string{dir, getEnv(env, "HOME"), tmp, "/dev/shm"}, extra.Write...) {
+	for _, d := range append([]string{dir, getEnv(trusted, "HOME"), tmp, "/dev/shm"}, extra.Write...) {
 		if d != "" {
 			grant(d, true)
 		}
@@ -203,7 +205,7 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra) (*Confined, error) {
 		w.Release()
 		return nil, err
 	}
-	cmd.Env = append(env, helperVar+"="+string(b))
+	cmd.Env = setEnv(env, helperVar, string(b)) // replacing any a requester set
 	cmd.Path = "/proc/self/exe" // the child's own image, before it executes anything: this binary
 	return w, nil
 }

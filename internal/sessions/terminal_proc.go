@@ -58,10 +58,15 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
-	// it), what the agent's entry in the agents file adds.
+	// it), the agent's HOME and PATH (never the request's env: the agent chose it), what the agent's entry in
+	// the agents file adds.
 	extra := s.spec.Confine
 	extra.Write = append([]string{s.Cwd}, extra.Write...)
-	confined, err := s.reg.cfg.Confiner.Wrap(cmd, extra)
+	agentEnv := append([]string(nil), s.reg.cfg.AgentEnv...)
+	for k, v := range s.spec.Env {
+		agentEnv = append(agentEnv, k+"="+v)
+	}
+	confined, err := s.reg.cfg.Confiner.Wrap(cmd, extra, agentEnv)
 	if err != nil {
 		r.Close()
 		w.Close()

@@ -88,7 +88,7 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = s.stderr
 	cmd.WaitDelay = a.cfg.StopGrace
-	confined, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine)
+	confined, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine, a.cfg.Env)
 	if err != nil {
 		return nil, err
 	}
