@@ -205,8 +205,10 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra, trusted []string) (*Confined
 		w.Release()
 		return nil, err
 	}
-	cmd.Env = setEnv(env, helperVar, string(b)) // replacing any a requester set
-	cmd.Path = "/proc/self/exe" // the child's own image, before it executes anything: this binary
+	// The spec replaces any entry of its name a requester set; /proc/self/exe is the child's own image before
+	// it executes anything: this binary.
+	cmd.Env = setEnv(env, helperVar, string(b))
+	cmd.Path = "/proc/self/exe"
 	return w, nil
 }
 
