@@ -66,7 +66,7 @@ func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	dieWithParent(cmd.SysProcAttr)
 	cmd.Env = append(cmd.Env, ownerEnv)
 	done := make(chan error, 1)
 	spawns <- spawnReq{cmd: cmd, done: done}

@@ -3,6 +3,7 @@ package confine
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -12,6 +13,9 @@ import (
 // start (os.Getenv reads the copy), so nothing of the gateway's changes. It is needed because on some kernels
 // a Landlock-confined process of the same uid can still read another process's environ (seen on 6.18).
 func ScrubEnviron() error {
+	if runtime.GOOS != "linux" {
+		return nil // no /proc/<pid>/environ to read it from
+	}
 	data, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return err

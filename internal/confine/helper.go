@@ -11,7 +11,6 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
 )
 
 // helperVar carries a confined command's rules from Wrap to the helper, in the helper's environment only:
@@ -78,19 +77,8 @@ func runHelper(spec helperSpec) error {
 		return fmt.Errorf("landlock ruleset: %v", err)
 	}
 	runtime.LockOSThread() // never unlocked: the process ends in execve
-	if fd >= 0 {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("no_new_privs: %v", err)
-		}
-		if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("landlock_restrict_self: %v", err)
-		}
-		_ = unix.Close(fd)
-	}
-	// Root keeps CAP_SYS_PTRACE across execve, and with it the gateway's /proc entries (its environ
-	// above all) whatever the gateway's dumpable flag says: the command never gets it.
-	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("dropping CAP_SYS_PTRACE: %v", err)
+	if err := restrictThread(fd, flags); err != nil {
+		return err
 	}
 	err = syscall.Exec(spec.Path, os.Args, env)
 	return &os.PathError{Op: "fork/exec", Path: spec.Path, Err: err}
