@@ -23,18 +23,31 @@ func resolve(p string) (string, bool) {
 	return r, true
 }
 
-// resolveAll resolves the existing paths of list; a missing one is kept as it is spelled (cleaned), so a
-// secret created later is still recognised at that path.
+// resolveAll resolves the paths of list; for a missing one (a data dir created after start) its nearest
+// existing ancestor is resolved and the rest appended, so it is recognised where it will be.
 func resolveAll(list []string) []string {
 	out := make([]string, 0, len(list))
 	for _, p := range list {
 		if p == "" {
 			continue
 		}
-		if r, ok := resolve(p); ok {
-			out = append(out, r)
-		} else if abs, err := filepath.Abs(p); err == nil {
-			out = append(out, abs)
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		rest := ""
+		for {
+			if r, ok := resolve(abs); ok {
+				out = append(out, filepath.Join(r, rest))
+				break
+			}
+			parent := filepath.Dir(abs)
+			if parent == abs {
+				out = append(out, filepath.Join(abs, rest))
+				break
+			}
+			rest = filepath.Join(filepath.Base(abs), rest)
+			abs = parent
 		}
 	}
 	return out

@@ -168,3 +168,17 @@ func TestSweepTmp(t *testing.T) {
 		t.Fatalf("left %v", left)
 	}
 }
+
+// A secret that does not exist yet behind a symlinked parent (a data dir the gateway creates after
+// start) is recognised where it will be.
+func TestResolveAllMissingBehindSymlink(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	got := resolveAll([]string{filepath.Join(link, "data", "dir")})
+	if want := filepath.Join(real, "data", "dir"); len(got) != 1 || got[0] != want {
+		t.Fatalf("resolveAll = %v, want [%s]", got, want)
+	}
+}
