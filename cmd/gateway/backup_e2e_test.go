@@ -13,8 +13,9 @@ import (
 // on the copy (another path, as a restore on another machine would be); the session is there, detached, at
 // the same sequence and epoch, and takes a prompt.
 func TestDataDirBackupRestore(t *testing.T) {
-	dir := t.TempDir()
-	g1 := startGateway(t, "--data-dir", dir)
+	// One workdir for both starts: a restored session re-attaches only a cwd inside today's workspace roots.
+	dir, workdir := t.TempDir(), t.TempDir()
+	g1 := startGateway(t, "--data-dir", dir, "--workdir", workdir)
 	s := g1.createSession(map[string]any{})
 	var res struct {
 		Status string `json:"status"`
@@ -29,7 +30,7 @@ func TestDataDirBackupRestore(t *testing.T) {
 	backup := filepath.Join(t.TempDir(), "backup")
 	copyTree(t, dir, backup)
 
-	g2 := startGateway(t, "--data-dir", backup)
+	g2 := startGateway(t, "--data-dir", backup, "--workdir", workdir)
 	if code := g2.do("GET", "/v1/sessions/"+s.ID, nil, &before); code != http.StatusOK || before.Status != "detached" || before.Epoch != s.Epoch || before.LastSeq == 0 {
 		t.Fatalf("restored session: %d %+v", code, before)
 	}

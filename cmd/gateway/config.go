@@ -89,8 +89,9 @@ type config struct {
 	natsReplicas      int
 	nodeID            string
 	advertiseURL      string
+	confine           string
 
-	// Per-user shares of the connection caps (issue 25): one user cannot take every descriptor or /acp slot.
+	// Per-user shares of the connection caps: one user cannot take every descriptor or /acp slot.
 	maxConnsPerUser    int
 	maxACPConnsPerUser int
 }
@@ -184,6 +185,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.advertiseURL, "advertise-url", "", "with --nats-url: the URL GET /v1/nodes shows for this node (default: http://<the listen address>)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
+	fs.StringVar(&c.confine, "confine", confineAuto, "confinement of agents, their terminals and the MCP servers they start: auto (Landlock when the kernel has it), landlock (refuse to start without it) or off")
+
 	fs.Usage = usage(fs)
 	addHints(fs)
 
@@ -207,6 +210,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	switch c.confine {
+	case confineAuto, confineLandlock, confineOff:
+	default:
+		return nil, fmt.Errorf("--confine %q: want auto, landlock or off", c.confine)
 	}
 	if c.turnTextMaxBytes < 1 {
 		return nil, fmt.Errorf("--turn-text-max-bytes must be at least 1, got %d", c.turnTextMaxBytes)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,8 +21,13 @@ import (
 // same promptCapabilities without starting the agent again, and the probe leaves no process running.
 func TestAgentsReportProbedInitialize(t *testing.T) {
 	t.Parallel()
-	pids := t.TempDir()
-	g := startGateway(t, "--agent", "rich="+testAgentBinary(t)+" -init rich -init-child -pid-dir "+pids)
+	// Inside the workdir, where the probe runs: a confined agent writes nowhere else.
+	wd := t.TempDir()
+	pids := filepath.Join(wd, "pids")
+	if err := os.Mkdir(pids, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, "--workdir", wd, "--agent", "rich="+testAgentBinary(t)+" -init rich -init-child -pid-dir "+pids)
 	var list struct {
 		Agents []struct {
 			Name         string

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
+	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
@@ -53,6 +54,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := becomeSubreaper(); err != nil {
 		logger.Warn("cannot become a child subreaper; processes an agent starts in a session of their own may outlive it", "err", err)
 	}
+	confiner, err := cfg.confiner(logger)
+	if err != nil {
+		return err
+	}
 	demoDelay := cfg.demoDelay
 	demoSpec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return demo.Serve(ctx, demo.Options{Delay: demoDelay, Logger: logger.With("agent", "demo")}, in, out)
@@ -64,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := cfg.isolateHomes(specs); err != nil {
 		return err
 	}
-	cfg.adaptEventAgents(specs, logger)
+	cfg.adaptEventAgents(specs, logger, confiner)
 	if cfg.insecureNoAuth && !cfg.authenticates() {
 		logger.Warn("INSECURE: serving without authentication on a non-loopback address; anyone who can connect can make agents run commands", "addr", cfg.addr)
 	}
@@ -124,6 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AgentWriteTimeout:   cfg.agentWriteTimeout,
 		PermissionTimeout:   cfg.permissionTimeout,
 		AgentEnv:            cfg.agentEnv,
+		Confiner:            confiner,
 		Logger:              logger,
 		Version:             version,
 		Metrics:             m,
@@ -255,7 +261,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // adaptEventAgents serves each native-dialect agent through the in-process ACP adapter, which starts the
 // configured process per session (HOME isolation already applied to Spec.Env).
-func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger) {
+func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger, confiner *confine.Confiner) {
 	for i := range specs {
 		if specs[i].Kind != agents.KindEvents {
 			continue
@@ -268,7 +274,7 @@ func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger) {
 		evcfg := agentevents.Config{
 			Command: spec.Command, Args: spec.Args, Env: env, Name: spec.Name,
 			Logger: logger.With("agent", spec.Name), MaxFieldBytes: c.maxFieldBytes, KeepSecrets: !c.redact,
-			WriteTimeout: c.agentWriteTimeout,
+			WriteTimeout: c.agentWriteTimeout, Confiner: confiner, Confine: spec.Confine,
 		}
 		specs[i].Builtin = func(ctx context.Context, in io.Reader, out io.Writer) error {
 			return agentevents.Serve(ctx, evcfg, in, out)

@@ -24,6 +24,8 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
                   (docs/events.md) and the gateway adapts it
   "home"          "isolated": it gets a HOME of its own under --home-root, its state and logins kept apart
   "authenticate"  an ACP auth method id sent as "authenticate" before session/new (e.g. "openai-api-key")
+  "confine"       {"read": [...], "write": [...]}: absolute paths its processes may also read (and execute)
+                  or write when confined (--confine); they always have their cwd, HOME and TMPDIR
 `
 
 // usage prints how to run the gateway: every flag with its environment variable, then the agents file.

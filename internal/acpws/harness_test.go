@@ -24,7 +24,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(cleanupM{m})
+	goleak.VerifyTestMain(cleanupM{m}, goleak.IgnoreTopFunction("github.com/acp-gateway/gateway/internal/agents.spawner"))
 }
 
 // cleanupM removes what the tests built once they have run.

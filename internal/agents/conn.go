@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -65,6 +66,8 @@ type Options struct {
 	// Secrets (MCP env and header values) are replaced by [REDACTED] in the agent's stderr as it is logged
 	// and returned by Stderr: an agent may print the configuration it was given.
 	Secrets []string
+	// Confiner confines an external agent and what it starts (package confine); nil = unconfined.
+	Confiner *confine.Confiner
 }
 
 // Conn is one running agent and the ACP connection to it.
@@ -140,21 +143,28 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
+		confined, err := opts.Confiner.Wrap(cmd, spec.Confine, cmd.Env) // the operator's environment: nothing a client chose
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
+		}
 		// Not cmd.StdinPipe: the gateway's end must take write deadlines (stdinWriter).
 		inR, inW, err := os.Pipe()
 		if err != nil {
+			confined.Release()
 			return nil, err
 		}
 		cmd.Stdin = inR
 		out, err := cmd.StdoutPipe()
 		if err != nil {
+			confined.Release()
 			inR.Close()
 			inW.Close()
 			return nil, err
 		}
-		err = cmd.Start()
+		err = StartProcess(cmd, confined)
 		inR.Close() // the agent has its own copy
 		if err != nil {
+			confined.Release()
 			inW.Close()
 			return nil, fmt.Errorf("agent %q: start %s: %w", spec.Name, spec.Command, err)
 		}
@@ -166,6 +176,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 			// Whatever the agent started goes with it, whether it was stopped or exited by itself: its group
 			// (npm wrappers spawn the real binary), and what left the group (setsid, double forks).
 			tree.Reap()
+			confined.Release()
 			c.exitErr = err
 			close(c.exited)
 		}()

@@ -9,7 +9,7 @@ import (
 )
 
 // TestAgentGetsOnlyItsEnvironment: an agent started with an empty allowlisted environment gets no variable
-// of the gateway's own (an empty list once meant "inherit everything"), only the gateway's process marker.
+// of the gateway's own (an empty list once meant "inherit everything"), only the gateway's process markers.
 func TestAgentGetsOnlyItsEnvironment(t *testing.T) {
 	t.Setenv("ACP_GATEWAY_TEST_CANARY", "gateway-secret")
 	envFile := filepath.Join(t.TempDir(), "env")
@@ -29,7 +29,7 @@ func TestAgentGetsOnlyItsEnvironment(t *testing.T) {
 		}
 	}
 	for _, kv := range strings.Split(string(env), "\n") {
-		if !strings.HasPrefix(kv, "ACP_GATEWAY_AGENT=") {
+		if !strings.HasPrefix(kv, MarkerVar+"=") && !strings.HasPrefix(kv, OwnerVar+"=") {
 			t.Errorf("the agent got %q, which nobody allowed", kv)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/acp-gateway/gateway/internal/confine"
 )
 
 // Kinds of agent.
@@ -37,7 +39,10 @@ type Spec struct {
 	// MCPServers are passed to the agent on every session/new (with the ones a client adds), in ACP's shape.
 	// Their env and headers are secrets: never shown to clients.
 	MCPServers []MCPServer `json:"-"`
-	Builtin    BuiltinFunc `json:"-"` // KindBuiltin only
+	// Confine is what the agent's processes may use besides their cwd, HOME, TMPDIR and the system
+	// directories, when the gateway confines them (agents file: "confine": {"read": [...], "write": [...]}).
+	Confine confine.Extra `json:"-"`
+	Builtin BuiltinFunc   `json:"-"` // KindBuiltin only
 }
 
 // agentServersFile is the shape of Zed's `agent_servers` setting, which users already have.
@@ -50,6 +55,7 @@ type agentServersFile struct {
 		Home    string            `json:"home"`
 		Auth    string            `json:"authenticate"`
 		MCP     json.RawMessage   `json:"mcpServers"`
+		Confine confine.Extra     `json:"confine"`
 	} `json:"agent_servers"`
 }
 
@@ -96,7 +102,11 @@ func parseAgentServers(data []byte) ([]Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", n, err)
 		}
-		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home, AuthMethod: a.Auth, MCPServers: mcp})
+		if err := a.Confine.Check(); err != nil {
+			return nil, fmt.Errorf("agents file: agent %q: %w", n, err)
+		}
+		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home,
+			AuthMethod: a.Auth, MCPServers: mcp, Confine: a.Confine})
 	}
 	return specs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/metrics"
 )
 
@@ -23,9 +24,11 @@ type Config struct {
 	StopGrace         time.Duration // per shutdown step of an agent process; 0 = 2 s
 	AgentWriteTimeout time.Duration // each write to an agent's stdin; 0 = agents' default (30 s)
 	AgentEnv          []string      // environment given to external agents (already allowlisted)
-	Logger            *slog.Logger  // nil = slog.Default()
-	Version           string        // reported to agents as clientInfo.version
-	Metrics           *metrics.Metrics
+	// Confiner confines external agents, their terminals and what they start (package confine); nil = none.
+	Confiner *confine.Confiner
+	Logger   *slog.Logger // nil = slog.Default()
+	Version  string       // reported to agents as clientInfo.version
+	Metrics  *metrics.Metrics
 	// WorkspaceRoots confine session cwds: a cwd must resolve (symlinks followed) inside one of them.
 	// Empty = Workdir only.
 	WorkspaceRoots []string

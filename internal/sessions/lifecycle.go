@@ -65,7 +65,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	cfg := s.reg.cfg
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()),
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
 	})
 	if err != nil {
 		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})

@@ -208,6 +208,7 @@ func (r *Registry) probe(ctx context.Context, spec agents.Spec) (AgentInit, *age
 	conn, err := agents.Start(spec, agents.Options{
 		Cwd: cfg.Workdir, Env: cfg.AgentEnv, Handler: probeHandler{}, StopGrace: cfg.StopGrace,
 		Logger: cfg.Logger.With("agent", spec.Name, "probe", true), WriteTimeout: cfg.AgentWriteTimeout,
+		Confiner: cfg.Confiner,
 	})
 	if err != nil {
 		return AgentInit{}, nil, &AgentError{Op: "start agent", Err: err}

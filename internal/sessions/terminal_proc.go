@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,15 +23,16 @@ const terminalReadBytes = 8 << 10
 // records the exit. Both end by themselves once the process is gone; kill makes it go.
 type terminal struct {
 	// Static after construction.
-	id     string
-	s      *Session
-	cmd    *exec.Cmd
-	tree   *agents.ProcessTree
-	out    *os.File      // the pipe's read end; Owned by the reader, closed by the waiter after the reader ended
-	grace  time.Duration // between SIGTERM and SIGKILL, and how long output may trail the exit
-	read   chan struct{} // closed when the reader has ended
-	exited chan struct{} // closed when the exit is recorded (and logged, after the last output)
-	log    *terminalLog  // what clients are sent of the output; the reader adds to it and closes it
+	id       string
+	s        *Session
+	cmd      *exec.Cmd
+	tree     *agents.ProcessTree
+	out      *os.File          // the pipe's read end; Owned by the reader, closed by the waiter after the reader ended
+	grace    time.Duration     // between SIGTERM and SIGKILL, and how long output may trail the exit
+	read     chan struct{}     // closed when the reader has ended
+	exited   chan struct{}     // closed when the exit is recorded (and logged, after the last output)
+	log      *terminalLog      // what clients are sent of the output; the reader adds to it and closes it
+	confined *confine.Confined // what confinement made for the command (its TMPDIR), released once it has exited
 
 	mu       sync.Mutex
 	output   terminalOutput // Guarded by mu.
@@ -55,15 +57,31 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	cmd.Env = append(env, tree.Env())
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
+	// it), the agent's HOME and PATH (never the request's env: the agent chose it), what the agent's entry in
+	// the agents file adds.
+	extra := s.spec.Confine
+	extra.Write = append([]string{s.Cwd}, extra.Write...)
+	agentEnv := append([]string(nil), s.reg.cfg.AgentEnv...)
+	for k, v := range s.spec.Env {
+		agentEnv = append(agentEnv, k+"="+v)
+	}
+	confined, err := s.reg.cfg.Confiner.Wrap(cmd, extra, agentEnv)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	err = agents.StartProcess(cmd, confined)
 	w.Close() // the command has its own copy; EOF comes when it (and what it started) closes theirs
 	if err != nil {
+		confined.Release()
 		r.Close()
 		return nil, err
 	}
 	tree.Started(cmd.Process.Pid)
 	t := &terminal{
-		id: id, s: s, cmd: cmd, tree: tree, out: r, grace: s.reg.cfg.StopGrace,
+		id: id, s: s, cmd: cmd, tree: tree, out: r, grace: s.reg.cfg.StopGrace, confined: confined,
 		read: make(chan struct{}), exited: make(chan struct{}),
 		output: terminalOutput{limit: limit},
 	}
@@ -101,6 +119,7 @@ func (t *terminal) readOutput() {
 func (t *terminal) wait() {
 	err := t.cmd.Wait()
 	t.tree.Reap() // what the command left in its group, or marked, goes with it
+	t.confined.Release()
 	// Output still in the pipe is read; a process that escaped the group and keeps the pipe open is not
 	// waited for past the grace.
 	_ = t.out.SetReadDeadline(time.Now().Add(t.grace))

@@ -465,8 +465,13 @@ func main() {
 	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
+	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
+	writePath := flag.String("write", "", "be a terminal command: write \"written\" to this file and print one line saying whether it could")
 	flag.Parse()
 	switch {
+	case *readPaths != "" || *writePath != "":
+		tryAccess(*readPaths, *writePath)
+		return
 	case *asMCP:
 		mcpServer()
 		return

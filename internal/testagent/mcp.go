@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -22,7 +24,8 @@ import (
 // values are secrets; a test compares hashes), and for a stdio server the tools it lists: the agent starts
 // it with its env, speaks MCP's initialize and tools/list to it, and stops it. -mcp-caps advertises
 // mcpCapabilities (http, sse). -mcp-server makes this binary a stdio MCP server: its tools are "echo" and,
-// per environment variable whose name starts with MCP_, "env_<NAME>_<hash of the value>". A server named
+// per environment variable whose name starts with MCP_, "env_<NAME>_<hash of the value>", and per path in
+// MCP_TRY_READ whether it could read it. A server named
 // "refuse-me" makes session/new fail, quoting the whole configuration (secrets included) in the JSON-RPC
 // error's data, on stderr and in a non-JSON line on stdout, as an agent that rejects its MCP configuration might.
 
@@ -171,6 +174,22 @@ func mcpServer() {
 				}
 			}
 			sort.Strings(env)
+			// MCP_TRY_READ lists paths (comma-separated) the server tries to read: one tool each,
+			// "read_<i>_ok" or "read_<i>_denied".
+			for i, p := range strings.Split(os.Getenv("MCP_TRY_READ"), ",") {
+				if p == "" {
+					continue
+				}
+				verdict := "ok"
+				if _, err := os.ReadFile(p); err != nil && !errors.Is(err, syscall.EISDIR) {
+					verdict = "denied"
+				} else if errors.Is(err, syscall.EISDIR) {
+					if _, err := os.ReadDir(p); err != nil {
+						verdict = "denied"
+					}
+				}
+				env = append(env, fmt.Sprintf("read_%d_%s", i, verdict))
+			}
 			for _, n := range env {
 				tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
 			}

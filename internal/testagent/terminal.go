@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -144,3 +145,43 @@ func printer(text string, repeat int, stderr, getenv string, printPid, ignoreTer
 }
 
 func signalIgnoreTerm() { signal.Ignore(syscall.SIGTERM) }
+
+// tryAccess is a terminal command that reports, one line per path, what reading (a file's contents, a
+// directory's names) or writing each one gave: "ok <path>: <contents>" or "denied <path>: <error>".
+func tryAccess(readPaths, writePath string) {
+	for _, p := range strings.Split(readPaths, ",") {
+		if p == "" {
+			continue
+		}
+		var text string
+		data, err := os.ReadFile(p)
+		if errors.Is(err, syscall.EISDIR) {
+			var names []string
+			names, err = readDirNames(p)
+			text = strings.Join(names, " ")
+		} else {
+			text = strings.ReplaceAll(string(data), "\x00", " ")
+		}
+		if err != nil {
+			fmt.Printf("denied %s: %v\n", p, err)
+		} else {
+			fmt.Printf("ok %s: %q\n", p, text)
+		}
+	}
+	if writePath != "" {
+		if err := os.WriteFile(writePath, []byte("written"), 0o600); err != nil {
+			fmt.Printf("denied %s: %v\n", writePath, err)
+		} else {
+			fmt.Printf("ok %s: written\n", writePath)
+		}
+	}
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

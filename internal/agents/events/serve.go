@@ -10,6 +10,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-gateway/gateway/internal/agents/inproc"
+	"github.com/acp-gateway/gateway/internal/confine"
 )
 
 // Config configures Serve. The zero value of each field means what its comment says; Command is required.
@@ -18,6 +19,9 @@ type Config struct {
 	Args    []string // its arguments
 	Env     []string // its whole environment ("K=V"); nil = an empty environment, nothing is inherited
 	Name    string   // agentInfo.name in the initialize response; "" = "events"
+	// Confiner confines each process and what it starts; nil = unconfined. Confine is what it adds.
+	Confiner *confine.Confiner
+	Confine  confine.Extra
 
 	Logger        *slog.Logger  // connection diagnostics and dropped lines; nil = discarded
 	StderrBytes   int           // stderr kept per process for diagnostics; 0 = 64 KiB

@@ -88,24 +88,31 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = s.stderr
 	cmd.WaitDelay = a.cfg.StopGrace
+	confined, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine, a.cfg.Env)
+	if err != nil {
+		return nil, err
+	}
 	// stdin is an os.Pipe rather than cmd.StdinPipe so writes take deadlines (agents.NewStdinWriter); stdout
 	// is one so that Wait does not depend on the reader: the reader sees EOF once the process and everything
 	// it started are gone.
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		confined.Release()
 		return nil, err
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		confined.Release()
 		inR.Close()
 		inW.Close()
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, pw
-	err = cmd.Start()
+	err = agents.StartProcess(cmd, confined)
 	inR.Close() // the process has its own copies
 	pw.Close()
 	if err != nil {
+		confined.Release()
 		inW.Close()
 		pr.Close()
 		return nil, err
@@ -118,6 +125,7 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 		// Whatever the process started goes with it, whether it was stopped or exited by itself: its group,
 		// and what left the group (setsid, double forks). That also closes the stdout pipe.
 		tree.Reap()
+		confined.Release()
 		s.exitErr = err
 		close(s.exited)
 	}()
