@@ -128,7 +128,7 @@ func hasPEMBlock(data []byte, want func(blockType string) bool) bool {
 func logCert(logger *slog.Logger, msg string, cert *tls.Certificate) {
 	leaf := cert.Leaf
 	logger.Info(msg, "subject", leaf.Subject.String(), "dns", strings.Join(leaf.DNSNames, ","),
-		"serial", leaf.SerialNumber.String(), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
+		"serial", fmt.Sprintf("%X", leaf.SerialNumber), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
 	if time.Now().After(leaf.NotAfter) {
 		logger.Warn("tls certificate has expired: clients refuse it until a renewed pair is loaded (SIGHUP)",
 			"notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
