@@ -50,6 +50,7 @@ type config struct {
 	token             string
 	tokenFile         string
 	insecureNoAuth    bool
+	tlsCert, tlsKey   string // PEM files; both empty = plain HTTP
 	workspaceRoots    []string
 	debugAddr         string
 	rateLimit         float64
@@ -154,6 +155,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.token, "token", "", "bearer token required on the API (prefer GATEWAY_TOKEN or --token-file: flags show in ps)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token")
 	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --addr without a token (anyone who can connect can run agents)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain (with --tls-key); the pair is reloaded on SIGHUP")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.Var((*stringList)(&c.workspaceRoots), "workspace-root", "directory session cwds must lie under, symlinks resolved (repeatable; default: --workdir)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "loopback address for pprof (e.g. 127.0.0.1:6060); off when empty")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 50, "requests per second per principal, bursts of twice that (0 = unlimited; applies with authentication)")
@@ -182,7 +185,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.natsTLSKey, "nats-tls-key", "", "with --nats-url: the key of --nats-tls-cert")
 	fs.IntVar(&c.natsReplicas, "nats-replicas", 3, "with --nats-url: replicas of the log stream and the buckets (at least 1)")
 	fs.StringVar(&c.nodeID, "node-id", "", "with --nats-url: this node's id, unique among live nodes ([A-Za-z0-9_-]{1,64}; default: the hostname, other characters as -)")
-	fs.StringVar(&c.advertiseURL, "advertise-url", "", "with --nats-url: the URL GET /v1/nodes shows for this node (default: http://<the listen address>)")
+	fs.StringVar(&c.advertiseURL, "advertise-url", "", "with --nats-url: the URL GET /v1/nodes shows for this node (default: http://<the listen address>, https:// with --tls-cert)")
 	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.StringVar(&c.confine, "confine", confineAuto, "confinement of agents, their terminals and the MCP servers they start: auto (Landlock when the kernel has it), landlock (refuse to start without it) or off")
@@ -270,6 +273,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	if err := c.checkExposure(); err != nil {
+		return nil, err
+	}
+	if err := c.checkTLS(); err != nil {
 		return nil, err
 	}
 	for _, k := range envAllowlist {

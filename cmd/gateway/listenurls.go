@@ -7,19 +7,19 @@ import (
 	"strings"
 )
 
-// listenURLs are URLs a person can open for the listen address. A wildcard address (0.0.0.0, [::]) is no
-// URL a browser can use: loopback is offered instead, and the machine's host name when the host policy serves
-// it (served reports that).
-func listenURLs(addr net.Addr, served func(host string) bool) []string {
+// listenURLs are URLs (scheme http or https) a person can open for the listen address. A wildcard address
+// (0.0.0.0, [::]) is no URL a browser can use: loopback is offered instead, and the machine's host name when
+// the host policy serves it (served reports that).
+func listenURLs(scheme string, addr net.Addr, served func(host string) bool) []string {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsUnspecified() {
-		return []string{"http://" + addr.String() + "/"}
+		return []string{scheme + "://" + addr.String() + "/"}
 	}
 	// Go listens dual-stack on a wildcard (0.0.0.0 shows as [::]), so IPv4 loopback always answers.
 	port := strconv.Itoa(tcp.Port)
-	urls := []string{"http://" + net.JoinHostPort("127.0.0.1", port) + "/"}
+	urls := []string{scheme + "://" + net.JoinHostPort("127.0.0.1", port) + "/"}
 	if host, err := os.Hostname(); err == nil && host != "" && served(host) {
-		urls = append(urls, "http://"+net.JoinHostPort(host, port)+"/")
+		urls = append(urls, scheme+"://"+net.JoinHostPort(host, port)+"/")
 	}
 	return urls
 }

@@ -77,6 +77,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, s := range specs {
 		names = append(names, s.Name)
 	}
+	certs, err := newServedCert(cfg, logger)
+	if err != nil {
+		return err
+	}
+	if certs != nil {
+		defer certs.watch()() // SIGHUP reloads the pair (and no longer stops the gateway)
+	}
 	// The port is taken before the store opens: in mode c the node advertises the address it listens on.
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -203,7 +210,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// No ReadTimeout: it would cut WebSockets and event streams; bodies get api.BodyTimeout instead.
 	srv := &http.Server{
 		Handler: api.Handler(), ReadHeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.httpIdleTimeout,
-		ConnContext: httpapi.ConnContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnContext: connContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	for _, s := range specs {
 		if err := agents.CheckCommand(s); err != nil {
@@ -211,7 +218,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				"agent", s.Name, "command", s.Command)
 		}
 	}
-	urls := listenURLs(ln.Addr(), cfg.hostServed)
+	urls := listenURLs(cfg.scheme(), ln.Addr(), cfg.hostServed)
 	logger.Info("gateway listening", "addr", ln.Addr().String(), "url", strings.Join(urls, " "),
 		"agents", strings.Join(names, ","), "default", cfg.defaultAgent, "workdir", cfg.workdir, "procs", runtime.GOMAXPROCS(0),
 		"version", build.Version, "commit", build.Commit, "date", build.Date)
@@ -228,7 +235,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
 		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
 	})
-	go func() { serveErr <- srv.Serve(limited) }()
+	go func() { serveErr <- serveHTTP(srv, limited, certs) }()
 	select {
 	case err := <-serveErr:
 		return err

@@ -35,5 +35,5 @@ func (c *config) advertise(addr net.Addr) string {
 	if c.advertiseURL != "" {
 		return c.advertiseURL
 	}
-	return "http://" + addr.String()
+	return c.scheme() + "://" + addr.String()
 }
