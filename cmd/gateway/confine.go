@@ -45,7 +45,7 @@ func (c *config) confiner(logger *slog.Logger) (*confine.Confiner, error) {
 
 // secretPaths are the gateway's files no agent process may read, wherever they lie.
 func (c *config) secretPaths() []string {
-	return []string{c.dataDir, c.usersFile, c.tokenFile, c.agentsFile, c.natsCreds, c.natsTLSKey}
+	return []string{c.dataDir, c.usersFile, c.tokenFile, c.agentsFile, c.natsCreds, c.natsTLSKey, c.tlsKey}
 }
 
 // sharedDirs hold several sessions' directories or several agents' HOMEs: a process gets only its own.

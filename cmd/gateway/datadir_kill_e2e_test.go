@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +15,7 @@ const childArgsEnv = "GATEWAY_E2E_CHILD_ARGS"
 
 // runChild runs the gateway until SIGINT/SIGTERM (or SIGKILL, which is the point).
 func runChild(args string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := processContext() // as main's
 	defer stop()
 	if err := run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr); err != nil {
 		os.Stderr.WriteString("gateway: " + err.Error() + "\n")

@@ -2,12 +2,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 )
 
 func main() {
@@ -21,7 +18,7 @@ func main() {
 	if n := relayProcs(os.Getenv, runtime.GOMAXPROCS(0), runtime.NumCPU()); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := processContext()
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// processContext is the gateway process's context, ended by SIGINT or SIGTERM. SIGHUP never ends it: run
+// reloads the users file and the TLS pair on it, and with neither configured it changes nothing (a service
+// manager's reload must not stop the gateway).
+func processContext() (context.Context, context.CancelFunc) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+		}
+	}()
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
