@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/acp-gateway/gateway/internal/confine"
@@ -45,10 +44,11 @@ type spawnReq struct {
 	done chan error
 }
 
-var (
-	spawns       = make(chan spawnReq)
-	spawnerStart sync.Once // the spawner starts with the first process, so a program that starts none has no such thread
-)
+var spawns = make(chan spawnReq)
+
+// The spawner runs from the start, so a test that checks for leaked goroutines around one spawn sees it as
+// already there; goleak.VerifyTestMain callers ignore it by its top function.
+func init() { go spawner() }
 
 // spawner starts every external process from one OS thread that never exits: the parent-death signal
 // fires when the thread that forked the child ends, not the process, and Go ends a thread whose goroutine
@@ -71,7 +71,6 @@ func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
 	dieWithParent(cmd.SysProcAttr)
 	cmd.Env = append(cmd.Env, ownerEnv)
 	done := make(chan error, 1)
-	spawnerStart.Do(func() { go spawner() })
 	spawns <- spawnReq{cmd: cmd, done: done}
 	if err := <-done; err != nil {
 		return err

@@ -6,4 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The agents package's spawner (a thread that starts every agent process) lives as long as the process.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/acp-gateway/gateway/internal/agents.spawner"))
+}
