@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
@@ -113,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	m.SetBuildInfo(build.Version, build.Commit, build.Date, build.GoVersion)
 	reg, err = sessions.NewRegistry(sb.configure(sessions.Config{
 		Workdir:             cfg.workdir,
-		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
+		Log:                 eventlog.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
 		MaxSessions:         cfg.maxSessions,
 		MaxClients:          cfg.maxClients,
 		IdleTTL:             cfg.idleTTL,

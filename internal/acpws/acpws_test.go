@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/coder/websocket"
@@ -301,7 +302,7 @@ func TestLoadRESTSessionObservedOnWS(t *testing.T) {
 	// the load replays it instead of the turn carrying it.
 	waitFor(t, "available_commands_update in the log", func() bool {
 		r, err := s.Log().Read(0, 64, nil)
-		return err == nil && slices.ContainsFunc(r.Entries, func(e sessions.Entry) bool {
+		return err == nil && slices.ContainsFunc(r.Entries, func(e eventlog.Entry) bool {
 			return bytes.Contains(e.Frame, []byte(`"available_commands_update"`))
 		})
 	})
@@ -728,7 +729,7 @@ func TestLoadTranscriptReplay(t *testing.T) {
 		cfg  sessions.Config
 	}{
 		{"option", Options{LoadReplay: ReplayTranscript}, sessions.Config{}},
-		{"trimmed log", Options{}, sessions.Config{Log: sessions.LogLimits{MaxFrames: 12}}}, // a full turn is ~25 frames; a "quick" one fits
+		{"trimmed log", Options{}, sessions.Config{Log: eventlog.LogLimits{MaxFrames: 12}}}, // a full turn is ~25 frames; a "quick" one fits
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnvCfg(t, c.opts, c.cfg)

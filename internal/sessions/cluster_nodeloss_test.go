@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -83,13 +84,13 @@ func facts(t *testing.T, frame []byte) frameFacts {
 }
 
 // storedFrames reads the session's log as the store holds it (the reader rule applied).
-func storedFrames(t *testing.T, n *clusterNode, sid string) []sessions.Entry {
+func storedFrames(t *testing.T, n *clusterNode, sid string) []eventlog.Entry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var out []sessions.Entry
+	var out []eventlog.Entry
 	if _, err := n.st.Feed(ctx, sid, false, func(f sessions.StoredFrame) error {
-		out = append(out, sessions.Entry{Seq: f.Seq, Frame: f.Frame})
+		out = append(out, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	h, old := s.Log().Head(), s.Epoch
 	before := frames(t, s.Log())
 	subDone := make(chan error, 1)
-	go func() { subDone <- s.Follow(s.StartAt(0, false, ""), nullSink{}, sessions.FollowLimits{}) }()
+	go func() { subDone <- s.Follow(s.StartAt(0, false, ""), nullSink{}, eventlog.FollowLimits{}) }()
 
 	// a is cut off. Its client still answers the permission there: the turn goes on on a, unstored.
 	link.set(true)
@@ -284,7 +285,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	}
 
 	// A late frame of the old epoch lands after the fork: every reader drops it.
-	late := sessions.NewLog(sessions.LogLimits{})
+	late := eventlog.NewLog(eventlog.LogLimits{})
 	lateFrame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}},"_meta":{"gateway":{"seq":` +
 		itoa(h2+1) + `,"epoch":"` + old + `"}}}}`)
 	if err := late.Put(h2+1, lateFrame); err != nil {

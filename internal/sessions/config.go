@@ -4,27 +4,28 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
 type Config struct {
-	Workdir           string        // default cwd of new sessions; required, absolute
-	Log               LogLimits     // per-session event log bounds; zero = unbounded
-	MaxSessions       int           // 0 = unlimited
-	MaxClients        int           // subscribers (sockets, event streams) per session; 0 = unlimited
-	IdleTTL           time.Duration // sessions with no subscriber and no turn are closed after this; 0 = never
-	MaxFieldBytes     int           // tool-call content/rawInput/rawOutput bound; 0 = unbounded
-	Redact            bool          // redact secrets in tool-call fields
-	StartTimeout      time.Duration // initialize and session/new each; 0 = 60 s
-	CallTimeout       time.Duration // set_mode, set_config_option, …; 0 = 30 s
-	CancelGrace       time.Duration // wait for the agent's answer after session/cancel; 0 = 10 s
-	PermissionTimeout time.Duration // deadline of a pending permission request; 0 = 5 min
-	StopGrace         time.Duration // per shutdown step of an agent process; 0 = 2 s
-	AgentWriteTimeout time.Duration // each write to an agent's stdin; 0 = agents' default (30 s)
-	AgentEnv          []string      // environment given to external agents (already allowlisted)
-	Logger            *slog.Logger  // nil = slog.Default()
-	Version           string        // reported to agents as clientInfo.version
+	Workdir           string             // default cwd of new sessions; required, absolute
+	Log               eventlog.LogLimits // per-session event log bounds; zero = unbounded
+	MaxSessions       int                // 0 = unlimited
+	MaxClients        int                // subscribers (sockets, event streams) per session; 0 = unlimited
+	IdleTTL           time.Duration      // sessions with no subscriber and no turn are closed after this; 0 = never
+	MaxFieldBytes     int                // tool-call content/rawInput/rawOutput bound; 0 = unbounded
+	Redact            bool               // redact secrets in tool-call fields
+	StartTimeout      time.Duration      // initialize and session/new each; 0 = 60 s
+	CallTimeout       time.Duration      // set_mode, set_config_option, …; 0 = 30 s
+	CancelGrace       time.Duration      // wait for the agent's answer after session/cancel; 0 = 10 s
+	PermissionTimeout time.Duration      // deadline of a pending permission request; 0 = 5 min
+	StopGrace         time.Duration      // per shutdown step of an agent process; 0 = 2 s
+	AgentWriteTimeout time.Duration      // each write to an agent's stdin; 0 = agents' default (30 s)
+	AgentEnv          []string           // environment given to external agents (already allowlisted)
+	Logger            *slog.Logger       // nil = slog.Default()
+	Version           string             // reported to agents as clientInfo.version
 	Metrics           *metrics.Metrics
 	// WorkspaceRoots confine session cwds: a cwd must resolve (symlinks followed) inside one of them.
 	// Empty = Workdir only.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // A session in a store mode (docs/cluster.md §4) has a durable: the write-behind of its log (a Persister)
@@ -69,7 +71,7 @@ func (d *durable) setPersister(p Persister, from uint64) {
 
 // startPersister starts the write-behind of l after seq from, unless the writer was stopped (a shutdown or a
 // close got to the session first and would never stop it): false then.
-func (d *durable) startPersister(sid, epoch string, l *Log, from uint64) bool {
+func (d *durable) startPersister(sid, epoch string, l *eventlog.Log, from uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {

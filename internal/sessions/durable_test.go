@@ -17,6 +17,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -137,7 +138,7 @@ func runTurn(t *testing.T, s *sessions.Session, who principal.Principal, text st
 }
 
 // frames reads the whole log.
-func frames(t *testing.T, l *sessions.Log) []sessions.Entry {
+func frames(t *testing.T, l *eventlog.Log) []eventlog.Entry {
 	t.Helper()
 	res, err := l.Read(0, 1<<20, nil)
 	if err != nil {
@@ -146,7 +147,7 @@ func frames(t *testing.T, l *sessions.Log) []sessions.Entry {
 	return res.Entries
 }
 
-func sameFrames(t *testing.T, got, want []sessions.Entry) {
+func sameFrames(t *testing.T, got, want []eventlog.Entry) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d frames, want %d", len(got), len(want))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/google/uuid"
@@ -247,7 +248,7 @@ func (s *Session) PendingPermissions() []PermissionView {
 // after them and would otherwise never see requests it still has to answer. Each is the logged frame with
 // `_meta.gateway.resent: true`: it keeps its original seq, which is older than what the client has seen, so
 // clients must not move their cursor on it. Entry.Seq is that original seq.
-func (s *Session) PendingFrames(upTo uint64) []Entry {
+func (s *Session) PendingFrames(upTo uint64) []eventlog.Entry {
 	s.mu.Lock()
 	var ps []*permission
 	for _, p := range s.pendingLocked() {
@@ -256,7 +257,7 @@ func (s *Session) PendingFrames(upTo uint64) []Entry {
 		}
 	}
 	s.mu.Unlock()
-	out := make([]Entry, 0, len(ps))
+	out := make([]eventlog.Entry, 0, len(ps))
 	for _, p := range ps {
 		m := p.meta
 		m.Resent = true
@@ -264,7 +265,7 @@ func (s *Session) PendingFrames(upTo uint64) []Entry {
 		if err != nil {
 			continue // the same params encoded when the request was logged
 		}
-		out = append(out, Entry{Seq: p.seq, Frame: f})
+		out = append(out, eventlog.Entry{Seq: p.seq, Frame: f})
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -314,7 +315,7 @@ func TestPermissionPoliciesWithDemo(t *testing.T) {
 // dlSink is a Sink that records everything and stops when told.
 type dlSink struct {
 	mu     sync.Mutex
-	frames []Entry
+	frames []eventlog.Entry
 	notes  []string
 	stopAt func(method string) bool
 }
@@ -324,7 +325,7 @@ var errDLSinkDone = errors.New("sink done")
 func (k *dlSink) Frame(seq uint64, frame []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.frames = append(k.frames, Entry{Seq: seq, Frame: frame})
+	k.frames = append(k.frames, eventlog.Entry{Seq: seq, Frame: frame})
 	return nil
 }
 
@@ -371,7 +372,7 @@ func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 		}
 		follow := func(after uint64) *dlSink {
 			k := &dlSink{}
-			err := s.Follow(s.StartAt(after, true, s.Epoch), k, FollowLimits{})
+			err := s.Follow(s.StartAt(after, true, s.Epoch), k, eventlog.FollowLimits{})
 			if !errors.Is(err, errDLSinkDone) {
 				t.Fatalf("follow after %d: %v", after, err)
 			}
@@ -425,7 +426,7 @@ func dlGatewayMeta(t *testing.T, frame string) (g struct {
 	return g
 }
 
-func dlDecode(t *testing.T, es []Entry) []dlFrame {
+func dlDecode(t *testing.T, es []eventlog.Entry) []dlFrame {
 	t.Helper()
 	out := make([]dlFrame, 0, len(es))
 	for _, e := range es {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
@@ -172,10 +173,10 @@ func (s *Session) hydrate() error {
 func (s *Session) load() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.reg.cfg.StartTimeout)
 	defer cancel()
-	var entries []Entry
+	var entries []eventlog.Entry
 	_, err := s.dur.st.Feed(ctx, s.ID, false, func(f StoredFrame) error {
 		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
-			entries = append(entries, Entry{Seq: f.Seq, Frame: f.Frame})
+			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -70,7 +71,7 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	if !reflect.DeepEqual(r.resolvedOrder, lres) {
 		t.Fatalf("%s: resolved ids %v, live %v", at, r.resolvedOrder, lres)
 	}
-	if want := []EpochStart{{live.Epoch, 1}}; !reflect.DeepEqual(r.epochs, want) {
+	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(r.epochs, want) {
 		t.Fatalf("%s: epoch chain %v, want %v", at, r.epochs, want)
 	}
 }

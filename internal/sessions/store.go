@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
@@ -18,7 +19,7 @@ type Store interface {
 	// Persist starts the write-behind of an owned session's log: one goroutine reads l after seq from and
 	// publishes each frame in order. It never blocks l.Append; it holds unacknowledged frames in the ring
 	// through l.Pin.
-	Persist(sid, epoch string, l *Log, from uint64) Persister
+	Persist(sid, epoch string, l *eventlog.Log, from uint64) Persister
 	// Feed calls fn for every stored frame of sid in log order (the reader rule), then, if live, for each
 	// frame stored later, until ctx ends. fn gets the stored bytes unchanged. Not live, it returns the stream
 	// sequence of the last message it consumed (kept or dropped): the fence for Fork.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // An unclean stop (docs/cluster.md §4): an entry whose session was live, or detached without every frame
@@ -109,10 +111,10 @@ func (r *Registry) restoredFromStore(ctx context.Context, e DirEntry, rev uint64
 	if err != nil {
 		return nil, 0, err
 	}
-	var entries []Entry
+	var entries []eventlog.Entry
 	fence, err := r.cfg.Store.Feed(ctx, e.ID, false, func(f StoredFrame) error {
 		if f.GapTo == 0 {
-			entries = append(entries, Entry{Seq: f.Seq, Frame: f.Frame})
+			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
 		return nil
 	})

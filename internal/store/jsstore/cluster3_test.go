@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -64,7 +65,7 @@ func TestThreeNodeCluster(t *testing.T) {
 
 	t.Run("PersistThroughOneFeedThroughAnother", func(t *testing.T) {
 		const n = 2000
-		l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+		l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
 		p := st[0].Persist("r3s1", "e1", l, 0)
 		defer p.Stop()
 		appendFrames(t, l, 1, n, never)
@@ -202,7 +203,7 @@ func BenchmarkCallThreeNodes(b *testing.B) {
 func BenchmarkPersistR3(b *testing.B) {
 	nc := startNATSCluster(b)
 	st := nc.connect(b, 1)
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 10_000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 10_000})
 	p := st.Persist("bench", "e1", l, 0)
 	defer p.Stop()
 	frame := make([]byte, 256)

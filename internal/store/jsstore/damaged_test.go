@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -33,7 +34,7 @@ func writeStore(t *testing.T, n int, frames uint64) string {
 	st := open(t, srv, jsstore.Options{})
 	for i := range n {
 		sid := fmt.Sprintf("s%02d", i)
-		live := sessions.NewLog(sessions.LogLimits{})
+		live := eventlog.NewLog(eventlog.LogLimits{})
 		p := st.Persist(sid, "e-"+sid, live, 0)
 		appendFrames(t, live, 1, frames, never)
 		flush(t, p)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -104,7 +105,7 @@ func TestDirectoryWatchAndRemove(t *testing.T) {
 		}
 	}
 	expect(event{"s1", "idle", false})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, 5, never)
 	p := st.Persist("s1", "e1", l, 0)
 	flush(t, p)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -17,7 +18,7 @@ func TestFeedLeavesNoConsumer(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	appendFrames(t, l, 1, 10, never)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -13,7 +14,7 @@ import (
 // of a log that holds them.
 func lateFrames(t *testing.T, st *jsstore.Store, sid, epoch string, from, to uint64) {
 	t.Helper()
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, to, never)
 	p := st.Persist(sid, epoch, l, from)
 	flush(t, p)

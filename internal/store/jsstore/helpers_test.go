@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -29,7 +30,7 @@ func frameOf(seq uint64, big bool) []byte {
 }
 
 // appendFrames appends seqs from..to to l, frames from frameOf.
-func appendFrames(t testing.TB, l *sessions.Log, from, to uint64, big func(uint64) bool) {
+func appendFrames(t testing.TB, l *eventlog.Log, from, to uint64, big func(uint64) bool) {
 	t.Helper()
 	for seq := from; seq <= to; seq++ {
 		got, err := l.Append(func(s uint64) ([]byte, error) {

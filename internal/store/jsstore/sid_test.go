@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -15,7 +16,7 @@ func TestBadSessionIDs(t *testing.T) {
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{})
 	ctx := ctxT(t)
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, 3, never)
 	p := st.Persist("victim", "e1", l, 0)
 	flush(t, p)

@@ -1,4 +1,4 @@
-package sessions
+package eventlog
 
 import (
 	"errors"
@@ -19,7 +19,8 @@ type Entry struct {
 // ErrTruncated means the log no longer holds the frame after the requested seq: the client must resync.
 var ErrTruncated = errors.New("log truncated")
 
-var errLogClosed = errors.New("log closed")
+// ErrLogClosed is an append to a closed log (its session ended).
+var ErrLogClosed = errors.New("log closed")
 
 // LogLimits bounds a log. Zero means unbounded.
 type LogLimits struct {
@@ -67,7 +68,7 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return 0, errLogClosed
+		return 0, ErrLogClosed
 	}
 	seq := l.next
 	frame, err := encode(seq)
@@ -86,7 +87,7 @@ func (l *Log) Put(seq uint64, frame []byte) error {
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return errLogClosed
+		return ErrLogClosed
 	case seq == 0:
 		return fmt.Errorf("%w: seq 0", ErrSeqOrder)
 	case l.next == l.first: // empty
