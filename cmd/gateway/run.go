@@ -24,6 +24,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/acp-gateway/gateway/web"
 )
@@ -95,11 +96,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case cfg.natsURL != "":
 		// The registry needs the cluster in its Config and the cluster's beats need the registry's store
 		// state: until the registry exists a beat reports an idle store.
-		state := func() sessions.StoreState {
+		state := func() store.StoreState {
 			if r := regLive.Load(); r != nil {
 				return r.StoreState()
 			}
-			return sessions.StoreState{State: "ok"}
+			return store.StoreState{State: "ok"}
 		}
 		jctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
 		cs, err := cfg.joinCluster(jctx, logger, cfg.advertise(ln.Addr()), names, state)

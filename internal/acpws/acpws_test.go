@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/coder/websocket"
 )
@@ -156,7 +157,7 @@ func TestInitializeNewPromptPermissionEndTurn(t *testing.T) {
 	if want := "You said: hello gateway" + demo.ClosingApplied; text.String() != want {
 		t.Errorf("agent text = %q, want %q", text.String(), want)
 	}
-	if s.Status() != sessions.StatusIdle {
+	if s.Status() != store.StatusIdle {
 		t.Errorf("status after the turn = %s", s.Status())
 	}
 }
@@ -458,7 +459,7 @@ func TestCloseSocketLeavesTurnRunning(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	turn := s.CurrentTurn()
-	if turn == nil || s.Status() != sessions.StatusRunning {
+	if turn == nil || s.Status() != store.StatusRunning {
 		t.Fatalf("turn not running after the socket closed (status %s)", s.Status())
 	}
 	pending := s.PendingPermissions()

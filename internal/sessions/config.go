@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
@@ -55,12 +56,12 @@ type Config struct {
 	AllowClientMCPStdio bool
 	// Store makes sessions outlive the process (docs/cluster.md §4): nil is memory mode, where nothing
 	// below the registry's lifecycle calls changes. Store modes also set DetachIdle and DetachOnShutdown.
-	Store Store
+	Store store.Store
 	// NodeID names this gateway in directory entries (DirEntry.Owner); store modes only.
 	NodeID string
 	// Cluster is set in mode c (--nats-url, docs/cluster.md §5): sessions of other nodes are served from
 	// follower caches and their commands routed to the owner. nil = this node is alone (memory or mode b).
-	Cluster Cluster
+	Cluster store.Cluster
 	// OrphanSweepAfter is how long RunCluster watches nodes before it sweeps the directory once for sessions
 	// left open by nodes that were already gone when this one started (no loss event names them); 0 =
 	// NodeTTL, after which every live node has beaten.
@@ -89,7 +90,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
 	def(&c.ProbeFailureTTL, 30*time.Second)
-	def(&c.OrphanSweepAfter, NodeTTL)
+	def(&c.OrphanSweepAfter, store.NodeTTL)
 	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/google/uuid"
 )
@@ -79,7 +80,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	var auto []answerTo
 	byPolicy := false
 	switch {
-	case s.turn == nil || s.turn.cancelRequested || s.status != StatusRunning:
+	case s.turn == nil || s.turn.cancelRequested || s.status != store.StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
 		auto = s.resolveLocked(p, translate.Outcome{Reason: "turn not running"}, "cancel")
 	default:

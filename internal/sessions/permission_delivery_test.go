@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -458,7 +459,7 @@ func TestSessionCloseIsNotAFailure(t *testing.T) {
 			fs := dlLog(t, s)
 			st := dlFind(fs, func(f dlFrame) bool { return f.Method == "_gateway/session_status" })
 			for _, f := range st {
-				if f.Params.Status != string(StatusClosed) {
+				if f.Params.Status != string(store.StatusClosed) {
 					t.Fatalf("run %d: close logged %s", i, f.Raw)
 				}
 			}
@@ -516,10 +517,10 @@ func TestAgentCrashMidTurnInFakeTime(t *testing.T) {
 			t.Fatalf("resolutions %+v", resolved)
 		}
 		st := dlFind(fs, func(f dlFrame) bool { return f.Method == "_gateway/session_status" })
-		if len(st) != 1 || st[0].Params.Status != string(StatusFailed) || !strings.Contains(st[0].Params.Reason, "crashed") {
+		if len(st) != 1 || st[0].Params.Status != string(store.StatusFailed) || !strings.Contains(st[0].Params.Reason, "crashed") {
 			t.Fatalf("status frames %+v", st)
 		}
-		if v := s.View(); v.Status != StatusFailed || !strings.Contains(v.StatusReason, "crashed") || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 {
+		if v := s.View(); v.Status != store.StatusFailed || !strings.Contains(v.StatusReason, "crashed") || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 {
 			t.Fatalf("view %+v", v)
 		}
 		if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, ErrFailed) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -102,13 +103,13 @@ func (s *Session) restoreFrameLocked(seq uint64, frame []byte) error {
 			return err
 		}
 		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-		s.turn, s.latest, s.status = t, t, StatusRunning
+		s.turn, s.latest, s.status = t, t, store.StatusRunning
 	case "_gateway/turn_ended":
 		return s.restoreTurnEndLocked(info.Params)
 	case "_gateway/session_status":
 		var p struct {
-			Status Status `json:"status"`
-			Reason string `json:"reason"`
+			Status store.Status `json:"status"`
+			Reason string       `json:"reason"`
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err
@@ -161,8 +162,8 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 		t.text.release()
 		close(t.done)
 		s.turn = nil
-		if s.status == StatusRunning {
-			s.status = StatusIdle
+		if s.status == store.StatusRunning {
+			s.status = store.StatusIdle
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -172,7 +173,7 @@ func TestRestoredFailedTurnsMatchLive(t *testing.T) {
 		}
 		<-turn.Done()
 		synctest.Wait()
-		if st.Status() != StatusFailed {
+		if st.Status() != store.StatusFailed {
 			t.Fatalf("status %s after the ignored cancel", st.Status())
 		}
 		checkRestored(t, st, "cancel ignored, session failed")

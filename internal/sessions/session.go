@@ -13,23 +13,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
-)
-
-// Status is a session's lifecycle state.
-type Status string
-
-// Session statuses.
-const (
-	StatusStarting Status = "starting"
-	StatusIdle     Status = "idle"
-	StatusRunning  Status = "running"
-	StatusClosed   Status = "closed"
-	StatusFailed   Status = "failed"
-	// StatusDetached is a stored session without an agent process (durable modes, docs/cluster.md §4).
-	StatusDetached Status = "detached"
 )
 
 // Session is one conversation with one agent process.
@@ -77,7 +64,7 @@ type Session struct {
 	}
 
 	mu            sync.Mutex
-	status        Status                 // Guarded by mu.
+	status        store.Status           // Guarded by mu.
 	statusReason  string                 // Guarded by mu.
 	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
 	configOptions json.RawMessage        // Guarded by mu.
@@ -122,7 +109,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		fsSlots:    make(chan struct{}, r.cfg.MaxFSRequests),
 		log:        eventlog.NewLog(r.cfg.Log),
 		closed:     make(chan struct{}),
-		status:     StatusStarting,
+		status:     store.StatusStarting,
 		lastActive: r.now(),
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
@@ -267,13 +254,13 @@ func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.status == StatusStarting:
+	case s.status == store.StatusStarting:
 		return nil, ErrNotReady
-	case s.status == StatusClosed:
+	case s.status == store.StatusClosed:
 		return nil, ErrClosed
-	case s.status == StatusFailed:
+	case s.status == store.StatusFailed:
 		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
-	case s.status == StatusDetached, s.stopping:
+	case s.status == store.StatusDetached, s.stopping:
 		return nil, ErrDetached
 	}
 	return s.conn, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Start is where a subscriber's stream begins.
@@ -76,7 +77,7 @@ func (s *Session) Clients() int {
 func (s *Session) idleSince(t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients == 0 && s.turn == nil && s.status != StatusStarting && s.lastActive.Before(t)
+	return s.clients == 0 && s.turn == nil && s.status != store.StatusStarting && s.lastActive.Before(t)
 }
 
 // Sink receives a subscriber's stream. Frame gets logged frames with their seq, or with seq 0 for a pending

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -39,7 +39,7 @@ func writeStore(t *testing.T, n int, frames uint64) string {
 		appendFrames(t, live, 1, frames, never)
 		flush(t, p)
 		p.Stop()
-		e := sessions.DirEntry{ID: sid, Agent: "ta", Cwd: "/", Status: sessions.StatusDetached, Clean: true, Epoch: "e-" + sid,
+		e := store.DirEntry{ID: sid, Agent: "ta", Cwd: "/", Status: store.StatusDetached, Clean: true, Epoch: "e-" + sid,
 			CreatedAt: time.Unix(1, 0), LastSeq: frames}
 		if _, err := st.Dir().Create(ctxT(t), e); err != nil {
 			t.Fatal(err)

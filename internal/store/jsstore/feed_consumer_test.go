@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -25,7 +25,7 @@ func TestFeedLeavesNoConsumer(t *testing.T) {
 	flush(t, p)
 	feedAll(t, st, "s1")
 	ctx, cancel := context.WithCancel(ctxT(t))
-	go func() { _ = st.Follow(ctx, "s1", func(sessions.StoredFrame) error { return nil }, cancel) }() // ends once caught up
+	go func() { _ = st.Follow(ctx, "s1", func(store.StoredFrame) error { return nil }, cancel) }() // ends once caught up
 	<-ctx.Done()
 	js, err := jetstream.New(srv.Connect())
 	if err != nil {

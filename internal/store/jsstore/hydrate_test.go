@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // putAll hydrates a log from the store as the registry will: every stored frame through Log.Put; a gap marker
 // needs no call, the next frame's seq restarts the ring after it.
-func putAll(t *testing.T, stored []sessions.StoredFrame) *eventlog.Log {
+func putAll(t *testing.T, stored []store.StoredFrame) *eventlog.Log {
 	t.Helper()
 	l := eventlog.NewLog(eventlog.LogLimits{})
 	for _, f := range stored {

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // readBatch is how many frames the writer takes from the ring per Read.
@@ -56,9 +56,9 @@ type inflight struct {
 	bytes int
 }
 
-// Persist implements sessions.Store: it pins l's unacknowledged frames and starts the writer after seq from.
+// Persist implements store.Store: it pins l's unacknowledged frames and starts the writer after seq from.
 // sid is a session id the registry made; one that cannot name a subject is a programming error and panics.
-func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) sessions.Persister {
+func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) store.Persister {
 	if err := checkSID(sid); err != nil {
 		panic(err)
 	}
@@ -98,9 +98,9 @@ func (p *persister) Flush(ctx context.Context) error {
 
 var errStopped = errors.New("jsstore: persister stopped")
 
-func (p *persister) Stats() sessions.PersistStats {
+func (p *persister) Stats() store.PersistStats {
 	durable := p.durable.Load()
-	st := sessions.PersistStats{Errors: p.errs.Load(), Gaps: p.gaps.Load()}
+	st := store.PersistStats{Errors: p.errs.Load(), Gaps: p.gaps.Load()}
 	if head := p.log.Head(); head > durable {
 		st.LagFrames = head - durable
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -81,7 +81,7 @@ func TestPersistMaxLagOverflowOneGap(t *testing.T) {
 	appendFrames(t, l, 2001, 2100, never)
 	flush(t, p)
 	stored, _ := feedAll(t, st, "s1")
-	var gaps []sessions.StoredFrame
+	var gaps []store.StoredFrame
 	next := uint64(1)
 	for _, f := range stored {
 		if f.Seq != next {

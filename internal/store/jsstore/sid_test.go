@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -22,7 +22,7 @@ func TestBadSessionIDs(t *testing.T) {
 	flush(t, p)
 	p.Stop()
 	for _, sid := range []string{"", "*", ">", "a.b", "a b", "victim.x", "é", string(make([]byte, 129))} {
-		_, err := st.Feed(ctx, sid, false, func(sessions.StoredFrame) error { return nil })
+		_, err := st.Feed(ctx, sid, false, func(store.StoredFrame) error { return nil })
 		errs := map[string]error{
 			"Feed":   err,
 			"Fork":   st.Fork(ctx, sid, 0, nil),
@@ -30,8 +30,8 @@ func TestBadSessionIDs(t *testing.T) {
 			"Delete": st.Dir().Delete(ctx, sid),
 		}
 		_, _, errs["Get"] = st.Dir().Get(ctx, sid)
-		_, errs["Create"] = st.Dir().Create(ctx, sessions.DirEntry{ID: sid})
-		_, errs["Update"] = st.Dir().Update(ctx, sessions.DirEntry{ID: sid}, 1)
+		_, errs["Create"] = st.Dir().Create(ctx, store.DirEntry{ID: sid})
+		_, errs["Update"] = st.Dir().Update(ctx, store.DirEntry{ID: sid}, 1)
 		for op, err := range errs {
 			if !errors.Is(err, jsstore.ErrBadSessionID) {
 				t.Errorf("%s(%q) = %v, want ErrBadSessionID", op, sid, err)

@@ -1,4 +1,4 @@
-package sessions
+package store
 
 import (
 	"context"
@@ -106,9 +106,8 @@ type DirEntry struct {
 var (
 	ErrFenced   = errors.New("store: a frame landed after the fence")
 	ErrRevision = errors.New("store: directory entry changed (revision mismatch)")
-	// ErrStoreUnavailable is the store failing a session's hydration or creation; faces answer 503
-	// store_unavailable.
-	ErrStoreUnavailable = errors.New("session store unavailable")
+	// ErrNotFound is a directory without the session's entry; the session core's ErrNotFound is this value.
+	ErrNotFound = errors.New("session not found")
 )
 
 // UndecodableEntries is a directory List that left out entries it could not decode (a damaged store, or an
@@ -119,16 +118,4 @@ type UndecodableEntries struct {
 
 func (e *UndecodableEntries) Error() string {
 	return fmt.Sprintf("store: %d directory entries do not decode: %s", len(e.Keys), strings.Join(e.Keys, ", "))
-}
-
-// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
-// so one damaged entry does not keep every other session from being restored or taken over.
-func (r *Registry) listDir(ctx context.Context) ([]DirEntry, []uint64, error) {
-	entries, revs, err := r.cfg.Store.Dir().List(ctx)
-	var ue *UndecodableEntries
-	if errors.As(err, &ue) {
-		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
-		err = nil
-	}
-	return entries, revs, err
 }
