@@ -238,3 +238,36 @@ func TestHeldFramesArriveAsMessages(t *testing.T) {
 		t.Fatalf("ping: %v", err)
 	}
 }
+
+// endingCtx is a context that ends while the writer looks at it (its first Err), and whose end the writer
+// hears at once: onEnd is the writer's AfterFunc, run before that Err returns.
+type endingCtx struct {
+	context.Context // Background: never done by itself
+	ended           bool
+	onEnd           func()
+}
+
+func (c *endingCtx) Err() error {
+	if c.ended {
+		return context.Canceled
+	}
+	c.ended = true
+	c.onEnd()
+	return nil
+}
+
+// TestWriteAbortedWhenContextEndsAsItStarts: a context that ends as a write starts (after Run looked at it,
+// before the write was counted as begun) must still abort that write; only the watchdog ended it, after
+// timeout/2..timeout.
+func TestWriteAbortedWhenContextEndsAsItStarts(t *testing.T) {
+	ctx := &endingCtx{Context: context.Background()}
+	aborted := false
+	w := Start(ctx, time.Hour, nil, func() { aborted = true })
+	defer w.Stop()
+	ctx.onEnd = w.ctxEnded
+	wrote := false
+	err := w.Run(func() error { wrote = true; return nil })
+	if wrote && !aborted {
+		t.Fatalf("a write began after its context ended and nothing aborted it (Run: %v)", err)
+	}
+}
