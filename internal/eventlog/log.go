@@ -216,6 +216,21 @@ func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
 	return res, nil
 }
 
+// LagBytes is how many bytes lie after seq after (ReadResult.LagBytes), ErrTruncated when after+1 was
+// trimmed. Unlike Read it hands out no wake, so the next append does not allocate one for it: for
+// counters (a persister's stats), not for readers that wait.
+func (l *Log) LagBytes(after uint64) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if after+1 < l.first {
+		return 0, ErrTruncated
+	}
+	if after >= l.next-1 {
+		return 0, nil
+	}
+	return l.total - l.at(int(after+1-l.first)).offset, nil
+}
+
 // Head is the seq of the newest frame, read without locking.
 func (l *Log) Head() uint64 { return l.head.Load() }
 
