@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -49,7 +49,7 @@ func (c *config) checkStore() error {
 
 // dataStore is mode b's open store.
 type dataStore struct {
-	store  sessions.Store
+	store  store.Store
 	nodeID string
 	close  func() // closes the connection, stops the server, releases the lock
 	up     func() bool

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -95,7 +95,7 @@ type clusterStore struct {
 // joinCluster connects to the NATS cluster, opens the store and joins the nodes as cfg.nodeID, all within
 // ctx. state is called at each beat: the registry that reports it is built after the join (it needs the
 // cluster in its Config), so the caller passes a closure over it.
-func (c *config) joinCluster(ctx context.Context, logger *slog.Logger, advertise string, agentNames []string, state func() sessions.StoreState) (*clusterStore, error) {
+func (c *config) joinCluster(ctx context.Context, logger *slog.Logger, advertise string, agentNames []string, state func() store.StoreState) (*clusterStore, error) {
 	urls := c.natsURLs()
 	st, closeConn, err := jsstore.Connect(ctx, jsstore.Remote{
 		URLs: urls, Creds: c.natsCreds, TLSCA: c.natsTLSCA, TLSCert: c.natsTLSCert, TLSKey: c.natsTLSKey,

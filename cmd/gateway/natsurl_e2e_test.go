@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
@@ -52,11 +52,11 @@ func tryStartGateway(t *testing.T, args ...string) (*gateway, error) {
 }
 
 type nodeList struct {
-	Nodes []sessions.NodeInfo `json:"nodes"`
+	Nodes []store.NodeInfo `json:"nodes"`
 }
 
 // waitNodes polls g's GET /v1/nodes until it lists want (ids, sorted), and returns the list.
-func waitNodes(t *testing.T, g *gateway, want ...string) []sessions.NodeInfo {
+func waitNodes(t *testing.T, g *gateway, want ...string) []store.NodeInfo {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -20,10 +20,12 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
 	"github.com/acp-gateway/gateway/internal/confine"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/acp-gateway/gateway/web"
 )
@@ -106,11 +108,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case cfg.natsURL != "":
 		// The registry needs the cluster in its Config and the cluster's beats need the registry's store
 		// state: until the registry exists a beat reports an idle store.
-		state := func() sessions.StoreState {
+		state := func() store.StoreState {
 			if r := regLive.Load(); r != nil {
 				return r.StoreState()
 			}
-			return sessions.StoreState{State: "ok"}
+			return store.StoreState{State: "ok"}
 		}
 		jctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
 		cs, err := cfg.joinCluster(jctx, logger, cfg.advertise(ln.Addr()), names, state)
@@ -125,7 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	m.SetBuildInfo(build.Version, build.Commit, build.Date, build.GoVersion)
 	reg, err = sessions.NewRegistry(sb.configure(sessions.Config{
 		Workdir:             cfg.workdir,
-		Log:                 sessions.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
+		Log:                 eventlog.LogLimits{MaxFrames: cfg.logMaxFrames, MaxBytes: cfg.logMaxBytes},
 		MaxSessions:         cfg.maxSessions,
 		MaxClients:          cfg.maxClients,
 		IdleTTL:             cfg.idleTTL,

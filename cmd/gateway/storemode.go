@@ -5,14 +5,15 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // storeBacking is what a store mode gives the registry and the faces: the store and this node's id (modes b
 // and c), the cluster and the shared WebSocket tickets (mode c). The zero value is memory mode.
 type storeBacking struct {
-	store   sessions.Store
+	store   store.Store
 	nodeID  string
-	cluster sessions.Cluster    // nil unless --nats-url
+	cluster store.Cluster       // nil unless --nats-url
 	tickets httpapi.TicketStore // nil = tickets in this process's memory
 	up      func() bool         // the store's connection is up
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/coder/websocket"
 )
@@ -155,7 +157,7 @@ func TestInitializeNewPromptPermissionEndTurn(t *testing.T) {
 	if want := "You said: hello gateway" + demo.ClosingApplied; text.String() != want {
 		t.Errorf("agent text = %q, want %q", text.String(), want)
 	}
-	if s.Status() != sessions.StatusIdle {
+	if s.Status() != store.StatusIdle {
 		t.Errorf("status after the turn = %s", s.Status())
 	}
 }
@@ -301,7 +303,7 @@ func TestLoadRESTSessionObservedOnWS(t *testing.T) {
 	// the load replays it instead of the turn carrying it.
 	waitFor(t, "available_commands_update in the log", func() bool {
 		r, err := s.Log().Read(0, 64, nil)
-		return err == nil && slices.ContainsFunc(r.Entries, func(e sessions.Entry) bool {
+		return err == nil && slices.ContainsFunc(r.Entries, func(e eventlog.Entry) bool {
 			return bytes.Contains(e.Frame, []byte(`"available_commands_update"`))
 		})
 	})
@@ -457,7 +459,7 @@ func TestCloseSocketLeavesTurnRunning(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	turn := s.CurrentTurn()
-	if turn == nil || s.Status() != sessions.StatusRunning {
+	if turn == nil || s.Status() != store.StatusRunning {
 		t.Fatalf("turn not running after the socket closed (status %s)", s.Status())
 	}
 	pending := s.PendingPermissions()
@@ -728,7 +730,7 @@ func TestLoadTranscriptReplay(t *testing.T) {
 		cfg  sessions.Config
 	}{
 		{"option", Options{LoadReplay: ReplayTranscript}, sessions.Config{}},
-		{"trimmed log", Options{}, sessions.Config{Log: sessions.LogLimits{MaxFrames: 12}}}, // a full turn is ~25 frames; a "quick" one fits
+		{"trimmed log", Options{}, sessions.Config{Log: eventlog.LogLimits{MaxFrames: 12}}}, // a full turn is ~25 frames; a "quick" one fits
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnvCfg(t, c.opts, c.cfg)

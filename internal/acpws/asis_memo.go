@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // asIsMemos shares forwardsAsIs's answers among the sockets of one Handler that forward the same log: the
@@ -13,7 +13,7 @@ import (
 // for each other: a writer that finds no answer scans the frame itself.
 type asIsMemos struct {
 	mu    sync.Mutex
-	byLog map[*sessions.Log]*asIsMemo // Guarded by mu; the logs some socket attached to.
+	byLog map[*eventlog.Log]*asIsMemo // Guarded by mu; the logs some socket attached to.
 }
 
 // asIsMemo is one log's answers. Its slots are made when a second socket attaches: a socket alone has
@@ -28,11 +28,11 @@ type asIsMemo struct {
 const memoSlots = 512
 
 // acquire returns l's memo for one more attachment; release it when the attachment ends.
-func (m *asIsMemos) acquire(l *sessions.Log) *asIsMemo {
+func (m *asIsMemos) acquire(l *eventlog.Log) *asIsMemo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byLog == nil {
-		m.byLog = map[*sessions.Log]*asIsMemo{}
+		m.byLog = map[*eventlog.Log]*asIsMemo{}
 	}
 	memo := m.byLog[l]
 	if memo == nil {
@@ -45,7 +45,7 @@ func (m *asIsMemos) acquire(l *sessions.Log) *asIsMemo {
 	return memo
 }
 
-func (m *asIsMemos) release(l *sessions.Log, memo *asIsMemo) {
+func (m *asIsMemos) release(l *eventlog.Log, memo *asIsMemo) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if memo.refs--; memo.refs == 0 && m.byLog[l] == memo {
@@ -55,7 +55,7 @@ func (m *asIsMemos) release(l *sessions.Log, memo *asIsMemo) {
 
 // asIs is forwardsAsIs(e.Frame), answered from the memo when another socket already scanned the frame. A
 // log never gives one seq to two frames, so the seq names the frame.
-func (memo *asIsMemo) asIs(e sessions.Entry) bool {
+func (memo *asIsMemo) asIs(e eventlog.Entry) bool {
 	slots := memo.slots.Load()
 	if slots == nil {
 		return forwardsAsIs(e.Frame)

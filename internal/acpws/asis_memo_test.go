@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // TestAsIsMemoAnswersBySeq: the memo answers a seq it holds without scanning, scans one it does not hold
 // (another frame in the same slot) and answers as forwardsAsIs would.
 func TestAsIsMemoAnswersBySeq(t *testing.T) {
 	var m asIsMemos
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	memo := m.acquire(l)
 	if memo.slots.Load() != nil {
 		t.Fatal("a memo with one attachment has slots")
@@ -22,18 +22,18 @@ func TestAsIsMemoAnswersBySeq(t *testing.T) {
 	}
 	update := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"plan"}}}`)
 	user := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"user_message_chunk"}}}`)
-	if !memo.asIs(sessions.Entry{Seq: 7, Frame: update}) {
+	if !memo.asIs(eventlog.Entry{Seq: 7, Frame: update}) {
 		t.Fatal("plan update not as is")
 	}
 	// The memo's answer for seq 7 stands whatever bytes come with it: the seq names the frame.
-	if !memo.asIs(sessions.Entry{Seq: 7, Frame: user}) {
+	if !memo.asIs(eventlog.Entry{Seq: 7, Frame: user}) {
 		t.Fatal("seq 7 was not answered from the memo")
 	}
 	// Seq 7+memoSlots lands in the same slot: it is scanned, not confused with 7.
-	if memo.asIs(sessions.Entry{Seq: 7 + memoSlots, Frame: user}) {
+	if memo.asIs(eventlog.Entry{Seq: 7 + memoSlots, Frame: user}) {
 		t.Fatal("a user chunk in a reused slot was answered as is")
 	}
-	if memo.asIs(sessions.Entry{Seq: 7, Frame: user}) {
+	if memo.asIs(eventlog.Entry{Seq: 7, Frame: user}) {
 		t.Fatal("seq 7 still answered after its slot was reused")
 	}
 	m.release(l, other)

@@ -35,7 +35,7 @@
 // face shares (frameout: no per-frame context, a watchdog ends a write stuck past WriteTimeout). It is fed by
 // a bounded queue of operations (responses, attach/replay steps) and by the event logs of the sessions this
 // connection attached to (session/new, session/load, session/resume): it reads each log through its own
-// sessions.Cursor, so the agent and the log never wait for this socket. While it has nothing to write it waits
+// eventlog.Cursor, so the agent and the log never wait for this socket. While it has nothing to write it waits
 // on a fixed set of channels: a log with nothing new has one watcher goroutine that wakes the writer when the
 // log grows. A connection that falls more than QueueFrames/QueueBytes behind a live log is ended (a socket
 // with 4001; raw ACP has no resync: the client reconnects and calls session/load). At most Options.MaxConns

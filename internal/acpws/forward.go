@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
-	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
 // logFrame is the part of a logged frame the writer looks at to decide whether to forward it.
@@ -27,7 +27,7 @@ type logFrame struct {
 
 // forward writes one log frame if this socket forwards it. Most frames are updates every socket forwards
 // as they are (forwardsAsIs); the others are decoded to see whose turn, which permission.
-func (w *writer) forward(a *attachment, e sessions.Entry) error {
+func (w *writer) forward(a *attachment, e eventlog.Entry) error {
 	if a.memo.asIs(e) {
 		return w.writeFor(a.s.ID, e.Frame)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -321,7 +322,7 @@ func TestFSClientDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the turn to end", func() bool { return s.Status() == sessions.StatusIdle })
+	waitFor(t, "the turn to end", func() bool { return s.Status() == store.StatusIdle })
 	if got := runScript(t, watcher, sid, "read "+e.dir+"/a.txt", noRequests(t)); got != "ok \"from disk\"\n" {
 		t.Fatalf("after the fs client left, agent saw %q", got)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestPromptWhileAnotherSessionReattaches: while an `/acp` session/prompt re-attaches one session (its
@@ -32,7 +33,7 @@ func TestPromptWhileAnotherSessionReattaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	heldID := cl.request("session/prompt", textPrompt(held, "1 1"))
-	waitFor(t, "the re-attach", func() bool { return s.Status() == sessions.StatusStarting })
+	waitFor(t, "the re-attach", func() bool { return s.Status() == store.StatusStarting })
 
 	before, resp := cl.call("session/prompt", textPrompt(live, "2 3"))
 	if resp.Error != nil || !strings.Contains(string(resp.Result), `"end_turn"`) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // floodAgent is testagent in flood mode (a prompt "N SIZE" answers N chunks, then end_turn) as agent name.
@@ -105,7 +106,7 @@ func TestPromptNotResumable(t *testing.T) {
 		t.Fatalf("prompt: %s", resp.raw)
 	}
 	s, err := e.reg.Get(sid)
-	if err != nil || s.Status() != sessions.StatusDetached {
+	if err != nil || s.Status() != store.StatusDetached {
 		t.Fatalf("after the refused prompt: %v %v", err, s.Status())
 	}
 }

@@ -11,14 +11,15 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // feedFailingStore is a real store whose Feed (the load of a restored session) fails.
-type feedFailingStore struct{ sessions.Store }
+type feedFailingStore struct{ store.Store }
 
-func (feedFailingStore) Feed(context.Context, string, bool, func(sessions.StoredFrame) error) (uint64, error) {
+func (feedFailingStore) Feed(context.Context, string, bool, func(store.StoredFrame) error) (uint64, error) {
 	return 0, errors.New("store down")
 }
 
@@ -27,7 +28,7 @@ func (feedFailingStore) Feed(context.Context, string, bool, func(sessions.Stored
 // -32002 (resource not found), which would make a client forget a session that still exists.
 func TestStoreErrorIsNotResourceNotFound(t *testing.T) {
 	srv := natstest.Embedded(t)
-	open := func() sessions.Store {
+	open := func() store.Store {
 		st, err := jsstore.Open(context.Background(), srv.Connect(), jsstore.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -17,7 +18,7 @@ var errSlow = &closeErr{Code: codeSlowClient, Reason: reasonSlow}
 type attachment struct {
 	s           *sessions.Session
 	replayUntil uint64              // frames up to this seq are history: no permission requests, no lag count
-	cur         *sessions.Cursor    // position and lag in s's log
+	cur         *eventlog.Cursor    // position and lag in s's log
 	wake        <-chan struct{}     // from the last read; closed when the log has more
 	watch       <-chan struct{}     // the wake a watcher goroutine waits on (see writer.watch)
 	gone        chan struct{}       // closed when the attachment is replaced or ends: its watcher ends
@@ -44,7 +45,7 @@ func (w *writer) attach(s *sessions.Session, from, replayUntil uint64) *attachme
 	a := &attachment{
 		s:           s,
 		replayUntil: replayUntil,
-		cur:         s.NewCursor(from, replayUntil, sessions.FollowLimits{Frames: o.QueueFrames, Bytes: o.QueueBytes}),
+		cur:         s.NewCursor(from, replayUntil, eventlog.FollowLimits{Frames: o.QueueFrames, Bytes: o.QueueBytes}),
 		gone:        make(chan struct{}),
 		asked:       map[string]struct{}{},
 		memo:        w.c.h.memos.acquire(s.Log()),
@@ -229,16 +230,16 @@ func (w *writer) pump(a *attachment, limit uint64) (int, error) {
 		return 0, nil
 	}
 	b, err := a.cur.Next()
-	if errors.Is(err, sessions.ErrTruncated) && a.cur.Replaying() {
+	if errors.Is(err, eventlog.ErrTruncated) && a.cur.Replaying() {
 		// Replaying history the log no longer holds entirely: start at its oldest frame.
 		first, _ := a.s.Log().Bounds()
 		a.cur.Advance(first - 1)
 		b, err = a.cur.Next()
 	}
 	switch {
-	case errors.Is(err, sessions.ErrTruncated):
+	case errors.Is(err, eventlog.ErrTruncated):
 		return 0, &closeErr{Code: codeSlowClient, Reason: reasonTruncated}
-	case errors.Is(err, sessions.ErrEvicted):
+	case errors.Is(err, eventlog.ErrEvicted):
 		return 0, errSlow
 	case err != nil:
 		return 0, err

@@ -5,5 +5,5 @@
 //
 // It exists so that the faces cannot drift apart: a client that stops reading is dropped the same way
 // everywhere, writes cost the same everywhere, and every face is counted. Which frames a face sends, and
-// when, is the face's business; where they come from is the session's log cursor (sessions.Cursor).
+// when, is the face's business; where they come from is the session's log cursor (eventlog.Cursor).
 package frameout

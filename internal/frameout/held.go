@@ -27,12 +27,14 @@ var heldBufs = sync.Pool{New: func() any { b := make([]byte, 0, heldLimit); retu
 // the flag and the buffer, never I/O: whoever writes takes what is held and sends it ahead of its own bytes.
 // A write that takes it does so while the face still holds, so the face's next frame queues behind it on
 // coder/websocket's lock; frames are never reordered, and a control frame only ever goes between messages.
+// A write that carries a control frame is never held: a client's ping or close must not wait for the face.
 type HeldConn struct {
 	net.Conn // Static after construction.
 
-	mu   sync.Mutex
-	hold bool    // Guarded by mu: writes are held until Flush.
-	buf  *[]byte // Guarded by mu: the held bytes, from heldBufs; nil when none.
+	mu     sync.Mutex
+	hold   bool      // Guarded by mu: writes are held until Flush.
+	buf    *[]byte   // Guarded by mu: the held bytes, from heldBufs; nil when none.
+	frames frameScan // Guarded by mu: where the written frames begin.
 }
 
 // Hold makes later writes wait for Flush (or for heldLimit).
@@ -57,10 +59,12 @@ func (c *HeldConn) Flush() error {
 	return err
 }
 
-// Write holds p while the face holds and it fits; otherwise it sends what is held and p.
+// Write holds p while the face holds, it fits and it carries no control frame; otherwise it sends what is
+// held and p.
 func (c *HeldConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.hold && len(p) <= heldLimit && (c.buf == nil || len(*c.buf)+len(p) <= heldLimit) {
+	control := c.frames.scan(p)
+	if c.hold && !control && len(p) <= heldLimit && (c.buf == nil || len(*c.buf)+len(p) <= heldLimit) {
 		if c.buf == nil {
 			c.buf = heldBufs.Get().(*[]byte)
 		}

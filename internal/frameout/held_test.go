@@ -2,6 +2,7 @@ package frameout
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"strings"
 	"sync"
@@ -28,14 +29,38 @@ func (c *recordingConn) got() []string {
 	return append([]string(nil), c.writes...)
 }
 
+// wsFrame is a frame as a server sends it (final, unmasked) of opcode with payload.
+func wsFrame(opcode byte, payload string) string {
+	h := []byte{0x80 | opcode}
+	switch n := len(payload); {
+	case n < 126:
+		h = append(h, byte(n))
+	case n < 1<<16:
+		h = binary.BigEndian.AppendUint16(append(h, 126), uint16(n))
+	default:
+		h = binary.BigEndian.AppendUint64(append(h, 127), uint64(n))
+	}
+	return string(h) + payload
+}
+
+// WebSocket opcodes the tests write.
+const (
+	opText  = 0x1
+	opClose = 0x8
+	opPong  = 0xA
+)
+
 func TestHeldConnSendsHeldWritesInOne(t *testing.T) {
 	rc := &recordingConn{}
 	c := &HeldConn{Conn: rc}
 	c.Hold()
+	var want strings.Builder
 	for _, s := range []string{"a", "bb", "ccc"} {
-		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+		f := wsFrame(opText, s)
+		if n, err := c.Write([]byte(f)); n != len(f) || err != nil {
 			t.Fatal(n, err)
 		}
+		want.WriteString(f)
 	}
 	if w := rc.got(); len(w) != 0 {
 		t.Fatalf("held writes went out: %q", w)
@@ -43,26 +68,25 @@ func TestHeldConnSendsHeldWritesInOne(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if w := rc.got(); len(w) != 1 || w[0] != "abbccc" {
-		t.Fatalf("writes %q, want one \"abbccc\"", w)
+	if w := rc.got(); len(w) != 1 || w[0] != want.String() {
+		t.Fatalf("writes %q, want one %q", w, want.String())
 	}
 	// Not holding: each write goes out at once; an empty flush writes nothing.
-	c.Write([]byte("d"))
+	c.Write([]byte(wsFrame(opText, "d")))
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if w := rc.got(); len(w) != 2 || w[1] != "d" {
+	if w := rc.got(); len(w) != 2 || w[1] != wsFrame(opText, "d") {
 		t.Fatalf("writes %q, want \"d\" at once", w)
 	}
 }
 
-// A write from another goroutine (a pong) while the face holds is held with the frames, and a write that
-// would pass heldLimit takes everything held with it, in order.
+// A write that would pass heldLimit takes everything held with it, in order.
 func TestHeldConnLimitAndOrder(t *testing.T) {
 	rc := &recordingConn{}
 	c := &HeldConn{Conn: rc}
 	c.Hold()
-	frame := strings.Repeat("f", 1000)
+	frame := wsFrame(opText, strings.Repeat("f", 996)) // 1000 bytes with its header
 	var want bytes.Buffer
 	for range heldLimit / 1000 {
 		c.Write([]byte(frame))
@@ -73,7 +97,7 @@ func TestHeldConnLimitAndOrder(t *testing.T) {
 	}
 	c.Write([]byte(frame)) // past the limit
 	want.WriteString(frame)
-	big := strings.Repeat("B", heldLimit+1) // larger than the limit on its own
+	big := wsFrame(opText, strings.Repeat("B", heldLimit+1)) // larger than the limit on its own
 	c.Write([]byte(big))
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
@@ -82,6 +106,40 @@ func TestHeldConnLimitAndOrder(t *testing.T) {
 	w := rc.got()
 	if len(w) != 3 || w[0]+w[1] != want.String() || w[2] != big {
 		t.Fatalf("%d writes of %v bytes; want the held frames with the one past the limit, then the big one", len(w), lens(w))
+	}
+}
+
+// TestHeldConnSendsControlFramesAtOnce: a pong or a close frame (written by coder/websocket's reader while
+// the face holds its frames) goes out at once, with the held frames ahead of it; it was held until the face
+// flushed, so a client's ping or close handshake waited on a busy face. Bytes of a data frame that merely
+// look like a control frame's header (a payload split across writes) are held as before.
+func TestHeldConnSendsControlFramesAtOnce(t *testing.T) {
+	rc := &recordingConn{}
+	c := &HeldConn{Conn: rc}
+	c.Hold()
+	data := wsFrame(opText, "held")
+	c.Write([]byte(data))
+	pong := wsFrame(opPong, "")
+	c.Write([]byte(pong))
+	if w := rc.got(); len(w) != 1 || w[0] != data+pong {
+		t.Fatalf("writes %q after a pong while holding, want the held frame and the pong at once", w)
+	}
+
+	// A data frame whose payload arrives in parts, the second starting with the bytes of a close header.
+	long := wsFrame(opText, "\x88\x02"+strings.Repeat("x", 200))
+	c.Write([]byte(long[:4]))
+	c.Write([]byte(long[4:]))
+	if w := rc.got(); len(w) != 1 {
+		t.Fatalf("a data frame's payload went out while holding: %q", w[1:])
+	}
+	closing := wsFrame(opClose, "\x03\xe8")
+	c.Write([]byte(closing[:1])) // a header split across writes (a full bufio buffer) still counts
+	c.Write([]byte(closing[1:]))
+	if w := rc.got(); len(w) != 3 || w[1] != long+closing[:1] || w[2] != closing[1:] {
+		t.Fatalf("writes %q after a close frame while holding, want the held frame and the close at once", w[1:])
+	}
+	if err := c.Flush(); err != nil || len(rc.got()) != 3 {
+		t.Fatalf("a flush after the control frames wrote %q (err %v)", rc.got()[3:], err)
 	}
 }
 

@@ -46,9 +46,12 @@ func Start(ctx context.Context, timeout time.Duration, face *metrics.Face, abort
 	w := &Writer{ctx: ctx, timeout: timeout, abort: abort, face: face}
 	w.dog = time.AfterFunc(time.Hour, w.watch) // armed below, once w.dog is set for watch to re-arm
 	w.dog.Reset(timeout / 2)
-	w.stopOnCancel = context.AfterFunc(ctx, func() { w.abortIf(func() bool { return w.writing() }, nil) })
+	w.stopOnCancel = context.AfterFunc(ctx, w.ctxEnded)
 	return w
 }
+
+// ctxEnded aborts the write in progress, if any, when the writer's context ends.
+func (w *Writer) ctxEnded() { w.abortIf(w.writing, nil) }
 
 // Stop disarms the watchdog; the writer must not be used after.
 func (w *Writer) Stop() {
@@ -93,12 +96,17 @@ func (w *Writer) Write(n int, write func() error) error {
 	return err
 }
 
-// Run runs write under the watchdog without counting a frame (an SSE heartbeat).
+// Run runs write under the watchdog without counting a frame (an SSE heartbeat). The context is looked at
+// once the write counts as begun: a context that ends after the look finds a write in progress and aborts it.
 func (w *Writer) Run(write func() error) error {
+	k := w.started.Add(1)
 	if err := w.ctx.Err(); err != nil {
+		w.done.Store(k)
 		return err
 	}
-	return w.run(write)
+	err := write()
+	w.done.Store(k)
+	return err
 }
 
 func (w *Writer) run(write func() error) error {

@@ -163,7 +163,7 @@ func TestWriteWatchdogEndsStuckFlush(t *testing.T) {
 }
 
 // TestHeldFramesArriveAsMessages: frames held and flushed together reach the peer as one message each, in
-// order, and a pong the peer's ping asks for while frames are held is not lost.
+// order (a pong while frames are held: TestPingAnsweredWhileHolding).
 func TestHeldFramesArriveAsMessages(t *testing.T) {
 	c, held, cc := heldPeers(t)
 	go func() { // the server's reader answers pings
@@ -209,32 +209,74 @@ func TestHeldFramesArriveAsMessages(t *testing.T) {
 			t.Fatalf("message %d never arrived", i)
 		}
 	}
-	// A ping from the client while the server holds: the pong rides with the held frames or goes out
-	// with the flush.
-	held.Hold()
-	pinged := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		pinged <- cc.Ping(ctx) // needs a reader on cc: the next Read below drives it
-	}()
-	go func() { _, _, _ = cc.Read(context.Background()) }()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		held.mu.Lock()
-		waiting := held.buf != nil
-		held.mu.Unlock()
-		if waiting {
-			break // the pong is held
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pong was neither held nor sent")
-		}
-		time.Sleep(time.Millisecond)
+}
+
+// endingCtx is a context that ends while the writer looks at it (its first Err), and whose end the writer
+// hears at once: onEnd is the writer's AfterFunc, run before that Err returns.
+type endingCtx struct {
+	context.Context // Background: never done by itself
+	ended           bool
+	onEnd           func()
+}
+
+func (c *endingCtx) Err() error {
+	if c.ended {
+		return context.Canceled
 	}
-	if err := w.Flush(); err != nil {
+	c.ended = true
+	c.onEnd()
+	return nil
+}
+
+// TestWriteAbortedWhenContextEndsAsItStarts: a context that ends as a write starts (after Run looked at it,
+// before the write was counted as begun) must still abort that write; only the watchdog ended it, after
+// timeout/2..timeout.
+func TestWriteAbortedWhenContextEndsAsItStarts(t *testing.T) {
+	ctx := &endingCtx{Context: context.Background()}
+	aborted := false
+	w := Start(ctx, time.Hour, nil, func() { aborted = true })
+	defer w.Stop()
+	ctx.onEnd = w.ctxEnded
+	wrote := false
+	err := w.Run(func() error { wrote = true; return nil })
+	if wrote && !aborted {
+		t.Fatalf("a write began after its context ended and nothing aborted it (Run: %v)", err)
+	}
+}
+
+// TestPingAnsweredWhileHolding: a client's ping is answered while the face holds frames it has not flushed
+// (a writer behind a flood flushes only once it catches up); the pong waited for the face's next flush.
+func TestPingAnsweredWhileHolding(t *testing.T) {
+	c, held, cc := heldPeers(t)
+	go func() { // the server's reader answers pings
+		for {
+			if _, _, err := c.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	w := Start(context.Background(), time.Hour, nil, func() { c.CloseNow() }).Batch(held)
+	defer w.Stop()
+	frame := []byte(`{"held":true}`)
+	if err := w.Write(len(frame), func() error { return c.Write(context.Background(), websocket.MessageText, frame) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-pinged; err != nil {
-		t.Fatalf("ping: %v", err)
+	got := make(chan string, 1)
+	go func() { // the client's reader takes the frame and, behind it, the pong
+		for {
+			_, b, err := cc.Read(context.Background())
+			if err != nil {
+				return
+			}
+			got <- string(b)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a bound for a failing run, not a timing
+	defer cancel()
+	if err := cc.Ping(ctx); err != nil {
+		t.Fatalf("ping while the face holds a frame: %v", err)
+	}
+	if b := <-got; b != string(frame) {
+		t.Fatalf("the held frame arrived as %q", b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -153,7 +154,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 	defer out.Stop()
 	sink := &sseSink{w: held, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
 	// A share that ends (sessions.ErrLost) ends the stream: reconnecting gets 404 like any unknown session.
-	if err := sub.Follow(start, sink, s.streamLimits()); errors.Is(err, sessions.ErrEvicted) {
+	if err := sub.Follow(start, sink, s.streamLimits()); errors.Is(err, eventlog.ErrEvicted) {
 		face.Evicted()
 	}
 	_ = out.Flush() // under the watchdog: the response's own flush when the handler returns has none
@@ -237,7 +238,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 			defer sink.wait.Stop()
 		}
 	}
-	err := sess.Follow(start, sink, sessions.FollowLimits{})
+	err := sess.Follow(start, sink, eventlog.FollowLimits{})
 	if err != nil && !errors.Is(err, errPageDone) && !errors.Is(err, sessions.ErrSessionClosed) {
 		return err
 	}

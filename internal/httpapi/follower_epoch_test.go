@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -55,16 +55,16 @@ func TestFollowerPageEpoch(t *testing.T) {
 	var head uint64
 	next := uuid.NewString()
 	for attempt := 0; ; attempt++ { // the owner may still be storing a frame (the demo's commands): read again
-		fence, err := st.Feed(ctx, id, false, func(f sessions.StoredFrame) error { head = f.Seq; return nil })
+		fence, err := st.Feed(ctx, id, false, func(f store.StoredFrame) error { head = f.Seq; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
 		frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"_gateway/session_status","params":{"status":"idle","_meta":{"gateway":{"seq":%d,"epoch":%q}}}}`, head+1, next)
-		err = st.Fork(ctx, id, fence, []sessions.StoredFrame{{Seq: head + 1, Epoch: next, Frame: []byte(frame)}})
+		err = st.Fork(ctx, id, fence, []store.StoredFrame{{Seq: head + 1, Epoch: next, Frame: []byte(frame)}})
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, sessions.ErrFenced) || attempt == 20 {
+		if !errors.Is(err, store.ErrFenced) || attempt == 20 {
 			t.Fatal(err)
 		}
 	}

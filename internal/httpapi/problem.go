@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -101,7 +102,7 @@ func toProblem(err error) *Problem {
 		p := problem(http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry")
 		p.RetryAfter = 5
 		return p
-	case errors.Is(err, sessions.ErrOwnerUnavailable):
+	case errors.Is(err, store.ErrOwnerUnavailable):
 		p := problem(http.StatusServiceUnavailable, "owner_unavailable", "the node that runs this session did not answer; retry")
 		p.RetryAfter = 5
 		return p

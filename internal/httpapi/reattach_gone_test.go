@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestPromptClientGoneDuringReattach: a REST client that goes away while its prompt re-attaches a detached
@@ -49,10 +50,10 @@ func TestPromptClientGoneDuringReattach(t *testing.T) {
 		}
 		sent <- err
 	}()
-	waitStatus(t, sess, sessions.StatusStarting)
+	waitStatus(t, sess, store.StatusStarting)
 	cancel() // the client goes away while the agent loads
 	<-sent
-	waitStatus(t, sess, sessions.StatusDetached)
+	waitStatus(t, sess, store.StatusDetached)
 	if _, head := sess.Log().Bounds(); head != headBefore {
 		t.Errorf("the abandoned prompt changed the log: head %d, was %d", head, headBefore)
 	}
@@ -62,7 +63,7 @@ func TestPromptClientGoneDuringReattach(t *testing.T) {
 }
 
 // waitStatus polls until the session has status st (bounded).
-func waitStatus(t *testing.T, s *sessions.Session, st sessions.Status) {
+func waitStatus(t *testing.T, s *sessions.Session, st store.Status) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for s.Status() != st {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/acpws"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/ws"
@@ -203,8 +204,8 @@ func requireUpgrade(h http.HandlerFunc) http.Handler {
 	})
 }
 
-func (s *Server) streamLimits() sessions.FollowLimits {
-	lim := sessions.FollowLimits{Frames: s.StreamQueueFrames, Bytes: s.StreamQueueBytes}
+func (s *Server) streamLimits() eventlog.FollowLimits {
+	lim := eventlog.FollowLimits{Frames: s.StreamQueueFrames, Bytes: s.StreamQueueBytes}
 	if lim.Frames <= 0 {
 		lim.Frames = 4096
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) putShare(w http.ResponseWriter, r *http.Request) error {
 	if err := sess.ShareAs(principal.From(r.Context()), with, role); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sessions.Share{Principal: with, Role: role})
+	writeJSON(w, http.StatusOK, store.Share{Principal: with, Role: role})
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // This file holds the few session methods the raw-ACP face (`/acp`, package acpws) needs beyond what the
@@ -48,7 +50,7 @@ func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (jso
 func (s *Session) AgentAuthMethods() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status == StatusStarting {
+	if s.status == store.StatusStarting {
 		return nil
 	}
 	return nullToNil(s.initInfo.AuthMethods)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -115,7 +116,7 @@ func TestCancelEscalationInFakeTime(t *testing.T) {
 		if len(closer) != 1 || closer[0].Seq > end.Seq {
 			t.Fatalf("closers %+v, turn_ended at %d", closer, end.Seq)
 		}
-		if v := s.View(); v.Status != StatusFailed || !strings.Contains(v.StatusReason, "cancel") {
+		if v := s.View(); v.Status != store.StatusFailed || !strings.Contains(v.StatusReason, "cancel") {
 			t.Fatalf("view %+v", v)
 		}
 	})

@@ -9,24 +9,25 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // createGateStore holds its registry's directory creates until release is closed, signalling entered first.
 type createGateStore struct {
-	sessions.Store
+	store.Store
 	dir *createGateDir
 }
 
-func (g *createGateStore) Dir() sessions.Directory { return g.dir }
+func (g *createGateStore) Dir() store.Directory { return g.dir }
 
 type createGateDir struct {
-	sessions.Directory
+	store.Directory
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (g *createGateDir) Create(ctx context.Context, e sessions.DirEntry) (uint64, error) {
+func (g *createGateDir) Create(ctx context.Context, e store.DirEntry) (uint64, error) {
 	select {
 	case g.entered <- struct{}{}:
 	default:
@@ -46,7 +47,7 @@ func TestCreateRoutedWhileShuttingDownLeavesNoSession(t *testing.T) {
 	gd := &createGateDir{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { close(gd.release) }) }
-	a := newClusterNodeWith(t, srv, workdir, "a", func(st sessions.Store) sessions.Store {
+	a := newClusterNodeWith(t, srv, workdir, "a", func(st store.Store) store.Store {
 		gd.Directory = st.Dir()
 		return &createGateStore{Store: st, dir: gd}
 	})

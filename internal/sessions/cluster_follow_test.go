@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -52,7 +53,7 @@ func newClusterNode(t *testing.T, srv *natstest.Server, workdir, id string) *clu
 }
 
 // newClusterNodeWith is newClusterNode with the registry's store wrapped by wrap (nil = none).
-func newClusterNodeWith(t *testing.T, srv *natstest.Server, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
+func newClusterNodeWith(t *testing.T, srv *natstest.Server, workdir, id string, wrap func(store.Store) store.Store) *clusterNode {
 	t.Helper()
 	return newClusterNodeConnWith(t, srv.Connect(), workdir, id, wrap)
 }
@@ -63,20 +64,20 @@ func newClusterNodeConn(t *testing.T, nc *nats.Conn, workdir, id string) *cluste
 	return newClusterNodeConnWith(t, nc, workdir, id, nil)
 }
 
-func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(sessions.Store) sessions.Store) *clusterNode {
+func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(store.Store) store.Store) *clusterNode {
 	t.Helper()
 	return newClusterNodeConfig(t, nc, workdir, id, wrap, nil)
 }
 
 // newClusterNodeConfig is newClusterNodeConnWith with the registry's configuration changed by edit (nil =
 // none) before the registry is made.
-func newClusterNodeConfig(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(sessions.Store) sessions.Store, edit func(*sessions.Config)) *clusterNode {
+func newClusterNodeConfig(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(store.Store) store.Store, edit func(*sessions.Config)) *clusterNode {
 	t.Helper()
 	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st sessions.Store = js
+	var st store.Store = js
 	if wrap != nil {
 		st = wrap(js)
 	}
@@ -158,7 +159,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if v := s.View(); v.Node != "a" {
 		t.Fatalf("owner view says node %q", v.Node)
 	}
-	eventually(t, "the follower idle", func() bool { return f.Status() == sessions.StatusIdle })
+	eventually(t, "the follower idle", func() bool { return f.Status() == store.StatusIdle })
 	if _, err := b.reg.GetAs(bob, s.ID); !errors.Is(err, sessions.ErrNotFound) {
 		t.Fatalf("a stranger on node b got %v", err)
 	}
@@ -216,7 +217,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if err := f.SetModeAs(ctx, alice, "nope"); err == nil {
 		t.Fatal("an unknown mode through b was accepted")
 	}
-	if err := f.ShareAs(alice, bob.ID, sessions.ShareViewer); err != nil {
+	if err := f.ShareAs(alice, bob.ID, store.ShareViewer); err != nil {
 		t.Fatal(err)
 	}
 	if !s.VisibleTo(bob) {
@@ -259,7 +260,7 @@ func TestCreateOnAnotherNode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create on a through b: %v", err)
 	}
-	if v := f.View(); v.Node != "a" || v.Status != sessions.StatusIdle {
+	if v := f.View(); v.Node != "a" || v.Status != store.StatusIdle {
 		t.Fatalf("view through b: node %q status %q", v.Node, v.Status)
 	}
 	s, err := a.reg.GetAs(alice, f.ID)
@@ -286,7 +287,7 @@ func TestCreateOnAnotherNode(t *testing.T) {
 
 	// With node a gone, node b answers owner_unavailable, and reads still work from the store.
 	a.stop(t)
-	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, store.ErrOwnerUnavailable) {
 		t.Fatalf("prompt with the owner gone: %v", err)
 	}
 	if f.Detail().LastSeq == 0 {
@@ -304,7 +305,7 @@ func TestFollowerListsFromDirectory(t *testing.T) {
 	}
 	eventually(t, "b to list a's session", func() bool {
 		l := b.reg.ListAs(alice)
-		return len(l) == 1 && l[0].ID == s.ID && l[0].View().Status == sessions.StatusIdle
+		return len(l) == 1 && l[0].ID == s.ID && l[0].View().Status == store.StatusIdle
 	})
 	if len(b.reg.ListAs(principal.Principal{ID: "eve", Role: principal.RoleUser})) != 0 {
 		t.Fatal("a stranger lists a's session on b")
@@ -315,13 +316,13 @@ func TestFollowerListsFromDirectory(t *testing.T) {
 
 // gatedStore holds back the frames a follower's feed delivers past seq `open` until release is closed.
 type gatedStore struct {
-	sessions.Store
+	store.Store
 	open    uint64
 	release chan struct{}
 }
 
-func (g *gatedStore) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
-	return g.Store.Follow(ctx, sid, func(f sessions.StoredFrame) error {
+func (g *gatedStore) Follow(ctx context.Context, sid string, fn func(store.StoredFrame) error, caughtUp func()) error {
+	return g.Store.Follow(ctx, sid, func(f store.StoredFrame) error {
 		if f.Seq > g.open {
 			select {
 			case <-g.release:
@@ -342,7 +343,7 @@ func TestFollowerResumeAheadOfItsCopy(t *testing.T) {
 	workdir := t.TempDir()
 	a := newClusterNode(t, srv, workdir, "a")
 	gate := &gatedStore{release: make(chan struct{})}
-	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store { gate.Store = st; return gate })
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st store.Store) store.Store { gate.Store = st; return gate })
 	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
 	if err != nil {
 		t.Fatal(err)
@@ -378,16 +379,16 @@ func testLogger(id string) *slog.Logger {
 // holdAfterStore passes a follower's frames up to and including the first one that matches, then holds the rest
 // until release is closed.
 type holdAfterStore struct {
-	sessions.Store
+	store.Store
 	match   func(frame []byte) bool
 	release chan struct{}
 	held    chan struct{} // closed when the matching frame has been passed on
 	once    sync.Once
 }
 
-func (h *holdAfterStore) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
+func (h *holdAfterStore) Follow(ctx context.Context, sid string, fn func(store.StoredFrame) error, caughtUp func()) error {
 	passed := false
-	return h.Store.Follow(ctx, sid, func(f sessions.StoredFrame) error {
+	return h.Store.Follow(ctx, sid, func(f store.StoredFrame) error {
 		if passed {
 			select {
 			case <-h.release:
@@ -415,7 +416,7 @@ func TestFollowerPolicyAnswerIsNeverPending(t *testing.T) {
 	a := newClusterNode(t, srv, workdir, "a")
 	hold := &holdAfterStore{release: make(chan struct{}), held: make(chan struct{}),
 		match: func(f []byte) bool { return strings.Contains(string(f), `"method":"session/request_permission"`) }}
-	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store { hold.Store = st; return hold })
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st store.Store) store.Store { hold.Store = st; return hold })
 	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, PermissionPolicy: sessions.PolicyApproveAll})
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +483,7 @@ func TestIdleFollowerPausesItsFeed(t *testing.T) {
 		t.Fatalf("paused %d idle followers, want 1", n)
 	}
 	eventually(t, "the paused follower's consumer gone", func() bool { return consumers() == before-1 })
-	if v := f.View(); v.LastSeq != s.Log().Head() || v.Status != sessions.StatusIdle {
+	if v := f.View(); v.LastSeq != s.Log().Head() || v.Status != store.StatusIdle {
 		t.Fatalf("the paused follower lists %+v", v)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
@@ -47,7 +48,7 @@ func TestSessionsOfAGoneNodeCanBeRemoved(t *testing.T) {
 	for _, id := range ids {
 		eventually(t, "a's session failed by b", func() bool {
 			e, _, err := b.st.Dir().Get(ctx, id)
-			return err == nil && e.Status == sessions.StatusFailed && e.Closer == ""
+			return err == nil && e.Status == store.StatusFailed && e.Closer == ""
 		})
 	}
 
@@ -55,7 +56,7 @@ func TestSessionsOfAGoneNodeCanBeRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the follower failed", func() bool { return f.Status() == sessions.StatusFailed })
+	eventually(t, "the follower failed", func() bool { return f.Status() == store.StatusFailed })
 	if err := f.CloseAs(bob, "not his"); !errors.Is(err, sessions.ErrNotFound) && !errors.Is(err, sessions.ErrForbidden) {
 		t.Fatalf("a stranger's close: %v", err)
 	}

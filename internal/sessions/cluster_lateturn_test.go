@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 	"go.uber.org/goleak"
 )
@@ -46,7 +47,7 @@ func TestRoutedPromptWaitsForLateFrames(t *testing.T) {
 	a := newClusterNode(t, srv, workdir, "a")
 	gate := &gatedStore{release: make(chan struct{})}
 	late := make(chan struct{})
-	b := newClusterNodeConfig(t, srv.Connect(), workdir, "b", func(st sessions.Store) sessions.Store { gate.Store = st; return gate },
+	b := newClusterNodeConfig(t, srv.Connect(), workdir, "b", func(st store.Store) store.Store { gate.Store = st; return gate },
 		func(cfg *sessions.Config) {
 			cfg.Logger = slog.New(lateHandler{testLogger("b").Handler(), new(sync.Once), late})
 		})

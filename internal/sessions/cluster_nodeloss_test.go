@@ -12,7 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -83,13 +85,13 @@ func facts(t *testing.T, frame []byte) frameFacts {
 }
 
 // storedFrames reads the session's log as the store holds it (the reader rule applied).
-func storedFrames(t *testing.T, n *clusterNode, sid string) []sessions.Entry {
+func storedFrames(t *testing.T, n *clusterNode, sid string) []eventlog.Entry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var out []sessions.Entry
-	if _, err := n.st.Feed(ctx, sid, false, func(f sessions.StoredFrame) error {
-		out = append(out, sessions.Entry{Seq: f.Seq, Frame: f.Frame})
+	var out []eventlog.Entry
+	if _, err := n.st.Feed(ctx, sid, false, func(f store.StoredFrame) error {
+		out = append(out, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -122,7 +124,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	}
 	eventually(t, "the detached entry clean", func() bool {
 		e, _, err := b.st.Dir().Get(ctx, idle.ID)
-		return err == nil && e.Status == sessions.StatusDetached && e.Clean
+		return err == nil && e.Status == store.StatusDetached && e.Clean
 	})
 	idleEntry, idleRev, err := b.st.Dir().Get(ctx, idle.ID)
 	if err != nil {
@@ -161,7 +163,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	h, old := s.Log().Head(), s.Epoch
 	before := frames(t, s.Log())
 	subDone := make(chan error, 1)
-	go func() { subDone <- s.Follow(s.StartAt(0, false, ""), nullSink{}, sessions.FollowLimits{}) }()
+	go func() { subDone <- s.Follow(s.StartAt(0, false, ""), nullSink{}, eventlog.FollowLimits{}) }()
 
 	// a is cut off. Its client still answers the permission there: the turn goes on on a, unstored.
 	link.set(true)
@@ -174,12 +176,12 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	}
 
 	// Within 10 s of a's last beat, b or c (exactly one) has failed the session: the entry and the log.
-	var entry sessions.DirEntry
+	var entry store.DirEntry
 	var rev uint64
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		e, r, err := b.st.Dir().Get(ctx, s.ID)
-		if err == nil && e.Status == sessions.StatusFailed && e.Reason == sessions.ReasonNodeLost && e.Closer == "" {
+		if err == nil && e.Status == store.StatusFailed && e.Reason == sessions.ReasonNodeLost && e.Closer == "" {
 			entry, rev = e, r
 			break
 		}
@@ -242,7 +244,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	for i, f := range followers {
 		eventually(t, "the follower failed", func() bool {
 			v := f.View()
-			return f.Log().Head() == h2 && v.Status == sessions.StatusFailed && v.StatusReason == sessions.ReasonNodeLost &&
+			return f.Log().Head() == h2 && v.Status == store.StatusFailed && v.StatusReason == sessions.ReasonNodeLost &&
 				len(v.PendingPermissions) == 0 && v.CurrentTurn == nil
 		})
 		sameFrames(t, frames(t, f.Log()), stored)
@@ -269,22 +271,22 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	}
 
 	// The detached session was not taken over: it is readable, and its prompts find no owner.
-	if e, r, err := b.st.Dir().Get(ctx, idle.ID); err != nil || r != idleRev || e.Status != sessions.StatusDetached || e.Incarnation != idleEntry.Incarnation {
+	if e, r, err := b.st.Dir().Get(ctx, idle.ID); err != nil || r != idleRev || e.Status != store.StatusDetached || e.Incarnation != idleEntry.Incarnation {
 		t.Fatalf("the detached session's entry after the loss: %+v rev %d (was %d), %v", e, r, idleRev, err)
 	}
 	fi, err := c.reg.GetAs(alice, idle.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Status() != sessions.StatusDetached || fi.Log().Head() == 0 {
+	if fi.Status() != store.StatusDetached || fi.Log().Head() == 0 {
 		t.Fatalf("the detached session on c: %s at %d", fi.Status(), fi.Log().Head())
 	}
-	if _, err := fi.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+	if _, err := fi.PromptAs(alice, prompt("quick")); !errors.Is(err, store.ErrOwnerUnavailable) {
 		t.Fatalf("prompt of the detached session with its node gone: %v", err)
 	}
 
 	// A late frame of the old epoch lands after the fork: every reader drops it.
-	late := sessions.NewLog(sessions.LogLimits{})
+	late := eventlog.NewLog(eventlog.LogLimits{})
 	lateFrame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}},"_meta":{"gateway":{"seq":` +
 		itoa(h2+1) + `,"epoch":"` + old + `"}}}}`)
 	if err := late.Put(h2+1, lateFrame); err != nil {
@@ -310,7 +312,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		t.Fatal("a did not stand its session down")
 	}
 	<-s.Closed()
-	if v := s.View(); v.Status != sessions.StatusFailed || v.StatusReason != sessions.ReasonNodeLost {
+	if v := s.View(); v.Status != store.StatusFailed || v.StatusReason != sessions.ReasonNodeLost {
 		t.Fatalf("a's stood-down session: %s %s", v.Status, v.StatusReason)
 	}
 	var back *sessions.Session
@@ -319,7 +321,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		return err == nil && back != s
 	})
 	sameFrames(t, frames(t, back.Log()), stored) // a reader of the stored log: the late frame is not in it
-	if e, r, err := b.st.Dir().Get(ctx, s.ID); err != nil || r != rev || e.Status != sessions.StatusFailed {
+	if e, r, err := b.st.Dir().Get(ctx, s.ID); err != nil || r != rev || e.Status != store.StatusFailed {
 		t.Fatalf("the entry after a came back: %+v rev %d (was %d), %v", e, r, rev, err)
 	}
 	if _, err := a.reg.GetAs(alice, s.ID); err != nil {
@@ -333,7 +335,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	for _, f := range followers {
 		eventually(t, "the follower detached", func() bool {
 			v := f.View()
-			return f.Log().Head() == h2+1 && v.Status == sessions.StatusDetached && v.StatusReason == "node returned"
+			return f.Log().Head() == h2+1 && v.Status == store.StatusDetached && v.StatusReason == "node returned"
 		})
 		all := frames(t, f.Log())
 		if ff := facts(t, all[len(all)-1].Frame); ff.Method != "_gateway/session_status" || ff.Params.Meta.Gateway.Epoch != entry.Epoch {
@@ -341,7 +343,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		}
 	}
 	e, _, err := a2.st.Dir().Get(ctx, s.ID)
-	if err != nil || e.Status != sessions.StatusDetached || e.Owner != "a" || e.Incarnation != a2.cluster.Self().Incarnation || !e.Clean {
+	if err != nil || e.Status != store.StatusDetached || e.Owner != "a" || e.Incarnation != a2.cluster.Self().Incarnation || !e.Clean {
 		t.Fatalf("entry after the node's return: %+v, %v", e, err)
 	}
 	t2, err := followers[0].PromptAs(alice, prompt("quick"))
@@ -357,7 +359,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		t.Fatalf("turn after the return: %+v", res)
 	}
 	owned, err := a2.reg.Get(s.ID)
-	if err != nil || owned.Status() != sessions.StatusIdle || owned.CurrentEpoch() != entry.Epoch {
+	if err != nil || owned.Status() != store.StatusIdle || owned.CurrentEpoch() != entry.Epoch {
 		t.Fatalf("a2's session: %v", err)
 	}
 }
@@ -420,7 +422,7 @@ func TestNodeLossRedoneAfterTheCloserDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Closer, e.Status, e.Reason, e.Incarnation = "z", sessions.StatusFailed, sessions.ReasonNodeLost, ""
+	e.Closer, e.Status, e.Reason, e.Incarnation = "z", store.StatusFailed, sessions.ReasonNodeLost, ""
 	if _, err := b.st.Dir().Update(ctx, e, rev); err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +438,7 @@ func TestNodeLossRedoneAfterTheCloserDies(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if e.Status != sessions.StatusFailed || e.Reason != sessions.ReasonNodeLost || e.Owner != "a" {
+	if e.Status != store.StatusFailed || e.Reason != sessions.ReasonNodeLost || e.Owner != "a" {
 		t.Fatalf("entry after the redo: %+v", e)
 	}
 	stored := storedFrames(t, b, s.ID)

@@ -10,12 +10,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // unguarded hides the cluster's loss guard (sessions.LossGuard), which opens one real TTL after a node starts
 // beating: the sweep's timing is the test's (Config.OrphanSweepAfter).
-type unguarded struct{ sessions.Cluster }
+type unguarded struct{ store.Cluster }
 
 // TestOrphanSweep: node a died before any survivor watched nodes, leaving a session with a turn waiting on a
 // permission; no loss event will ever name a. The survivors b and c sweep the directory once after watching
@@ -65,10 +66,10 @@ func TestOrphanSweep(t *testing.T) {
 	b := newClusterNodeConfig(t, srv.Connect(), workdir, "b", nil, edit)
 	newClusterNodeConfig(t, srv.Connect(), workdir, "c", nil, edit)
 
-	var e sessions.DirEntry
+	var e store.DirEntry
 	eventually(t, "the orphan taken over", func() bool {
 		e, _, err = b.st.Dir().Get(ctx, s.ID)
-		return err == nil && e.Status == sessions.StatusFailed && e.Closer == ""
+		return err == nil && e.Status == store.StatusFailed && e.Closer == ""
 	})
 	if e.Reason != sessions.ReasonNodeLost || e.Owner != "a" || e.Incarnation != "" || !e.Clean {
 		t.Fatalf("entry after the sweep: %+v", e)

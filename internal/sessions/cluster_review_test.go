@@ -8,17 +8,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // stuckFollowStore never catches a follower's feed up: its Follow hands its context to started and waits for
 // it to end, as a feed on a store that does not answer.
 type stuckFollowStore struct {
-	sessions.Store
+	store.Store
 	started chan context.Context
 }
 
-func (s *stuckFollowStore) Follow(ctx context.Context, _ string, _ func(sessions.StoredFrame) error, _ func()) error {
+func (s *stuckFollowStore) Follow(ctx context.Context, _ string, _ func(store.StoredFrame) error, _ func()) error {
 	s.started <- ctx
 	<-ctx.Done()
 	return nil
@@ -34,7 +35,7 @@ func TestFollowerLoadEndsWithShutdown(t *testing.T) {
 	workdir := t.TempDir()
 	a := newClusterNode(t, srv, workdir, "a")
 	stuck := &stuckFollowStore{started: make(chan context.Context, 1)}
-	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store { stuck.Store = st; return stuck })
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st store.Store) store.Store { stuck.Store = st; return stuck })
 	s, err := a.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // runCluster: see RunCluster. The directory watch runs on its own goroutine until ctx ends, starting over
@@ -37,16 +39,16 @@ func (r *Registry) runCluster(ctx context.Context) error {
 // dirChanged applies one directory change: another node's session is listed (a cold follower), updated, or
 // ended when its entry is removed or says closed. This node's own entries are its sessions' business, except
 // one another node took over from this process while it was cut off: that session stands down.
-func (r *Registry) dirChanged(e DirEntry, rev uint64, deleted bool) {
+func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	r.mu.Lock()
 	s := r.followers[e.ID]
 	own := r.sessions[e.ID]
-	if deleted || e.Status == StatusClosed {
+	if deleted || e.Status == store.StatusClosed {
 		r.removed.add(e.ID, rev)
 	}
 	r.mu.Unlock()
 	switch {
-	case deleted || e.Status == StatusClosed:
+	case deleted || e.Status == store.StatusClosed:
 		if s != nil {
 			go s.closeFollower()
 		}

@@ -9,28 +9,29 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // gateStore hands its registry a directory whose watch the test holds back (gateDir, statusGateDir).
 type gateStore struct {
-	sessions.Store
-	dir sessions.Directory
+	store.Store
+	dir store.Directory
 }
 
-func (g *gateStore) Dir() sessions.Directory { return g.dir }
+func (g *gateStore) Dir() store.Directory { return g.dir }
 
 // gateDir holds the watch at the armed session's next change: it is sent on arrived, applied once the test
 // sends on proceed, and applied is then signalled; later changes wait until the round is freed.
 type gateDir struct {
-	sessions.Directory
+	store.Directory
 	mu    sync.Mutex
 	round *gateRound // nil while disarmed
 }
 
 type gateRound struct {
 	sid      string
-	arrived  chan sessions.DirEntry
+	arrived  chan store.DirEntry
 	proceed  chan struct{}
 	applied  chan struct{}
 	free     chan struct{}
@@ -38,7 +39,7 @@ type gateRound struct {
 }
 
 func (g *gateDir) arm(sid string) *gateRound {
-	r := &gateRound{sid: sid, arrived: make(chan sessions.DirEntry), proceed: make(chan struct{}), applied: make(chan struct{}), free: make(chan struct{})}
+	r := &gateRound{sid: sid, arrived: make(chan store.DirEntry), proceed: make(chan struct{}), applied: make(chan struct{}), free: make(chan struct{})}
 	g.mu.Lock()
 	g.round = r
 	g.mu.Unlock()
@@ -55,8 +56,8 @@ func (g *gateDir) disarm(r *gateRound) {
 	r.freeOnce.Do(func() { close(r.free) })
 }
 
-func (g *gateDir) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev uint64, deleted bool)) error {
-	return g.Directory.Watch(ctx, func(e sessions.DirEntry, rev uint64, deleted bool) {
+func (g *gateDir) Watch(ctx context.Context, fn func(e store.DirEntry, rev uint64, deleted bool)) error {
+	return g.Directory.Watch(ctx, func(e store.DirEntry, rev uint64, deleted bool) {
 		g.mu.Lock()
 		r := g.round
 		g.mu.Unlock()
@@ -93,7 +94,7 @@ func TestFollowerShareSurvivesAnOlderEntry(t *testing.T) {
 	workdir := t.TempDir()
 	a := newClusterNode(t, srv, workdir, "a")
 	gd := &gateDir{}
-	b := newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store {
+	b := newClusterNodeWith(t, srv, workdir, "b", func(st store.Store) store.Store {
 		gd.Directory = st.Dir()
 		return &gateStore{Store: st, dir: gd}
 	})
@@ -107,19 +108,19 @@ func TestFollowerShareSurvivesAnOlderEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the follower idle", func() bool { return f.Status() == sessions.StatusIdle })
+	eventually(t, "the follower idle", func() bool { return f.Status() == store.StatusIdle })
 
 	for i, step := range []struct {
 		mode string
-		role sessions.ShareRole // "" = unshare
-	}{{"plan", sessions.ShareViewer}, {"default", ""}} {
+		role store.ShareRole // "" = unshare
+	}{{"plan", store.ShareViewer}, {"default", ""}} {
 		r := gd.arm(s.ID)
 		t.Cleanup(func() { gd.disarm(r) })
 		// The owner writes its entry (the mode), still without this step's share change.
 		if err := s.SetModeAs(ctx, alice, step.mode); err != nil {
 			t.Fatal(err)
 		}
-		var older sessions.DirEntry
+		var older store.DirEntry
 		select {
 		case older = <-r.arrived:
 		case <-ctx.Done():

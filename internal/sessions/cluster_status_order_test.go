@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
@@ -18,23 +19,23 @@ import (
 // once free is closed. The test looks at the follower between applied and free: nothing the watch delivers
 // after the entry has reached it. live is closed at the watch's first change: it delivers every later one.
 type statusGateDir struct {
-	sessions.Directory
-	status   sessions.Status
+	store.Directory
+	status   store.Status
 	mu       sync.Mutex
 	armed    bool   // Guarded by mu.
 	skip     string // Guarded by mu.
 	held     bool   // Guarded by mu.
 	live     chan struct{}
 	liveOnce sync.Once
-	arrived  chan sessions.DirEntry
+	arrived  chan store.DirEntry
 	proceed  chan struct{}
 	applied  chan struct{}
 	free     chan struct{}
 	freeOnce sync.Once
 }
 
-func newStatusGateDir(status sessions.Status) *statusGateDir {
-	return &statusGateDir{status: status, live: make(chan struct{}), arrived: make(chan sessions.DirEntry, 1),
+func newStatusGateDir(status store.Status) *statusGateDir {
+	return &statusGateDir{status: status, live: make(chan struct{}), arrived: make(chan store.DirEntry, 1),
 		proceed: make(chan struct{}), applied: make(chan struct{}), free: make(chan struct{})}
 }
 
@@ -46,8 +47,8 @@ func (g *statusGateDir) arm(skip string) {
 
 func (g *statusGateDir) release() { g.freeOnce.Do(func() { close(g.free) }) }
 
-func (g *statusGateDir) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev uint64, deleted bool)) error {
-	return g.Directory.Watch(ctx, func(e sessions.DirEntry, rev uint64, deleted bool) {
+func (g *statusGateDir) Watch(ctx context.Context, fn func(e store.DirEntry, rev uint64, deleted bool)) error {
+	return g.Directory.Watch(ctx, func(e store.DirEntry, rev uint64, deleted bool) {
 		g.liveOnce.Do(func() { close(g.live) })
 		g.mu.Lock()
 		held := g.armed && !g.held && !deleted && e.ID != g.skip && e.Status == g.status
@@ -68,13 +69,13 @@ func (g *statusGateDir) Watch(ctx context.Context, fn func(e sessions.DirEntry, 
 	})
 }
 
-func statusGateNodes(t *testing.T, status sessions.Status) (a, b *clusterNode, gd *statusGateDir) {
+func statusGateNodes(t *testing.T, status store.Status) (a, b *clusterNode, gd *statusGateDir) {
 	t.Helper()
 	srv := natstest.Embedded(t)
 	workdir := t.TempDir()
 	a = newClusterNode(t, srv, workdir, "a")
 	gd = newStatusGateDir(status)
-	b = newClusterNodeWith(t, srv, workdir, "b", func(st sessions.Store) sessions.Store {
+	b = newClusterNodeWith(t, srv, workdir, "b", func(st store.Store) store.Store {
 		gd.Directory = st.Dir()
 		return &gateStore{Store: st, dir: gd}
 	})
@@ -104,14 +105,14 @@ func statusGateNodes(t *testing.T, status sessions.Status) (a, b *clusterNode, g
 func TestFollowerTakesTheIdleOfAnEntryBehindItsFrames(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	a, b, gd := statusGateNodes(t, sessions.StatusIdle)
+	a, b, gd := statusGateNodes(t, store.StatusIdle)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var idle sessions.DirEntry
+	var idle store.DirEntry
 	select {
 	case idle = <-gd.arrived: // held; the starting entry before it was applied: b lists the session
 	case <-ctx.Done():
@@ -121,7 +122,7 @@ func TestFollowerTakesTheIdleOfAnEntryBehindItsFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := f.Status(); st != sessions.StatusStarting {
+	if st := f.Status(); st != store.StatusStarting {
 		t.Fatalf("before the idle entry, b's copy says %s", st)
 	}
 	s.SessionUpdate(json.RawMessage(`{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after the entry"}}}`))
@@ -136,7 +137,7 @@ func TestFollowerTakesTheIdleOfAnEntryBehindItsFrames(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the idle entry was not applied")
 	}
-	if st := f.Status(); st != sessions.StatusIdle {
+	if st := f.Status(); st != store.StatusIdle {
 		t.Fatalf("b's copy holds frames up to %d; the idle entry (last seq %d) left it %s", f.Log().Head(), idle.LastSeq, st)
 	}
 	gd.release()
@@ -149,7 +150,7 @@ func TestFollowerTakesTheIdleOfAnEntryBehindItsFrames(t *testing.T) {
 func TestFollowerKeepsTheStatusOfANewerEntry(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	a, b, gd := statusGateNodes(t, sessions.StatusStarting)
+	a, b, gd := statusGateNodes(t, store.StatusStarting)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
@@ -163,13 +164,13 @@ func TestFollowerKeepsTheStatusOfANewerEntry(t *testing.T) {
 	}
 	eventually(t, "the idle entry", func() bool {
 		e, _, err := a.st.Dir().Get(ctx, s.ID)
-		return err == nil && e.Status == sessions.StatusIdle
+		return err == nil && e.Status == store.StatusIdle
 	})
 	f, err := b.reg.GetAs(alice, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := f.Status(); st != sessions.StatusIdle {
+	if st := f.Status(); st != store.StatusIdle {
 		t.Fatalf("b's lookup read the idle entry; its copy says %s", st)
 	}
 	if n := b.reg.PauseIdleFollowersAt(time.Now().Add(time.Hour)); n != 1 { // cold again, as before its load
@@ -181,7 +182,7 @@ func TestFollowerKeepsTheStatusOfANewerEntry(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the starting entry was not applied")
 	}
-	if st := f.Status(); st != sessions.StatusIdle {
+	if st := f.Status(); st != store.StatusIdle {
 		t.Fatalf("the older starting entry, delivered after the lookup read the idle one, left b's copy %s", st)
 	}
 	gd.release()

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // replyTrip sends err through a Reply as JSON, as a routed command's reply travels.
@@ -16,14 +18,14 @@ func replyTrip(t *testing.T, err error) error {
 	if merr != nil {
 		t.Fatal(merr)
 	}
-	var r Reply
+	var r store.Reply
 	if uerr := json.Unmarshal(b, &r); uerr != nil {
 		t.Fatal(uerr)
 	}
 	if r.Head != 7 {
 		t.Fatalf("head %d came back as %d", 7, r.Head)
 	}
-	return r.Error.Err()
+	return ReplyErr(r.Error)
 }
 
 // TestReplyErrorRoundTrip: every sentinel, bare and wrapped, comes back from a reply's JSON as the same

@@ -6,11 +6,12 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // serveCommand runs a command another node routed to a session this node owns (route.go), with the same
 // method and the same checks of who asked as a local face, and answers with the result and the log's head.
-func (r *Registry) serveCommand(ctx context.Context, cmd Command) Reply {
+func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Reply {
 	if cmd.Op == opCreate {
 		return r.serveCreate(ctx, cmd)
 	}
@@ -36,7 +37,7 @@ func (r *Registry) owned(id string) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
+func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error) {
 	who := cmd.Principal
 	switch cmd.Op {
 	case opPrompt:
@@ -93,7 +94,7 @@ func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
 		}
 		// The revision of the entry that holds the change: the caller's copy takes it at once and must
 		// not take an older entry its watch still delivers.
-		wctx, cancel := context.WithTimeout(ctx, RouteSlack)
+		wctx, cancel := context.WithTimeout(ctx, store.RouteSlack)
 		defer cancel()
 		return shareResult{Rev: s.dirRevision(wctx)}, nil
 	case opAuthenticate:
@@ -109,7 +110,7 @@ func (s *Session) runCommand(ctx context.Context, cmd Command) (any, error) {
 }
 
 // serveCreate creates a session here for the node that received POST /v1/sessions {"node": this one}.
-func (r *Registry) serveCreate(ctx context.Context, cmd Command) Reply {
+func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Reply {
 	var a createArgs
 	if err := decodeArgs(cmd, &a); err != nil {
 		return ReplyTo(nil, 0, err)
@@ -128,7 +129,7 @@ func (r *Registry) serveCreate(ctx context.Context, cmd Command) Reply {
 	return ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.log.Head(), nil)
 }
 
-func decodeArgs(cmd Command, v any) error {
+func decodeArgs(cmd store.Command, v any) error {
 	if err := json.Unmarshal(cmd.Args, v); err != nil {
 		return fmt.Errorf("%w: command %s: %v", ErrBadRequest, cmd.Op, err)
 	}

@@ -5,25 +5,27 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/confine"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
 type Config struct {
-	Workdir           string        // default cwd of new sessions; required, absolute
-	Log               LogLimits     // per-session event log bounds; zero = unbounded
-	MaxSessions       int           // 0 = unlimited
-	MaxClients        int           // subscribers (sockets, event streams) per session; 0 = unlimited
-	IdleTTL           time.Duration // sessions with no subscriber and no turn are closed after this; 0 = never
-	MaxFieldBytes     int           // tool-call content/rawInput/rawOutput bound; 0 = unbounded
-	Redact            bool          // redact secrets in tool-call fields
-	StartTimeout      time.Duration // initialize and session/new each; 0 = 60 s
-	CallTimeout       time.Duration // set_mode, set_config_option, …; 0 = 30 s
-	CancelGrace       time.Duration // wait for the agent's answer after session/cancel; 0 = 10 s
-	PermissionTimeout time.Duration // deadline of a pending permission request; 0 = 5 min
-	StopGrace         time.Duration // per shutdown step of an agent process; 0 = 2 s
-	AgentWriteTimeout time.Duration // each write to an agent's stdin; 0 = agents' default (30 s)
-	AgentEnv          []string      // environment given to external agents (already allowlisted)
+	Workdir           string             // default cwd of new sessions; required, absolute
+	Log               eventlog.LogLimits // per-session event log bounds; zero = unbounded
+	MaxSessions       int                // 0 = unlimited
+	MaxClients        int                // subscribers (sockets, event streams) per session; 0 = unlimited
+	IdleTTL           time.Duration      // sessions with no subscriber and no turn are closed after this; 0 = never
+	MaxFieldBytes     int                // tool-call content/rawInput/rawOutput bound; 0 = unbounded
+	Redact            bool               // redact secrets in tool-call fields
+	StartTimeout      time.Duration      // initialize and session/new each; 0 = 60 s
+	CallTimeout       time.Duration      // set_mode, set_config_option, …; 0 = 30 s
+	CancelGrace       time.Duration      // wait for the agent's answer after session/cancel; 0 = 10 s
+	PermissionTimeout time.Duration      // deadline of a pending permission request; 0 = 5 min
+	StopGrace         time.Duration      // per shutdown step of an agent process; 0 = 2 s
+	AgentWriteTimeout time.Duration      // each write to an agent's stdin; 0 = agents' default (30 s)
+	AgentEnv          []string           // environment given to external agents (already allowlisted)
 	// Confiner confines external agents, their terminals and what they start (package confine); nil = none.
 	Confiner *confine.Confiner
 	Logger   *slog.Logger // nil = slog.Default()
@@ -57,12 +59,12 @@ type Config struct {
 	AllowClientMCPStdio bool
 	// Store makes sessions outlive the process (docs/cluster.md §4): nil is memory mode, where nothing
 	// below the registry's lifecycle calls changes. Store modes also set DetachIdle and DetachOnShutdown.
-	Store Store
+	Store store.Store
 	// NodeID names this gateway in directory entries (DirEntry.Owner); store modes only.
 	NodeID string
 	// Cluster is set in mode c (--nats-url, docs/cluster.md §5): sessions of other nodes are served from
 	// follower caches and their commands routed to the owner. nil = this node is alone (memory or mode b).
-	Cluster Cluster
+	Cluster store.Cluster
 	// OrphanSweepAfter is how long RunCluster watches nodes before it sweeps the directory once for sessions
 	// left open by nodes that were already gone when this one started (no loss event names them); 0 =
 	// NodeTTL, after which every live node has beaten.
@@ -91,7 +93,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PermissionTimeout, 5*time.Minute)
 	def(&c.StopGrace, 2*time.Second)
 	def(&c.ProbeFailureTTL, 30*time.Second)
-	def(&c.OrphanSweepAfter, NodeTTL)
+	def(&c.OrphanSweepAfter, store.NodeTTL)
 	c.ProbeFailureTTL = max(c.ProbeFailureTTL, c.StartTimeout)
 	if c.MaxTurnTextBytes <= 0 {
 		c.MaxTurnTextBytes = defaultTurnTextBytes

@@ -1,7 +1,8 @@
 // Package sessions is the registry: the single owner of every session's state.
 //
 // A Session owns its agent connection, its translation context, the running turn and its cancel state, the
-// pending permission requests and an append-only event Log. Agents write into a session (their handler calls
-// only append to the log and return); faces (WebSocket, SSE, REST) read the log and call the session's methods.
+// pending permission requests and an append-only event log (internal/eventlog). Agents write into a session
+// (their handler calls only append to the log and return); faces (WebSocket, SSE, REST) read the log and call
+// the session's methods.
 // No face talks to an agent directly, and no lock is held across I/O or a whole turn.
 package sessions

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // A session in a store mode (docs/cluster.md §4) has a durable: the write-behind of its log (a Persister)
@@ -18,7 +21,7 @@ import (
 const dirWriteTimeout = 10 * time.Second
 
 type durable struct {
-	st   Store         // Static after construction.
+	st   store.Store   // Static after construction.
 	wake chan struct{} // Static after construction; capacity 1: a pending "the entry is stale".
 	stop chan struct{} // Static after construction; closed by stopWriter.
 	done chan struct{} // Static after construction; closed when the writer returns.
@@ -32,9 +35,9 @@ type durable struct {
 	dirty    atomic.Bool
 	stopOnce sync.Once
 	mu       sync.Mutex
-	pers     Persister // Guarded by mu; nil while the session is cold.
-	from     uint64    // Guarded by mu; the seq pers started after (its stored frames are Durable() - from).
-	retired  bool      // Guarded by mu; pers stopped and its counters went to the registry's retired ones.
+	pers     store.Persister // Guarded by mu; nil while the session is cold.
+	from     uint64          // Guarded by mu; the seq pers started after (its stored frames are Durable() - from).
+	retired  bool            // Guarded by mu; pers stopped and its counters went to the registry's retired ones.
 	// stopped is set by stopWriter: whoever stopped the writer has taken pers as it was (a shutdown or a
 	// close), so a hydration that ends later must not start another one.
 	stopped bool // Guarded by mu.
@@ -49,19 +52,19 @@ type durable struct {
 	written  chan struct{} // Guarded by mu.
 }
 
-func newDurable(st Store, rev uint64) *durable {
+func newDurable(st store.Store, rev uint64) *durable {
 	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), written: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
 
-func (d *durable) persister() Persister {
+func (d *durable) persister() store.Persister {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.pers
 }
 
-func (d *durable) setPersister(p Persister, from uint64) {
+func (d *durable) setPersister(p store.Persister, from uint64) {
 	d.mu.Lock()
 	d.pers, d.from = p, from
 	d.mu.Unlock()
@@ -69,7 +72,7 @@ func (d *durable) setPersister(p Persister, from uint64) {
 
 // startPersister starts the write-behind of l after seq from, unless the writer was stopped (a shutdown or a
 // close got to the session first and would never stop it): false then.
-func (d *durable) startPersister(sid, epoch string, l *Log, from uint64) bool {
+func (d *durable) startPersister(sid, epoch string, l *eventlog.Log, from uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {
@@ -80,12 +83,12 @@ func (d *durable) startPersister(sid, epoch string, l *Log, from uint64) bool {
 }
 
 // stats is the persister's, with the frames it stored; zero for a cold session.
-func (d *durable) stats() (PersistStats, uint64) {
+func (d *durable) stats() (store.PersistStats, uint64) {
 	d.mu.Lock()
 	p, from, retired := d.pers, d.from, d.retired
 	d.mu.Unlock()
 	if p == nil || retired {
-		return PersistStats{}, 0
+		return store.PersistStats{}, 0
 	}
 	return p.Stats(), p.Durable() - from
 }
@@ -199,14 +202,14 @@ func (d *durable) stopWriter() {
 // stale owner coming back must not overwrite it (errTakenOver: the session stands down).
 func (d *durable) write(ctx context.Context, s *Session) error {
 	if p := d.persister(); p != nil {
-		if st := s.Status(); st == StatusDetached || st == StatusFailed {
+		if st := s.Status(); st == store.StatusDetached || st == store.StatusFailed {
 			_ = p.Flush(ctx) // not flushed in time: the entry says unclean
 		}
 	}
 	e := s.dirEntry()
 	dir := d.st.Dir()
 	rev, err := dir.Update(ctx, e, d.rev)
-	if errors.Is(err, ErrRevision) {
+	if errors.Is(err, store.ErrRevision) {
 		cur, crev, gerr := dir.Get(ctx, s.ID)
 		if gerr != nil {
 			return gerr
@@ -231,7 +234,7 @@ func (d *durable) write(ctx context.Context, s *Session) error {
 
 // dirEntry is the session's directory entry as of now. Clean says the store holds the whole log of a session
 // whose agent is not running.
-func (s *Session) dirEntry() DirEntry {
+func (s *Session) dirEntry() store.DirEntry {
 	s.mu.Lock()
 	dv := s.dirViewLocked()
 	var head uint64
@@ -240,7 +243,7 @@ func (s *Session) dirEntry() DirEntry {
 	} else {
 		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
 	}
-	e := DirEntry{
+	e := store.DirEntry{
 		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, Policy: s.Policy, CreatedAt: s.CreatedAt,
 		Owner: s.reg.cfg.NodeID, Incarnation: s.reg.incarnation, Status: s.status, Reason: s.statusReason,
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
@@ -248,7 +251,7 @@ func (s *Session) dirEntry() DirEntry {
 	}
 	clientMCP := s.clientMCP // written under mu by AttachMCP
 	s.mu.Unlock()
-	if e.Status == StatusDetached || e.Status == StatusFailed {
+	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
 		e.Clean = s.dur.durableSeq(head) >= head
 	}
 	e.View, _ = json.Marshal(dv)

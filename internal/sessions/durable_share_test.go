@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestStoreSharesAndPresenceAfterRestart: shares written before a restart come back; a viewer of the restored
@@ -21,7 +22,7 @@ func TestStoreSharesAndPresenceAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ShareAs(alice, bob.ID, sessions.ShareViewer); err != nil {
+	if err := s.ShareAs(alice, bob.ID, store.ShareViewer); err != nil {
 		t.Fatal(err)
 	}
 	shutdownRegistry(t, ra)

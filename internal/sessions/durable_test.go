@@ -17,8 +17,10 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -29,7 +31,7 @@ import (
 
 // countingStore counts Feeds and can fail them.
 type countingStore struct {
-	sessions.Store
+	store.Store
 	feeds   atomic.Int32
 	feedErr atomic.Pointer[error]
 	// feedHold, when set, makes a Feed report on its entered channel, then wait for its release channel.
@@ -41,7 +43,7 @@ type feedHold struct {
 	empty            bool // the held Feed then finds no frames (a stream the store lost or purged)
 }
 
-func (c *countingStore) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+func (c *countingStore) Feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error) (uint64, error) {
 	c.feeds.Add(1)
 	if h := c.feedHold.Load(); h != nil {
 		h.entered <- struct{}{}
@@ -137,7 +139,7 @@ func runTurn(t *testing.T, s *sessions.Session, who principal.Principal, text st
 }
 
 // frames reads the whole log.
-func frames(t *testing.T, l *sessions.Log) []sessions.Entry {
+func frames(t *testing.T, l *eventlog.Log) []eventlog.Entry {
 	t.Helper()
 	res, err := l.Read(0, 1<<20, nil)
 	if err != nil {
@@ -146,7 +148,7 @@ func frames(t *testing.T, l *sessions.Log) []sessions.Entry {
 	return res.Entries
 }
 
-func sameFrames(t *testing.T, got, want []sessions.Entry) {
+func sameFrames(t *testing.T, got, want []eventlog.Entry) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d frames, want %d", len(got), len(want))
@@ -175,14 +177,14 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.ShareAs(alice, bob.ID, sessions.ShareViewer); err != nil {
+			if err := s.ShareAs(alice, bob.ID, store.ShareViewer); err != nil {
 				t.Fatal(err)
 			}
 			runTurn(t, s, alice, "3 20")
 			shutdownRegistry(t, ra)
 			live := frames(t, s.Log())
 			liveDetail := s.Detail()
-			if liveDetail.Status != sessions.StatusDetached {
+			if liveDetail.Status != store.StatusDetached {
 				t.Fatalf("status after shutdown %q, want detached", liveDetail.Status)
 			}
 
@@ -196,7 +198,7 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 				t.Fatalf("listed %d sessions", len(list))
 			}
 			v := list[0].View()
-			if v.Status != sessions.StatusDetached || v.LastSeq != liveDetail.LastSeq || v.Title != liveDetail.Title ||
+			if v.Status != store.StatusDetached || v.LastSeq != liveDetail.LastSeq || v.Title != liveDetail.Title ||
 				v.DurableSeq == nil || *v.DurableSeq != v.LastSeq || v.LastTurn == nil || v.LastTurn.TurnID != liveDetail.LastTurn.TurnID {
 				t.Fatalf("cold view %+v, live %+v", v, liveDetail.View)
 			}
@@ -234,7 +236,7 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 			if string(d.Snapshot) != string(liveDetail.Snapshot) {
 				t.Fatalf("snapshot differs:\n got %s\nwant %s", d.Snapshot, liveDetail.Snapshot)
 			}
-			if d.Epoch != liveDetail.Epoch || d.Status != sessions.StatusDetached {
+			if d.Epoch != liveDetail.Epoch || d.Status != store.StatusDetached {
 				t.Fatalf("hydrated epoch %s status %s", d.Epoch, d.Status)
 			}
 
@@ -256,7 +258,7 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 				t.Fatalf("directory entry after close: %v", err)
 			}
 			n := 0
-			if _, err := cs.Store.Feed(context.Background(), s.ID, false, func(sessions.StoredFrame) error { n++; return nil }); err != nil || n != 0 {
+			if _, err := cs.Store.Feed(context.Background(), s.ID, false, func(store.StoredFrame) error { n++; return nil }); err != nil || n != 0 {
 				t.Fatalf("log after close: %d frames, %v", n, err)
 			}
 		})
@@ -300,7 +302,7 @@ func TestStoreRestartNotResumable(t *testing.T) {
 	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrNotResumable) {
 		t.Fatalf("prompt: %v, want ErrNotResumable", err)
 	}
-	if st := h.Status(); st != sessions.StatusDetached {
+	if st := h.Status(); st != store.StatusDetached {
 		t.Fatalf("status %s", st)
 	}
 	sameFrames(t, frames(t, h.Log()), frames(t, s.Log()))
@@ -409,7 +411,7 @@ func TestStoreUncleanStopClosedOnce(t *testing.T) {
 		t.Fatalf("last closing frame: %s", closing[len(closing)-1].Frame)
 	}
 	v := hb.View()
-	if v.Status != sessions.StatusDetached || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 || v.LastTurn == nil || v.LastTurn.Error == nil {
+	if v.Status != store.StatusDetached || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 || v.LastTurn == nil || v.LastTurn.Error == nil {
 		t.Fatalf("view after the unclean stop: %+v", v)
 	}
 	if st := hb.StartAt(h, true, s.Epoch); st.Resync != "" {
@@ -557,12 +559,12 @@ func TestStoreReaperKeepsFailedSessions(t *testing.T) {
 	if _, err := failed.Prompt(prompt("die")); err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, failed, sessions.StatusFailed)
+	waitStatus(t, failed, store.StatusFailed)
 	ctx, stop := context.WithCancel(context.Background())
 	reaped := make(chan struct{})
 	go func() { r.ReapIdle(ctx); close(reaped) }()
 	defer func() { stop(); <-reaped }()
-	waitStatus(t, idle, sessions.StatusDetached) // the reaper has run a round past the cutoff
+	waitStatus(t, idle, store.StatusDetached) // the reaper has run a round past the cutoff
 	if _, err := r.Get(failed.ID); err != nil {
 		t.Fatalf("failed session after the reaper: %v", err)
 	}
@@ -571,7 +573,7 @@ func TestStoreReaperKeepsFailedSessions(t *testing.T) {
 	}
 }
 
-func waitStatus(t *testing.T, s *sessions.Session, want sessions.Status) {
+func waitStatus(t *testing.T, s *sessions.Session, want store.Status) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for s.Status() != want {

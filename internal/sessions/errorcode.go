@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Stable names of the errors, so an error crosses a process boundary (a command routed to the session's
@@ -13,8 +15,8 @@ import (
 // both ErrNoTurn and ErrNoTurnYet, with different details) and session_detached (REST says
 // session_not_ready for both ErrDetached and ErrNotReady).
 const (
-	CodeAgentError = "agent_error" // an *AgentError; its message is the JSON of agentErrorWire
-	CodeInternal   = "internal"    // anything else; only the message survives
+	CodeAgentError = "agent_error"      // an *AgentError; its message is the JSON of agentErrorWire
+	CodeInternal   = store.CodeInternal // anything else; only the message survives
 )
 
 // SentinelCode pairs a sentinel error with its code.
@@ -35,7 +37,7 @@ var sentinelCodes = []SentinelCode{
 	{"mcp_name_conflict", ErrMCPNameConflict},
 	{"mcp_unsupported", ErrMCPUnsupported},
 	{"mcp_fixed", ErrMCPFixed},
-	{"bad_request", ErrBadRequest},
+	{store.CodeBadRequest, ErrBadRequest}, // the code the command layer replies with itself
 	{"turn_running", ErrTurnRunning},
 	{"no_turn_yet", ErrNoTurnYet},
 	{"no_turn", ErrNoTurn},
@@ -50,7 +52,7 @@ var sentinelCodes = []SentinelCode{
 	{"too_many_sessions", ErrTooManySessions},
 	{"shutting_down", ErrShuttingDown},
 	{"store_unavailable", ErrStoreUnavailable},
-	{"owner_unavailable", ErrOwnerUnavailable}, // ErrOwnerTimeout too: it wraps it
+	{"owner_unavailable", store.ErrOwnerUnavailable}, // ErrOwnerTimeout too: it wraps it
 	{"unknown_node", ErrUnknownNode},
 }
 

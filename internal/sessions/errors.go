@@ -4,11 +4,13 @@ import (
 	"errors"
 	"io/fs"
 	"os/exec"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Errors the faces map to HTTP statuses and JSON-RPC codes. They are values so callers can errors.Is them.
 var (
-	ErrNotFound          = errors.New("session not found")
+	ErrNotFound          = store.ErrNotFound // one value: a directory without the entry is a session not found
 	ErrUnknownAgent      = errors.New("unknown agent")
 	ErrAgentUnavailable  = errors.New("agent unavailable")
 	ErrTurnRunning       = errors.New("a turn is already running")
@@ -26,6 +28,11 @@ var (
 	ErrForbiddenCwd      = errors.New("forbidden cwd")
 	// ErrNotResumable is a detached session whose agent can neither load nor resume it (docs/cluster.md §4).
 	ErrNotResumable = errors.New("session is not resumable")
+	// ErrStoreUnavailable is the store failing a session's hydration or creation; faces answer 503
+	// store_unavailable.
+	ErrStoreUnavailable = errors.New("session store unavailable")
+	// ErrUnknownNode is POST /v1/sessions naming a node that is not live (400 unknown_node).
+	ErrUnknownNode = errors.New("unknown node")
 )
 
 // AgentError is an agent failing a gateway request (initialize, session/new, set_mode, …): the agent's own

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // A follower is this node's copy of a session another node owns (mode c, docs/cluster.md §5). Every face
@@ -39,7 +41,7 @@ const (
 )
 
 // newFollower builds the cold follower of another node's session from its directory entry.
-func (r *Registry) newFollower(e DirEntry, rev uint64) (*Session, error) {
+func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	s, err := r.coldSessionOf(e, rev, true) // the cwd is on the owner's machine: not opened, no descriptor held
 	if err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func (s *Session) runFeed(ctx context.Context, caughtUp func()) {
 
 // applyStored folds one stored frame into the follower: the log, then the state the frame changes. A frame it
 // holds already (a feed started over) is skipped; a gap needs no call (Put restarts the ring after it).
-func (s *Session) applyStored(fr StoredFrame) error {
+func (s *Session) applyStored(fr store.StoredFrame) error {
 	if fr.GapTo > 0 {
 		return nil
 	}
@@ -149,7 +151,7 @@ func (s *Session) applyStored(fr StoredFrame) error {
 	}
 	close(s.remote.progress)
 	s.remote.progress = make(chan struct{})
-	if s.status == StatusClosed {
+	if s.status == store.StatusClosed {
 		go s.closeFollower()
 	}
 	return nil
@@ -164,7 +166,7 @@ func (s *Session) followRequestLocked(seq uint64) {
 		if p.seq != seq {
 			continue
 		}
-		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy || s.turn == nil || s.status != StatusRunning {
+		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy || s.turn == nil || s.status != store.StatusRunning {
 			delete(s.perms, id) // its permission_resolved is the owner's next frame
 			return
 		}
@@ -176,7 +178,7 @@ func (s *Session) followRequestLocked(seq uint64) {
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
 // command did (a turn started, a permission resolved) is visible here when it returns.
 func (s *Session) awaitHead(ctx context.Context, head uint64) {
-	if s.awaitCopy(ctx, RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
+	if s.awaitCopy(ctx, store.RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
 		s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
 	}
 }
@@ -218,7 +220,7 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 // every frame held that changed it (LastSeq >= statusSeq: a turn that started after the entry was written is
 // running here). Frames that state no status (the agent's updates) may follow the entry, and the owner writes
 // no entry for them: an entry behind the log's head still holds the status.
-func (s *Session) applyEntry(e DirEntry, rev uint64) {
+func (s *Session) applyEntry(e store.DirEntry, rev uint64) {
 	var dv DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
 		return
@@ -232,12 +234,12 @@ func (s *Session) applyEntry(e DirEntry, rev uint64) {
 	if c != nil {
 		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
 	}
-	if f := s.remote; rev > f.statusRev && e.LastSeq >= f.statusSeq && (c != nil || e.Status != StatusClosed) {
+	if f := s.remote; rev > f.statusRev && e.LastSeq >= f.statusSeq && (c != nil || e.Status != store.StatusClosed) {
 		s.status, s.statusReason = e.Status, e.Reason
 		f.statusRev = rev
 	}
 	s.mu.Unlock()
-	shares := map[string]ShareRole{}
+	shares := map[string]store.ShareRole{}
 	for _, sh := range e.Shares {
 		shares[sh.Principal] = sh.Role
 	}
@@ -259,8 +261,8 @@ func (s *Session) closeFollower() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closing = true
-		if s.status != StatusClosed {
-			s.status = StatusClosed
+		if s.status != store.StatusClosed {
+			s.status = store.StatusClosed
 		}
 		stop := s.remote.stop
 		s.mu.Unlock()
@@ -326,14 +328,14 @@ func (r *Registry) followerFromDirectory(id string) (*Session, error) {
 		return nil, ErrNotFound // no store key can name it
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
-	case e.Owner == r.cfg.NodeID || e.Owner == "" || e.Status == StatusClosed:
+	case e.Owner == r.cfg.NodeID || e.Owner == "" || e.Status == store.StatusClosed:
 		return nil, ErrNotFound // ours (being removed), or closed
 	}
 	return r.addFollower(e, rev)
 }
 
 // addFollower registers a cold follower for e, or returns the one already registered.
-func (r *Registry) addFollower(e DirEntry, rev uint64) (*Session, error) {
+func (r *Registry) addFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	s, err := r.newFollower(e, rev)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestNoFollowerAfterItsRemoval: a lookup that read another node's entry just before it was removed, and
@@ -22,8 +23,8 @@ func TestNoFollowerAfterItsRemoval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := DirEntry{ID: "s1", Agent: "demo", Cwd: "/nowhere", Owner: "a", Status: StatusIdle, Epoch: "e1"}
-	r.dirChanged(DirEntry{ID: "s1"}, 10, true) // the removal, at revision 10
+	e := store.DirEntry{ID: "s1", Agent: "demo", Cwd: "/nowhere", Owner: "a", Status: store.StatusIdle, Epoch: "e1"}
+	r.dirChanged(store.DirEntry{ID: "s1"}, 10, true) // the removal, at revision 10
 	if _, err := r.addFollower(e, 7); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a follower from revision 7, after the removal at 10: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -45,7 +46,7 @@ func TestDelegateHandsBackOnDowngrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ShareAs(ann, "bob", ShareCollaborator); err != nil {
+	if err := s.ShareAs(ann, "bob", store.ShareCollaborator); err != nil {
 		t.Fatal(err)
 	}
 	defer s.DelegateFS(ann, &fakeEditor{})()
@@ -57,7 +58,7 @@ func TestDelegateHandsBackOnDowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-held.got
-	if err := s.ShareAs(ann, "bob", ShareViewer); err != nil {
+	if err := s.ShareAs(ann, "bob", store.ShareViewer); err != nil {
 		t.Fatal(err)
 	}
 	<-turn.Done()
@@ -70,7 +71,7 @@ func TestDelegateHandsBackOnDowngrade(t *testing.T) {
 		t.Fatalf("a viewer's editor was asked, or the agent got %q", got)
 	}
 
-	if err := s.ShareAs(ann, "bob", ShareCollaborator); err != nil {
+	if err := s.ShareAs(ann, "bob", store.ShareCollaborator); err != nil {
 		t.Fatal(err)
 	}
 	turn, _ = s.Prompt(textPrompt("read " + cwd + "/a.txt"))

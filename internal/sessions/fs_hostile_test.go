@@ -16,6 +16,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
@@ -239,7 +240,7 @@ func TestFSRequestsInFlightAreBounded(t *testing.T) {
 	defer s.DelegateFS(principal.Principal{}, d)()
 	sink := &signalSink{text: strconv.Itoa(sent-bound) + " answered", fn: d.open, done: make(chan struct{})}
 	followed := make(chan error, 1)
-	go func() { followed <- s.Follow(s.StartAt(0, false, ""), sink, FollowLimits{}) }()
+	go func() { followed <- s.Follow(s.StartAt(0, false, ""), sink, eventlog.FollowLimits{}) }()
 	defer func() { close(sink.done); <-followed }()
 
 	path := filepath.Join(cwd, "a.txt")

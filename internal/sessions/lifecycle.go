@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -48,8 +49,8 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
-	if s.status == StatusStarting {
-		s.status = StatusIdle
+	if s.status == store.StatusStarting {
+		s.status = store.StatusIdle
 	}
 	s.mu.Unlock()
 	s.noteDir()
@@ -166,7 +167,7 @@ func (s *Session) agentIsCurrent(conn *agents.Conn) bool {
 }
 
 func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
-	return s.conn == conn && !s.closing && !s.stopping && (s.status == StatusIdle || s.status == StatusRunning)
+	return s.conn == conn && !s.closing && !s.stopping && (s.status == store.StatusIdle || s.status == store.StatusRunning)
 }
 
 // fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
@@ -177,9 +178,9 @@ func (s *Session) fail(conn *agents.Conn, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.status, s.statusReason = StatusFailed, reason
+	s.status, s.statusReason = store.StatusFailed, reason
 	answers := s.denyPendingLocked("", "agent_exit", "agent exited")
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": reason})
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": reason})
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
@@ -215,7 +216,7 @@ func (s *Session) Close(reason string) {
 		if t != nil {
 			t.requestCancel()
 		}
-		wasUsable := s.status == StatusIdle || s.status == StatusRunning
+		wasUsable := s.status == store.StatusIdle || s.status == store.StatusRunning
 		answers := s.denyPendingLocked("", "close", "session closed")
 		s.mu.Unlock()
 		deliver(answers)
@@ -242,8 +243,8 @@ func (s *Session) Close(reason string) {
 		}
 		s.terms.closeAll()
 		s.mu.Lock()
-		s.status, s.statusReason = StatusClosed, reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusClosed, "reason": reason})
+		s.status, s.statusReason = store.StatusClosed, reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusClosed, "reason": reason})
 		s.mu.Unlock()
 		s.log.Close()
 		s.closeRoot()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
@@ -98,7 +99,7 @@ func (s *Session) AttachMCPAs(who principal.Principal, servers []agents.MCPServe
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status != StatusDetached || s.reattaching {
+	if s.status != store.StatusDetached || s.reattaching {
 		return s.checkSameMCP(servers)
 	}
 	client := make([]agents.MCPServer, 0, len(servers))

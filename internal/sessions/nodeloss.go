@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Node loss and return (mode c, docs/cluster.md §5). When a node's heartbeat is lost, every survivor tries to
@@ -29,9 +31,9 @@ const (
 
 var (
 	nodeLostClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
-		status: StatusFailed, reason: ReasonNodeLost, takeover: true}
+		status: store.StatusFailed, reason: ReasonNodeLost, takeover: true}
 	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
-		status: StatusDetached, reason: nodeReturnReason, revive: true}
+		status: store.StatusDetached, reason: nodeReturnReason, revive: true}
 )
 
 // ErrStoodDown ends the streams of a session this node stood down: another node took it over while this one
@@ -47,12 +49,12 @@ var errTakenOver = errors.New("the session was taken over by another node")
 type nodeEvents struct {
 	self string // Static after construction; this node's id.
 	mu   sync.Mutex
-	q    []NodeEvent // Guarded by mu.
+	q    []store.NodeEvent // Guarded by mu.
 	wake chan struct{}
 }
 
-func (q *nodeEvents) push(ev NodeEvent) {
-	if ev.Kind != NodeLost && (ev.Kind != NodeJoined || ev.Node.ID != q.self) {
+func (q *nodeEvents) push(ev store.NodeEvent) {
+	if ev.Kind != store.NodeLost && (ev.Kind != store.NodeJoined || ev.Node.ID != q.self) {
 		return // a loss, or this node back after its key expired
 	}
 	q.mu.Lock()
@@ -64,7 +66,7 @@ func (q *nodeEvents) push(ev NodeEvent) {
 	}
 }
 
-func (q *nodeEvents) take() []NodeEvent {
+func (q *nodeEvents) take() []store.NodeEvent {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	evs := q.q
@@ -100,7 +102,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 				}
 			case <-q.wake:
 				for _, ev := range q.take() {
-					if ev.Kind == NodeLost {
+					if ev.Kind == store.NodeLost {
 						r.nodeLost(ctx, ev)
 					} else {
 						r.checkTakenOver(ctx)
@@ -112,7 +114,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 }
 
 // nodeLost takes over every session the lost node incarnation left open, and every takeover it was doing.
-func (r *Registry) nodeLost(ctx context.Context, ev NodeEvent) {
+func (r *Registry) nodeLost(ctx context.Context, ev store.NodeEvent) {
 	r.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
 	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
 	entries, revs, err := r.listDir(lctx)
@@ -145,7 +147,7 @@ const lossNotLive = "not_live"
 // compare-and-swap lets one survivor win. It reports false when it could not run: the loss guard is closed
 // (this node's own beats are failing) or the directory is unavailable.
 func (r *Registry) sweepOrphans(ctx context.Context) bool {
-	if g, ok := r.cfg.Cluster.(LossGuard); ok && !g.MayDeclareLoss() {
+	if g, ok := r.cfg.Cluster.(store.LossGuard); ok && !g.MayDeclareLoss() {
 		return false
 	}
 	live := map[string]bool{}
@@ -173,15 +175,15 @@ func (r *Registry) sweepOrphans(ctx context.Context) bool {
 
 // orphanEvent is the loss that left e open if the node it waits on is not live: its closer's (a takeover cut
 // short) or else its owner's incarnation. ok reports whether that loss orphaned e (orphanedBy).
-func orphanEvent(e DirEntry, live map[string]bool) (ev NodeEvent, ok bool) {
+func orphanEvent(e store.DirEntry, live map[string]bool) (ev store.NodeEvent, ok bool) {
 	gone := e.Owner
 	if e.Closer != "" {
 		gone = e.Closer
 	}
 	if gone == "" || live[gone] {
-		return NodeEvent{}, false
+		return store.NodeEvent{}, false
 	}
-	ev = NodeEvent{Kind: NodeLost, Node: NodeInfo{ID: gone}, Reason: lossNotLive}
+	ev = store.NodeEvent{Kind: store.NodeLost, Node: store.NodeInfo{ID: gone}, Reason: lossNotLive}
 	if e.Closer == "" {
 		ev.Node.Incarnation = e.Incarnation
 	}
@@ -190,10 +192,10 @@ func orphanEvent(e DirEntry, live map[string]bool) (ev NodeEvent, ok bool) {
 
 // orphanedBy reports whether the lost incarnation of ev left e open: e is that incarnation's and live (or
 // detached with frames missing from the store), or the lost node was closing another node's session.
-func orphanedBy(e DirEntry, ev NodeEvent) bool {
+func orphanedBy(e store.DirEntry, ev store.NodeEvent) bool {
 	x := ev.Node.ID
 	switch {
-	case e.Status == StatusClosed:
+	case e.Status == store.StatusClosed:
 		return false
 	case e.Closer != "":
 		return e.Closer == x && e.Owner != x // a takeover cut short; its own Recover's is its next start's
@@ -205,7 +207,7 @@ func orphanedBy(e DirEntry, ev NodeEvent) bool {
 
 // takeOver closes a session the lost node left open, if this node wins the claim. A lost claim re-reads the
 // entry: another survivor won it (it carries that closer now) or the owner changed it.
-func (r *Registry) takeOver(ctx context.Context, e DirEntry, rev uint64, ev NodeEvent) {
+func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, ev store.NodeEvent) {
 	for range 3 {
 		tctx, cancel := context.WithTimeout(ctx, 2*dirWriteTimeout)
 		done, _, err := r.closeStored(tctx, e, rev, nodeLostClose)
@@ -247,9 +249,9 @@ func (r *Registry) checkTakenOver(ctx context.Context) {
 
 // takenFrom reports whether a directory change of this node's own entry says another node took the session
 // over (or is doing so) from this process: a takeover's claim or its result.
-func (r *Registry) takenFrom(e DirEntry) bool {
+func (r *Registry) takenFrom(e store.DirEntry) bool {
 	return e.Owner == r.cfg.NodeID && e.Incarnation != r.incarnation && e.Closer != r.cfg.NodeID &&
-		(e.Closer != "" || (e.Status == StatusFailed && e.Reason == ReasonNodeLost))
+		(e.Closer != "" || (e.Status == store.StatusFailed && e.Reason == ReasonNodeLost))
 }
 
 // isCold reports whether the session is only its directory entry (not hydrated).
@@ -305,8 +307,8 @@ func (s *Session) standDown() {
 		}
 		s.terms.closeAll()
 		s.mu.Lock()
-		s.status, s.statusReason = StatusFailed, ReasonNodeLost
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": ReasonNodeLost})
+		s.status, s.statusReason = store.StatusFailed, ReasonNodeLost
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": ReasonNodeLost})
 		s.mu.Unlock()
 		s.log.Close()
 		s.closeRoot()
@@ -323,7 +325,7 @@ func (r *Registry) replaceStoodDown(s *Session) {
 	defer cancel()
 	var cold *Session
 	e, rev, err := r.cfg.Store.Dir().Get(ctx, s.ID)
-	if err == nil && e.Owner == r.cfg.NodeID && e.Status != StatusClosed {
+	if err == nil && e.Owner == r.cfg.NodeID && e.Status != store.StatusClosed {
 		cold, err = r.coldSession(e, rev)
 	}
 	if err != nil {

@@ -1,18 +1,22 @@
 package sessions
 
-import "context"
+import (
+	"context"
+
+	"github.com/acp-gateway/gateway/internal/store"
+)
 
 // Nodes lists the gateway nodes that serve sessions (GET /v1/nodes): every live node in mode c, else this one
 // alone, with its write-behind health (memory mode reports no store).
-func (r *Registry) Nodes() []NodeInfo {
+func (r *Registry) Nodes() []store.NodeInfo {
 	if c := r.cfg.Cluster; c != nil {
 		return c.Nodes()
 	}
-	self := NodeInfo{ID: r.cfg.NodeID, Incarnation: r.incarnation, Version: r.cfg.Version, StartedAt: r.startedAt, Agents: r.agentOrder}
+	self := store.NodeInfo{ID: r.cfg.NodeID, Incarnation: r.incarnation, Version: r.cfg.Version, StartedAt: r.startedAt, Agents: r.agentOrder}
 	if r.cfg.Store != nil {
 		self.Store = r.StoreState()
 	}
-	return []NodeInfo{self}
+	return []store.NodeInfo{self}
 }
 
 // RunCluster serves this node's part of a cluster (mode c) until ctx ends: it answers the commands other

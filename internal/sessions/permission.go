@@ -6,7 +6,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/google/uuid"
 )
@@ -78,7 +80,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	var auto []answerTo
 	byPolicy := false
 	switch {
-	case s.turn == nil || s.turn.cancelRequested || s.status != StatusRunning:
+	case s.turn == nil || s.turn.cancelRequested || s.status != store.StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
 		auto = s.resolveLocked(p, translate.Outcome{Reason: "turn not running"}, "cancel")
 	default:
@@ -247,7 +249,7 @@ func (s *Session) PendingPermissions() []PermissionView {
 // after them and would otherwise never see requests it still has to answer. Each is the logged frame with
 // `_meta.gateway.resent: true`: it keeps its original seq, which is older than what the client has seen, so
 // clients must not move their cursor on it. Entry.Seq is that original seq.
-func (s *Session) PendingFrames(upTo uint64) []Entry {
+func (s *Session) PendingFrames(upTo uint64) []eventlog.Entry {
 	s.mu.Lock()
 	var ps []*permission
 	for _, p := range s.pendingLocked() {
@@ -256,7 +258,7 @@ func (s *Session) PendingFrames(upTo uint64) []Entry {
 		}
 	}
 	s.mu.Unlock()
-	out := make([]Entry, 0, len(ps))
+	out := make([]eventlog.Entry, 0, len(ps))
 	for _, p := range ps {
 		m := p.meta
 		m.Resent = true
@@ -264,7 +266,7 @@ func (s *Session) PendingFrames(upTo uint64) []Entry {
 		if err != nil {
 			continue // the same params encoded when the request was logged
 		}
-		out = append(out, Entry{Seq: p.seq, Frame: f})
+		out = append(out, eventlog.Entry{Seq: p.seq, Frame: f})
 	}
 	return out
 }

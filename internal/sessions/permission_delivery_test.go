@@ -14,6 +14,8 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -314,7 +316,7 @@ func TestPermissionPoliciesWithDemo(t *testing.T) {
 // dlSink is a Sink that records everything and stops when told.
 type dlSink struct {
 	mu     sync.Mutex
-	frames []Entry
+	frames []eventlog.Entry
 	notes  []string
 	stopAt func(method string) bool
 }
@@ -324,7 +326,7 @@ var errDLSinkDone = errors.New("sink done")
 func (k *dlSink) Frame(seq uint64, frame []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.frames = append(k.frames, Entry{Seq: seq, Frame: frame})
+	k.frames = append(k.frames, eventlog.Entry{Seq: seq, Frame: frame})
 	return nil
 }
 
@@ -371,7 +373,7 @@ func TestPermissionRedeliveredToLateSubscriber(t *testing.T) {
 		}
 		follow := func(after uint64) *dlSink {
 			k := &dlSink{}
-			err := s.Follow(s.StartAt(after, true, s.Epoch), k, FollowLimits{})
+			err := s.Follow(s.StartAt(after, true, s.Epoch), k, eventlog.FollowLimits{})
 			if !errors.Is(err, errDLSinkDone) {
 				t.Fatalf("follow after %d: %v", after, err)
 			}
@@ -425,7 +427,7 @@ func dlGatewayMeta(t *testing.T, frame string) (g struct {
 	return g
 }
 
-func dlDecode(t *testing.T, es []Entry) []dlFrame {
+func dlDecode(t *testing.T, es []eventlog.Entry) []dlFrame {
 	t.Helper()
 	out := make([]dlFrame, 0, len(es))
 	for _, e := range es {
@@ -457,7 +459,7 @@ func TestSessionCloseIsNotAFailure(t *testing.T) {
 			fs := dlLog(t, s)
 			st := dlFind(fs, func(f dlFrame) bool { return f.Method == "_gateway/session_status" })
 			for _, f := range st {
-				if f.Params.Status != string(StatusClosed) {
+				if f.Params.Status != string(store.StatusClosed) {
 					t.Fatalf("run %d: close logged %s", i, f.Raw)
 				}
 			}
@@ -515,10 +517,10 @@ func TestAgentCrashMidTurnInFakeTime(t *testing.T) {
 			t.Fatalf("resolutions %+v", resolved)
 		}
 		st := dlFind(fs, func(f dlFrame) bool { return f.Method == "_gateway/session_status" })
-		if len(st) != 1 || st[0].Params.Status != string(StatusFailed) || !strings.Contains(st[0].Params.Reason, "crashed") {
+		if len(st) != 1 || st[0].Params.Status != string(store.StatusFailed) || !strings.Contains(st[0].Params.Reason, "crashed") {
 			t.Fatalf("status frames %+v", st)
 		}
-		if v := s.View(); v.Status != StatusFailed || !strings.Contains(v.StatusReason, "crashed") || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 {
+		if v := s.View(); v.Status != store.StatusFailed || !strings.Contains(v.StatusReason, "crashed") || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 {
 			t.Fatalf("view %+v", v)
 		}
 		if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, ErrFailed) {

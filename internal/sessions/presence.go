@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Watcher is one principal currently streaming a session (a session WebSocket, an event stream, an `/acp`
@@ -176,9 +177,9 @@ func (s *Session) roleOf(p principal.Principal) string {
 	}
 	switch s.AccessOf(p) {
 	case AccessAct:
-		return string(ShareCollaborator)
+		return string(store.ShareCollaborator)
 	case AccessView:
-		return string(ShareViewer)
+		return string(store.ShareViewer)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestPresenceCoalesced: presence changes are published once per PresenceDelay, whatever their number: a
@@ -20,7 +21,7 @@ func TestPresenceCoalesced(t *testing.T) {
 		s := dlSession(t, r, "")
 		root := principal.Principal{ID: "root", Name: "root", Role: principal.RoleAdmin}
 		bob := principal.Principal{ID: "bob", Name: "Bob", Role: principal.RoleUser}
-		if err := s.ShareAs(root, "bob", ShareViewer); err != nil {
+		if err := s.ShareAs(root, "bob", store.ShareViewer); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(PresenceDelay)
@@ -79,12 +80,12 @@ func TestUnshareLosesSubscribers(t *testing.T) {
 	s := dlSession(t, r, "")
 	root := principal.Principal{ID: "root", Name: "root", Role: principal.RoleAdmin}
 	bob := principal.Principal{ID: "bob", Name: "bob", Role: principal.RoleUser}
-	_ = s.ShareAs(root, "bob", ShareCollaborator)
+	_ = s.ShareAs(root, "bob", store.ShareCollaborator)
 	bobSub, _ := s.AttachAs(bob)
 	defer bobSub.Detach()
 	rootSub, _ := s.AttachAs(root)
 	defer rootSub.Detach()
-	_ = s.ShareAs(root, "bob", ShareViewer)
+	_ = s.ShareAs(root, "bob", store.ShareViewer)
 	select {
 	case <-bobSub.Lost():
 		t.Fatal("a downgrade to viewer lost the view")

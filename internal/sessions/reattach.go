@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -66,7 +67,7 @@ func (s *Session) detach(reason string) bool {
 		<-done
 		return false
 	}
-	if s.closing || (s.status != StatusIdle && s.status != StatusRunning) {
+	if s.closing || (s.status != store.StatusIdle && s.status != store.StatusRunning) {
 		s.mu.Unlock()
 		return false
 	}
@@ -103,9 +104,9 @@ func (s *Session) detach(reason string) bool {
 		return false
 	}
 	s.conn = nil
-	s.status, s.statusReason = StatusDetached, reason
+	s.status, s.statusReason = store.StatusDetached, reason
 	s.lastActive = s.reg.now()
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": reason})
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": reason})
 	s.mu.Unlock()
 	s.reg.markDetached(s.ID, true)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, false)
@@ -126,7 +127,7 @@ func (s *Session) reattachingNow() bool {
 func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.status, s.reattaching, s.cancelAttach = StatusStarting, true, cancel
+	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
 	s.mu.Unlock()
 	var lr loaded
 	err := s.reg.claimAttach(s)
@@ -154,7 +155,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	}
 	if err != nil {
 		if !s.closing {
-			s.status = StatusDetached
+			s.status = store.StatusDetached
 			s.noteRefusalLocked(err)
 		}
 		s.mu.Unlock()
@@ -166,7 +167,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	}
 	s.conn = lr.conn
 	s.modes, s.configOptions = lr.modes, lr.configOptions
-	s.status, s.statusReason = StatusIdle, ""
+	s.status, s.statusReason = store.StatusIdle, ""
 	go s.watchAgent(lr.conn)
 	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)

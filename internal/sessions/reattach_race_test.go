@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 	"go.uber.org/goleak"
 )
@@ -87,7 +88,7 @@ func TestPromptWhileReattaching(t *testing.T) {
 	if _, err := s.Prompt(dlPrompt("two")); !errors.Is(err, ErrTurnRunning) {
 		t.Errorf("prompt during the re-attach: %v, want ErrTurnRunning", err)
 	}
-	if st := s.Status(); st != StatusStarting {
+	if st := s.Status(); st != store.StatusStarting {
 		t.Errorf("status during the re-attach = %q, want starting", st)
 	}
 	if err := r.Detach(s.ID, "again"); !errors.Is(err, ErrNotReady) {
@@ -126,7 +127,7 @@ func TestCloseWhileReattaching(t *testing.T) {
 	if err := <-first; !errors.Is(err, ErrClosed) {
 		t.Errorf("re-attaching prompt of a closed session: %v, want ErrClosed", err)
 	}
-	if st := s.Status(); st != StatusClosed {
+	if st := s.Status(); st != store.StatusClosed {
 		t.Errorf("status = %q, want closed", st)
 	}
 	if _, err := r.Get(s.ID); !errors.Is(err, ErrNotFound) {

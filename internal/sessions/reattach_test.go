@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 	"go.uber.org/goleak"
 )
 
@@ -83,7 +84,7 @@ func taTurn(t *testing.T, s *Session, text string) TurnResult {
 // checkDetached checks the session is detached, listed, and its last frame says so with reason.
 func checkDetached(t *testing.T, r *Registry, s *Session, reason string) {
 	t.Helper()
-	if st := s.Status(); st != StatusDetached {
+	if st := s.Status(); st != store.StatusDetached {
 		t.Fatalf("status = %q, want detached", st)
 	}
 	if _, err := r.Get(s.ID); err != nil {
@@ -149,14 +150,14 @@ func TestIdleReaperDetaches(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	reaped := make(chan struct{})
 	go func() { r.ReapIdle(ctx); close(reaped) }()
-	waitUntil(t, func() bool { return s.Status() == StatusDetached })
+	waitUntil(t, func() bool { return s.Status() == store.StatusDetached })
 	stop()
 	<-reaped
 	checkDetached(t, r, s, "idle for 1ms")
 	if err := s.SetMode(context.Background(), "x"); !errors.Is(err, ErrDetached) || !errors.Is(err, ErrNotReady) {
 		t.Errorf("set_mode on a detached session: %v, want ErrDetached", err)
 	}
-	if d := s.Detail(); d.Status != StatusDetached || len(d.Snapshot) == 0 {
+	if d := s.Detail(); d.Status != store.StatusDetached || len(d.Snapshot) == 0 {
 		t.Errorf("detail of a detached session: status %q, snapshot %d bytes", d.Status, len(d.Snapshot))
 	}
 
@@ -166,7 +167,7 @@ func TestIdleReaperDetaches(t *testing.T) {
 	if res.Text != strings.Repeat("x", 16) && len(res.Text) != 16 {
 		t.Errorf("turn text = %q, want 16 bytes", res.Text)
 	}
-	if v := s.View(); v.Status != StatusIdle || !strings.Contains(string(v.Modes), `"loaded"`) {
+	if v := s.View(); v.Status != store.StatusIdle || !strings.Contains(string(v.Modes), `"loaded"`) {
 		t.Errorf("after re-attach: status %q, modes %s; want idle with the load answer's modes", v.Status, v.Modes)
 	}
 	if ra := s.Resumability(); ra.AgentSessionID != "ta-1" || !ra.CanLoad || ra.CanResume {
@@ -187,11 +188,11 @@ func TestIdleReaperClosesFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn.Result()
-	waitUntil(t, func() bool { return s.Status() == StatusFailed })
+	waitUntil(t, func() bool { return s.Status() == store.StatusFailed })
 	ctx, stop := context.WithCancel(context.Background())
 	reaped := make(chan struct{})
 	go func() { r.ReapIdle(ctx); close(reaped) }()
-	waitUntil(t, func() bool { return s.Status() == StatusClosed })
+	waitUntil(t, func() bool { return s.Status() == store.StatusClosed })
 	stop()
 	<-reaped
 }

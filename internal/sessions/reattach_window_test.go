@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -143,7 +144,7 @@ func TestShutdownWaitsForRunningDetach(t *testing.T) {
 		return s.stopping
 	})
 	shutdown(t, r)
-	if st := s.Status(); st != StatusDetached {
+	if st := s.Status(); st != store.StatusDetached {
 		t.Fatalf("status after Shutdown = %q, want detached", st)
 	}
 	fs := dlLog(t, s)
@@ -176,7 +177,7 @@ func TestCloseDuringReattach(t *testing.T) {
 		_, err := s.Prompt(dlPrompt("1 1"))
 		prompted <- err
 	}()
-	waitUntil(t, func() bool { return s.Status() == StatusStarting })
+	waitUntil(t, func() bool { return s.Status() == store.StatusStarting })
 	s.Close("test")
 	bound := time.NewTimer(15 * time.Second) // a bound for the failure report, not a synchronisation
 	defer bound.Stop()

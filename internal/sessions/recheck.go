@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Before a detached session's agent runs again (a re-attach, in this process or after a restart), what the
@@ -92,6 +94,6 @@ func (s *Session) noteRefusalLocked(err error) {
 	}
 	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", rf.err)
 	s.statusReason = reason
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": reason})
+	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": reason})
 	s.noteDir()
 }

@@ -3,10 +3,13 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Start-up in a store mode (docs/cluster.md §4): every stored session of this node comes back detached and
@@ -44,7 +47,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		switch {
 		case e.Owner != "" && e.Owner != r.cfg.NodeID:
 			continue
-		case e.Status == StatusClosed:
+		case e.Status == store.StatusClosed:
 			if err := st.Remove(ctx, e.ID); err != nil {
 				r.cfg.Logger.Warn("remove a closed session from the store", "session", e.ID, "err", err)
 			}
@@ -57,7 +60,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 				continue
 			}
 		}
-		if r.cfg.Cluster != nil && e.Status == StatusFailed && e.Reason == ReasonNodeLost {
+		if r.cfg.Cluster != nil && e.Status == store.StatusFailed && e.Reason == ReasonNodeLost {
 			// Node return (docs/cluster.md §5): the survivors failed it while this node was gone; here, where
 			// its cwd and its agent's state are, it can be re-attached.
 			if ne, nrev, err := r.closeStored(ctx, e, rev, nodeReturnClose); err != nil {
@@ -82,12 +85,12 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 }
 
 // coldSession builds the session an entry describes, without its log.
-func (r *Registry) coldSession(e DirEntry, rev uint64) (*Session, error) {
+func (r *Registry) coldSession(e store.DirEntry, rev uint64) (*Session, error) {
 	return r.coldSessionOf(e, rev, false)
 }
 
 // coldSessionOf is coldSession, for a follower when follower is set.
-func (r *Registry) coldSessionOf(e DirEntry, rev uint64, follower bool) (*Session, error) {
+func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*Session, error) {
 	spec, ok := r.agents[e.Agent]
 	if !ok {
 		spec = agents.Spec{Name: e.Agent} // no longer configured: readable, a re-attach fails to start it
@@ -114,13 +117,13 @@ func (r *Registry) coldSessionOf(e DirEntry, rev uint64, follower bool) (*Sessio
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	s.status, s.statusReason = StatusDetached, e.Reason
-	if e.Status == StatusFailed {
-		s.status = StatusFailed
+	s.status, s.statusReason = store.StatusDetached, e.Reason
+	if e.Status == store.StatusFailed {
+		s.status = store.StatusFailed
 	}
 	for _, sh := range e.Shares {
 		if s.shares.m == nil {
-			s.shares.m = map[string]ShareRole{}
+			s.shares.m = map[string]store.ShareRole{}
 		}
 		s.shares.m[sh.Principal] = sh.Role
 	}
@@ -172,10 +175,10 @@ func (s *Session) hydrate() error {
 func (s *Session) load() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.reg.cfg.StartTimeout)
 	defer cancel()
-	var entries []Entry
-	_, err := s.dur.st.Feed(ctx, s.ID, false, func(f StoredFrame) error {
+	var entries []eventlog.Entry
+	_, err := s.dur.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
 		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
-			entries = append(entries, Entry{Seq: f.Seq, Frame: f.Frame})
+			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
 		return nil
 	})
@@ -190,8 +193,8 @@ func (s *Session) load() error {
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
-	if s.status != StatusFailed {
-		s.status = StatusDetached // whatever the log last said, no agent runs
+	if s.status != store.StatusFailed {
+		s.status = store.StatusDetached // whatever the log last said, no agent runs
 	}
 	s.cold = nil
 	head := s.log.Head()
@@ -211,4 +214,16 @@ func (s *Session) stoppedLocked() error {
 		return ErrClosed
 	}
 	return nil
+}
+
+// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
+// so one damaged entry does not keep every other session from being restored or taken over.
+func (r *Registry) listDir(ctx context.Context) ([]store.DirEntry, []uint64, error) {
+	entries, revs, err := r.cfg.Store.Dir().List(ctx)
+	var ue *store.UndecodableEntries
+	if errors.As(err, &ue) {
+		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
+		err = nil
+	}
+	return entries, revs, err
 }

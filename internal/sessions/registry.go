@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
 
@@ -465,9 +466,9 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 			for _, s := range r.List() {
 				switch {
 				case !s.idleSince(cutoff):
-				case r.cfg.DetachIdle && s.Status() != StatusFailed: // a failed session has nothing to re-attach
+				case r.cfg.DetachIdle && s.Status() != store.StatusFailed: // a failed session has nothing to re-attach
 					s.detach("idle for " + ttl.String())
-				case r.cfg.Store != nil && s.Status() == StatusFailed:
+				case r.cfg.Store != nil && s.Status() == store.StatusFailed:
 					// Stored: its transcript stays readable until --retention (the janitor) or DELETE removes it.
 				default:
 					s.Close("idle for " + ttl.String())

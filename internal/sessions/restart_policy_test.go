@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // A restart re-checks what it stored against today's policy before an agent runs with it again (issue 25
@@ -53,21 +54,21 @@ func checkRefused(t *testing.T, h *sessions.Session, err, want error, code, reas
 		t.Fatalf("prompt: %v (code %q), want %v (%s)", err, sessions.ErrorCode(err), want, code)
 	}
 	v := h.View()
-	if v.Status != sessions.StatusDetached || !strings.Contains(v.StatusReason, reasonHas) {
+	if v.Status != store.StatusDetached || !strings.Contains(v.StatusReason, reasonHas) {
 		t.Fatalf("status %s, reason %q; want detached with a reason naming %q", v.Status, v.StatusReason, reasonHas)
 	}
 	all := frames(t, h.Log())
 	var last struct {
 		Method string `json:"method"`
 		Params struct {
-			Status sessions.Status `json:"status"`
-			Reason string          `json:"reason"`
+			Status store.Status `json:"status"`
+			Reason string       `json:"reason"`
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(all[len(all)-1].Frame, &last); err != nil {
 		t.Fatal(err)
 	}
-	if last.Method != "_gateway/session_status" || last.Params.Status != sessions.StatusDetached || last.Params.Reason != v.StatusReason {
+	if last.Method != "_gateway/session_status" || last.Params.Status != store.StatusDetached || last.Params.Reason != v.StatusReason {
 		t.Fatalf("last frame %s, want the session_status with reason %q", all[len(all)-1].Frame, v.StatusReason)
 	}
 }

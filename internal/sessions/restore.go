@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -39,14 +41,14 @@ func (s *Session) dirViewLocked() DirView {
 // (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log
 // last stated, the epoch chain and Epoch (its last link). The session must be new (newSession) and not yet
 // shared. A running turn's cancelRequested is not logged: a restored running turn reads false.
-func (s *Session) restoreFrom(entries []Entry, dv DirView) error {
+func (s *Session) restoreFrom(entries []eventlog.Entry, dv DirView) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.restoreFromLocked(entries, dv)
 }
 
 // restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
-func (s *Session) restoreFromLocked(entries []Entry, dv DirView) error {
+func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error {
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	for _, e := range entries {
@@ -74,7 +76,7 @@ func (s *Session) restoreFrameLocked(seq uint64, frame []byte) error {
 		return err
 	}
 	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
-		s.epochs = append(s.epochs, EpochStart{Epoch: ep, FirstSeq: seq})
+		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
 	}
 	switch info.Method {
 	case "session/update":
@@ -101,13 +103,13 @@ func (s *Session) restoreFrameLocked(seq uint64, frame []byte) error {
 			return err
 		}
 		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-		s.turn, s.latest, s.status = t, t, StatusRunning
+		s.turn, s.latest, s.status = t, t, store.StatusRunning
 	case "_gateway/turn_ended":
 		return s.restoreTurnEndLocked(info.Params)
 	case "_gateway/session_status":
 		var p struct {
-			Status Status `json:"status"`
-			Reason string `json:"reason"`
+			Status store.Status `json:"status"`
+			Reason string       `json:"reason"`
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err
@@ -160,8 +162,8 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 		t.text.release()
 		close(t.done)
 		s.turn = nil
-		if s.status == StatusRunning {
-			s.status = StatusIdle
+		if s.status == store.StatusRunning {
+			s.status = store.StatusIdle
 		}
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -70,7 +72,7 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	if !reflect.DeepEqual(r.resolvedOrder, lres) {
 		t.Fatalf("%s: resolved ids %v, live %v", at, r.resolvedOrder, lres)
 	}
-	if want := []EpochStart{{live.Epoch, 1}}; !reflect.DeepEqual(r.epochs, want) {
+	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(r.epochs, want) {
 		t.Fatalf("%s: epoch chain %v, want %v", at, r.epochs, want)
 	}
 }
@@ -171,7 +173,7 @@ func TestRestoredFailedTurnsMatchLive(t *testing.T) {
 		}
 		<-turn.Done()
 		synctest.Wait()
-		if st.Status() != StatusFailed {
+		if st.Status() != store.StatusFailed {
 			t.Fatalf("status %s after the ignored cancel", st.Status())
 		}
 		checkRestored(t, st, "cancel ignored, session failed")

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // ExpireStored is the retention janitor of a store mode: every age/10 (at least a minute, at most an hour)
@@ -35,7 +37,7 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 	}
 	n := 0
 	for i, e := range entries {
-		if (e.Status != StatusDetached && e.Status != StatusFailed) || !e.UpdatedAt.Before(cutoff) {
+		if (e.Status != store.StatusDetached && e.Status != store.StatusFailed) || !e.UpdatedAt.Before(cutoff) {
 			continue
 		}
 		if e.Owner != r.cfg.NodeID {
@@ -48,7 +50,7 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 		if err != nil || s.hasClients() {
 			continue
 		}
-		e.Status, e.Reason = StatusClosed, "retention"
+		e.Status, e.Reason = store.StatusClosed, "retention"
 		if _, err := dir.Update(ctx, e, revs[i]); err != nil {
 			continue // changed since the list (ErrRevision), or the store failed: the next round decides
 		}
@@ -60,8 +62,8 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 
 // expireForeign removes an expired session of a node that is not live: closed by CAS on the revision listed
 // (one janitor wins), then removed; the followers end with the removal.
-func (r *Registry) expireForeign(ctx context.Context, e DirEntry, rev uint64) bool {
-	e.Status, e.Reason = StatusClosed, "retention"
+func (r *Registry) expireForeign(ctx context.Context, e store.DirEntry, rev uint64) bool {
+	e.Status, e.Reason = store.StatusClosed, "retention"
 	if _, err := r.cfg.Store.Dir().Update(ctx, e, rev); err != nil {
 		return false
 	}

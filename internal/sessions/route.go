@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/google/uuid"
 )
@@ -59,8 +60,8 @@ type closeArgs struct {
 }
 
 type shareArgs struct {
-	With string    `json:"with"`
-	Role ShareRole `json:"role,omitempty"`
+	With string          `json:"with"`
+	Role store.ShareRole `json:"role,omitempty"`
 }
 
 // shareResult is the directory revision of the entry that holds a share change (0 = unknown).
@@ -80,8 +81,8 @@ type turnResult struct {
 }
 
 type createResult struct {
-	ID     string `json:"id"`
-	Status Status `json:"status"` // as the owner returned it: starting → idle is not in the log
+	ID     string       `json:"id"`
+	Status store.Status `json:"status"` // as the owner returned it: starting → idle is not in the log
 }
 
 // route sends op on s to its owner and decodes the result into out (nil = none).
@@ -93,13 +94,13 @@ func (s *Session) route(ctx context.Context, op string, who principal.Principal,
 	s.mu.Lock()
 	node := s.remote.node
 	s.mu.Unlock()
-	rep, err := s.reg.cfg.Cluster.Call(ctx, node, Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
+	rep, err := s.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
 	if err != nil {
 		return err
 	}
 	s.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
 	if rep.Error != nil {
-		return rep.Error.Err()
+		return ReplyErr(rep.Error)
 	}
 	if out != nil && len(rep.Result) > 0 {
 		return json.Unmarshal(rep.Result, out)
@@ -114,9 +115,9 @@ func (s *Session) ended() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch s.status {
-	case StatusFailed:
+	case store.StatusFailed:
 		return fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
-	case StatusClosed:
+	case store.StatusClosed:
 		return ErrClosed
 	}
 	return nil
@@ -144,7 +145,7 @@ func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blo
 	if t := s.awaitTurn(ctx, turnID, s.reg.startBound()); t != nil {
 		return t, nil
 	}
-	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", ErrOwnerTimeout)
+	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
 }
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
@@ -239,7 +240,7 @@ func (s *Session) closeRemote(who principal.Principal, reason string) error {
 	s.mu.Lock()
 	node, st := s.remote.node, s.status
 	s.mu.Unlock()
-	if (st == StatusFailed || st == StatusDetached) && !s.reg.liveNode(node) {
+	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
 		return s.removeForGoneOwner(who, reason)
 	}
 	bound := s.reg.cfg.CancelGrace + 4*s.reg.cfg.StopGrace + dirWriteTimeout
@@ -271,12 +272,12 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
-	case e.Status != StatusFailed && e.Status != StatusDetached:
-		return fmt.Errorf("%w: its node %q is not live", ErrOwnerUnavailable, e.Owner)
+	case e.Status != store.StatusFailed && e.Status != store.StatusDetached:
+		return fmt.Errorf("%w: its node %q is not live", store.ErrOwnerUnavailable, e.Owner)
 	}
-	e.Status, e.Reason = StatusClosed, reason
+	e.Status, e.Reason = store.StatusClosed, reason
 	if _, err := dir.Update(ctx, e, rev); err != nil {
-		return fmt.Errorf("%w: the session changed while it was closed: %v", ErrOwnerUnavailable, err)
+		return fmt.Errorf("%w: the session changed while it was closed: %v", store.ErrOwnerUnavailable, err)
 	}
 	if err := s.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
@@ -289,7 +290,7 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 // shareRemote changes a share on the owner, then here at once (the directory change follows). The owner
 // answers with the revision of the entry holding the change: an older entry the watch delivers later must not
 // undo it here (applyEntry).
-func (s *Session) shareRemote(who principal.Principal, with string, role ShareRole) error {
+func (s *Session) shareRemote(who principal.Principal, with string, role store.ShareRole) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -311,7 +312,7 @@ func (s *Session) shareRemote(who principal.Principal, with string, role ShareRo
 		delete(s.shares.m, with)
 	} else {
 		if s.shares.m == nil {
-			s.shares.m = map[string]ShareRole{}
+			s.shares.m = map[string]store.ShareRole{}
 		}
 		s.shares.m[with] = role
 	}
@@ -344,12 +345,12 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 		args.MCPServers, _ = json.Marshal(opts.MCPServers)
 	}
 	raw, _ := json.Marshal(args)
-	rep, err := r.cfg.Cluster.Call(ctx, opts.Node, Command{Op: opCreate, Args: raw, Principal: opts.Owner, Bound: r.startBound()})
+	rep, err := r.call(ctx, opts.Node, store.Command{Op: opCreate, Args: raw, Principal: opts.Owner, Bound: r.startBound()})
 	if err != nil {
 		return nil, err
 	}
 	if rep.Error != nil {
-		return nil, rep.Error.Err()
+		return nil, ReplyErr(rep.Error)
 	}
 	var res createResult
 	if err := json.Unmarshal(rep.Result, &res); err != nil {
@@ -362,7 +363,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	}
 	s.awaitHead(ctx, rep.Head)
 	s.mu.Lock()
-	if s.status == StatusStarting && res.Status != "" {
+	if s.status == store.StatusStarting && res.Status != "" {
 		// The entry this copy was made from may predate the start; what changes the status after it is
 		// logged (a turn, a failure, the close), and none of it says starting.
 		s.status = res.Status
@@ -377,7 +378,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 func (r *Registry) closeCreated(opts CreateOptions, id string) {
 	raw, _ := json.Marshal(closeArgs{Reason: "its creation failed on node " + r.cfg.NodeID})
 	bound := r.cfg.CancelGrace + 4*r.cfg.StopGrace + dirWriteTimeout
-	_, err := r.cfg.Cluster.Call(context.Background(), opts.Node, Command{Op: opClose, SID: id, Args: raw, Principal: opts.Owner, Bound: bound})
+	_, err := r.call(context.Background(), opts.Node, store.Command{Op: opClose, SID: id, Args: raw, Principal: opts.Owner, Bound: bound})
 	if err != nil {
 		r.cfg.Logger.Warn("a session created on another node for a failed create is not closed", "session", id, "node", opts.Node, "err", err)
 	}

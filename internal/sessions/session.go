@@ -11,24 +11,12 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
-)
-
-// Status is a session's lifecycle state.
-type Status string
-
-// Session statuses.
-const (
-	StatusStarting Status = "starting"
-	StatusIdle     Status = "idle"
-	StatusRunning  Status = "running"
-	StatusClosed   Status = "closed"
-	StatusFailed   Status = "failed"
-	// StatusDetached is a stored session without an agent process (durable modes, docs/cluster.md §4).
-	StatusDetached Status = "detached"
 )
 
 // Session is one conversation with one agent process.
@@ -48,12 +36,12 @@ type Session struct {
 	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
 	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
 	fsSlots   chan struct{}      // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
-	log       *Log
+	log       *eventlog.Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
-	epochs []EpochStart
+	epochs []eventlog.EpochStart
 	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
 	dur *durable
 	// remote makes the session a follower of another node's session (follower.go); nil for the sessions
@@ -76,7 +64,7 @@ type Session struct {
 	}
 
 	mu            sync.Mutex
-	status        Status                 // Guarded by mu.
+	status        store.Status           // Guarded by mu.
 	statusReason  string                 // Guarded by mu.
 	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
 	configOptions json.RawMessage        // Guarded by mu.
@@ -119,9 +107,9 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		spec:       spec,
 		clientMCP:  opts.MCPServers,
 		fsSlots:    make(chan struct{}, r.cfg.MaxFSRequests),
-		log:        NewLog(r.cfg.Log),
+		log:        eventlog.NewLog(r.cfg.Log),
 		closed:     make(chan struct{}),
-		status:     StatusStarting,
+		status:     store.StatusStarting,
 		lastActive: r.now(),
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
@@ -140,7 +128,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 }
 
 // Log is the session's event log.
-func (s *Session) Log() *Log { return s.log }
+func (s *Session) Log() *eventlog.Log { return s.log }
 
 // Closed is closed once the session is closed.
 func (s *Session) Closed() <-chan struct{} { return s.closed }
@@ -170,7 +158,7 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	if t := s.turn; t != nil && !t.textTruncated {
 		t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
 	}
-	if _, err := s.log.Append(func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, errLogClosed) {
+	if _, err := s.log.Append(func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)
 	}
 }
@@ -183,7 +171,7 @@ func (s *Session) appendLocked(method string, params []byte, meta translate.Gate
 		meta.Seq = seq
 		return translate.AppendNotification(nil, method, params, meta)
 	})
-	if err != nil && !errors.Is(err, errLogClosed) {
+	if err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", method, "err", err)
 	}
 	return seq
@@ -266,13 +254,13 @@ func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.status == StatusStarting:
+	case s.status == store.StatusStarting:
 		return nil, ErrNotReady
-	case s.status == StatusClosed:
+	case s.status == store.StatusClosed:
 		return nil, ErrClosed
-	case s.status == StatusFailed:
+	case s.status == store.StatusFailed:
 		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
-	case s.status == StatusDetached, s.stopping:
+	case s.status == store.StatusDetached, s.stopping:
 		return nil, ErrDetached
 	}
 	return s.conn, nil

@@ -7,31 +7,17 @@ import (
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/principal"
-)
-
-// ShareRole is what a principal the owner shared a session with may do.
-type ShareRole string
-
-// Share roles.
-const (
-	ShareViewer       ShareRole = "viewer"       // watch: the session's detail and streams
-	ShareCollaborator ShareRole = "collaborator" // also prompt, cancel and answer permissions
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // ErrForbidden is an action the caller's access to a visible session does not allow (a viewer prompting, a
 // collaborator changing the mode or the shares).
 var ErrForbidden = errors.New("not allowed on this session")
 
-// Share is one principal a session is shared with.
-type Share struct {
-	Principal string    `json:"principal"`
-	Role      ShareRole `json:"role"`
-}
-
 // shareSet is a session's shares, with its own lock (taken alone, never with Session.mu).
 type shareSet struct {
 	mu sync.Mutex
-	m  map[string]ShareRole // Guarded by mu; by principal id.
+	m  map[string]store.ShareRole // Guarded by mu; by principal id.
 	// rev is, on a follower, the directory revision m is as of: an older entry does not change it.
 	rev uint64 // Guarded by mu.
 }
@@ -61,9 +47,9 @@ func (s *Session) AccessOf(p principal.Principal) Access {
 	role := s.shares.m[p.ID]
 	s.shares.mu.Unlock()
 	switch role {
-	case ShareCollaborator:
+	case store.ShareCollaborator:
 		return AccessAct
-	case ShareViewer:
+	case store.ShareViewer:
 		return AccessView
 	}
 	return AccessNone
@@ -78,16 +64,16 @@ func (s *Session) allow(who principal.Principal, need Access) error {
 }
 
 // ParseShareRole accepts "viewer" and "collaborator".
-func ParseShareRole(v string) (ShareRole, error) {
-	switch ShareRole(v) {
-	case ShareViewer, ShareCollaborator:
-		return ShareRole(v), nil
+func ParseShareRole(v string) (store.ShareRole, error) {
+	switch store.ShareRole(v) {
+	case store.ShareViewer, store.ShareCollaborator:
+		return store.ShareRole(v), nil
 	}
 	return "", fmt.Errorf("%w: role %q: want viewer or collaborator", ErrBadRequest, v)
 }
 
 // ShareAs shares s with the principal id as role; only the owner (or an admin) may.
-func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) error {
+func (s *Session) ShareAs(who principal.Principal, with string, role store.ShareRole) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -99,7 +85,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role ShareRole) 
 	}
 	s.shares.mu.Lock()
 	if s.shares.m == nil {
-		s.shares.m = map[string]ShareRole{}
+		s.shares.m = map[string]store.ShareRole{}
 	}
 	s.shares.m[with] = role
 	s.shares.mu.Unlock()
@@ -127,13 +113,13 @@ func (s *Session) UnshareAs(who principal.Principal, with string) error {
 }
 
 // Shares lists who s is shared with, by principal id.
-func (s *Session) Shares() []Share {
+func (s *Session) Shares() []store.Share {
 	s.shares.mu.Lock()
-	out := make([]Share, 0, len(s.shares.m))
+	out := make([]store.Share, 0, len(s.shares.m))
 	for id, role := range s.shares.m {
-		out = append(out, Share{Principal: id, Role: role})
+		out = append(out, store.Share{Principal: id, Role: role})
 	}
 	s.shares.mu.Unlock()
-	slices.SortFunc(out, func(a, b Share) int { return compareStrings(a.Principal, b.Principal) })
+	slices.SortFunc(out, func(a, b store.Share) int { return compareStrings(a.Principal, b.Principal) })
 	return out
 }

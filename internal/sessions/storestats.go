@@ -3,6 +3,8 @@ package sessions
 import (
 	"sync"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // StoreStats is the write-behind of every session together (--data-dir metrics): lag now, and counters that
@@ -64,9 +66,9 @@ const (
 
 // StoreState is the node's write-behind health as its heartbeat and GET /v1/nodes report it (docs/cluster.md
 // §3): ok, lagging (a frame unacknowledged for over 1 s) or down (over 5 s: the store is not answering).
-func (r *Registry) StoreState() StoreState {
+func (r *Registry) StoreState() store.StoreState {
 	st := r.StoreStats()
-	out := StoreState{State: "ok", LagFrames: st.LagFrames, LagBytes: st.LagBytes, OldestUnackedSeconds: st.OldestUnacked.Seconds()}
+	out := store.StoreState{State: "ok", LagFrames: st.LagFrames, LagBytes: st.LagBytes, OldestUnackedSeconds: st.OldestUnacked.Seconds()}
 	switch {
 	case st.OldestUnacked > storeDownAfter:
 		out.State = "down"

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Start is where a subscriber's stream begins.
@@ -75,7 +77,7 @@ func (s *Session) Clients() int {
 func (s *Session) idleSince(t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients == 0 && s.turn == nil && s.status != StatusStarting && s.lastActive.Before(t)
+	return s.clients == 0 && s.turn == nil && s.status != store.StatusStarting && s.lastActive.Before(t)
 }
 
 // Sink receives a subscriber's stream. Frame gets logged frames with their seq, or with seq 0 for a pending
@@ -92,7 +94,6 @@ type Sink interface {
 
 // Errors that end a Follow.
 var (
-	ErrEvicted       = errors.New("subscriber too slow")
 	ErrSessionClosed = errors.New("session closed")
 	// ErrShutdown is ErrSessionClosed when the gateway's shutdown closed the session: faces close with 1001
 	// ("come back later") rather than "session closed", once the subscriber has every frame that says why.
@@ -103,14 +104,14 @@ var (
 // replay did not include and `_gateway/replay_complete`, then live frames until the session closes
 // (ErrSessionClosed), the subscriber falls too far behind (a `_gateway/slow_client` warning at 75 %, then
 // ErrEvicted), or sink returns an error. The agent and the log never wait for it.
-func (s *Session) Follow(start Start, sink Sink, lim FollowLimits) error {
+func (s *Session) Follow(start Start, sink Sink, lim eventlog.FollowLimits) error {
 	return s.follow(nil, start, sink, lim)
 }
 
 // Follow is Session.Follow for a subscriber: after the replay it also gets `_gateway/presence {watchers}`
 // once and again whenever the published watchers differ from what it was last sent (not logged, no seq), and
 // the stream ends with ErrLost when the subscriber's principal may no longer see the session.
-func (sub *Subscriber) Follow(start Start, sink Sink, lim FollowLimits) error {
+func (sub *Subscriber) Follow(start Start, sink Sink, lim eventlog.FollowLimits) error {
 	return sub.s.follow(sub, start, sink, lim)
 }
 
@@ -143,7 +144,12 @@ func (p *presenceSent) send(s *Session, sink Sink) error {
 	return sink.Note("_gateway/presence", map[string]any{"watchers": list})
 }
 
-func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimits) error {
+// NewCursor returns a cursor on the session's log after seq from; frames up to replayUntil are history.
+func (s *Session) NewCursor(from, replayUntil uint64, lim eventlog.FollowLimits) *eventlog.Cursor {
+	return eventlog.NewCursor(s.log, from, replayUntil, lim)
+}
+
+func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.FollowLimits) error {
 	var pres presenceSent
 	replayed := false
 	if start.Resync != "" {
@@ -181,10 +187,10 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim FollowLimi
 		}
 		b, err := c.Next()
 		switch {
-		case errors.Is(err, ErrTruncated):
+		case errors.Is(err, eventlog.ErrTruncated):
 			first, head := s.log.Bounds()
 			_ = sink.Note("_gateway/resync_required", map[string]any{"reason": "log_truncated", "earliestSeq": first, "headSeq": head, "epoch": s.CurrentEpoch()})
-			return ErrEvicted
+			return eventlog.ErrEvicted
 		case err != nil:
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // blockingSink is a subscriber whose socket blocks: Frame blocks on the frame with seq blockAt until release
@@ -63,7 +65,7 @@ func (k *blockingSink) Wait(wake <-chan struct{}) error {
 	return nil
 }
 
-func appendSized(t *testing.T, l *Log, n, size int) {
+func appendSized(t *testing.T, l *eventlog.Log, n, size int) {
 	t.Helper()
 	for range n {
 		if _, err := l.Append(func(seq uint64) ([]byte, error) {
@@ -82,18 +84,18 @@ func appendSized(t *testing.T, l *Log, n, size int) {
 func TestFollowLagCountsWhatArrivedWhileBlocked(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		lim       FollowLimits
+		lim       eventlog.FollowLimits
 		n, size   int
 		wantErr   error
 		wantNotes []string
 	}{
-		{"frames past the bound", FollowLimits{Frames: 8}, 100, 40, ErrEvicted, nil},
-		{"bytes past the bound", FollowLimits{Bytes: 1000}, 50, 100, ErrEvicted, nil},
-		{"warned at 75 percent", FollowLimits{Frames: 100}, 80, 40, errCaughtUp, []string{"_gateway/slow_client"}},
+		{"frames past the bound", eventlog.FollowLimits{Frames: 8}, 100, 40, eventlog.ErrEvicted, nil},
+		{"bytes past the bound", eventlog.FollowLimits{Bytes: 1000}, 50, 100, eventlog.ErrEvicted, nil},
+		{"warned at 75 percent", eventlog.FollowLimits{Frames: 100}, 80, 40, errCaughtUp, []string{"_gateway/slow_client"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-			s := &Session{Epoch: "e", log: NewLog(LogLimits{})}
+			s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
 			appendSized(t, s.log, 1, 40)
 			k := newBlockingSink(2)
 			done := make(chan error, 1)
@@ -132,10 +134,10 @@ func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
 // TestFollowReplayOfHistoryIsNotLag: a subscriber that resumes far behind (replaying history) is not evicted
 // for it, however small the bound.
 func TestFollowReplayOfHistoryIsNotLag(t *testing.T) {
-	s := &Session{Epoch: "e", log: NewLog(LogLimits{})}
+	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
 	appendSized(t, s.log, 2000, 100)
 	k := &dlSink{stopAt: func(m string) bool { return m == "_gateway/replay_complete" }}
-	err := s.Follow(s.StartAt(0, true, "e"), k, FollowLimits{Frames: 4, Bytes: 500})
+	err := s.Follow(s.StartAt(0, true, "e"), k, eventlog.FollowLimits{Frames: 4, Bytes: 500})
 	if !errors.Is(err, errDLSinkDone) || len(k.frames) != 2000 {
 		t.Fatalf("replay: %v after %d frames, notes %v", err, len(k.frames), k.notes)
 	}

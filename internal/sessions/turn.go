@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -107,23 +108,23 @@ func (s *Session) PromptContext(ctx context.Context, who principal.Principal, bl
 	}
 	s.mu.Lock()
 	switch s.status {
-	case StatusStarting:
+	case store.StatusStarting:
 		s.mu.Unlock()
 		if s.reattachingNow() {
 			return nil, ErrTurnRunning // the prompt that re-attaches the session is this session's turn
 		}
 		return nil, ErrNotReady
-	case StatusClosed:
+	case store.StatusClosed:
 		s.mu.Unlock()
 		return nil, ErrClosed
-	case StatusFailed:
+	case store.StatusFailed:
 		err := fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
 		s.mu.Unlock()
 		return nil, err
-	case StatusRunning:
+	case store.StatusRunning:
 		s.mu.Unlock()
 		return nil, ErrTurnRunning
-	case StatusDetached:
+	case store.StatusDetached:
 		return s.reattachAndPrompt(ctx, who, blocks, turnID) // unlocks mu
 	}
 	if s.stopping {
@@ -140,7 +141,7 @@ func (s *Session) beginTurnLocked(who principal.Principal, blocks []json.RawMess
 		turnID = uuid.NewString()
 	}
 	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-	s.turn, s.latest, s.status = t, t, StatusRunning
+	s.turn, s.latest, s.status = t, t, store.StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who))
@@ -239,12 +240,12 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	s.lastActive = s.reg.now()
 	failed := false
 	switch {
-	case failReason != "" && !s.closing && s.status != StatusClosed && s.status != StatusFailed:
-		s.status, s.statusReason, failed = StatusFailed, failReason, true
+	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
+		s.status, s.statusReason, failed = store.StatusFailed, failReason, true
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusFailed, "reason": failReason})
-	case s.status == StatusRunning:
-		s.status = StatusIdle
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": failReason})
+	case s.status == store.StatusRunning:
+		s.status = store.StatusIdle
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String(), Truncated: t.textTruncated}
 	t.text.release()

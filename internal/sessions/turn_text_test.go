@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // floodSpec is an agent that answers a prompt "N SIZE" with N agent_message_chunks of SIZE bytes each, then
@@ -70,7 +71,7 @@ func floodSpec() agents.Spec {
 // to grow with the turn (2.35 GB RSS for 1 200 such chunks).
 func TestTurnTextBounded(t *testing.T) {
 	const chunks, size, limit = 400, 512 << 10, 1 << 20
-	r, err := NewRegistry(Config{Workdir: t.TempDir(), Log: LogLimits{MaxBytes: 4 << 20}, MaxTurnTextBytes: limit}, []agents.Spec{floodSpec()}, "flood")
+	r, err := NewRegistry(Config{Workdir: t.TempDir(), Log: eventlog.LogLimits{MaxBytes: 4 << 20}, MaxTurnTextBytes: limit}, []agents.Spec{floodSpec()}, "flood")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // An unclean stop (docs/cluster.md §4): an entry whose session was live, or detached without every frame
@@ -25,11 +28,11 @@ const (
 // and why, the error its open turn ends with, and the status it ends in. One mechanism serves an unclean stop
 // (mode b and mode c, §4), a takeover of a lost node's session and a node's return (§5).
 type closeSpec struct {
-	by       string // permission_resolved.by of the denials
-	deny     string // the denials' reason
-	turnText string // the open turn's error message
-	status   Status // what an open log ends as (unless it already says failed)
-	reason   string // its session_status reason
+	by       string       // permission_resolved.by of the denials
+	deny     string       // the denials' reason
+	turnText string       // the open turn's error message
+	status   store.Status // what an open log ends as (unless it already says failed)
+	reason   string       // its session_status reason
 	// takeover: another node's session; its entry keeps that owner and loses its incarnation (the stale
 	// owner's directory writer refuses then, durable.write).
 	takeover bool
@@ -37,11 +40,11 @@ type closeSpec struct {
 	revive bool
 }
 
-var restartClose = closeSpec{by: "restart", deny: restartReason, turnText: restartTurnText, status: StatusDetached, reason: restartReason}
+var restartClose = closeSpec{by: "restart", deny: restartReason, turnText: restartTurnText, status: store.StatusDetached, reason: restartReason}
 
 // uncleanEntry reports whether an entry was written by a process that did not stop cleanly.
-func uncleanEntry(e DirEntry) bool {
-	return (e.Status != StatusDetached && e.Status != StatusFailed) || !e.Clean || e.Closer != ""
+func uncleanEntry(e store.DirEntry) bool {
+	return (e.Status != store.StatusDetached && e.Status != store.StatusFailed) || !e.Clean || e.Closer != ""
 }
 
 // errNotClaimed is a closeStored whose claim lost its compare-and-swap: the entry changed since it was read.
@@ -49,7 +52,7 @@ var errNotClaimed = errors.New("the entry changed before it was claimed")
 
 // closeUnclean claims an unclean entry, writes its closing frames once and returns the entry (detached or
 // failed, clean) with its revision. Run again on a log that is already closed, it writes no frame.
-func (r *Registry) closeUnclean(ctx context.Context, e DirEntry, rev uint64) (DirEntry, uint64, error) {
+func (r *Registry) closeUnclean(ctx context.Context, e store.DirEntry, rev uint64) (store.DirEntry, uint64, error) {
 	return r.closeStored(ctx, e, rev, restartClose)
 }
 
@@ -57,15 +60,15 @@ func (r *Registry) closeUnclean(ctx context.Context, e DirEntry, rev uint64) (Di
 // session, writes what closes it as c says (through Fork with the feed's fence: a frame that landed since is
 // read again) and releases the entry (closer cleared, clean). The closing frames are a function of the
 // stored log, so whoever redoes it after a closer died writes nothing twice.
-func (r *Registry) closeStored(ctx context.Context, e DirEntry, rev uint64, c closeSpec) (DirEntry, uint64, error) {
+func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64, c closeSpec) (store.DirEntry, uint64, error) {
 	dir := r.cfg.Store.Dir()
 	e.Closer = r.cfg.NodeID
 	if c.takeover {
-		e.Status, e.Reason, e.Incarnation = StatusFailed, ReasonNodeLost, ""
+		e.Status, e.Reason, e.Incarnation = store.StatusFailed, ReasonNodeLost, ""
 	}
 	rev, err := dir.Update(ctx, e, rev)
 	if err != nil {
-		if errors.Is(err, ErrRevision) {
+		if errors.Is(err, store.ErrRevision) {
 			return e, 0, fmt.Errorf("claim: %w: %w", errNotClaimed, err)
 		}
 		return e, 0, fmt.Errorf("claim: %w", err)
@@ -79,7 +82,7 @@ func (r *Registry) closeStored(ctx context.Context, e DirEntry, rev uint64, c cl
 		frames := s.closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
-			if errors.Is(err, ErrFenced) {
+			if errors.Is(err, store.ErrFenced) {
 				continue // a frame landed after the feed: read again
 			}
 			if err != nil {
@@ -100,19 +103,19 @@ func (r *Registry) closeStored(ctx context.Context, e DirEntry, rev uint64, c cl
 		}
 		return done, nrev, nil
 	}
-	return e, 0, fmt.Errorf("fork: %w after %d attempts", ErrFenced, forkAttempts)
+	return e, 0, fmt.Errorf("fork: %w after %d attempts", store.ErrFenced, forkAttempts)
 }
 
 // restoredFromStore is a private session (never listed) rebuilt from the stored log, and the fence for Fork.
-func (r *Registry) restoredFromStore(ctx context.Context, e DirEntry, rev uint64) (*Session, uint64, error) {
+func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev uint64) (*Session, uint64, error) {
 	s, err := r.coldSession(e, rev)
 	if err != nil {
 		return nil, 0, err
 	}
-	var entries []Entry
-	fence, err := r.cfg.Store.Feed(ctx, e.ID, false, func(f StoredFrame) error {
+	var entries []eventlog.Entry
+	fence, err := r.cfg.Store.Feed(ctx, e.ID, false, func(f store.StoredFrame) error {
 		if f.GapTo == 0 {
-			entries = append(entries, Entry{Seq: f.Seq, Frame: f.Frame})
+			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
 		return nil
 	})
@@ -122,7 +125,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e DirEntry, rev uint64
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// As live as the entry said: the log's own status frames and turns decide from here.
-	s.cold, s.status, s.statusReason = nil, StatusIdle, ""
+	s.cold, s.status, s.statusReason = nil, store.StatusIdle, ""
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
 		return nil, 0, err
 	}
@@ -133,17 +136,17 @@ func (r *Registry) restoredFromStore(ctx context.Context, e DirEntry, rev uint64
 // for an open log (a turn, a pending request, or a live status), in a new epoch from head+1, the denials,
 // the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
 // c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
-func (s *Session) closingFrames(c closeSpec) []StoredFrame {
+func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
 	s.mu.Lock()
 	head := s.log.Head()
 	t := s.turn
-	if t == nil && len(s.perms) == 0 && (s.status == StatusDetached || s.status == StatusFailed) {
-		if !c.revive || s.status != StatusFailed || s.statusReason != ReasonNodeLost {
+	if t == nil && len(s.perms) == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
+		if !c.revive || s.status != store.StatusFailed || s.statusReason != ReasonNodeLost {
 			s.mu.Unlock()
 			return nil
 		}
-		s.status, s.statusReason = StatusDetached, c.reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": StatusDetached, "reason": c.reason})
+		s.status, s.statusReason = store.StatusDetached, c.reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": c.reason})
 		s.mu.Unlock()
 		return s.framesAfter(head)
 	}
@@ -155,7 +158,7 @@ func (s *Session) closingFrames(c closeSpec) []StoredFrame {
 		s.finishTurn(t, "end_turn", errors.New(c.turnText), "")
 	}
 	s.mu.Lock()
-	if s.status != StatusFailed {
+	if s.status != store.StatusFailed {
 		s.status, s.statusReason = c.status, c.reason
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": c.status, "reason": c.reason})
 	}
@@ -164,14 +167,14 @@ func (s *Session) closingFrames(c closeSpec) []StoredFrame {
 }
 
 // framesAfter is the private session's frames after seq head, for Fork.
-func (s *Session) framesAfter(head uint64) []StoredFrame {
+func (s *Session) framesAfter(head uint64) []store.StoredFrame {
 	res, err := s.log.Read(head, 1<<20, nil)
 	if err != nil {
 		return nil
 	}
-	out := make([]StoredFrame, 0, len(res.Entries))
+	out := make([]store.StoredFrame, 0, len(res.Entries))
 	for _, en := range res.Entries {
-		out = append(out, StoredFrame{Seq: en.Seq, Epoch: s.Epoch, Frame: en.Frame})
+		out = append(out, store.StoredFrame{Seq: en.Seq, Epoch: s.Epoch, Frame: en.Frame})
 	}
 	return out
 }

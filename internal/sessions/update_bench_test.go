@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // benchSession is a session without an agent, mid-turn, with the gateway's default log bounds: what
@@ -13,7 +14,7 @@ import (
 func benchSession(b *testing.B) *Session {
 	b.Helper()
 	spec := agents.Spec{Name: "bench", Kind: agents.KindBuiltin}
-	r, err := NewRegistry(Config{Workdir: b.TempDir(), Log: LogLimits{MaxFrames: 10000, MaxBytes: 64 << 20}}, []agents.Spec{spec}, "bench")
+	r, err := NewRegistry(Config{Workdir: b.TempDir(), Log: eventlog.LogLimits{MaxFrames: 10000, MaxBytes: 64 << 20}}, []agents.Spec{spec}, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func BenchmarkFollowLive(b *testing.B) {
 	st := s.StartAt(0, false, "")
 	sink := &benchSink{}
 	done := make(chan error, 1)
-	go func() { done <- s.Follow(st, sink, FollowLimits{}) }()
+	go func() { done <- s.Follow(st, sink, eventlog.FollowLimits{}) }()
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)

@@ -3,6 +3,8 @@ package sessions
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // View is a session as REST clients see it.
@@ -11,7 +13,7 @@ type View struct {
 	Title              string           `json:"title,omitempty"`
 	Agent              string           `json:"agent"`
 	Cwd                string           `json:"cwd"`
-	Status             Status           `json:"status"`
+	Status             store.Status     `json:"status"`
 	StatusReason       string           `json:"statusReason,omitempty"`
 	Epoch              string           `json:"epoch"`
 	LastSeq            uint64           `json:"lastSeq"`
@@ -89,7 +91,7 @@ func (s *Session) viewLocked() View {
 }
 
 // Status returns the session's status.
-func (s *Session) Status() Status {
+func (s *Session) Status() store.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -56,7 +57,7 @@ func (cl *client) run(parent context.Context) {
 	cl.ctx = ctx
 	cl.ping = time.NewTicker(cl.h.opts.PingInterval)
 	cl.out = frameout.Start(ctx, cl.h.opts.WriteTimeout, cl.h.face, func() { cl.c.CloseNow() }).Batch(cl.held)
-	err := cl.sub.Follow(cl.start, cl, sessions.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
+	err := cl.sub.Follow(cl.start, cl, eventlog.FollowLimits{Frames: cl.h.opts.QueueFrames, Bytes: cl.h.opts.QueueBytes})
 	_ = cl.out.Flush() // what the stream ended with goes out before the close frame (a failed flush fails the close too)
 	cl.ping.Stop()
 	cl.out.Stop()
@@ -72,7 +73,7 @@ func (cl *client) run(parent context.Context) {
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
 	case errors.Is(err, sessions.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)
-	case errors.Is(err, sessions.ErrEvicted):
+	case errors.Is(err, eventlog.ErrEvicted):
 		cl.h.face.Evicted()
 		cl.c.Close(CodeSlowClient, reasonSlow)
 	default:

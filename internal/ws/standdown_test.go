@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -70,12 +71,12 @@ func TestStandDownClosesWith1012(t *testing.T) {
 	defer conn.CloseNow()
 
 	// Another node claims the session, as a survivor's takeover does.
-	var e sessions.DirEntry
+	var e store.DirEntry
 	var rev uint64
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		e, rev, err = st.Dir().Get(ctx, s.ID)
-		if err == nil && e.Status == sessions.StatusIdle {
+		if err == nil && e.Status == store.StatusIdle {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -83,7 +84,7 @@ func TestStandDownClosesWith1012(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	e.Closer, e.Status, e.Reason, e.Incarnation = "z", sessions.StatusFailed, sessions.ReasonNodeLost, ""
+	e.Closer, e.Status, e.Reason, e.Incarnation = "z", store.StatusFailed, sessions.ReasonNodeLost, ""
 	if _, err := st.Dir().Update(ctx, e, rev); err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,15 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // feedFailingStore is a real store whose Feed (the load of a restored session) fails.
-type feedFailingStore struct{ sessions.Store }
+type feedFailingStore struct{ store.Store }
 
-func (feedFailingStore) Feed(context.Context, string, bool, func(sessions.StoredFrame) error) (uint64, error) {
+func (feedFailingStore) Feed(context.Context, string, bool, func(store.StoredFrame) error) (uint64, error) {
 	return 0, errors.New("store down")
 }
 
@@ -37,7 +38,7 @@ func TestStoreErrorIsNotSessionNotFound(t *testing.T) {
 	spec := agents.Spec{Name: "demo", Kind: agents.KindBuiltin, Builtin: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return demo.Serve(ctx, demo.Options{}, in, out)
 	}}
-	registry := func(wrap func(sessions.Store) sessions.Store) *sessions.Registry {
+	registry := func(wrap func(store.Store) store.Store) *sessions.Registry {
 		st, err := jsstore.Open(context.Background(), srv.Connect(), jsstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -56,14 +57,14 @@ func TestStoreErrorIsNotSessionNotFound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := registry(func(st sessions.Store) sessions.Store { return st })
+	first := registry(func(st store.Store) store.Store { return st })
 	s, err := first.Create(context.Background(), sessions.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	shutdown(first)
 
-	reg := registry(func(st sessions.Store) sessions.Store { return feedFailingStore{st} })
+	reg := registry(func(st store.Store) store.Store { return feedFailingStore{st} })
 	defer shutdown(reg)
 	if _, err := reg.Recover(context.Background()); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -15,7 +15,7 @@ import (
 func BenchmarkPersist(b *testing.B) {
 	srv := natstest.Embedded(b)
 	st := open(b, srv, jsstore.Options{MaxLag: 1 << 30})
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 10_000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 10_000})
 	p := st.Persist("bench", "e1", l, 0)
 	defer p.Stop()
 	frame := bytes.Repeat([]byte("x"), 256)

@@ -13,13 +13,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Heartbeat timing (docs/cluster.md §5): a node's key lives NodeTTL after its last beat, and it beats every
 // BeatInterval, so two beats may be lost before it expires.
 const (
-	NodeTTL      = sessions.NodeTTL
+	NodeTTL      = store.NodeTTL
 	BeatInterval = 2 * time.Second
 )
 
@@ -41,12 +41,12 @@ type ClusterOptions struct {
 	Agents  []string
 	Version string
 	// StoreState is called at each beat for the node's write-behind health; nil reports "ok".
-	StoreState func() sessions.StoreState
+	StoreState func() store.StoreState
 	// MaxConcurrentCommands bounds the commands Serve runs at once; default 256.
 	MaxConcurrentCommands int
 }
 
-// Cluster is sessions.Cluster on the store's connection: the nodes bucket (heartbeats, a TTL per key with
+// Cluster is store.Cluster on the store's connection: the nodes bucket (heartbeats, a TTL per key with
 // limit markers, so expiry is an event) and a core request/reply subject per node. Join claims the node id;
 // Close leaves. Its goroutines (beat, watch, command handlers) are its own and Close waits for them.
 type Cluster struct {
@@ -55,7 +55,7 @@ type Cluster struct {
 	// large holds the commands and replies over the connection's max payload (command_large.go).
 	large jetstream.ObjectStore // Static after construction.
 	opts  ClusterOptions        // Static after construction.
-	self  sessions.NodeInfo     // Static after construction; each beat adds the Store state of the moment.
+	self  store.NodeInfo        // Static after construction; each beat adds the Store state of the moment.
 
 	health beatHealth
 
@@ -65,8 +65,8 @@ type Cluster struct {
 
 	dispatchMu sync.Mutex // Held while an event is applied and delivered, and while a watcher registers.
 	subsMu     sync.Mutex
-	subs       map[int]func(sessions.NodeEvent) // Guarded by subsMu.
-	nextSub    int                              // Guarded by subsMu.
+	subs       map[int]func(store.NodeEvent) // Guarded by subsMu.
+	nextSub    int                           // Guarded by subsMu.
 
 	displaced     chan struct{} // Closed by the beat loop when another incarnation took the id.
 	displacedOnce sync.Once
@@ -79,7 +79,7 @@ type Cluster struct {
 	closeOnce sync.Once
 }
 
-var _ sessions.Cluster = (*Cluster)(nil)
+var _ store.Cluster = (*Cluster)(nil)
 
 // Join opens the nodes bucket, claims opts.Node for a new incarnation and starts beating and watching. If
 // the id is held, it waits up to one TTL (plus a beat) for the holder's key to expire, then gives up with
@@ -116,12 +116,12 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 	}
 	c := &Cluster{
 		st: s, kv: kv, large: large, opts: opts,
-		self: sessions.NodeInfo{
+		self: store.NodeInfo{
 			ID: opts.Node, Incarnation: uuid.NewString(), URL: opts.URL, Agents: opts.Agents,
 			Version: opts.Version, StartedAt: time.Now().UTC(),
 		},
 		tracker:   newNodeTracker(opts.Node),
-		subs:      map[int]func(sessions.NodeEvent){},
+		subs:      map[int]func(store.NodeEvent){},
 		displaced: make(chan struct{}),
 	}
 	rev, err := c.claim(ctx)
@@ -145,7 +145,7 @@ func (s *Store) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error)
 }
 
 // Self is this node's heartbeat value, without the store state each beat adds.
-func (c *Cluster) Self() sessions.NodeInfo { return c.self }
+func (c *Cluster) Self() store.NodeInfo { return c.self }
 
 // Displaced is closed when another incarnation took this node's id.
 func (c *Cluster) Displaced() <-chan struct{} { return c.displaced }

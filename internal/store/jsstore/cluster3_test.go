@@ -8,8 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -64,7 +66,7 @@ func TestThreeNodeCluster(t *testing.T) {
 
 	t.Run("PersistThroughOneFeedThroughAnother", func(t *testing.T) {
 		const n = 2000
-		l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+		l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
 		p := st[0].Persist("r3s1", "e1", l, 0)
 		defer p.Stop()
 		appendFrames(t, l, 1, n, never)
@@ -78,7 +80,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	// nobody won. The directory now reads from the stream leader.
 	t.Run("DirectoryCASRace", func(t *testing.T) {
 		d1, d2 := st[0].Dir(), st[1].Dir()
-		if _, err := d1.Create(ctxT(t), sessions.DirEntry{ID: "race", Status: sessions.StatusDetached}); err != nil {
+		if _, err := d1.Create(ctxT(t), store.DirEntry{ID: "race", Status: store.StatusDetached}); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 20 {
@@ -88,9 +90,9 @@ func TestThreeNodeCluster(t *testing.T) {
 			}
 			var wg sync.WaitGroup
 			errs := make([]error, 2)
-			for i, d := range []sessions.Directory{d1, d2} {
+			for i, d := range []store.Directory{d1, d2} {
 				wg.Go(func() {
-					_, errs[i] = d.Update(ctxT(t), sessions.DirEntry{ID: "race", Status: sessions.StatusFailed, Closer: []string{"a", "b"}[i]}, rev)
+					_, errs[i] = d.Update(ctxT(t), store.DirEntry{ID: "race", Status: store.StatusFailed, Closer: []string{"a", "b"}[i]}, rev)
 				})
 			}
 			wg.Wait()
@@ -99,7 +101,7 @@ func TestThreeNodeCluster(t *testing.T) {
 				switch {
 				case err == nil:
 					won++
-				case !errors.Is(err, sessions.ErrRevision):
+				case !errors.Is(err, store.ErrRevision):
 					t.Fatalf("round %d: %v", round, err)
 				}
 			}
@@ -115,11 +117,11 @@ func TestThreeNodeCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := join(t, st[2], "cc")
-		reply, err := c.Call(ctxT(t), "ca", sessions.Command{Op: "echo", SID: "s1"})
+		reply, err := c.Call(ctxT(t), "ca", store.Command{Op: "echo", SID: "s1"})
 		if err != nil || reply.Head != 12 {
 			t.Fatalf("echo: %+v %v", reply, err)
 		}
-		if _, err := c.Call(ctxT(t), "ca", sessions.Command{Op: "fail:session_failed"}); !errors.Is(err, sessions.ErrFailed) {
+		if _, err := call(t, c, "ca", store.Command{Op: "fail:session_failed"}); !errors.Is(err, sessions.ErrFailed) {
 			t.Fatalf("a sentinel across servers: %v", err)
 		}
 	})
@@ -159,16 +161,16 @@ func TestThreeNodeCluster(t *testing.T) {
 			a := join(t, victim, "a")
 			inc := a.Self().Incarnation
 			waitFor(t, "b and c to see a beat", func() bool {
-				_, _, okB := evB.find(sessions.NodeBeat, "a", inc)
-				_, _, okC := evC.find(sessions.NodeBeat, "a", inc)
+				_, _, okB := evB.find(store.NodeBeat, "a", inc)
+				_, _, okC := evC.find(store.NodeBeat, "a", inc)
 				return okB && okC
 			})
 			closeConn() // the gateway's connection dies: no more beats, no delete
 			lastBeat, killed := a.LastBeat(), time.Now()
 			for name, ev := range map[string]*eventLog{"b": evB, "c": evC} {
-				waitFor(t, name+" to declare a lost", func() bool { _, _, ok := ev.find(sessions.NodeLost, "a", inc); return ok })
-				e, at, _ := ev.find(sessions.NodeLost, "a", inc)
-				if e.Reason != sessions.LossExpired {
+				waitFor(t, name+" to declare a lost", func() bool { _, _, ok := ev.find(store.NodeLost, "a", inc); return ok })
+				e, at, _ := ev.find(store.NodeLost, "a", inc)
+				if e.Reason != store.LossExpired {
 					t.Fatalf("run %d: %s saw %+v", run, name, e)
 				}
 				t.Logf("run %d: %s declared a lost %v after its last beat (%v after its connection closed)",
@@ -188,7 +190,7 @@ func BenchmarkCallThreeNodes(b *testing.B) {
 		b.Fatal(err)
 	}
 	caller := join(b, nc.connect(b, 2), "c")
-	cmd := sessions.Command{Op: "echo", SID: "s1", Args: []byte(`{"text":"hi"}`)}
+	cmd := store.Command{Op: "echo", SID: "s1", Args: []byte(`{"text":"hi"}`)}
 	ctx := ctxT(b)
 	for b.Loop() {
 		if _, err := caller.Call(ctx, "a", cmd); err != nil {
@@ -202,7 +204,7 @@ func BenchmarkCallThreeNodes(b *testing.B) {
 func BenchmarkPersistR3(b *testing.B) {
 	nc := startNATSCluster(b)
 	st := nc.connect(b, 1)
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 10_000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 10_000})
 	p := st.Persist("bench", "e1", l, 0)
 	defer p.Stop()
 	frame := make([]byte, 256)

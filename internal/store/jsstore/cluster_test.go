@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -17,11 +17,11 @@ import (
 // eventLog records a cluster's node events.
 type eventLog struct {
 	mu  sync.Mutex
-	evs []sessions.NodeEvent
+	evs []store.NodeEvent
 	at  []time.Time
 }
 
-func (l *eventLog) add(e sessions.NodeEvent) {
+func (l *eventLog) add(e store.NodeEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.evs = append(l.evs, e)
@@ -29,7 +29,7 @@ func (l *eventLog) add(e sessions.NodeEvent) {
 }
 
 // find returns the first event matching and when it arrived.
-func (l *eventLog) find(kind sessions.NodeEventKind, node, incarnation string) (sessions.NodeEvent, time.Time, bool) {
+func (l *eventLog) find(kind store.NodeEventKind, node, incarnation string) (store.NodeEvent, time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, e := range l.evs {
@@ -37,10 +37,10 @@ func (l *eventLog) find(kind sessions.NodeEventKind, node, incarnation string) (
 			return e, l.at[i], true
 		}
 	}
-	return sessions.NodeEvent{}, time.Time{}, false
+	return store.NodeEvent{}, time.Time{}, false
 }
 
-func (l *eventLog) count(kind sessions.NodeEventKind) int {
+func (l *eventLog) count(kind store.NodeEventKind) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -83,7 +83,7 @@ func TestNodesJoinBeatAndLeave(t *testing.T) {
 	a := join(t, open(t, srv, jsstore.Options{}), "a")
 	b := join(t, open(t, srv, jsstore.Options{}), "b")
 	ev := watch(t, a)
-	waitFor(t, "a to see b beat", func() bool { _, _, ok := ev.find(sessions.NodeBeat, "b", b.Self().Incarnation); return ok })
+	waitFor(t, "a to see b beat", func() bool { _, _, ok := ev.find(store.NodeBeat, "b", b.Self().Incarnation); return ok })
 	nodes := a.Nodes()
 	if len(nodes) != 2 || nodes[0].ID != "a" || nodes[1].ID != "b" {
 		t.Fatalf("nodes %+v", nodes)
@@ -94,8 +94,8 @@ func TestNodesJoinBeatAndLeave(t *testing.T) {
 	}
 	waitGuardOpen(t, a)
 	b.Close()
-	waitFor(t, "a to declare b lost", func() bool { _, _, ok := ev.find(sessions.NodeLost, "b", ""); return ok })
-	if e, _, _ := ev.find(sessions.NodeLost, "b", ""); e.Reason != sessions.LossDeleted || e.Node.Incarnation != b.Self().Incarnation {
+	waitFor(t, "a to declare b lost", func() bool { _, _, ok := ev.find(store.NodeLost, "b", ""); return ok })
+	if e, _, _ := ev.find(store.NodeLost, "b", ""); e.Reason != store.LossDeleted || e.Node.Incarnation != b.Self().Incarnation {
 		t.Fatalf("loss event %+v", e)
 	}
 	if nodes := a.Nodes(); len(nodes) != 1 || nodes[0].ID != "a" {
@@ -117,13 +117,13 @@ func TestNodeLossByExpiry(t *testing.T) {
 	b := join(t, stB, "b")
 	ev := watch(t, a)
 	waitGuardOpen(t, a)
-	beats := ev.count(sessions.NodeBeat)
-	waitFor(t, "a beat of b after the guard opened", func() bool { return ev.count(sessions.NodeBeat) > beats })
+	beats := ev.count(store.NodeBeat)
+	waitFor(t, "a beat of b after the guard opened", func() bool { return ev.count(store.NodeBeat) > beats })
 	ncB.Close() // b's process as the cluster sees a kill -9: no more beats, no delete
 	killed := time.Now()
-	waitFor(t, "a to declare b lost", func() bool { _, _, ok := ev.find(sessions.NodeLost, "b", ""); return ok })
-	e, at, _ := ev.find(sessions.NodeLost, "b", "")
-	if e.Reason != sessions.LossExpired || e.Node.Incarnation != b.Self().Incarnation {
+	waitFor(t, "a to declare b lost", func() bool { _, _, ok := ev.find(store.NodeLost, "b", ""); return ok })
+	e, at, _ := ev.find(store.NodeLost, "b", "")
+	if e.Reason != store.LossExpired || e.Node.Incarnation != b.Self().Incarnation {
 		t.Fatalf("loss event %+v", e)
 	}
 	t.Logf("b lost %v after its connection closed", at.Sub(killed).Round(time.Millisecond))
@@ -167,9 +167,9 @@ func TestNodeIDAfterCrash(t *testing.T) {
 	if again.Self().Incarnation == old.Self().Incarnation {
 		t.Fatal("same incarnation after a restart")
 	}
-	waitFor(t, "w to see the new incarnation", func() bool { _, _, ok := ev.find(sessions.NodeJoined, "a", again.Self().Incarnation); return ok })
-	waitFor(t, "w to declare the old incarnation lost", func() bool { _, _, ok := ev.find(sessions.NodeLost, "a", old.Self().Incarnation); return ok })
-	if _, _, ok := ev.find(sessions.NodeLost, "a", again.Self().Incarnation); ok {
+	waitFor(t, "w to see the new incarnation", func() bool { _, _, ok := ev.find(store.NodeJoined, "a", again.Self().Incarnation); return ok })
+	waitFor(t, "w to declare the old incarnation lost", func() bool { _, _, ok := ev.find(store.NodeLost, "a", old.Self().Incarnation); return ok })
+	if _, _, ok := ev.find(store.NodeLost, "a", again.Self().Incarnation); ok {
 		t.Fatal("the new incarnation was declared lost")
 	}
 }
@@ -194,8 +194,8 @@ func TestNoLossAfterJetStreamOutage(t *testing.T) {
 	waitGuardOpen(t, b)
 	sa, sb := a.Sweeps(), b.Sweeps()
 	waitFor(t, "a sweep with the guard open", func() bool { return a.Sweeps() > sa+1 && b.Sweeps() > sb+1 })
-	if n := evA.count(sessions.NodeLost) + evB.count(sessions.NodeLost); n != 0 {
-		e, _, _ := evA.find(sessions.NodeLost, "b", "")
+	if n := evA.count(store.NodeLost) + evB.count(store.NodeLost); n != 0 {
+		e, _, _ := evA.find(store.NodeLost, "b", "")
 		t.Fatalf("%d losses declared after an outage of JetStream itself (%+v)", n, e)
 	}
 	if len(a.Nodes()) != 2 || len(b.Nodes()) != 2 {
@@ -217,7 +217,7 @@ func TestDisplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := json.Marshal(sessions.NodeInfo{ID: "a", Incarnation: "someone-else"})
+	other, _ := json.Marshal(store.NodeInfo{ID: "a", Incarnation: "someone-else"})
 	if _, err := kv.Put(ctxT(t), "a", other); err != nil {
 		t.Fatal(err)
 	}

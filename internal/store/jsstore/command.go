@@ -9,21 +9,21 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // ErrCommandTooLarge is a command (or a reply) bigger than the NATS connection's max payload.
 var ErrCommandTooLarge = errors.New("jsstore: routed command exceeds the NATS max payload")
 
 // Call sends cmd to node's command subject (core request/reply) and waits at most cmd.Timeout() for the reply.
-// An error the owner's handler returned comes back as the same sentinel or *AgentError, with the reply.
-func (c *Cluster) Call(ctx context.Context, node string, cmd sessions.Command) (sessions.Reply, error) {
+// An error the owner's handler returned comes back in the reply (Reply.Error), not as Call's error.
+func (c *Cluster) Call(ctx context.Context, node string, cmd store.Command) (store.Reply, error) {
 	if !nodePattern.MatchString(node) {
-		return sessions.Reply{}, fmt.Errorf("%w: %q", ErrBadNodeID, node)
+		return store.Reply{}, fmt.Errorf("%w: %q", ErrBadNodeID, node)
 	}
 	data, err := json.Marshal(cmd)
 	if err != nil {
-		return sessions.Reply{}, fmt.Errorf("jsstore: command %s: %w", cmd.Op, err)
+		return store.Reply{}, fmt.Errorf("jsstore: command %s: %w", cmd.Op, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmd.Timeout())
 	defer cancel()
@@ -31,33 +31,33 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd sessions.Command) (
 	req := &nats.Msg{Subject: subject, Data: data}
 	if c.tooLarge(data) {
 		if req, err = c.stash(ctx, subject, data); err != nil {
-			return sessions.Reply{}, fmt.Errorf("%w: %s of %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), err)
+			return store.Reply{}, fmt.Errorf("%w: %s of %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), err)
 		}
 	}
 	msg, err := c.conn().RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return sessions.Reply{}, fmt.Errorf("%w: no gateway answers for node %q", sessions.ErrOwnerUnavailable, node)
+		return store.Reply{}, fmt.Errorf("%w: no gateway answers for node %q", store.ErrOwnerUnavailable, node)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		return sessions.Reply{}, fmt.Errorf("%w: node %q, %s after %s", sessions.ErrOwnerTimeout, node, cmd.Op, cmd.Timeout())
+		return store.Reply{}, fmt.Errorf("%w: node %q, %s after %s", store.ErrOwnerTimeout, node, cmd.Op, cmd.Timeout())
 	case err != nil:
-		return sessions.Reply{}, fmt.Errorf("jsstore: command %s to node %q: %w", cmd.Op, node, err)
+		return store.Reply{}, fmt.Errorf("jsstore: command %s to node %q: %w", cmd.Op, node, err)
 	}
 	body, err := c.body(ctx, msg)
 	if err != nil {
-		return sessions.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
+		return store.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
 	}
-	var reply sessions.Reply
+	var reply store.Reply
 	if err := json.Unmarshal(body, &reply); err != nil {
-		return sessions.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
+		return store.Reply{}, fmt.Errorf("jsstore: reply to %s from node %q: %w", cmd.Op, node, err)
 	}
-	return reply, reply.Error.Err()
+	return reply, nil
 }
 
 // Serve subscribes this node's command subject and answers each command with h on its own goroutine, at most
 // MaxConcurrentCommands at once (more wait in the subscription's queue). It returns once the server has the
 // subscription; serving ends when ctx ends or the cluster closes, and Close waits for running handlers.
-func (c *Cluster) Serve(ctx context.Context, h sessions.CommandHandler) error {
+func (c *Cluster) Serve(ctx context.Context, h store.CommandHandler) error {
 	sem := make(chan struct{}, c.opts.MaxConcurrentCommands)
 	serveCtx, cancel := context.WithCancel(ctx)
 	stopOnClose := context.AfterFunc(c.ctx, cancel)
@@ -114,15 +114,15 @@ func (c *Cluster) Serve(ctx context.Context, h sessions.CommandHandler) error {
 }
 
 // handle runs one command and sends its reply; a reply over the max payload is replaced by an error reply.
-func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats.Msg) {
-	var cmd sessions.Command
-	var reply sessions.Reply
+func (c *Cluster) handle(ctx context.Context, h store.CommandHandler, m *nats.Msg) {
+	var cmd store.Command
+	var reply store.Reply
 	data, err := c.body(ctx, m)
 	if err == nil {
 		err = json.Unmarshal(data, &cmd)
 	}
 	if err != nil {
-		reply = sessions.ReplyTo(nil, 0, fmt.Errorf("%w: command: %v", sessions.ErrBadRequest, err))
+		reply = store.ErrorReply(0, store.CodeBadRequest, "bad request: command: "+err.Error())
 	} else {
 		hctx, cancel := cmd.HandlerContext(ctx)
 		c.running.Add(1)
@@ -132,7 +132,7 @@ func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats
 	}
 	data, err = json.Marshal(reply)
 	if err != nil {
-		data, _ = json.Marshal(sessions.ReplyTo(nil, reply.Head, err))
+		data, _ = json.Marshal(store.ErrorReply(reply.Head, store.CodeInternal, err.Error()))
 	}
 	if c.tooLarge(data) && m.Reply != "" {
 		out, serr := c.stash(ctx, m.Reply, data)
@@ -140,7 +140,7 @@ func (c *Cluster) handle(ctx context.Context, h sessions.CommandHandler, m *nats
 			_ = m.RespondMsg(out)
 			return
 		}
-		data, _ = json.Marshal(sessions.ReplyTo(nil, reply.Head, fmt.Errorf("%w: the reply to %s is %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), serr)))
+		data, _ = json.Marshal(store.ErrorReply(reply.Head, store.CodeInternal, fmt.Sprintf("%v: the reply to %s is %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), serr)))
 	}
 	_ = m.Respond(data)
 }

@@ -14,13 +14,14 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // errorsByOp is the owner's handler of the tests: op "fail:<code>" fails with that sentinel (wrapped with a
 // reason when Args say so), "agent" with an *AgentError, "echo" answers the command as it arrived.
-func errorsByOp(ctx context.Context, cmd sessions.Command) sessions.Reply {
+func errorsByOp(ctx context.Context, cmd store.Command) store.Reply {
 	if code, ok := strings.CutPrefix(cmd.Op, "fail:"); ok {
 		for _, sc := range sessions.SentinelCodes() {
 			if sc.Code == code {
@@ -55,6 +56,16 @@ func pair(t testing.TB, srv *natstest.Server) (a, b *jsstore.Cluster) {
 	return a, join(t, open(t, srv, jsstore.Options{}), "b")
 }
 
+// call is Call as the session core sees it: an error the owner replied with is returned as its sentinel.
+func call(t testing.TB, c *jsstore.Cluster, node string, cmd store.Command) (store.Reply, error) {
+	t.Helper()
+	reply, err := c.Call(ctxT(t), node, cmd)
+	if err == nil {
+		err = sessions.ReplyErr(reply.Error)
+	}
+	return reply, err
+}
+
 // TestCallSentinelRoundTrip: for every sentinel of SentinelCodes, bare and wrapped, an error on the owner
 // comes back on the caller as the same sentinel (errors.Is), with the same code, text and the reply's head.
 func TestCallSentinelRoundTrip(t *testing.T) {
@@ -66,7 +77,7 @@ func TestCallSentinelRoundTrip(t *testing.T) {
 			if args == `"wrapped"` {
 				want = fmt.Errorf("%w: agent exited with status 3", sc.Err)
 			}
-			reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "fail:" + sc.Code, SID: "s1", Args: json.RawMessage(args)})
+			reply, err := call(t, b, "a", store.Command{Op: "fail:" + sc.Code, SID: "s1", Args: json.RawMessage(args)})
 			if !errors.Is(err, sc.Err) || err.Error() != want.Error() || sessions.ErrorCode(err) != sc.Code || reply.Head != 9 {
 				t.Fatalf("%s %s: got %v (code %q, head %d), want %v", sc.Code, args, err, sessions.ErrorCode(err), reply.Head, want)
 			}
@@ -79,7 +90,7 @@ func TestCallSentinelRoundTrip(t *testing.T) {
 func TestCallAgentErrorAndResult(t *testing.T) {
 	t.Parallel()
 	_, b := pair(t, natstest.Embedded(t))
-	_, err := b.Call(ctxT(t), "a", sessions.Command{Op: "agent"})
+	_, err := call(t, b, "a", store.Command{Op: "agent"})
 	var ae *sessions.AgentError
 	var re *acp.RequestError
 	if !errors.As(err, &ae) || ae.Op != "session/set_mode" || ae.Stderr != "trace" || !errors.As(err, &re) ||
@@ -87,12 +98,12 @@ func TestCallAgentErrorAndResult(t *testing.T) {
 		t.Fatalf("agent error came back as %T %v", err, err)
 	}
 	who := principal.Principal{ID: "u1", Name: "Ann", Role: principal.RoleUser}
-	sent := sessions.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`), Principal: who, Bound: 3 * time.Second}
+	sent := store.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`), Principal: who, Bound: 3 * time.Second}
 	reply, err := b.Call(ctxT(t), "a", sent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got sessions.Command
+	var got store.Command
 	if err := json.Unmarshal(reply.Result, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -107,17 +118,17 @@ func TestCallAgentErrorAndResult(t *testing.T) {
 func TestCallUnavailableTimeoutAndSize(t *testing.T) {
 	t.Parallel()
 	_, b := pair(t, natstest.Embedded(t))
-	if _, err := b.Call(ctxT(t), "nobody", sessions.Command{Op: "echo"}); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+	if _, err := b.Call(ctxT(t), "nobody", store.Command{Op: "echo"}); !errors.Is(err, store.ErrOwnerUnavailable) {
 		t.Fatalf("call to a node nobody serves: %v", err)
 	}
 	// The handler ends at the bound (its context), the caller's wait ends RouteSlack later: no reply wins the
 	// race only if the owner's reply is lost, so a caller context shorter than both stands in for the bound.
 	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
 	defer cancel()
-	if _, err := b.Call(ctx, "a", sessions.Command{Op: "block", Bound: time.Hour}); !errors.Is(err, sessions.ErrOwnerTimeout) {
+	if _, err := b.Call(ctx, "a", store.Command{Op: "block", Bound: time.Hour}); !errors.Is(err, store.ErrOwnerTimeout) {
 		t.Fatalf("call to a blocked owner: %v", err)
 	}
-	if _, err := b.Call(ctxT(t), "a.b", sessions.Command{Op: "echo"}); !errors.Is(err, jsstore.ErrBadNodeID) {
+	if _, err := b.Call(ctxT(t), "a.b", store.Command{Op: "echo"}); !errors.Is(err, jsstore.ErrBadNodeID) {
 		t.Fatalf("node id a.b: %v", err)
 	}
 }
@@ -130,11 +141,11 @@ func TestCallLargerThanMaxPayload(t *testing.T) {
 	srv := natstest.Embedded(t)
 	_, b := pair(t, srv)
 	big := json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`)
-	reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", SID: "s1", Args: big})
+	reply, err := b.Call(ctxT(t), "a", store.Command{Op: "echo", SID: "s1", Args: big})
 	if err != nil {
 		t.Fatalf("a 2 MiB command: %v", err)
 	}
-	var got sessions.Command
+	var got store.Command
 	if err := json.Unmarshal(reply.Result, &got); err != nil || string(got.Args) != string(big) || reply.Head != 12 {
 		t.Fatalf("the 2 MiB echo came back as %d bytes of args (head %d): %v", len(got.Args), reply.Head, err)
 	}
@@ -157,7 +168,7 @@ func TestServeStopsOnClose(t *testing.T) {
 	a, b := pair(t, natstest.Embedded(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Call(ctxT(t), "a", sessions.Command{Op: "block", Bound: time.Hour})
+		_, err := call(t, b, "a", store.Command{Op: "block", Bound: time.Hour})
 		done <- err
 	}()
 	waitFor(t, "the blocking command to reach the owner", func() bool { return a.Running() == 1 })
@@ -165,7 +176,7 @@ func TestServeStopsOnClose(t *testing.T) {
 	if err := <-done; err == nil || err.Error() != context.Canceled.Error() || sessions.ErrorCode(err) != sessions.CodeInternal {
 		t.Fatalf("the blocked call ended with %v, want the owner's context canceled", err)
 	}
-	if _, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo"}); !errors.Is(err, sessions.ErrOwnerUnavailable) {
+	if _, err := b.Call(ctxT(t), "a", store.Command{Op: "echo"}); !errors.Is(err, store.ErrOwnerUnavailable) {
 		t.Fatalf("call after close: %v", err)
 	}
 }
@@ -173,7 +184,7 @@ func TestServeStopsOnClose(t *testing.T) {
 // BenchmarkCall is one routed command's round trip (caller → owner → caller) on the embedded server.
 func BenchmarkCall(b *testing.B) {
 	_, caller := pair(b, natstest.Embedded(b))
-	cmd := sessions.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`)}
+	cmd := store.Command{Op: "echo", SID: "s1", Args: json.RawMessage(`{"text":"hi"}`)}
 	ctx := ctxT(b)
 	b.ResetTimer()
 	for b.Loop() {
@@ -195,7 +206,27 @@ func TestServeWithoutDeadline(t *testing.T) {
 		t.Fatalf("Serve without a deadline: %v", err)
 	}
 	b := join(t, open(t, srv, jsstore.Options{}), "b")
-	if reply, err := b.Call(ctxT(t), "a", sessions.Command{Op: "echo", SID: "s1"}); err != nil || reply.Head != 12 {
+	if reply, err := b.Call(ctxT(t), "a", store.Command{Op: "echo", SID: "s1"}); err != nil || reply.Head != 12 {
 		t.Fatalf("call: %+v, %v", reply, err)
+	}
+}
+
+// TestServeUndecodableCommand: a command that does not decode is answered bad_request with its reason, and
+// comes back on the caller as ErrBadRequest.
+func TestServeUndecodableCommand(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Embedded(t)
+	pair(t, srv)
+	msg, err := srv.Connect().RequestWithContext(ctxT(t), "acpgw.cmd.a", []byte("{not json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply store.Reply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		t.Fatal(err)
+	}
+	err = sessions.ReplyErr(reply.Error)
+	if !errors.Is(err, sessions.ErrBadRequest) || !strings.HasPrefix(err.Error(), "bad request: command: ") {
+		t.Fatalf("an undecodable command was answered %+v (%v)", reply.Error, err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -33,12 +34,12 @@ func writeStore(t *testing.T, n int, frames uint64) string {
 	st := open(t, srv, jsstore.Options{})
 	for i := range n {
 		sid := fmt.Sprintf("s%02d", i)
-		live := sessions.NewLog(sessions.LogLimits{})
+		live := eventlog.NewLog(eventlog.LogLimits{})
 		p := st.Persist(sid, "e-"+sid, live, 0)
 		appendFrames(t, live, 1, frames, never)
 		flush(t, p)
 		p.Stop()
-		e := sessions.DirEntry{ID: sid, Agent: "ta", Cwd: "/", Status: sessions.StatusDetached, Clean: true, Epoch: "e-" + sid,
+		e := store.DirEntry{ID: sid, Agent: "ta", Cwd: "/", Status: store.StatusDetached, Clean: true, Epoch: "e-" + sid,
 			CreatedAt: time.Unix(1, 0), LastSeq: frames}
 		if _, err := st.Dir().Create(ctxT(t), e); err != nil {
 			t.Fatal(err)

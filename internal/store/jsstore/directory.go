@@ -9,10 +9,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// directory is sessions.Directory on a KV bucket: key = session id, value = DirEntry JSON, revision = the
+// directory is store.Directory on a KV bucket: key = session id, value = DirEntry JSON, revision = the
 // key's last stream sequence, so Update with the revision read is the compare-and-swap every claim relies on.
 type directory struct {
 	// Static after construction.
@@ -23,26 +23,26 @@ type directory struct {
 
 // Get reads from the bucket's stream leader (leaderGet): the revision it returns is what claims compare
 // against.
-func (d *directory) Get(ctx context.Context, sid string) (sessions.DirEntry, uint64, error) {
+func (d *directory) Get(ctx context.Context, sid string) (store.DirEntry, uint64, error) {
 	if err := checkSID(sid); err != nil {
-		return sessions.DirEntry{}, 0, err
+		return store.DirEntry{}, 0, err
 	}
 	kve, err := leaderGet(ctx, d.nc, d.bucket, sid)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return sessions.DirEntry{}, 0, sessions.ErrNotFound
+		return store.DirEntry{}, 0, store.ErrNotFound
 	}
 	if err != nil {
-		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory get %s: %w", sid, err)
+		return store.DirEntry{}, 0, fmt.Errorf("jsstore: directory get %s: %w", sid, err)
 	}
-	var e sessions.DirEntry
+	var e store.DirEntry
 	if err := json.Unmarshal(kve.Value(), &e); err != nil {
-		return sessions.DirEntry{}, 0, fmt.Errorf("jsstore: directory entry %s: %w", sid, err)
+		return store.DirEntry{}, 0, fmt.Errorf("jsstore: directory entry %s: %w", sid, err)
 	}
 	return e, kve.Revision(), nil
 }
 
 // Create stores a new entry; ErrRevision when the key exists.
-func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, error) {
+func (d *directory) Create(ctx context.Context, e store.DirEntry) (uint64, error) {
 	if err := checkSID(e.ID); err != nil {
 		return 0, err
 	}
@@ -52,7 +52,7 @@ func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, er
 	}
 	rev, err := d.kv.Create(ctx, e.ID, b)
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, sessions.ErrRevision
+		return 0, store.ErrRevision
 	}
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: directory create %s: %w", e.ID, err)
@@ -61,7 +61,7 @@ func (d *directory) Create(ctx context.Context, e sessions.DirEntry) (uint64, er
 }
 
 // Update replaces the entry if its revision is still rev; ErrRevision when another writer won.
-func (d *directory) Update(ctx context.Context, e sessions.DirEntry, rev uint64) (uint64, error) {
+func (d *directory) Update(ctx context.Context, e store.DirEntry, rev uint64) (uint64, error) {
 	if err := checkSID(e.ID); err != nil {
 		return 0, err
 	}
@@ -71,7 +71,7 @@ func (d *directory) Update(ctx context.Context, e sessions.DirEntry, rev uint64)
 	}
 	next, err := d.kv.Update(ctx, e.ID, b, rev)
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return 0, sessions.ErrRevision
+		return 0, store.ErrRevision
 	}
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: directory update %s: %w", e.ID, err)
@@ -91,7 +91,7 @@ func (d *directory) Delete(ctx context.Context, sid string) error {
 
 // Watch calls fn for every current entry, then for each change, until ctx ends (then it returns nil). An entry
 // that does not parse is skipped here, so one bad key cannot hide the others; Get reports it.
-func (d *directory) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev uint64, deleted bool)) error {
+func (d *directory) Watch(ctx context.Context, fn func(e store.DirEntry, rev uint64, deleted bool)) error {
 	w, err := d.kv.WatchAll(ctx)
 	if err != nil {
 		return fmt.Errorf("jsstore: directory watch: %w", err)
@@ -109,10 +109,10 @@ func (d *directory) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev 
 				continue // the end of the current entries
 			}
 			if op := kve.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
-				fn(sessions.DirEntry{ID: kve.Key()}, kve.Revision(), true)
+				fn(store.DirEntry{ID: kve.Key()}, kve.Revision(), true)
 				continue
 			}
-			var e sessions.DirEntry
+			var e store.DirEntry
 			if json.Unmarshal(kve.Value(), &e) != nil {
 				continue
 			}
@@ -122,13 +122,13 @@ func (d *directory) Watch(ctx context.Context, fn func(e sessions.DirEntry, rev 
 }
 
 // List returns every current entry and its revision. An entry that does not parse is skipped, as Watch does.
-func (d *directory) List(ctx context.Context) ([]sessions.DirEntry, []uint64, error) {
+func (d *directory) List(ctx context.Context) ([]store.DirEntry, []uint64, error) {
 	w, err := d.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsstore: directory list: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var out []sessions.DirEntry
+	var out []store.DirEntry
 	var revs []uint64
 	var undecodable []string
 	for {
@@ -138,11 +138,11 @@ func (d *directory) List(ctx context.Context) ([]sessions.DirEntry, []uint64, er
 		case kve, ok := <-w.Updates():
 			if !ok || kve == nil { // nil marks the end of the current entries
 				if len(undecodable) > 0 {
-					return out, revs, &sessions.UndecodableEntries{Keys: undecodable}
+					return out, revs, &store.UndecodableEntries{Keys: undecodable}
 				}
 				return out, revs, nil
 			}
-			var e sessions.DirEntry
+			var e store.DirEntry
 			if json.Unmarshal(kve.Value(), &e) != nil {
 				undecodable = append(undecodable, kve.Key())
 				continue

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-func entry(id, status string) sessions.DirEntry {
-	return sessions.DirEntry{ID: id, Agent: "demo", Status: sessions.Status(status), Epoch: "e1",
+func entry(id, status string) store.DirEntry {
+	return store.DirEntry{ID: id, Agent: "demo", Status: store.Status(status), Epoch: "e1",
 		CreatedAt: time.Unix(1, 0).UTC(), UpdatedAt: time.Unix(2, 0).UTC()}
 }
 
@@ -27,7 +28,7 @@ func TestDirectoryCASRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Create(ctx, entry("s1", "idle")); !errors.Is(err, sessions.ErrRevision) {
+	if _, err := b.Create(ctx, entry("s1", "idle")); !errors.Is(err, store.ErrRevision) {
 		t.Fatalf("second Create: %v, want ErrRevision", err)
 	}
 	for round := range 20 {
@@ -39,7 +40,7 @@ func TestDirectoryCASRace(t *testing.T) {
 		var wg sync.WaitGroup
 		results := make([]error, 2)
 		revs := make([]uint64, 2)
-		for i, d := range []sessions.Directory{a, b} {
+		for i, d := range []store.Directory{a, b} {
 			wg.Go(func() {
 				<-start
 				e := entry("s1", "failed")
@@ -57,7 +58,7 @@ func TestDirectoryCASRace(t *testing.T) {
 					t.Fatalf("round %d: both updaters won", round)
 				}
 				winner = i
-			case !errors.Is(err, sessions.ErrRevision):
+			case !errors.Is(err, store.ErrRevision):
 				t.Fatalf("round %d: updater %d: %v", round, i, err)
 			}
 		}
@@ -88,7 +89,7 @@ func TestDirectoryWatchAndRemove(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	watchDone := make(chan error, 1)
 	go func() {
-		watchDone <- st.Dir().Watch(wctx, func(e sessions.DirEntry, _ uint64, deleted bool) {
+		watchDone <- st.Dir().Watch(wctx, func(e store.DirEntry, _ uint64, deleted bool) {
 			events <- event{e.ID, string(e.Status), deleted}
 		})
 	}()
@@ -104,7 +105,7 @@ func TestDirectoryWatchAndRemove(t *testing.T) {
 		}
 	}
 	expect(event{"s1", "idle", false})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, 5, never)
 	p := st.Persist("s1", "e1", l, 0)
 	flush(t, p)
@@ -117,7 +118,7 @@ func TestDirectoryWatchAndRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(event{"s1", "", true})
-	if _, _, err := st.Dir().Get(ctx, "s1"); !errors.Is(err, sessions.ErrNotFound) {
+	if _, _, err := st.Dir().Get(ctx, "s1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get after Remove: %v, want ErrNotFound", err)
 	}
 	if stored, fence := feedAll(t, st, "s1"); len(stored) != 0 || fence != 0 {

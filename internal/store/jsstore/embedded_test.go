@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -82,7 +82,7 @@ func kill9Child(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	for seq := uint64(1); ctx.Err() == nil; seq += 200 {

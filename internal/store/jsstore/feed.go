@@ -7,24 +7,24 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// Feed implements sessions.Store: an ordered consumer filtered on the session's subject, read through fold.
+// Feed implements store.Store: an ordered consumer filtered on the session's subject, read through fold.
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
-func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error) (uint64, error) {
+func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error) (uint64, error) {
 	return s.feed(ctx, sid, live, fn, nil)
 }
 
-// Follow implements sessions.Store: a live Feed that calls caughtUp once, when it has read what was stored
+// Follow implements store.Store: a live Feed that calls caughtUp once, when it has read what was stored
 // when it began (at once for an empty log). It returns when ctx ends (nil) or the read fails.
-func (s *Store) Follow(ctx context.Context, sid string, fn func(sessions.StoredFrame) error, caughtUp func()) error {
+func (s *Store) Follow(ctx context.Context, sid string, fn func(store.StoredFrame) error, caughtUp func()) error {
 	_, err := s.feed(ctx, sid, true, fn, caughtUp)
 	return err
 }
 
-func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(sessions.StoredFrame) error, caughtUp func()) (uint64, error) {
+func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error, caughtUp func()) (uint64, error) {
 	if err := checkSID(sid); err != nil {
 		return 0, err
 	}

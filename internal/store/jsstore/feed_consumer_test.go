@@ -6,7 +6,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -17,14 +18,14 @@ func TestFeedLeavesNoConsumer(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	appendFrames(t, l, 1, 10, never)
 	flush(t, p)
 	feedAll(t, st, "s1")
 	ctx, cancel := context.WithCancel(ctxT(t))
-	go func() { _ = st.Follow(ctx, "s1", func(sessions.StoredFrame) error { return nil }, cancel) }() // ends once caught up
+	go func() { _ = st.Follow(ctx, "s1", func(store.StoredFrame) error { return nil }, cancel) }() // ends once caught up
 	<-ctx.Done()
 	js, err := jetstream.New(srv.Connect())
 	if err != nil {

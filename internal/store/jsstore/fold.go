@@ -3,25 +3,25 @@ package jsstore
 import (
 	"slices"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // folder applies the reader rule (docs/cluster.md §2) to a session's stored messages in stream order and emits
 // the session's frames in log order: every seq at most once, in one epoch chain, with gaps where frames are
 // missing for good. Feed, hydration and the takeover writer all read through it.
 type folder struct {
-	maxPending int                              // Static after construction: bound of the out-of-order buffer.
-	emit       func(sessions.StoredFrame) error // Static after construction.
+	maxPending int                           // Static after construction: bound of the out-of-order buffer.
+	emit       func(store.StoredFrame) error // Static after construction.
 
 	// All fields below are owned by the goroutine calling fold.
 	started   bool
 	last      uint64 // seq of the newest frame emitted (the end of a gap)
 	epoch     string
 	retired   map[string]bool
-	pending   map[uint64]sessions.StoredFrame // seq > last+1 in the current epoch, waiting for the hole to fill
-	asm       assembly                        // parts of one frame being reassembled
-	anomalies uint64                          // new-epoch frames that do not fork at last+1; malformed messages
-	stale     uint64                          // frames of retired epochs
+	pending   map[uint64]store.StoredFrame // seq > last+1 in the current epoch, waiting for the hole to fill
+	asm       assembly                     // parts of one frame being reassembled
+	anomalies uint64                       // new-epoch frames that do not fork at last+1; malformed messages
+	stale     uint64                       // frames of retired epochs
 }
 
 // assembly collects the parts of one frame; parts are published consecutively, a republish starts again at 1.
@@ -33,8 +33,8 @@ type assembly struct {
 	data  []byte
 }
 
-func newFolder(maxPending int, emit func(sessions.StoredFrame) error) *folder {
-	return &folder{maxPending: max(1, maxPending), emit: emit, retired: map[string]bool{}, pending: map[uint64]sessions.StoredFrame{}}
+func newFolder(maxPending int, emit func(store.StoredFrame) error) *folder {
+	return &folder{maxPending: max(1, maxPending), emit: emit, retired: map[string]bool{}, pending: map[uint64]store.StoredFrame{}}
 }
 
 // fold takes the next stored message. Parts are joined first; a whole frame or gap marker then goes through
@@ -53,7 +53,7 @@ func (f *folder) fold(r record) error {
 		f.stale++
 		return nil
 	}
-	fr := sessions.StoredFrame{Seq: r.seq, Epoch: r.epoch, Frame: r.data, GapTo: r.gapTo}
+	fr := store.StoredFrame{Seq: r.seq, Epoch: r.epoch, Frame: r.data, GapTo: r.gapTo}
 	if !f.started {
 		if f.epoch == "" {
 			f.epoch = r.epoch
@@ -93,7 +93,7 @@ func (f *folder) fold(r record) error {
 }
 
 // hold buffers a frame that does not follow last; past maxPending the lowest hole is given up.
-func (f *folder) hold(fr sessions.StoredFrame) error {
+func (f *folder) hold(fr store.StoredFrame) error {
 	if _, dup := f.pending[fr.Seq]; !dup {
 		f.pending[fr.Seq] = fr
 	}
@@ -129,7 +129,7 @@ func (f *folder) settle() error {
 }
 
 // accept emits fr (which starts at last+1 or is the first frame) and everything buffered that now follows.
-func (f *folder) accept(fr sessions.StoredFrame) error {
+func (f *folder) accept(fr store.StoredFrame) error {
 	for {
 		if err := f.emit(fr); err != nil {
 			return err
@@ -145,7 +145,7 @@ func (f *folder) accept(fr sessions.StoredFrame) error {
 
 // nextPending removes and returns the buffered frame that continues at last+1, dropping buffered frames the
 // emitted ones already cover (a gap marker may cover several).
-func (f *folder) nextPending() (sessions.StoredFrame, bool) {
+func (f *folder) nextPending() (store.StoredFrame, bool) {
 	for seq, fr := range f.pending {
 		if end(fr) <= f.last {
 			delete(f.pending, seq)
@@ -158,7 +158,7 @@ func (f *folder) nextPending() (sessions.StoredFrame, bool) {
 			return fr, true
 		}
 	}
-	return sessions.StoredFrame{}, false
+	return store.StoredFrame{}, false
 }
 
 // fillHole gives up on the lowest hole: it becomes a gap marker up to the lowest buffered frame.
@@ -170,7 +170,7 @@ func (f *folder) fillHole() error {
 		return nil
 	}
 	lowest := slices.Min(mapKeys(f.pending))
-	return f.accept(sessions.StoredFrame{Seq: f.last + 1, Epoch: f.epoch, GapTo: lowest - 1})
+	return f.accept(store.StoredFrame{Seq: f.last + 1, Epoch: f.epoch, GapTo: lowest - 1})
 }
 
 // assemble adds one part; it returns the whole frame once its last part arrived in order.
@@ -195,9 +195,9 @@ func (f *folder) assemble(r record) (record, bool) {
 }
 
 // end is the last seq a stored frame covers.
-func end(fr sessions.StoredFrame) uint64 { return max(fr.Seq, fr.GapTo) }
+func end(fr store.StoredFrame) uint64 { return max(fr.Seq, fr.GapTo) }
 
-func mapKeys(m map[uint64]sessions.StoredFrame) []uint64 {
+func mapKeys(m map[uint64]store.StoredFrame) []uint64 {
 	keys := make([]uint64, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // streamFromOps turns fuzz bytes into what writers could leave in a session's subject: frames in order, some
@@ -69,8 +69,8 @@ func FuzzFold(f *testing.F) {
 	f.Add([]byte{0, 5, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		stream, held, forked := streamFromOps(ops)
-		var out []sessions.StoredFrame
-		fo := newFolder(256, func(fr sessions.StoredFrame) error { out = append(out, fr); return nil })
+		var out []store.StoredFrame
+		fo := newFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 		for _, r := range stream {
 			if err := fo.fold(r); err != nil {
 				t.Fatal(err)

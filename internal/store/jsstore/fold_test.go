@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // rec is a whole stored frame of epoch e; its bytes name it, so a test sees which message an output came from.
@@ -46,7 +46,7 @@ func cat(groups ...[]record) []record {
 func recs(rs ...record) []record { return rs }
 
 // show renders folded output: "e1/1" for a frame, "gap 2-3@e1" for a gap.
-func show(frames []sessions.StoredFrame) string {
+func show(frames []store.StoredFrame) string {
 	var b []string
 	for _, f := range frames {
 		if f.GapTo > 0 {
@@ -64,8 +64,8 @@ func show(frames []sessions.StoredFrame) string {
 
 func runFold(t *testing.T, maxPending int, in []record, settle bool) (string, *folder) {
 	t.Helper()
-	var out []sessions.StoredFrame
-	f := newFolder(maxPending, func(fr sessions.StoredFrame) error { out = append(out, fr); return nil })
+	var out []store.StoredFrame
+	f := newFolder(maxPending, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 	for _, r := range in {
 		if err := f.fold(r); err != nil {
 			t.Fatal(err)
@@ -157,8 +157,8 @@ func TestFoldLiveKeepsHoleOpen(t *testing.T) {
 
 // A live feed waits for seq 1 until it has read what was stored, then starts at the oldest frame held.
 func TestFoldSettleStart(t *testing.T) {
-	var out []sessions.StoredFrame
-	f := newFolder(256, func(fr sessions.StoredFrame) error { out = append(out, fr); return nil })
+	var out []store.StoredFrame
+	f := newFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 	for _, r := range recs(rec("a", 5), rec("a", 6)) {
 		if err := f.fold(r); err != nil {
 			t.Fatal(err)

@@ -8,14 +8,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// Fork implements sessions.Store: it appends frames (normally a new epoch starting at the durable head + 1)
+// Fork implements store.Store: it appends frames (normally a new epoch starting at the durable head + 1)
 // as the single writer of a session the caller just claimed. The first message expects fence as the subject's
 // last stream sequence, so a frame that landed after the caller's Feed fails it with ErrFenced; once the first
 // message is stored, readers retire the old epoch and late frames of it are dropped, so the rest need no fence.
-func (s *Store) Fork(ctx context.Context, sid string, fence uint64, frames []sessions.StoredFrame) error {
+func (s *Store) Fork(ctx context.Context, sid string, fence uint64, frames []store.StoredFrame) error {
 	if err := checkSID(sid); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Store) Fork(ctx context.Context, sid string, fence uint64, frames []ses
 			}
 			_, err := s.js.PublishMsg(ctx, m, opts...)
 			if first && isWrongLastSequence(err) {
-				return sessions.ErrFenced
+				return store.ErrFenced
 			}
 			if err != nil {
 				return fmt.Errorf("jsstore: fork %s: %w", sid, err)

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -13,7 +14,7 @@ import (
 // of a log that holds them.
 func lateFrames(t *testing.T, st *jsstore.Store, sid, epoch string, from, to uint64) {
 	t.Helper()
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, to, never)
 	p := st.Persist(sid, epoch, l, from)
 	flush(t, p)
@@ -32,13 +33,13 @@ func TestForkLosesFenceAndRetries(t *testing.T) {
 	checkFrames(t, stored, "old", 10, never)
 	lateFrames(t, st, "s1", "old", 10, 11) // lands after the takeover's read
 
-	closing := func(from uint64) []sessions.StoredFrame {
-		return []sessions.StoredFrame{
+	closing := func(from uint64) []store.StoredFrame {
+		return []store.StoredFrame{
 			{Seq: from, Epoch: "new", Frame: frameOf(from, false)},
 			{Seq: from + 1, Epoch: "new", Frame: frameOf(from+1, false)},
 		}
 	}
-	if err := st.Fork(ctxT(t), "s1", fence, closing(11)); !errors.Is(err, sessions.ErrFenced) {
+	if err := st.Fork(ctxT(t), "s1", fence, closing(11)); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Fork with a lost fence: %v, want ErrFenced", err)
 	}
 	stored, fence2 := feedAll(t, st, "s1")
@@ -65,7 +66,7 @@ func TestForkLosesFenceAndRetries(t *testing.T) {
 			t.Fatalf("frame %d: seq %d epoch %q (%d bytes), want epoch %q", i, f.Seq, f.Epoch, len(f.Frame), epoch)
 		}
 	}
-	if err := st.Fork(ctxT(t), "s1", fence2, closing(14)); !errors.Is(err, sessions.ErrFenced) {
+	if err := st.Fork(ctxT(t), "s1", fence2, closing(14)); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("second Fork on the same fence: %v, want ErrFenced", err)
 	}
 }

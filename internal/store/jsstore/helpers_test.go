@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -29,7 +30,7 @@ func frameOf(seq uint64, big bool) []byte {
 }
 
 // appendFrames appends seqs from..to to l, frames from frameOf.
-func appendFrames(t testing.TB, l *sessions.Log, from, to uint64, big func(uint64) bool) {
+func appendFrames(t testing.TB, l *eventlog.Log, from, to uint64, big func(uint64) bool) {
 	t.Helper()
 	for seq := from; seq <= to; seq++ {
 		got, err := l.Append(func(s uint64) ([]byte, error) {
@@ -63,10 +64,10 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // feedAll reads the stored frames of sid (not live).
-func feedAll(t testing.TB, st *jsstore.Store, sid string) ([]sessions.StoredFrame, uint64) {
+func feedAll(t testing.TB, st *jsstore.Store, sid string) ([]store.StoredFrame, uint64) {
 	t.Helper()
-	var out []sessions.StoredFrame
-	fence, err := st.Feed(ctxT(t), sid, false, func(f sessions.StoredFrame) error {
+	var out []store.StoredFrame
+	fence, err := st.Feed(ctxT(t), sid, false, func(f store.StoredFrame) error {
 		out = append(out, f)
 		return nil
 	})
@@ -77,7 +78,7 @@ func feedAll(t testing.TB, st *jsstore.Store, sid string) ([]sessions.StoredFram
 }
 
 // checkFrames checks that stored holds seq 1..n exactly once each, in order, byte-identical to frameOf.
-func checkFrames(t testing.TB, stored []sessions.StoredFrame, epoch string, n uint64, big func(uint64) bool) {
+func checkFrames(t testing.TB, stored []store.StoredFrame, epoch string, n uint64, big func(uint64) bool) {
 	t.Helper()
 	var seq uint64
 	for _, f := range stored {
@@ -98,7 +99,7 @@ func checkFrames(t testing.TB, stored []sessions.StoredFrame, epoch string, n ui
 }
 
 // flush waits until p acknowledged everything l holds.
-func flush(t testing.TB, p sessions.Persister) {
+func flush(t testing.TB, p store.Persister) {
 	t.Helper()
 	if err := p.Flush(ctxT(t)); err != nil {
 		t.Fatalf("flush: %v; durable %d, stats %+v", err, p.Durable(), p.Stats())

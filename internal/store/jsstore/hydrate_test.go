@@ -4,16 +4,17 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // putAll hydrates a log from the store as the registry will: every stored frame through Log.Put; a gap marker
 // needs no call, the next frame's seq restarts the ring after it.
-func putAll(t *testing.T, stored []sessions.StoredFrame) *sessions.Log {
+func putAll(t *testing.T, stored []store.StoredFrame) *eventlog.Log {
 	t.Helper()
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	for _, f := range stored {
 		if f.GapTo > 0 {
 			continue
@@ -26,7 +27,7 @@ func putAll(t *testing.T, stored []sessions.StoredFrame) *sessions.Log {
 }
 
 // sameFrames checks that b holds exactly a's frames after seq `after`, seq for seq and byte for byte.
-func sameFrames(t *testing.T, a, b *sessions.Log, after uint64) {
+func sameFrames(t *testing.T, a, b *eventlog.Log, after uint64) {
 	t.Helper()
 	ra, err := a.Read(after, 1<<20, nil)
 	if err != nil {
@@ -51,7 +52,7 @@ func sameFrames(t *testing.T, a, b *sessions.Log, after uint64) {
 func TestHydrateThroughLogPut(t *testing.T) {
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{MaxLag: 32 << 10})
-	live := sessions.NewLog(sessions.LogLimits{})
+	live := eventlog.NewLog(eventlog.LogLimits{})
 	p := st.Persist("s1", "e1", live, 0)
 	defer p.Stop()
 	appendFrames(t, live, 1, 500, never)
@@ -60,7 +61,7 @@ func TestHydrateThroughLogPut(t *testing.T) {
 	sameFrames(t, live, putAll(t, stored), 0)
 
 	// The same session past a stored gap: a log that trims at 100 frames, with the store down meanwhile.
-	trimmed := sessions.NewLog(sessions.LogLimits{MaxFrames: 100})
+	trimmed := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 100})
 	p2 := st.Persist("s2", "e1", trimmed, 0)
 	defer p2.Stop()
 	appendFrames(t, trimmed, 1, 50, never)
@@ -71,7 +72,7 @@ func TestHydrateThroughLogPut(t *testing.T) {
 	flush(t, p2)
 	stored, _ = feedAll(t, st, "s2")
 	hydrated := putAll(t, stored)
-	if _, err := hydrated.Read(50, 10, nil); !errors.Is(err, sessions.ErrTruncated) {
+	if _, err := hydrated.Read(50, 10, nil); !errors.Is(err, eventlog.ErrTruncated) {
 		t.Fatalf("read from before the gap: %v, want ErrTruncated", err)
 	}
 	first, last := trimmed.Bounds()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // claim creates this incarnation's key. A key held by another incarnation is waited on until it goes (a
@@ -63,7 +63,7 @@ func (c *Cluster) beatValue() ([]byte, error) {
 	if c.opts.StoreState != nil {
 		info.Store = c.opts.StoreState()
 	} else {
-		info.Store = sessions.StoreState{State: "ok"}
+		info.Store = store.StoreState{State: "ok"}
 	}
 	return json.Marshal(info)
 }
@@ -117,9 +117,9 @@ func (c *Cluster) beat() bool {
 		c.health.succeeded(time.Now())
 		if recreated {
 			// The others may have declared this node lost while its key was gone: its watchers hear that
-			// it is back (sessions.Cluster.WatchNodes), whatever the bucket's watch delivers.
+			// it is back (store.Cluster.WatchNodes), whatever the bucket's watch delivers.
 			c.dispatchMu.Lock()
-			c.deliver([]sessions.NodeEvent{{Kind: sessions.NodeJoined, Node: c.Self()}})
+			c.deliver([]store.NodeEvent{{Kind: store.NodeJoined, Node: c.Self()}})
 			c.dispatchMu.Unlock()
 		}
 	}
@@ -143,7 +143,7 @@ func (c *Cluster) reclaim(ctx context.Context, value []byte) (uint64, bool, erro
 	if err != nil {
 		return 0, false, err
 	}
-	var holder sessions.NodeInfo
+	var holder store.NodeInfo
 	if json.Unmarshal(kve.Value(), &holder) == nil && holder.Incarnation == c.self.Incarnation {
 		rev, err := c.kv.Update(ctx, c.opts.Node, value, kve.Revision())
 		return rev, false, err
@@ -182,7 +182,7 @@ func (h *beatHealth) mayDeclareLoss(now time.Time) bool {
 	return !h.lastOK.IsZero() && now.Sub(h.lastOK) < NodeTTL && !h.okFrom.IsZero() && now.Sub(h.okFrom) >= NodeTTL
 }
 
-// MayDeclareLoss reports whether the loss guard is open now (sessions.LossGuard): this node's beats have
+// MayDeclareLoss reports whether the loss guard is open now (store.LossGuard): this node's beats have
 // succeeded for a TTL, the last one less than a TTL ago.
 func (c *Cluster) MayDeclareLoss() bool { return c.health.mayDeclareLoss(time.Now()) }
 

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // nodeTracker is the set of live nodes as the nodes bucket's watch reports it, and the incarnations whose key
@@ -17,13 +17,13 @@ type nodeTracker struct {
 }
 
 type trackedNode struct {
-	info sessions.NodeInfo
+	info store.NodeInfo
 	rev  uint64
 	seen time.Time // when its last beat reached this node
 }
 
 type suspect struct {
-	info   sessions.NodeInfo
+	info   store.NodeInfo
 	reason string
 }
 
@@ -32,7 +32,7 @@ func newNodeTracker(self string) *nodeTracker {
 }
 
 // put records a beat (a key's new value) seen at now.
-func (t *nodeTracker) put(info sessions.NodeInfo, rev uint64, now time.Time) []sessions.NodeEvent {
+func (t *nodeTracker) put(info store.NodeInfo, rev uint64, now time.Time) []store.NodeEvent {
 	delete(t.suspects, info.Incarnation) // back before its loss was declared: it was never lost
 	old, known := t.live[info.ID]
 	if known && rev <= old.rev {
@@ -41,11 +41,11 @@ func (t *nodeTracker) put(info sessions.NodeInfo, rev uint64, now time.Time) []s
 	t.live[info.ID] = trackedNode{info: info, rev: rev, seen: now}
 	switch {
 	case known && old.info.Incarnation == info.Incarnation:
-		return []sessions.NodeEvent{{Kind: sessions.NodeBeat, Node: info}}
+		return []store.NodeEvent{{Kind: store.NodeBeat, Node: info}}
 	case known:
-		t.suspect(old.info, sessions.LossReplaced)
+		t.suspect(old.info, store.LossReplaced)
 	}
-	return []sessions.NodeEvent{{Kind: sessions.NodeJoined, Node: info}}
+	return []store.NodeEvent{{Kind: store.NodeJoined, Node: info}}
 }
 
 // gone records that node's key was deleted or expired.
@@ -58,7 +58,7 @@ func (t *nodeTracker) gone(node, reason string) {
 	t.suspect(old.info, reason)
 }
 
-func (t *nodeTracker) suspect(info sessions.NodeInfo, reason string) {
+func (t *nodeTracker) suspect(info store.NodeInfo, reason string) {
 	if info.ID == t.self {
 		return // this node does not declare itself lost; its beat loop finds out
 	}
@@ -66,13 +66,13 @@ func (t *nodeTracker) suspect(info sessions.NodeInfo, reason string) {
 }
 
 // declare turns every suspect into a NodeLost event, if the loss guard is open; else it keeps them.
-func (t *nodeTracker) declare(guardOpen bool) []sessions.NodeEvent {
+func (t *nodeTracker) declare(guardOpen bool) []store.NodeEvent {
 	if !guardOpen || len(t.suspects) == 0 {
 		return nil
 	}
-	evs := make([]sessions.NodeEvent, 0, len(t.suspects))
+	evs := make([]store.NodeEvent, 0, len(t.suspects))
 	for inc, s := range t.suspects {
-		evs = append(evs, sessions.NodeEvent{Kind: sessions.NodeLost, Node: s.info, Reason: s.reason})
+		evs = append(evs, store.NodeEvent{Kind: store.NodeLost, Node: s.info, Reason: s.reason})
 		delete(t.suspects, inc)
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].Node.ID < evs[j].Node.ID })
@@ -98,8 +98,8 @@ func (t *nodeTracker) toCheck(now time.Time) map[string]uint64 {
 }
 
 // nodes is the live set sorted by id.
-func (t *nodeTracker) nodes() []sessions.NodeInfo {
-	out := make([]sessions.NodeInfo, 0, len(t.live))
+func (t *nodeTracker) nodes() []store.NodeInfo {
+	out := make([]store.NodeInfo, 0, len(t.live))
 	for _, n := range t.live {
 		out = append(out, n.info)
 	}

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
-func node(id, inc string) sessions.NodeInfo { return sessions.NodeInfo{ID: id, Incarnation: inc} }
+func node(id, inc string) store.NodeInfo { return store.NodeInfo{ID: id, Incarnation: inc} }
 
-func evString(evs []sessions.NodeEvent) string {
+func evString(evs []store.NodeEvent) string {
 	s := ""
 	for _, e := range evs {
 		s += fmt.Sprintf("%s %s/%s %s;", e.Kind, e.Node.ID, e.Node.Incarnation, e.Reason)
@@ -25,24 +25,24 @@ func TestNodeTracker(t *testing.T) {
 	tr := newNodeTracker("self")
 	steps := []struct {
 		name string
-		do   func() []sessions.NodeEvent
+		do   func() []store.NodeEvent
 		want string
 	}{
-		{"self joins", func() []sessions.NodeEvent { return tr.put(node("self", "s1"), 1, t0) }, "joined self/s1 ;"},
-		{"a joins", func() []sessions.NodeEvent { return tr.put(node("a", "a1"), 2, t0) }, "joined a/a1 ;"},
-		{"a beats", func() []sessions.NodeEvent { return tr.put(node("a", "a1"), 3, t0) }, "beat a/a1 ;"},
-		{"stale read of a", func() []sessions.NodeEvent { return tr.put(node("a", "a1"), 2, t0) }, ""},
-		{"a deleted, guard closed", func() []sessions.NodeEvent { tr.gone("a", sessions.LossDeleted); return tr.declare(false) }, ""},
-		{"guard opens", func() []sessions.NodeEvent { return tr.declare(true) }, "lost a/a1 deleted;"},
-		{"declared once", func() []sessions.NodeEvent { return tr.declare(true) }, ""},
-		{"b joins", func() []sessions.NodeEvent { return tr.put(node("b", "b1"), 5, t0) }, "joined b/b1 ;"},
-		{"b expires, guard closed", func() []sessions.NodeEvent { tr.gone("b", sessions.LossExpired); return tr.declare(false) }, ""},
-		{"b back, same incarnation", func() []sessions.NodeEvent { return tr.put(node("b", "b1"), 7, t0) }, "joined b/b1 ;"},
-		{"nothing held for b", func() []sessions.NodeEvent { return tr.declare(true) }, ""},
-		{"b replaced without a marker", func() []sessions.NodeEvent { return tr.put(node("b", "b2"), 8, t0) }, "joined b/b2 ;"},
-		{"b1 declared replaced", func() []sessions.NodeEvent { return tr.declare(true) }, "lost b/b1 replaced;"},
-		{"self expires", func() []sessions.NodeEvent { tr.gone("self", sessions.LossExpired); return tr.declare(true) }, ""},
-		{"unknown key deleted", func() []sessions.NodeEvent { tr.gone("zz", sessions.LossDeleted); return tr.declare(true) }, ""},
+		{"self joins", func() []store.NodeEvent { return tr.put(node("self", "s1"), 1, t0) }, "joined self/s1 ;"},
+		{"a joins", func() []store.NodeEvent { return tr.put(node("a", "a1"), 2, t0) }, "joined a/a1 ;"},
+		{"a beats", func() []store.NodeEvent { return tr.put(node("a", "a1"), 3, t0) }, "beat a/a1 ;"},
+		{"stale read of a", func() []store.NodeEvent { return tr.put(node("a", "a1"), 2, t0) }, ""},
+		{"a deleted, guard closed", func() []store.NodeEvent { tr.gone("a", store.LossDeleted); return tr.declare(false) }, ""},
+		{"guard opens", func() []store.NodeEvent { return tr.declare(true) }, "lost a/a1 deleted;"},
+		{"declared once", func() []store.NodeEvent { return tr.declare(true) }, ""},
+		{"b joins", func() []store.NodeEvent { return tr.put(node("b", "b1"), 5, t0) }, "joined b/b1 ;"},
+		{"b expires, guard closed", func() []store.NodeEvent { tr.gone("b", store.LossExpired); return tr.declare(false) }, ""},
+		{"b back, same incarnation", func() []store.NodeEvent { return tr.put(node("b", "b1"), 7, t0) }, "joined b/b1 ;"},
+		{"nothing held for b", func() []store.NodeEvent { return tr.declare(true) }, ""},
+		{"b replaced without a marker", func() []store.NodeEvent { return tr.put(node("b", "b2"), 8, t0) }, "joined b/b2 ;"},
+		{"b1 declared replaced", func() []store.NodeEvent { return tr.declare(true) }, "lost b/b1 replaced;"},
+		{"self expires", func() []store.NodeEvent { tr.gone("self", store.LossExpired); return tr.declare(true) }, ""},
+		{"unknown key deleted", func() []store.NodeEvent { tr.gone("zz", store.LossDeleted); return tr.declare(true) }, ""},
 	}
 	for _, s := range steps {
 		if got := evString(s.do()); got != s.want {
@@ -69,7 +69,7 @@ func TestNodeTrackerToCheck(t *testing.T) {
 	if len(got) != 1 || got["a"] != 2 {
 		t.Fatalf("to check %v, want a at revision 2", got)
 	}
-	tr.gone("b", sessions.LossExpired)
+	tr.gone("b", store.LossExpired)
 	if got := tr.toCheck(t0.Add(NodeTTL)); len(got) != 1 || got["b"] != 0 {
 		t.Fatalf("to check %v, want the suspect b", got)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // watchLoop feeds the tracker from the nodes bucket's watch and, every BeatInterval, sweeps: it checks the
@@ -42,17 +42,17 @@ func (c *Cluster) apply(kve jetstream.KeyValueEntry) {
 	defer c.dispatchMu.Unlock()
 	now := time.Now()
 	c.mu.Lock()
-	var evs []sessions.NodeEvent
+	var evs []store.NodeEvent
 	switch kve.Operation() {
 	case jetstream.KeyValuePut:
-		var info sessions.NodeInfo
+		var info store.NodeInfo
 		if json.Unmarshal(kve.Value(), &info) == nil && info.ID == kve.Key() && info.Incarnation != "" {
 			evs = c.tracker.put(info, kve.Revision(), now)
 		}
 	case jetstream.KeyValueDelete:
-		c.tracker.gone(kve.Key(), sessions.LossDeleted)
+		c.tracker.gone(kve.Key(), store.LossDeleted)
 	case jetstream.KeyValuePurge: // the limit marker of an expired key (this code never purges node keys)
-		c.tracker.gone(kve.Key(), sessions.LossExpired)
+		c.tracker.gone(kve.Key(), store.LossExpired)
 	}
 	evs = append(evs, c.tracker.declare(c.health.mayDeclareLoss(now))...)
 	c.mu.Unlock()
@@ -87,15 +87,15 @@ func (c *Cluster) sweep() {
 	defer c.dispatchMu.Unlock()
 	now := time.Now()
 	c.mu.Lock()
-	var evs []sessions.NodeEvent
+	var evs []store.NodeEvent
 	for id, f := range checked {
 		if f.gone {
 			if n, ok := c.tracker.live[id]; ok && check[id] != 0 && n.rev == check[id] {
-				c.tracker.gone(id, sessions.LossExpired)
+				c.tracker.gone(id, store.LossExpired)
 			}
 			continue
 		}
-		var info sessions.NodeInfo
+		var info store.NodeInfo
 		if json.Unmarshal(f.kve.Value(), &info) == nil && info.ID == id && info.Incarnation != "" {
 			evs = append(evs, c.tracker.put(info, f.kve.Revision(), now)...)
 		}
@@ -106,12 +106,12 @@ func (c *Cluster) sweep() {
 }
 
 // deliver calls every watcher with evs, in order. The caller holds dispatchMu.
-func (c *Cluster) deliver(evs []sessions.NodeEvent) {
+func (c *Cluster) deliver(evs []store.NodeEvent) {
 	if len(evs) == 0 {
 		return
 	}
 	c.subsMu.Lock()
-	fns := make([]func(sessions.NodeEvent), 0, len(c.subs))
+	fns := make([]func(store.NodeEvent), 0, len(c.subs))
 	for _, fn := range c.subs {
 		fns = append(fns, fn)
 	}
@@ -124,18 +124,18 @@ func (c *Cluster) deliver(evs []sessions.NodeEvent) {
 }
 
 // Nodes lists the live nodes, sorted by id.
-func (c *Cluster) Nodes() []sessions.NodeInfo {
+func (c *Cluster) Nodes() []store.NodeInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tracker.nodes()
 }
 
 // WatchNodes calls fn with NodeJoined for every live node, then with every event, until stop.
-func (c *Cluster) WatchNodes(fn func(sessions.NodeEvent)) (stop func()) {
+func (c *Cluster) WatchNodes(fn func(store.NodeEvent)) (stop func()) {
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	for _, n := range c.Nodes() {
-		fn(sessions.NodeEvent{Kind: sessions.NodeJoined, Node: n})
+		fn(store.NodeEvent{Kind: store.NodeJoined, Node: n})
 	}
 	c.subsMu.Lock()
 	id := c.nextSub

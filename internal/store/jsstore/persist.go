@@ -10,7 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // readBatch is how many frames the writer takes from the ring per Read.
@@ -29,7 +30,7 @@ type persister struct {
 	st       *Store         // Static after construction.
 	epoch    string         // Static after construction.
 	subject  string         // Static after construction.
-	log      *sessions.Log  // Static after construction.
+	log      *eventlog.Log  // Static after construction.
 	pin      *atomic.Uint64 // Static after construction; the value is owned by run.
 	partSize int            // Static after construction.
 
@@ -55,9 +56,9 @@ type inflight struct {
 	bytes int
 }
 
-// Persist implements sessions.Store: it pins l's unacknowledged frames and starts the writer after seq from.
+// Persist implements store.Store: it pins l's unacknowledged frames and starts the writer after seq from.
 // sid is a session id the registry made; one that cannot name a subject is a programming error and panics.
-func (s *Store) Persist(sid, epoch string, l *sessions.Log, from uint64) sessions.Persister {
+func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) store.Persister {
 	if err := checkSID(sid); err != nil {
 		panic(err)
 	}
@@ -97,19 +98,19 @@ func (p *persister) Flush(ctx context.Context) error {
 
 var errStopped = errors.New("jsstore: persister stopped")
 
-func (p *persister) Stats() sessions.PersistStats {
+func (p *persister) Stats() store.PersistStats {
 	durable := p.durable.Load()
-	st := sessions.PersistStats{Errors: p.errs.Load(), Gaps: p.gaps.Load()}
+	st := store.PersistStats{Errors: p.errs.Load(), Gaps: p.gaps.Load()}
 	if head := p.log.Head(); head > durable {
 		st.LagFrames = head - durable
 	}
 	if st.LagFrames > 0 {
-		res, err := p.log.Read(durable, 0, nil)
+		lag, err := p.log.LagBytes(durable) // not Read: a wake handed out costs the next append a channel
 		switch {
-		case errors.Is(err, sessions.ErrTruncated):
+		case errors.Is(err, eventlog.ErrTruncated):
 			st.LagBytes = p.st.opts.MaxLag // the pin gave way: at least this much
 		case err == nil:
-			st.LagBytes = res.LagBytes
+			st.LagBytes = lag
 		}
 	}
 	if sent := p.oldestSent.Load(); sent != 0 {
@@ -129,7 +130,7 @@ func (p *persister) run(from uint64) {
 	defer close(p.done)
 	var w writer
 	defer func() { w.lost.Stop() }()
-	w = writer{p: p, pos: from, buf: make([]sessions.Entry, 0, readBatch), lost: time.NewTimer(time.Hour),
+	w = writer{p: p, pos: from, buf: make([]eventlog.Entry, 0, readBatch), lost: time.NewTimer(time.Hour),
 		budget: byteBudget{max: p.st.opts.LogMaxBytes, maxCount: p.st.opts.LogMaxFrames}}
 	backoff := backoffMin
 	for {
@@ -179,7 +180,7 @@ type writer struct {
 	p      *persister
 	pos    uint64     // the last seq published (or known stored)
 	queue  []inflight // unacknowledged publishes, oldest first
-	buf    []sessions.Entry
+	buf    []eventlog.Entry
 	budget byteBudget // the stored messages that fit LogMaxBytes, when set
 	// keptInFlight is how many publishes were unacknowledged at the last purge: it kept that many more
 	// messages than the budget holds, which another purge drops once the queue is empty.
@@ -199,7 +200,7 @@ var errAckLost = errors.New("jsstore: no ack and no error for a publish")
 func (w *writer) step() error {
 	p := w.p
 	res, err := p.log.Read(w.pos, readBatch, w.buf)
-	if errors.Is(err, sessions.ErrTruncated) {
+	if errors.Is(err, eventlog.ErrTruncated) {
 		first, _ := p.log.Bounds()
 		if err := w.publish(gapMsg(p.subject, p.epoch, w.pos+1, first-1), first-1, true); err != nil {
 			return err

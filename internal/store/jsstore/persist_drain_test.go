@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // heldFuture is a publish whose outcome the test decides; like nats.go's future, its Err channel delivers one
@@ -33,7 +33,7 @@ func (f *heldFuture) Msg() *nats.Msg               { return nil }
 func TestFailedPublishDoesNotWaitForAckWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &persister{
-			st: &Store{}, log: sessions.NewLog(sessions.LogLimits{MaxFrames: 16}), pin: new(atomic.Uint64),
+			st: &Store{}, log: eventlog.NewLog(eventlog.LogLimits{MaxFrames: 16}), pin: new(atomic.Uint64),
 			advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 		}
 		w := writer{p: p, lost: time.NewTimer(time.Hour)}
@@ -65,7 +65,7 @@ func TestFailedPublishDoesNotWaitForAckWait(t *testing.T) {
 func TestDrainCountsOnlyAcksBeforeTheFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &persister{
-			st: &Store{}, log: sessions.NewLog(sessions.LogLimits{MaxFrames: 16}), pin: new(atomic.Uint64),
+			st: &Store{}, log: eventlog.NewLog(eventlog.LogLimits{MaxFrames: 16}), pin: new(atomic.Uint64),
 			advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 		}
 		w := writer{p: p, lost: time.NewTimer(time.Hour)}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -22,7 +23,7 @@ func TestPersistFeedByteIdentical(t *testing.T) {
 	big := func(seq uint64) bool { return seq%(n/4) == 7 }
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{MaxLag: 1 << 30})
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	start := time.Now()
@@ -46,7 +47,7 @@ func TestPersistSurvivesServerRestart(t *testing.T) {
 	const n = 8_000
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{MaxLag: 1 << 30})
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 1000})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	appendFrames(t, l, 1, n/2, never)
@@ -68,7 +69,7 @@ func TestPersistSurvivesServerRestart(t *testing.T) {
 func TestPersistMaxLagOverflowOneGap(t *testing.T) {
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{MaxLag: 32 << 10})
-	l := sessions.NewLog(sessions.LogLimits{MaxFrames: 100})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 100})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	appendFrames(t, l, 1, 50, never)
@@ -80,7 +81,7 @@ func TestPersistMaxLagOverflowOneGap(t *testing.T) {
 	appendFrames(t, l, 2001, 2100, never)
 	flush(t, p)
 	stored, _ := feedAll(t, st, "s1")
-	var gaps []sessions.StoredFrame
+	var gaps []store.StoredFrame
 	next := uint64(1)
 	for _, f := range stored {
 		if f.Seq != next {
@@ -113,7 +114,7 @@ func TestPersistLogMaxBytes(t *testing.T) {
 	const budget = 10_000
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{LogMaxBytes: budget})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	p := st.Persist("s1", "e1", l, 0)
 	defer p.Stop()
 	appendFrames(t, l, 1, 1000, never)
@@ -139,7 +140,7 @@ func TestPersistLogMaxBytes(t *testing.T) {
 func TestPersistStatsFlushStopWhileDown(t *testing.T) {
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{})
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	p := st.Persist("s1", "e1", l, 0)
 	appendFrames(t, l, 1, 10, never)
 	flush(t, p)

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -15,13 +16,13 @@ func TestBadSessionIDs(t *testing.T) {
 	srv := natstest.Embedded(t)
 	st := open(t, srv, jsstore.Options{})
 	ctx := ctxT(t)
-	l := sessions.NewLog(sessions.LogLimits{})
+	l := eventlog.NewLog(eventlog.LogLimits{})
 	appendFrames(t, l, 1, 3, never)
 	p := st.Persist("victim", "e1", l, 0)
 	flush(t, p)
 	p.Stop()
 	for _, sid := range []string{"", "*", ">", "a.b", "a b", "victim.x", "é", string(make([]byte, 129))} {
-		_, err := st.Feed(ctx, sid, false, func(sessions.StoredFrame) error { return nil })
+		_, err := st.Feed(ctx, sid, false, func(store.StoredFrame) error { return nil })
 		errs := map[string]error{
 			"Feed":   err,
 			"Fork":   st.Fork(ctx, sid, 0, nil),
@@ -29,8 +30,8 @@ func TestBadSessionIDs(t *testing.T) {
 			"Delete": st.Dir().Delete(ctx, sid),
 		}
 		_, _, errs["Get"] = st.Dir().Get(ctx, sid)
-		_, errs["Create"] = st.Dir().Create(ctx, sessions.DirEntry{ID: sid})
-		_, errs["Update"] = st.Dir().Update(ctx, sessions.DirEntry{ID: sid}, 1)
+		_, errs["Create"] = st.Dir().Create(ctx, store.DirEntry{ID: sid})
+		_, errs["Update"] = st.Dir().Update(ctx, store.DirEntry{ID: sid}, 1)
 		for op, err := range errs {
 			if !errors.Is(err, jsstore.ErrBadSessionID) {
 				t.Errorf("%s(%q) = %v, want ErrBadSessionID", op, sid, err)

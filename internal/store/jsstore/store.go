@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Bounds on the node's one JetStream context (docs/cluster.md §1): publishes in flight across every session,
@@ -20,7 +20,7 @@ const (
 	duplicateWindow     = 2 * time.Minute
 )
 
-// Store is a sessions.Store on JetStream: stream P-log holds every session's frames on subject P.log.<sid>,
+// Store is a store.Store on JetStream: stream P-log holds every session's frames on subject P.log.<sid>,
 // bucket P-sessions the directory.
 type Store struct {
 	opts   Options             // Static after construction.
@@ -30,7 +30,7 @@ type Store struct {
 	dir    *directory          // Static after construction.
 }
 
-var _ sessions.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Open creates or updates the log stream and the directory bucket. The caller keeps nc and closes it after
 // stopping every persister.
@@ -76,7 +76,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 }
 
 // Dir is the KV-backed session directory.
-func (s *Store) Dir() sessions.Directory { return s.dir }
+func (s *Store) Dir() store.Directory { return s.dir }
 
 // Remove purges the session's log subject, then deletes its directory entry.
 func (s *Store) Remove(ctx context.Context, sid string) error {
@@ -86,7 +86,7 @@ func (s *Store) Remove(ctx context.Context, sid string) error {
 	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.opts.logSubject(sid))); err != nil {
 		return fmt.Errorf("jsstore: purge %s: %w", sid, err)
 	}
-	if err := s.dir.Delete(ctx, sid); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+	if err := s.dir.Delete(ctx, sid); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -51,7 +51,7 @@ func open(dir string) error {
 		return err
 	}
 	entries, _, err := st.Dir().List(ctx)
-	var ue *sessions.UndecodableEntries
+	var ue *store.UndecodableEntries
 	if errors.As(err, &ue) {
 		fmt.Println("undecodable:", ue)
 		err = nil
@@ -62,7 +62,7 @@ func open(dir string) error {
 	frames := 0
 	for _, e := range entries {
 		n := 0
-		if _, err := st.Feed(ctx, e.ID, false, func(sessions.StoredFrame) error { n++; return nil }); err != nil {
+		if _, err := st.Feed(ctx, e.ID, false, func(store.StoredFrame) error { n++; return nil }); err != nil {
 			return fmt.Errorf("feed %s: %w", e.ID, err)
 		}
 		fmt.Printf("session %s frames %d of %d\n", e.ID, n, e.LastSeq)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // gateSink blocks in Frame on each seq of gates until the test opens it; it records the frames it wrote.
@@ -43,7 +45,7 @@ func (k *gateSink) Wait(wake <-chan struct{}) error {
 // batch it has fallen too far behind to deliver in time (an SSE client with big frames never was).
 func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s := &Session{Epoch: "e", log: NewLog(LogLimits{})}
+	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
 	appendSized(t, s.log, 1, 40)
 	k := &gateSink{
 		gates:   map[uint64]chan struct{}{2: make(chan struct{}), 3: make(chan struct{})},
@@ -51,7 +53,7 @@ func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 		waiting: make(chan struct{}, 16),
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Follow(s.StartAt(1, true, "e"), k, FollowLimits{Bytes: 1000}) }()
+	go func() { done <- s.Follow(s.StartAt(1, true, "e"), k, eventlog.FollowLimits{Bytes: 1000}) }()
 	waitOrFail(t, k.waiting, "caught up at seq 1")
 	appendSized(t, s.log, 1, 40) // seq 2: its write blocks
 	if seq := <-k.entered; seq != 2 {
@@ -72,7 +74,7 @@ func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if !errors.Is(err, ErrEvicted) || fmt.Sprint(k.frames) != "[2 3]" {
-		t.Fatalf("Follow returned %v after frames %v; want %v after [2 3]", err, k.frames, ErrEvicted)
+	if !errors.Is(err, eventlog.ErrEvicted) || fmt.Sprint(k.frames) != "[2 3]" {
+		t.Fatalf("Follow returned %v after frames %v; want %v after [2 3]", err, k.frames, eventlog.ErrEvicted)
 	}
 }

@@ -1,4 +1,4 @@
-package sessions
+package eventlog
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ func TestLogPutStartsAnywhereAndGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	if err := l.Put(202, []byte("e")); !errors.Is(err, errLogClosed) {
+	if err := l.Put(202, []byte("e")); !errors.Is(err, ErrLogClosed) {
 		t.Fatalf("put after close: %v", err)
 	}
 }

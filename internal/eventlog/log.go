@@ -1,4 +1,4 @@
-package sessions
+package eventlog
 
 import (
 	"errors"
@@ -19,7 +19,8 @@ type Entry struct {
 // ErrTruncated means the log no longer holds the frame after the requested seq: the client must resync.
 var ErrTruncated = errors.New("log truncated")
 
-var errLogClosed = errors.New("log closed")
+// ErrLogClosed is an append to a closed log (its session ended).
+var ErrLogClosed = errors.New("log closed")
 
 // LogLimits bounds a log. Zero means unbounded.
 type LogLimits struct {
@@ -67,7 +68,7 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return 0, errLogClosed
+		return 0, ErrLogClosed
 	}
 	seq := l.next
 	frame, err := encode(seq)
@@ -86,7 +87,7 @@ func (l *Log) Put(seq uint64, frame []byte) error {
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return errLogClosed
+		return ErrLogClosed
 	case seq == 0:
 		return fmt.Errorf("%w: seq 0", ErrSeqOrder)
 	case l.next == l.first: // empty
@@ -213,6 +214,21 @@ func (l *Log) Read(after uint64, max int, dst []Entry) (ReadResult, error) {
 		res.Entries = append(append(dst[:0], l.ring[from:]...), l.ring[:to]...)
 	}
 	return res, nil
+}
+
+// LagBytes is how many bytes lie after seq after (ReadResult.LagBytes), ErrTruncated when after+1 was
+// trimmed. Unlike Read it hands out no wake, so the next append does not allocate one for it: for
+// counters (a persister's stats), not for readers that wait.
+func (l *Log) LagBytes(after uint64) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if after+1 < l.first {
+		return 0, ErrTruncated
+	}
+	if after >= l.next-1 {
+		return 0, nil
+	}
+	return l.total - l.at(int(after+1-l.first)).offset, nil
 }
 
 // Head is the seq of the newest frame, read without locking.

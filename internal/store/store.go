@@ -1,4 +1,4 @@
-package sessions
+package store
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
@@ -18,7 +19,7 @@ type Store interface {
 	// Persist starts the write-behind of an owned session's log: one goroutine reads l after seq from and
 	// publishes each frame in order. It never blocks l.Append; it holds unacknowledged frames in the ring
 	// through l.Pin.
-	Persist(sid, epoch string, l *Log, from uint64) Persister
+	Persist(sid, epoch string, l *eventlog.Log, from uint64) Persister
 	// Feed calls fn for every stored frame of sid in log order (the reader rule), then, if live, for each
 	// frame stored later, until ctx ends. fn gets the stored bytes unchanged. Not live, it returns the stream
 	// sequence of the last message it consumed (kept or dropped): the fence for Fork.
@@ -105,9 +106,8 @@ type DirEntry struct {
 var (
 	ErrFenced   = errors.New("store: a frame landed after the fence")
 	ErrRevision = errors.New("store: directory entry changed (revision mismatch)")
-	// ErrStoreUnavailable is the store failing a session's hydration or creation; faces answer 503
-	// store_unavailable.
-	ErrStoreUnavailable = errors.New("session store unavailable")
+	// ErrNotFound is a directory without the session's entry; the session core's ErrNotFound is this value.
+	ErrNotFound = errors.New("session not found")
 )
 
 // UndecodableEntries is a directory List that left out entries it could not decode (a damaged store, or an
@@ -118,16 +118,4 @@ type UndecodableEntries struct {
 
 func (e *UndecodableEntries) Error() string {
 	return fmt.Sprintf("store: %d directory entries do not decode: %s", len(e.Keys), strings.Join(e.Keys, ", "))
-}
-
-// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
-// so one damaged entry does not keep every other session from being restored or taken over.
-func (r *Registry) listDir(ctx context.Context) ([]DirEntry, []uint64, error) {
-	entries, revs, err := r.cfg.Store.Dir().List(ctx)
-	var ue *UndecodableEntries
-	if errors.As(err, &ue) {
-		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
-		err = nil
-	}
-	return entries, revs, err
 }

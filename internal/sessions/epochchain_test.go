@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
 // chainSession is a session without an agent whose log holds frames 1..head under the epoch chain.
-func chainSession(t *testing.T, chain []EpochStart, first, head uint64) *Session {
+func chainSession(t *testing.T, chain []eventlog.EpochStart, first, head uint64) *Session {
 	t.Helper()
 	spec := agents.Spec{Name: "chain", Kind: agents.KindBuiltin}
 	r, err := NewRegistry(Config{Workdir: t.TempDir()}, []agents.Spec{spec}, "chain")
@@ -33,11 +34,11 @@ func chainSession(t *testing.T, chain []EpochStart, first, head uint64) *Session
 // read lies before the next epoch began (those frames are the same in both); anything else about the epoch
 // is epoch_changed, and the other rules (invalid cursor, truncation) still apply.
 func TestStartAtEpochChain(t *testing.T) {
-	one := []EpochStart{{"A", 1}}
-	three := []EpochStart{{"A", 1}, {"B", 50}, {"C", 80}}
+	one := []eventlog.EpochStart{{Epoch: "A", FirstSeq: 1}}
+	three := []eventlog.EpochStart{{Epoch: "A", FirstSeq: 1}, {Epoch: "B", FirstSeq: 50}, {Epoch: "C", FirstSeq: 80}}
 	for _, tc := range []struct {
 		name        string
-		chain       []EpochStart
+		chain       []eventlog.EpochStart
 		first, head uint64
 		after       uint64
 		epoch       string

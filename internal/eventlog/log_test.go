@@ -1,4 +1,4 @@
-package sessions
+package eventlog
 
 import (
 	"errors"
@@ -144,5 +144,33 @@ func TestLogPinKeepsUnstoredFrames(t *testing.T) {
 	}
 	if first, last := l.Bounds(); last-first+1 > 11 {
 		t.Fatalf("log holds %d frames past the pin's byte cap", last-first+1)
+	}
+}
+
+// TestLogLagBytesMatchesReadAndArmsNoWake: LagBytes reports what Read reports as LagBytes (and
+// ErrTruncated), but hands out no wake: the next append allocates no channel for it.
+func TestLogLagBytesMatchesReadAndArmsNoWake(t *testing.T) {
+	l := NewLog(LogLimits{MaxFrames: 64})
+	appendN(t, l, 100)
+	for after := uint64(30); after <= 101; after++ {
+		lag, err := l.LagBytes(after)
+		res, rerr := l.Read(after, 0, nil)
+		if lag != res.LagBytes || !errors.Is(err, rerr) || (after < 36) != errors.Is(err, ErrTruncated) {
+			t.Fatalf("after %d: LagBytes %d, %v; Read %d, %v", after, lag, err, res.LagBytes, rerr)
+		}
+	}
+	appendN(t, l, 1) // the wake the Reads above handed out
+	frame := []byte(`{}`)
+	encode := func(uint64) ([]byte, error) { return frame, nil }
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := l.LagBytes(l.Head() - 10); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(encode); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("an append after LagBytes allocates %v times, want 0", allocs)
 	}
 }

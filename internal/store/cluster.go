@@ -1,4 +1,4 @@
-package sessions
+package store
 
 import (
 	"context"
@@ -24,8 +24,8 @@ type Cluster interface {
 	// cluster's goroutines: it must not block or call WatchNodes.
 	WatchNodes(fn func(NodeEvent)) (stop func())
 	// Call sends cmd to node's command subject and waits for its reply, at most cmd's bound plus RouteSlack. An
-	// error the owner returned comes back as the same sentinel (errors.Is) or *AgentError; no node listening
-	// is ErrOwnerUnavailable; no reply in time is ErrOwnerTimeout.
+	// error the owner returned comes back in the Reply (the session core turns it back into its sentinel); no
+	// node listening is ErrOwnerUnavailable; no reply in time is ErrOwnerTimeout.
 	Call(ctx context.Context, node string, cmd Command) (Reply, error)
 	// Serve answers the commands sent to this node with h until ctx ends or the cluster closes. It returns once
 	// the subscription is registered with the server; each command runs h on its own goroutine with a context
@@ -132,30 +132,15 @@ type Reply struct {
 	Error  *ReplyError     `json:"error,omitempty"`
 }
 
-// ReplyTo is the Reply for an operation's outcome: its result (marshalled; nil = none) and log head, or err.
-func ReplyTo(result any, head uint64, err error) Reply {
-	if err != nil {
-		return Reply{Head: head, Error: NewReplyError(err)}
-	}
-	if result == nil {
-		return Reply{Head: head}
-	}
-	b, merr := json.Marshal(result)
-	if merr != nil {
-		return Reply{Head: head, Error: NewReplyError(merr)}
-	}
-	return Reply{Result: b, Head: head}
-}
-
-// ReplyError is an error as it crosses to the caller: its stable code (ErrorCode) and text, and for an
-// *AgentError what the agent said.
+// ReplyError is an error as it crosses to the caller: its stable code (sessions.ErrorCode) and text, and for
+// an agent's error what the agent said.
 type ReplyError struct {
 	Code    string      `json:"code"`
 	Message string      `json:"message"`
 	Agent   *AgentFault `json:"agent,omitempty"`
 }
 
-// AgentFault is an *AgentError on the wire: the request that failed, the agent's JSON-RPC error when it sent
+// AgentFault is an agent's error (sessions.AgentError) on the wire: the request that failed, the agent's JSON-RPC error when it sent
 // one, the error's text and the agent's stderr tail.
 type AgentFault struct {
 	Op       string          `json:"op"`
@@ -169,42 +154,16 @@ type AgentFault struct {
 	Start    bool            `json:"start,omitempty"` // the agent's process could not be started (IsStartFailure)
 }
 
-// NewReplyError describes err for the wire; nil for nil.
-func NewReplyError(err error) *ReplyError {
-	if err == nil {
-		return nil
-	}
-	re := &ReplyError{Code: ErrorCode(err), Message: err.Error()}
-	if re.Code != CodeAgentError {
-		return re
-	}
-	// ErrorMessage is the one encoding of an *AgentError; the reply carries it as a structure.
-	var w agentErrorWire
-	if json.Unmarshal([]byte(ErrorMessage(err)), &w) != nil {
-		return re
-	}
-	re.Agent = &AgentFault{Op: w.Op, Error: w.Message, Stderr: w.Stderr, Start: w.Start}
-	if w.RPC != nil {
-		re.Agent.RPC, re.Agent.Code, re.Agent.Message = true, w.RPC.Code, w.RPC.Message
-		re.Agent.Data, re.Agent.DataText = w.RPC.Data, w.RPC.DataText
-	}
-	return re
-}
+// Codes the command layer replies with when it fails a command itself (the command does not decode, the
+// reply is too large); the session core's error table gives them the same meaning.
+const (
+	CodeBadRequest = "bad_request"
+	CodeInternal   = "internal"
+)
 
-// Err is the error e describes: the same sentinel (errors.Is) with the same text, or an *AgentError with
-// the agent's JSON-RPC error (errors.As *acp.RequestError).
-func (e *ReplyError) Err() error {
-	if e == nil {
-		return nil
-	}
-	if e.Code == CodeAgentError && e.Agent != nil {
-		w := agentErrorWire{Op: e.Agent.Op, Message: e.Agent.Error, Stderr: e.Agent.Stderr, Start: e.Agent.Start}
-		if e.Agent.RPC {
-			w.RPC = &rpcWire{Code: e.Agent.Code, Message: e.Agent.Message, Data: e.Agent.Data, DataText: e.Agent.DataText}
-		}
-		return w.agentError()
-	}
-	return ErrorFromCode(e.Code, e.Message)
+// ErrorReply is the Reply of a command the command layer failed itself, with the error's code and text.
+func ErrorReply(head uint64, code, msg string) Reply {
+	return Reply{Head: head, Error: &ReplyError{Code: code, Message: msg}}
 }
 
 // Routing errors (the REST face answers 503 owner_unavailable for both).
@@ -212,6 +171,4 @@ var (
 	ErrOwnerUnavailable = errors.New("the session's node is not available")
 	// ErrOwnerTimeout is an ErrOwnerUnavailable: the owner may still act on the command.
 	ErrOwnerTimeout = fmt.Errorf("%w: it did not answer in time", ErrOwnerUnavailable)
-	// ErrUnknownNode is POST /v1/sessions naming a node that is not live (400 unknown_node).
-	ErrUnknownNode = errors.New("unknown node")
 )

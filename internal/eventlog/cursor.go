@@ -1,4 +1,9 @@
-package sessions
+package eventlog
+
+import "errors"
+
+// ErrEvicted ends a subscriber that lags past its FollowLimits: it resumes from its last seq.
+var ErrEvicted = errors.New("subscriber too slow")
 
 // Cursor is one subscriber's position in a session's log and the accounting of its lag: the one way every
 // face (Follow for `/ws` and SSE, the `/acp` writer) reads a log. Lag counts only what was appended since the
@@ -41,9 +46,9 @@ type Batch struct {
 	Warn *Lag
 }
 
-// NewCursor returns a cursor after seq from; frames up to replayUntil are history.
-func (s *Session) NewCursor(from, replayUntil uint64, lim FollowLimits) *Cursor {
-	return &Cursor{log: s.log, pos: from, replayUntil: replayUntil, lim: lim}
+// NewCursor returns a cursor on l after seq from; frames up to replayUntil are history.
+func NewCursor(l *Log, from, replayUntil uint64, lim FollowLimits) *Cursor {
+	return &Cursor{log: l, pos: from, replayUntil: replayUntil, lim: lim}
 }
 
 // Pos is the seq of the last frame handled.
