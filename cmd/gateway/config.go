@@ -110,7 +110,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are returned, and the usage printed only when asked for
+	fs.Usage = func() {}
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.agentsFile, "agents", "", `agents file in the shape of Zed's agent_servers setting: {"agent_servers": {"name": {"command", "args", "env"}}}`)
 	fs.Var((*stringList)(&c.agentFlags), "agent", "an agent as 'name=command arg ...' (repeatable)")
@@ -187,8 +188,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 
 	fs.StringVar(&c.confine, "confine", confineAuto, "confinement of agents, their terminals and the MCP servers they start: auto (Landlock when the kernel has it), landlock (refuse to start without it) or off")
 
-	fs.Usage = usage(fs)
-	addHints(fs)
+	refused := addHints(fs)
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -205,11 +205,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if envErr != nil {
 		return nil, envErr
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		usage(fs, stderr)
 		return nil, err
+	} else if err != nil {
+		return nil, flagError(err, refused)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, a := range c.agentFlags {
+		if _, err := agents.ParseAgentFlag(a); err != nil {
+			return nil, err // at parse time, like every other bad value: exit 2, not a failed start
+		}
 	}
 	switch c.confine {
 	case confineAuto, confineLandlock, confineOff:
@@ -259,6 +267,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.maxInboundBytes < c.wsMaxFrame {
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
+	}
+	if err := checkListenAddr("addr", c.addr); err != nil {
+		return nil, err
+	}
+	if c.debugAddr != "" {
+		if err := checkListenAddr("debug-addr", c.debugAddr); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkStore(); err != nil {
 		return nil, err

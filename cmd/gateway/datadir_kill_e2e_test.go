@@ -19,11 +19,7 @@ const childArgsEnv = "GATEWAY_E2E_CHILD_ARGS"
 func runChild(args string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr); err != nil {
-		os.Stderr.WriteString("gateway: " + err.Error() + "\n")
-		return 1
-	}
-	return 0
+	return exitCode(run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr), os.Stderr)
 }
 
 // startChildGateway runs the gateway as a child process on a free port. exited is closed once the process

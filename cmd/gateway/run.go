@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil // --help printed the usage: a request, not an error
 	}
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	if cfg.version {
 		printVersion(stdout)
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger, err := newLogger(cfg, stderr)
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	// Descendants of agents that leave their process group (setsid) are re-parented to the gateway, which
 	// kills and reaps them when it stops the agent (internal/agents/strays.go).
@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The port is taken before the store opens: in mode c the node advertises the address it listens on.
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return err
+		return listenError("addr", cfg.addr, err)
 	}
 	defer ln.Close() // a start that fails gives the port back; once served, the server has closed it
 	var (
