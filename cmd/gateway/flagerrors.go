@@ -30,7 +30,7 @@ type badValue struct {
 type hinted struct {
 	flag.Value
 	name string
-	want string     // "" keeps the value's own error
+	want string    // "" keeps the value's own error
 	last *badValue // shared by every flag of the set
 }
 
