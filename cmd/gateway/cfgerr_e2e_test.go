@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/acp-gateway/gateway/internal/agents"
 )
 
 // runChildOnce runs the test binary bin as a gateway process with args (on a free port unless args say
@@ -80,5 +82,32 @@ func TestListenErrorNamesAddr(t *testing.T) {
 	want := "--addr " + addr + ": cannot listen: bind: address already in use: another process listens there; stop it or choose another port"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %q", err, want)
+	}
+}
+
+// TestHelpListsEveryAgentsFileKey: the usage describes every key an agents-file entry accepts (taken from
+// the parser's own struct), and no key the parser does not accept.
+func TestHelpListsEveryAgentsFileKey(t *testing.T) {
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	help := stderr.String()
+	_, keysPart, _ := strings.Cut(help, "Agents file (--agents)")
+	described := map[string]bool{}
+	for _, line := range strings.Split(keysPart, "\n") {
+		if rest, ok := strings.CutPrefix(line, `  "`); ok {
+			key, _, _ := strings.Cut(rest, `"`)
+			described[key] = true
+		}
+	}
+	for _, key := range agents.FileKeys() {
+		if !described[key] {
+			t.Errorf("--help does not describe the agents-file key %q", key)
+		}
+		delete(described, key)
+	}
+	for key := range described {
+		t.Errorf("--help describes %q, which the agents-file parser does not accept", key)
 	}
 }

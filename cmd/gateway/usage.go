@@ -23,6 +23,9 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
                   (docs/events.md) and the gateway adapts it
   "home"          "isolated": it gets a HOME of its own under --home-root, its state and logins kept apart
   "authenticate"  an ACP auth method id sent as "authenticate" before session/new (e.g. "openai-api-key")
+  "mcpServers"    MCP servers passed to it on every session/new, in ACP's shape: [{"name", "command", "args",
+                  "env": [{"name", "value"}]}] or [{"type": "http"|"sse", "name", "url", "headers": [...]}]
+                  (docs/agents.md); their env and headers are never shown to clients
   "confine"       {"read": [...], "write": [...]}: absolute paths its processes may also read (and execute)
                   or write when confined (--confine); they always have their cwd, HOME and TMPDIR
 `
