@@ -68,6 +68,10 @@ func (c *config) openDataDir(ctx context.Context, logger *slog.Logger) (*dataSto
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDataFormat(dir, logger); err != nil {
+		unlock()
+		return nil, err
+	}
 	nodeID, err := readNodeID(dir)
 	if err != nil {
 		unlock()
