@@ -128,6 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CancelGrace:         cfg.cancelGrace,
 		AgentWriteTimeout:   cfg.agentWriteTimeout,
 		PermissionTimeout:   cfg.permissionTimeout,
+		QuietNotice:         cfg.agentQuietNotice,
 		AgentEnv:            cfg.agentEnv,
 		Confiner:            confiner,
 		Logger:              logger,
@@ -277,6 +278,8 @@ func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger, conf
 			WriteTimeout: c.agentWriteTimeout, Confiner: confiner, Confine: spec.Confine,
 		}
 		specs[i].Builtin = func(ctx context.Context, in io.Reader, out io.Writer) error {
+			evcfg := evcfg
+			evcfg.Stderr = agents.BuiltinStderr(ctx) // the quiet-turn notice shows the processes' stderr
 			return agentevents.Serve(ctx, evcfg, in, out)
 		}
 	}
