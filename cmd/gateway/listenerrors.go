@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 )
 
@@ -15,7 +14,7 @@ func checkListenAddr(flagName, addr string) error {
 	if err != nil {
 		return fmt.Errorf("--%s %q: want host:port like 127.0.0.1:8080 (port 0 picks a free one)", flagName, addr)
 	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+	if _, err := net.LookupPort("tcp", port); err != nil { // a number up to 65535, or a service name as net.Listen takes
 		return fmt.Errorf("--%s %q: the port must be a number from 0 to 65535", flagName, addr)
 	}
 	return nil
