@@ -19,7 +19,10 @@ const childArgsEnv = "GATEWAY_E2E_CHILD_ARGS"
 func runChild(args string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return exitCode(run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr), os.Stderr)
+	if err := run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr); err != nil {
+		return exitCode(err, os.Stderr)
+	}
+	return 0
 }
 
 // startChildGateway runs the gateway as a child process on a free port. exited is closed once the process

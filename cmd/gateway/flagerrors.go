@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -17,6 +18,17 @@ type configError struct{ err error }
 
 func (e configError) Error() string { return e.err.Error() }
 func (e configError) Unwrap() error { return e.err }
+
+// exitCode prints the error run stopped with and returns the process's exit code: 2 for a configuration it
+// refused (with a hint at --help), 1 for any other failure.
+func exitCode(err error, stderr io.Writer) int {
+	if errors.As(err, new(configError)) {
+		fmt.Fprintf(stderr, "gateway: %v\n%s\n", err, usageHint)
+		return 2
+	}
+	fmt.Fprintln(stderr, "gateway:", err)
+	return 1
+}
 
 // badValue is the last value a flag refused, kept so the error names the flag, the value and what it wants
 // rather than the flag package's "invalid value … for flag -x: parse error".

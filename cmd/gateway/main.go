@@ -3,9 +3,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -25,21 +23,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if code := exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr); code != 0 {
-		os.Exit(code)
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		os.Exit(exitCode(err, os.Stderr))
 	}
-}
-
-// exitCode prints the error run stopped with and returns the process's exit code: 2 for a configuration it
-// refused (with a hint at --help), 1 for any other failure.
-func exitCode(err error, stderr io.Writer) int {
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, new(configError)):
-		fmt.Fprintf(stderr, "gateway: %v\n%s\n", err, usageHint)
-		return 2
-	}
-	fmt.Fprintln(stderr, "gateway:", err)
-	return 1
 }
