@@ -36,6 +36,7 @@ type config struct {
 	cancelGrace       time.Duration
 	agentWriteTimeout time.Duration
 	permissionTimeout time.Duration
+	agentQuietNotice  time.Duration
 	wsQueueFrames     int
 	wsQueueBytes      int64
 	wsMaxFrame        int64
@@ -111,7 +112,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are returned, and the usage printed only when asked for
+	fs.Usage = func() {}
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.agentsFile, "agents", "", `agents file in the shape of Zed's agent_servers setting: {"agent_servers": {"name": {"command", "args", "env"}}}`)
 	fs.Var((*stringList)(&c.agentFlags), "agent", "an agent as 'name=command arg ...' (repeatable)")
@@ -130,6 +132,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.startTimeout, "start-timeout", 60*time.Second, "deadline for an agent's initialize and session/new")
 	fs.DurationVar(&c.cancelGrace, "cancel-grace", 10*time.Second, "how long to wait for the agent's answer after session/cancel before killing it")
 	fs.DurationVar(&c.agentWriteTimeout, "agent-write-timeout", 30*time.Second, "deadline of each write to an agent's stdin; an agent that stops reading is killed and its session fails")
+	fs.DurationVar(&c.agentQuietNotice, "agent-quiet-notice", 15*time.Second, "when an agent sends nothing for this long during a turn, log its recent stderr and send clients a _gateway/agent_quiet notice; again at doubling intervals while it stays quiet (0 = never)")
 	fs.DurationVar(&c.permissionTimeout, "permission-timeout", 5*time.Minute, "deadline of a pending permission request (then denied)")
 	fs.IntVar(&c.wsQueueFrames, "ws-queue-frames", 4096, "frames a streaming client (WebSocket, /acp, SSE) may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a streaming client (WebSocket, /acp, SSE) may lag behind before it is evicted (4001)")
@@ -190,8 +193,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 
 	fs.StringVar(&c.confine, "confine", confineAuto, "confinement of agents, their terminals and the MCP servers they start: auto (Landlock when the kernel has it), landlock (refuse to start without it) or off")
 
-	fs.Usage = usage(fs)
-	addHints(fs)
+	refused := addHints(fs)
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -208,16 +210,27 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if envErr != nil {
 		return nil, envErr
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		usage(fs, stderr)
 		return nil, err
+	} else if err != nil {
+		return nil, flagError(err, refused)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, a := range c.agentFlags {
+		if _, err := agents.ParseAgentFlag(a); err != nil {
+			return nil, err // at parse time, like every other bad value: exit 2, not a failed start
+		}
 	}
 	switch c.confine {
 	case confineAuto, confineLandlock, confineOff:
 	default:
 		return nil, fmt.Errorf("--confine %q: want auto, landlock or off", c.confine)
+	}
+	if c.agentQuietNotice < 0 {
+		return nil, fmt.Errorf("--agent-quiet-notice must not be negative, got %s", c.agentQuietNotice)
 	}
 	if c.turnTextMaxBytes < 1 {
 		return nil, fmt.Errorf("--turn-text-max-bytes must be at least 1, got %d", c.turnTextMaxBytes)
@@ -262,6 +275,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.maxInboundBytes < c.wsMaxFrame {
 		return nil, fmt.Errorf("--max-inbound-bytes (%d) must be at least --ws-max-frame (%d): a frame of the largest size must fit", c.maxInboundBytes, c.wsMaxFrame)
+	}
+	if err := checkListenAddr("addr", c.addr); err != nil {
+		return nil, err
+	}
+	if c.debugAddr != "" {
+		if err := checkListenAddr("debug-addr", c.debugAddr); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkStore(); err != nil {
 		return nil, err

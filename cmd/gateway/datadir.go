@@ -59,13 +59,17 @@ type dataStore struct {
 func (c *config) openDataDir(ctx context.Context, logger *slog.Logger) (*dataStore, error) {
 	dir := c.dataDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("--data-dir: %v", err)
+		return nil, dataDirPermError(dir, err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("--data-dir: %v", err)
+		return nil, dataDirPermError(dir, err)
 	}
 	unlock, err := lockDir(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDataFormat(dir, logger); err != nil {
+		unlock()
 		return nil, err
 	}
 	nodeID, err := readNodeID(dir)

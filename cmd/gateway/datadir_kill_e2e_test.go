@@ -18,8 +18,7 @@ func runChild(args string) int {
 	ctx, stop := processContext() // as main's
 	defer stop()
 	if err := run(ctx, strings.Split(args, "\n"), func(string) string { return "" }, os.Stdout, os.Stderr); err != nil {
-		os.Stderr.WriteString("gateway: " + err.Error() + "\n")
-		return 1
+		return exitCode(err, os.Stderr)
 	}
 	return 0
 }

@@ -21,7 +21,6 @@ func main() {
 	ctx, stop := processContext()
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gateway:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err, os.Stderr))
 	}
 }

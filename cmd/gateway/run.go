@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil // --help printed the usage: a request, not an error
 	}
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	if cfg.version {
 		printVersion(stdout)
@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger, err := newLogger(cfg, stderr)
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	// Descendants of agents that leave their process group (setsid) are re-parented to the gateway, which
 	// kills and reaps them when it stops the agent (internal/agents/strays.go).
@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The port is taken before the store opens: in mode c the node advertises the address it listens on.
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return err
+		return listenError("addr", cfg.addr, err)
 	}
 	defer ln.Close() // a start that fails gives the port back; once served, the server has closed it
 	var (
@@ -137,6 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CancelGrace:         cfg.cancelGrace,
 		AgentWriteTimeout:   cfg.agentWriteTimeout,
 		PermissionTimeout:   cfg.permissionTimeout,
+		QuietNotice:         cfg.agentQuietNotice,
 		AgentEnv:            cfg.agentEnv,
 		Confiner:            confiner,
 		Logger:              logger,
@@ -286,6 +287,8 @@ func (c *config) adaptEventAgents(specs []agents.Spec, logger *slog.Logger, conf
 			WriteTimeout: c.agentWriteTimeout, Confiner: confiner, Confine: spec.Confine,
 		}
 		specs[i].Builtin = func(ctx context.Context, in io.Reader, out io.Writer) error {
+			evcfg := evcfg
+			evcfg.Stderr = agents.BuiltinStderr(ctx) // the quiet-turn notice shows the processes' stderr
 			return agentevents.Serve(ctx, evcfg, in, out)
 		}
 	}

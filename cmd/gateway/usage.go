@@ -1,11 +1,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
-	"time"
 )
 
 // envName is the environment variable that sets a flag: GATEWAY_<NAME>, dashes as underscores.
@@ -24,15 +23,16 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
                   (docs/events.md) and the gateway adapts it
   "home"          "isolated": it gets a HOME of its own under --home-root, its state and logins kept apart
   "authenticate"  an ACP auth method id sent as "authenticate" before session/new (e.g. "openai-api-key")
+  "mcpServers"    MCP servers passed to it on every session/new, in ACP's shape: [{"name", "command", "args",
+                  "env": [{"name", "value"}]}] or [{"type": "http"|"sse", "name", "url", "headers": [...]}]
+                  (docs/agents.md); their env and headers are never shown to clients
   "confine"       {"read": [...], "write": [...]}: absolute paths its processes may also read (and execute)
                   or write when confined (--confine); they always have their cwd, HOME and TMPDIR
 `
 
 // usage prints how to run the gateway: every flag with its environment variable, then the agents file.
-func usage(fs *flag.FlagSet) func() {
-	return func() {
-		w := fs.Output()
-		fmt.Fprintf(w, `Usage: gateway [flags]
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, `Usage: gateway [flags]
        gateway hash-token < token-file    (prints the tokenSha256 of a --users entry)
 
 Serves ACP agents to web clients over REST, WebSocket and SSE. Every flag can also be set by an environment
@@ -41,71 +41,16 @@ a flag on the command line wins over the environment.
 
 Flags:
 `)
-		fs.VisitAll(func(f *flag.Flag) {
-			env := envName(f.Name)
-			if f.Name == "version" {
-				env = "no variable"
-			}
-			def := ""
-			if f.DefValue != "" && f.DefValue != "[]" {
-				def = " (default " + f.DefValue + ")"
-			}
-			fmt.Fprintf(w, "  --%s  [%s]%s\n    \t%s\n", f.Name, env, def, f.Usage)
-		})
-		fmt.Fprintf(w, "\n%s", agentsFileHelp)
-	}
-}
-
-// hinted makes a flag's parse errors say what it wants ("want a duration like 300ms") instead of the flag
-// package's "parse error", on the command line and in GATEWAY_* variables alike.
-type hinted struct {
-	flag.Value
-	want string
-}
-
-func (h hinted) Set(v string) error {
-	if err := h.Value.Set(v); err != nil {
-		return errors.New(h.want)
-	}
-	return nil
-}
-
-// String is also called by the flag package on a zero hinted (to spot default values).
-func (h hinted) String() string {
-	if h.Value == nil {
-		return ""
-	}
-	return h.Value.String()
-}
-
-// IsBoolFlag keeps `--redact` (no value) working for wrapped bool flags.
-func (h hinted) IsBoolFlag() bool {
-	b, ok := h.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-// addHints wraps every flag whose value has a shape (durations, numbers, sizes, booleans) in hinted.
-func addHints(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
-		g, ok := f.Value.(flag.Getter)
-		if !ok {
-			return
+		env := envName(f.Name)
+		if f.Name == "version" {
+			env = "no variable"
 		}
-		want := ""
-		switch g.Get().(type) {
-		case time.Duration:
-			want = "want a duration like 300ms, 15s or 2m"
-		case int:
-			want = "want a whole number like 64"
-		case int64: // every int64 flag is a size
-			want = "want a number of bytes like 1048576 (1 MiB)"
-		case bool:
-			want = "want true or false"
-		case float64:
-			want = "want a number like 50 or 0.5"
-		default:
-			return
+		def := ""
+		if f.DefValue != "" && f.DefValue != "[]" {
+			def = " (default " + f.DefValue + ")"
 		}
-		f.Value = hinted{Value: f.Value, want: want}
+		fmt.Fprintf(w, "  --%s  [%s]%s\n    \t%s\n", f.Name, env, def, f.Usage)
 	})
+	fmt.Fprintf(w, "\n%s", agentsFileHelp)
 }

@@ -123,7 +123,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		}
 		toAgentR, toAgentW := io.Pipe()
 		fromAgentR, fromAgentW := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(withStderr(context.Background(), c.builtinStderr(opts.Secrets)))
 		c.cancel = cancel
 		c.stdin = toAgentW
 		stdout = fromAgentR

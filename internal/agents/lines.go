@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -98,13 +99,15 @@ func (w *lineWatch) sawTooLong() bool {
 type stdoutWatch struct {
 	r     io.Reader
 	ready <-chan struct{}
-	lines lineWatch // Owned by the SDK's reader goroutine (the only caller of Read).
+	lines lineWatch     // Owned by the SDK's reader goroutine (the only caller of Read).
+	read  atomic.Uint64 // bytes read so far: a turn that sees it stand still hears nothing from the agent
 }
 
 func (s *stdoutWatch) Read(p []byte) (int, error) {
 	<-s.ready
 	n, err := s.r.Read(p)
 	if n > 0 {
+		s.read.Add(uint64(n))
 		s.lines.scan(p[:n])
 	}
 	return n, err

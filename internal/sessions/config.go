@@ -75,6 +75,9 @@ type Config struct {
 	// MaxFSRequests bounds the agent's fs/* requests in flight in one session (served by the gateway or a
 	// delegate); more are refused at once. 0 = 16.
 	MaxFSRequests int
+	// QuietNotice: a turn during which the agent sends nothing for this long gets a logged
+	// `_gateway/agent_quiet` notice with its recent stderr, again at doubling intervals (quiet.go); 0 = none.
+	QuietNotice time.Duration
 }
 
 // defaultTurnTextBytes is MaxTurnTextBytes when unset: far more than a reply anyone reads whole, far less than

@@ -182,8 +182,12 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 	}()
 	cancelCh := t.cancelCh
 	var grace <-chan time.Time
+	quiet := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
+	defer quiet.stop()
 	for {
 		select {
+		case <-quiet.due():
+			quiet.check()
 		case o := <-answered:
 			if o.err != nil {
 				conn.DrainUpdates()

@@ -23,8 +23,11 @@ type Config struct {
 	Confiner *confine.Confiner
 	Confine  confine.Extra
 
-	Logger        *slog.Logger  // connection diagnostics and dropped lines; nil = discarded
-	StderrBytes   int           // stderr kept per process for diagnostics; 0 = 64 KiB
+	Logger      *slog.Logger // connection diagnostics and dropped lines; nil = discarded
+	StderrBytes int          // stderr kept per process for diagnostics; 0 = 64 KiB
+	// Stderr also receives each process's stderr (agents.BuiltinStderr: the gateway's quiet-turn notice
+	// shows it); nil = kept per process only.
+	Stderr        io.Writer
 	MaxLineBytes  int           // longest stdout line accepted; longer lines are dropped; 0 = 4 MiB
 	MaxFieldBytes int           // bound on tool-call fields (translate/events); 0 = 64 KiB, < 0 = unbounded
 	KeepSecrets   bool          // false: secrets in tool-call fields, titles and warnings are redacted

@@ -87,6 +87,9 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	cmd.Env = append(append([]string{}, a.cfg.Env...), tree.Env())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = s.stderr
+	if a.cfg.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(s.stderr, a.cfg.Stderr)
+	}
 	cmd.WaitDelay = a.cfg.StopGrace
 	confined, err := a.cfg.Confiner.Wrap(cmd, a.cfg.Confine, a.cfg.Env)
 	if err != nil {
