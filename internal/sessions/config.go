@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
@@ -29,6 +30,8 @@ type Config struct {
 	Logger   *slog.Logger // nil = slog.Default()
 	Version  string       // reported to agents as clientInfo.version
 	Metrics  *metrics.Metrics
+	// Tracer emits the traces of session starts, turns and tool calls; nil is tracing off.
+	Tracer *telemetry.Tracer
 	// WorkspaceRoots confine session cwds: a cwd must resolve (symlinks followed) inside one of them.
 	// Empty = Workdir only.
 	WorkspaceRoots []string
