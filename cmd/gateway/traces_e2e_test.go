@@ -21,6 +21,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP collector: it accepts protobuf exports on /v1/traces and keeps the
@@ -93,7 +95,7 @@ func startGatewayEnv(t *testing.T, env map[string]string, args ...string) *gatew
 	g := &gateway{t: t, cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}}
 	full := append([]string{"--addr", "127.0.0.1:0", "--demo-delay", "0", "--workdir", t.TempDir()}, args...)
 	go func() { g.done <- run(ctx, full, func(k string) string { return env[k] }, io.Discard, g.logs) }()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a cluster node joins first
 	for g.base == "" && time.Now().Before(deadline) {
 		if m := listenRE.FindStringSubmatch(g.logs.String()); m != nil {
 			g.base = "http://" + m[1]
@@ -331,5 +333,56 @@ func TestTracesOffByDefault(t *testing.T) {
 	}
 	if strings.Contains(g.logs.String(), "traces on") {
 		t.Errorf("tracing is on without OTEL_* variables")
+	}
+}
+
+// TestTracesCrossNodes: a prompt sent to node b for a session node a runs is one trace: the invoke_agent span
+// a exports is a child of the HTTP span b exported, through the routed command's NATS headers.
+func TestTracesCrossNodes(t *testing.T) {
+	rc := newOTLPReceiver(t)
+	srv := natstest.Listen(t)
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rc.srv.URL}
+	node := func(id string) *gateway {
+		return startGatewayEnv(t, env, "--nats-url", srv.URL(), "--nats-replicas", "1", "--node-id", id, "--shutdown-timeout", "3s")
+	}
+	a, b := node("a"), node("b")
+	waitNodes(t, b, "a", "b")
+	s := a.createSession(map[string]any{"agent": "demo"})
+	natstest.Poll(t, "node b knows the session", 20*time.Millisecond, func() bool {
+		return b.do("GET", "/v1/sessions/"+s.ID, nil, nil) == http.StatusOK
+	})
+	const clientTrace, clientSpan = "5bf92f3577b34da6a3ce929d0e0e4736", "10f067aa0ba902b7"
+	var res struct {
+		StopReason string `json:"stopReason"`
+	}
+	if code := b.doTraced("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", "00-"+clientTrace+"-"+clientSpan+"-01",
+		map[string]any{"text": "/echo across"}, &res); code != http.StatusOK || res.StopReason != "end_turn" {
+		t.Fatalf("prompt through b: %d %+v", code, res)
+	}
+	for _, g := range []*gateway{b, a} {
+		if err := g.stop(); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	}
+	spans, _, bad := rc.snapshot()
+	if len(bad) > 0 {
+		t.Fatalf("the receiver could not read: %q", bad)
+	}
+	var onB *tracepb.Span
+	for _, sp := range spansNamed(spans, "POST /v1/sessions/{id}/prompt") {
+		if hexID(sp.GetTraceId()) == clientTrace {
+			onB = sp
+		}
+	}
+	if onB == nil || hexID(onB.GetParentSpanId()) != clientSpan {
+		t.Fatalf("no HTTP span of the prompt on b under the client's span")
+	}
+	turn := oneSpan(t, spans, "invoke_agent demo")
+	if hexID(turn.GetTraceId()) != clientTrace || hexID(turn.GetParentSpanId()) != hexID(onB.GetSpanId()) {
+		t.Errorf("invoke_agent on a: trace %s parent %s, want trace %s under b's HTTP span %s",
+			hexID(turn.GetTraceId()), hexID(turn.GetParentSpanId()), clientTrace, hexID(onB.GetSpanId()))
+	}
+	if attr(turn, "gen_ai.conversation.id") != s.ID {
+		t.Errorf("invoke_agent conversation %q, want %s", attr(turn, "gen_ai.conversation.id"), s.ID)
 	}
 }
