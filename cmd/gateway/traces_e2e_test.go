@@ -206,6 +206,7 @@ func TestTracesFollowAPromptToTheAgent(t *testing.T) {
 		clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 		clientSpan  = "00f067aa0ba902b7"
 		echoTrace   = "0af7651916cd43dd8448eb211c80319c"
+		acpTrace    = "1af7651916cd43dd8448eb211c80319d"
 	)
 	var demo sessionJSON
 	if code := g.doTraced("POST", "/v1/sessions", "00-"+clientTrace+"-"+clientSpan+"-01",
@@ -230,6 +231,12 @@ func TestTracesFollowAPromptToTheAgent(t *testing.T) {
 		map[string]any{"text": "hi"}, &echoRes); code != http.StatusOK {
 		t.Fatalf("echo prompt: %d %+v", code, echoRes)
 	}
+	// Over `/acp` the client's trace context is the prompt's `_meta.traceparent`.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dialACP(t, g, ctx, acpInitialize,
+		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"`+echo.ID+`","cwd":"`+echo.Cwd+`","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+echo.ID+`","prompt":[{"type":"text","text":"hi"}],"_meta":{"traceparent":"00-`+acpTrace+`-`+clientSpan+`-01"}}}`)
 	if err := g.stop(); err != nil { // the shutdown flushes the spans still buffered
 		t.Fatalf("stop: %v", err)
 	}
@@ -310,10 +317,20 @@ func TestTracesFollowAPromptToTheAgent(t *testing.T) {
 	}
 
 	// The agent got the invoke_agent span as its parent: `_meta.traceparent` of session/prompt.
-	echoTurn := oneSpan(t, spans, "invoke_agent ta")
+	byTrace := map[string]*tracepb.Span{}
+	for _, sp := range spansNamed(spans, "invoke_agent ta") {
+		byTrace[hexID(sp.GetTraceId())] = sp
+	}
+	echoTurn := byTrace[echoTrace]
+	if echoTurn == nil {
+		t.Fatalf("no invoke_agent span of the echo turn in the client's trace")
+	}
 	want := "meta traceparent 00-" + echoTrace + "-" + hexID(echoTurn.GetSpanId()) + "-01\n"
-	if hexID(echoTurn.GetTraceId()) != echoTrace || !strings.Contains(echoRes.Text, want) {
+	if !strings.Contains(echoRes.Text, want) {
 		t.Errorf("the echo agent says:\n%s\nwant a line %q", echoRes.Text, want)
+	}
+	if acpTurn := byTrace[acpTrace]; acpTurn == nil || hexID(acpTurn.GetParentSpanId()) != clientSpan {
+		t.Errorf("the /acp prompt's turn is not a child of its _meta.traceparent: %v", acpTurn)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/acp-gateway/gateway/internal/translate"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -86,6 +87,7 @@ func (t *Turn) Update(params []byte) {
 		return
 	}
 	up := u.Update
+	up.Title = translate.RedactText(up.Title) // a title may quote a command line, and a key in it
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ended {

@@ -57,6 +57,7 @@ func TestTurnToolSpans(t *testing.T) {
 	turn.Update([]byte(`{"sessionId":"a","update":{"sessionUpdate":"tool_call_update","toolCallId":"t2","status":"failed"}}`))
 	turn.Update([]byte(`{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"t3","title":"Edit c.go","status":"completed"}}`))
 	turn.Update([]byte(`{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"t4","title":"Fetch","status":"pending"}}`))
+	turn.Update([]byte(`{"sessionId":"a","update":{"sessionUpdate":"tool_call","toolCallId":"t6","title":"curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' x","status":"completed"}}`))
 	turn.Update([]byte(`{"sessionId":"a","update":{"sessionUpdate":"usage_update","used":1200,"size":200000,"cost":{"amount":0.25,"currency":"USD"}}}`))
 	turn.Answered([]byte(`{"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":20,"totalTokens":30,"cachedReadTokens":5}}`))
 	turn.End("end_turn", nil)
@@ -64,8 +65,13 @@ func TestTurnToolSpans(t *testing.T) {
 	turn.End("cancelled", errors.New("again"))
 
 	it := ended(rec, "invoke_agent claude")
-	if it == nil || len(rec.Ended()) != 5 {
-		t.Fatalf("ended %d spans, want the turn and 4 tool calls", len(rec.Ended()))
+	if it == nil || len(rec.Ended()) != 6 {
+		t.Fatalf("ended %d spans, want the turn and 5 tool calls", len(rec.Ended()))
+	}
+	for _, s := range rec.Ended() {
+		if strings.Contains(s.Name(), "sk-ant") || strings.Contains(attrs(s)[keyToolName].AsString(), "sk-ant") {
+			t.Errorf("a tool span shows the key: %q", s.Name())
+		}
 	}
 	a := attrs(it)
 	if a[keyConversationID].AsString() != "sess-1" || a[keyOperation].AsString() != "invoke_agent" || a[keyInputTokens].AsInt64() != 10 ||

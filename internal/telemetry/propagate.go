@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/propagation"
@@ -39,4 +40,24 @@ func ExtractNATS(ctx context.Context, m *nats.Msg) context.Context {
 		return ctx
 	}
 	return propagation.TraceContext{}.Extract(ctx, natsCarrier(m.Header))
+}
+
+// FromMeta returns ctx continuing the trace an ACP message's `_meta` names (its traceparent and tracestate,
+// the keys ACP reserves for W3C trace context), or ctx itself when it names none.
+func FromMeta(ctx context.Context, meta json.RawMessage) context.Context {
+	if len(meta) == 0 {
+		return ctx
+	}
+	var m struct {
+		Traceparent string `json:"traceparent"`
+		Tracestate  string `json:"tracestate"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.Traceparent == "" {
+		return ctx
+	}
+	c := propagation.MapCarrier{"traceparent": m.Traceparent}
+	if m.Tracestate != "" {
+		c["tracestate"] = m.Tracestate
+	}
+	return propagation.TraceContext{}.Extract(ctx, c)
 }
