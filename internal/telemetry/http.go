@@ -14,12 +14,18 @@ import (
 
 // Middleware gives each request an HTTP server span named "{method} {chi route pattern}", a child of the
 // client's traceparent when it sent one. It must run inside the chi router (Use), where the route pattern
-// is known once the request has been served. With tracing off it returns next itself.
+// is known once the request has been served. Probes (/healthz, /readyz, /metrics) get none: a load balancer's
+// checks every few seconds would bury the traces that matter. With tracing off it returns next itself.
 func (t *Tracer) Middleware(next http.Handler) http.Handler {
 	if t == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			next.ServeHTTP(w, r)
+			return
+		}
 		ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		scheme := "http"
 		if r.TLS != nil {

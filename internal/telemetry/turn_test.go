@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -167,5 +169,30 @@ func BenchmarkTurnUpdate(b *testing.B) {
 				bc.turn.Update(bc.params)
 			}
 		})
+	}
+}
+
+// TestMiddlewareSpans: a request gets a server span named by its route, a child of the client's traceparent;
+// a probe gets none.
+func TestMiddlewareSpans(t *testing.T) {
+	tr, rec := recording(t)
+	r := chi.NewRouter()
+	r.Use(tr.Middleware)
+	r.Get("/v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {})
+	for _, path := range []string{"/v1/sessions/abc", "/healthz"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+		r.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1 (none for the probe)", len(spans))
+	}
+	s := spans[0]
+	a := attrs(s)
+	if s.Name() != "GET /v1/sessions/{id}" || a["http.route"].AsString() != "/v1/sessions/{id}" || a["http.response.status_code"].AsInt64() != 418 ||
+		s.Parent().SpanID().String() != "00f067aa0ba902b7" || s.SpanContext().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("span %q attributes %v parent %v", s.Name(), s.Attributes(), s.Parent())
 	}
 }
