@@ -18,7 +18,7 @@ func startTraces(ctx context.Context, getenv func(string) string, logger *slog.L
 	if tracer == nil {
 		return nil, func() {}, nil
 	}
-	logger.Info("traces on: exporting OTLP/HTTP", "endpoint", traceEndpoint(getenv))
+	logger.Info("traces on: exporting OTLP", "protocol", telemetry.Protocol(getenv), "endpoint", traceEndpoint(getenv))
 	return tracer, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -35,6 +35,9 @@ func traceEndpoint(getenv func(string) string) string {
 	}
 	if e := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); e != "" {
 		return e
+	}
+	if telemetry.Protocol(getenv) == "grpc" {
+		return "http://localhost:4317"
 	}
 	return "http://localhost:4318"
 }

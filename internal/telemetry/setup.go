@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,7 +22,7 @@ import (
 const DefaultServiceName = "acp-gateway"
 
 // Setup reads the standard OTEL_* variables through getenv and, when they ask for traces, returns a Tracer
-// exporting OTLP over HTTP and the shutdown that flushes it. Traces are off unless OTEL_TRACES_EXPORTER is
+// exporting OTLP (HTTP or gRPC) and the shutdown that flushes it. Traces are off unless OTEL_TRACES_EXPORTER is
 // "otlp" or an OTLP endpoint is set; off is a nil Tracer and a shutdown that does nothing.
 func Setup(ctx context.Context, getenv func(string) string, version string, logger *slog.Logger) (*Tracer, func(context.Context) error, error) {
 	off := func(context.Context) error { return nil }
@@ -41,28 +42,13 @@ func Setup(ctx context.Context, getenv func(string) string, version string, logg
 	default:
 		return nil, nil, fmt.Errorf("OTEL_TRACES_EXPORTER %q: want otlp or none (this gateway exports traces over OTLP only)", exp)
 	}
-	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-	if proto == "" {
-		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	if proto != "" && proto != "http/protobuf" {
-		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf (grpc and http/json are not built in; a collector accepts http/protobuf on :4318)", proto)
-	}
-	var opts []otlptracehttp.Option
-	switch {
-	case tracesEndpoint != "":
-		opts = append(opts, otlptracehttp.WithEndpointURL(tracesEndpoint)) // the signal's own URL is used as is
-	case endpoint != "":
-		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
-	}
 	sampler, err := samplerFrom(getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Headers, timeout, compression and certificates (OTEL_EXPORTER_OTLP_*) the exporter reads itself.
-	exp, err := otlptracehttp.New(ctx, opts...)
+	exp, err := newExporter(ctx, getenv, tracesEndpoint, endpoint)
 	if err != nil {
-		return nil, nil, fmt.Errorf("OTLP trace exporter: %v", err)
+		return nil, nil, err
 	}
 	res, err := resourceFrom(ctx, getenv, version)
 	if err != nil {
@@ -77,6 +63,52 @@ func Setup(ctx context.Context, getenv func(string) string, version string, logg
 }
 
 const instrumentation = "github.com/acp-gateway/gateway/internal/telemetry"
+
+// Protocol is the OTLP transport OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names; "" is http/protobuf.
+func Protocol(getenv func(string) string) string {
+	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")); p != "" {
+		return p
+	}
+	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" {
+		return p
+	}
+	return "http/protobuf"
+}
+
+// newExporter is the OTLP exporter of the protocol the variables name. Headers, timeout, compression and
+// certificates (OTEL_EXPORTER_OTLP_*) the exporter reads itself.
+func newExporter(ctx context.Context, getenv func(string) string, tracesEndpoint, endpoint string) (sdktrace.SpanExporter, error) {
+	var (
+		exp sdktrace.SpanExporter
+		err error
+	)
+	switch proto := Protocol(getenv); proto {
+	case "http/protobuf":
+		var opts []otlptracehttp.Option
+		switch {
+		case tracesEndpoint != "":
+			opts = append(opts, otlptracehttp.WithEndpointURL(tracesEndpoint)) // the signal's own URL is used as is
+		case endpoint != "":
+			opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
+		}
+		exp, err = otlptracehttp.New(ctx, opts...)
+	case "grpc":
+		var opts []otlptracegrpc.Option
+		switch { // gRPC has no path: both name the collector's address
+		case tracesEndpoint != "":
+			opts = append(opts, otlptracegrpc.WithEndpointURL(tracesEndpoint))
+		case endpoint != "":
+			opts = append(opts, otlptracegrpc.WithEndpointURL(endpoint))
+		}
+		exp, err = otlptracegrpc.New(ctx, opts...)
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf or grpc (http/json is not built in)", proto)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %v", err)
+	}
+	return exp, nil
+}
 
 // resourceFrom names the service: OTEL_SERVICE_NAME, else OTEL_RESOURCE_ATTRIBUTES' service.name, else
 // DefaultServiceName; the other OTEL_RESOURCE_ATTRIBUTES are kept.

@@ -35,7 +35,7 @@ func TestSetupRefusesWhatItCannotDo(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, `OTEL_TRACES_EXPORTER "zipkin": want otlp or none (this gateway exports traces over OTLP only)`},
-		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ep, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, `OTEL_EXPORTER_OTLP_PROTOCOL "grpc": want http/protobuf (grpc and http/json are not built in; a collector accepts http/protobuf on :4318)`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ep, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, `OTEL_EXPORTER_OTLP_PROTOCOL "http/json": want http/protobuf or grpc (http/json is not built in)`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ep, "OTEL_TRACES_SAMPLER": "sometimes"}, `OTEL_TRACES_SAMPLER "sometimes": want always_on, always_off, traceidratio or their parentbased_ forms`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ep, "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, `OTEL_TRACES_SAMPLER_ARG "2": want a ratio from 0 to 1`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ep, "OTEL_RESOURCE_ATTRIBUTES": "team"}, `OTEL_RESOURCE_ATTRIBUTES: "team" is not key=value`},
