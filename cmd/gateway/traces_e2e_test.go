@@ -403,3 +403,16 @@ func TestTracesCrossNodes(t *testing.T) {
 		t.Errorf("invoke_agent conversation %q, want %s", attr(turn, "gen_ai.conversation.id"), s.ID)
 	}
 }
+
+// TestTracesBadConfigStopsTheStart: an OTEL_* setting the gateway cannot honour stops the start with a message
+// naming the variable, before the port is taken.
+func TestTracesBadConfigStopsTheStart(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--workdir", t.TempDir()},
+		func(k string) string { return env[k] }, io.Discard, io.Discard)
+	want := `OTEL_TRACES_EXPORTER "zipkin": want otlp or none (this gateway exports traces over OTLP only)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("run: %v, want %q", err, want)
+	}
+}
