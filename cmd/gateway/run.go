@@ -51,6 +51,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return configError{err}
 	}
+	tracer, stopTraces, err := startTraces(ctx, getenv, logger, cfg.shutdownTimeout)
+	if err != nil {
+		return err
+	}
+	defer stopTraces() // last: the spans of the turns the shutdown ended are flushed too
 	// Descendants of agents that leave their process group (setsid) are re-parented to the gateway, which
 	// kills and reaps them when it stops the agent (internal/agents/strays.go).
 	if err := becomeSubreaper(); err != nil {
@@ -143,6 +148,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:              logger,
 		Version:             version,
 		Metrics:             m,
+		Tracer:              tracer,
 		WorkspaceRoots:      cfg.workspaceRoots,
 		MaxSessionsPerAgent: cfg.maxPerAgent,
 		MaxSessionsPerUser:  cfg.maxPerUser,
@@ -197,7 +203,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := &httpapi.Server{
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version, Commit: build.Commit, BuildDate: build.Date,
-		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, AllowedOrigins: splitList(cfg.allowedOrigins),
+		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, Tracer: tracer, AllowedOrigins: splitList(cfg.allowedOrigins),
 		AllowedHosts: splitList(cfg.allowedHosts), ListenHost: cfg.listenHost(), BodyTimeout: cfg.bodyTimeout,
 	}
 	if sb.cluster != nil {

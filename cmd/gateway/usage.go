@@ -39,6 +39,9 @@ Serves ACP agents to web clients over REST, WebSocket and SSE. Every flag can al
 variable GATEWAY_<NAME> (dashes as underscores: --demo-delay is GATEWAY_DEMO_DELAY, the token GATEWAY_TOKEN);
 a flag on the command line wins over the environment.
 
+Traces (OpenTelemetry, OTLP over HTTP or gRPC) are off unless OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+or OTEL_TRACES_EXPORTER=otlp is set; the standard OTEL_* variables configure them (docs/deploy.md#traces).
+
 Flags:
 `)
 	fs.VisitAll(func(f *flag.Flag) {

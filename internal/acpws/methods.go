@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
@@ -466,11 +467,13 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
 		SessionID *string         `json:"sessionId"`
 		Prompt    json.RawMessage `json:"prompt"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		c.fail(id, err)
 		return
 	}
+	ctx = telemetry.FromMeta(ctx, p.Meta) // the client's _meta.traceparent is the turn's parent
 	s, err := c.session(p.SessionID)
 	if err != nil {
 		c.fail(id, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/go-chi/chi/v5"
 )
@@ -31,8 +32,9 @@ type Server struct {
 	Version      string
 	// Commit and BuildDate identify the build on /healthz beside Version; "" leaves them out.
 	Commit, BuildDate string
-	Auth              *Auth            // nil = no authentication
-	Metrics           *metrics.Metrics // nil = no metrics
+	Auth              *Auth             // nil = no authentication
+	Metrics           *metrics.Metrics  // nil = no metrics
+	Tracer            *telemetry.Tracer // nil = no traces: no span per request
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
@@ -100,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
 	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(trackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
+	r.Use(s.Tracer.Middleware, trackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)

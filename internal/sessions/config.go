@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 )
 
 // Config holds the registry's settings. cmd/gateway fills it from flags; zero values mean the defaults noted.
@@ -31,6 +32,8 @@ type Config struct {
 	Logger   *slog.Logger // nil = slog.Default()
 	Version  string       // reported to agents as clientInfo.version
 	Metrics  *metrics.Metrics
+	// Tracer emits the traces of session starts, turns and tool calls; nil is tracing off.
+	Tracer *telemetry.Tracer
 	// WorkspaceRoots confine session cwds: a cwd must resolve (symlinks followed) inside one of them.
 	// Empty = Workdir only.
 	WorkspaceRoots []string

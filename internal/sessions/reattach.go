@@ -171,7 +171,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	go s.watchAgent(lr.conn)
 	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
-	return s.beginTurnLocked(who, blocks, turnID), nil // unlocks mu
+	return s.beginTurnLocked(ctx, who, blocks, turnID), nil // unlocks mu
 }
 
 // loaded is an agent that took its session back, not yet the session's.

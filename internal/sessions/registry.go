@@ -213,7 +213,10 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 			return nil, err
 		}
 	}
-	if err := s.start(ctx); err != nil {
+	sctx, span := r.cfg.Tracer.StartCreateAgent(ctx, spec.Name, s.ID)
+	err = s.start(sctx)
+	span.End(err)
+	if err != nil {
 		r.remove(s.ID)
 		s.closeRoot()
 		if s.dur != nil {

@@ -155,8 +155,11 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 		s.logger.Warn("dropping malformed session/update", "err", err)
 		return
 	}
-	if t := s.turn; t != nil && !t.textTruncated {
-		t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
+	if t := s.turn; t != nil {
+		t.span.Update(params) // nil when tracing is off
+		if !t.textTruncated {
+			t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
+		}
 	}
 	if _, err := s.log.Append(func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -30,7 +31,8 @@ type Turn struct {
 	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
 	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
-	result          TurnResult // Written once before done is closed.
+	span            *telemetry.Turn // Static after construction; nil when tracing is off.
+	result          TurnResult      // Written once before done is closed.
 }
 
 // TurnResult is how a turn ended.
@@ -131,16 +133,17 @@ func (s *Session) PromptContext(ctx context.Context, who principal.Principal, bl
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	return s.beginTurnLocked(who, blocks, turnID), nil // unlocks mu
+	return s.beginTurnLocked(ctx, who, blocks, turnID), nil // unlocks mu
 }
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
-// holds mu, which it releases.
-func (s *Session) beginTurnLocked(who principal.Principal, blocks []json.RawMessage, turnID string) *Turn {
+// holds mu, which it releases. The turn's trace continues the one in ctx.
+func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) *Turn {
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
 	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	t.span = s.reg.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
 	s.turn, s.latest, s.status = t, t, store.StatusRunning
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).
@@ -169,7 +172,12 @@ type promptOutcome struct {
 func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) {
 	answered := make(chan promptOutcome, 1)
 	go func() {
-		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, map[string]any{"sessionId": s.agentSID, "prompt": blocks})
+		params := map[string]any{"sessionId": s.agentSID, "prompt": blocks}
+		if meta := t.span.Meta(); meta != nil {
+			params["_meta"] = meta // traceparent: the agent's own spans join the turn's trace
+		}
+		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, params)
+		t.span.Answered(res)
 		var r struct {
 			StopReason string `json:"stopReason"`
 		}
@@ -257,6 +265,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
 	}
 	close(t.done)
+	t.span.End(stop, t.result.Err)
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)

@@ -12,8 +12,9 @@ import (
 
 // echoPrompt is the echo mode's turn: one message chunk saying what the agent received, so a test can check
 // what a client's prompt became on the agent's side. One line per content block ("image image/png 68 bytes",
-// "resource file:///a.txt text/plain 12 bytes", "text 5 bytes") and a last line with the clientCapabilities
-// the gateway sent in initialize ("clientCapabilities {…}").
+// "resource file:///a.txt text/plain 12 bytes", "text 5 bytes"), the trace context the prompt's `_meta`
+// carried ("meta traceparent 00-…", "meta tracestate …") and a last line with the clientCapabilities the
+// gateway sent in initialize ("clientCapabilities {…}").
 func (a *agent) echoPrompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
 	var b strings.Builder
 	for _, c := range p.Prompt {
@@ -35,6 +36,11 @@ func (a *agent) echoPrompt(ctx context.Context, p acp.PromptRequest) (acp.Prompt
 			fmt.Fprintf(&b, "resource %s %s %d bytes\n", r.Uri, mime, len(r.Text))
 		default:
 			b.WriteString("other block\n")
+		}
+	}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := p.Meta[k].(string); ok {
+			fmt.Fprintf(&b, "meta %s %s\n", k, v)
 		}
 	}
 	a.mu.Lock()

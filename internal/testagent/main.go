@@ -36,7 +36,8 @@
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
-//	          byte length) and the clientCapabilities of initialize (echo.go), then ends the turn.
+//	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
+//	          initialize (echo.go), then ends the turn.
 //
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/telemetry"
 )
 
 // ErrCommandTooLarge is a command (or a reply) bigger than the NATS connection's max payload.
@@ -34,6 +35,7 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd store.Command) (sto
 			return store.Reply{}, fmt.Errorf("%w: %s of %d bytes: %v", ErrCommandTooLarge, cmd.Op, len(data), err)
 		}
 	}
+	telemetry.InjectNATS(ctx, req) // the owner's spans (a routed prompt's turn) continue the caller's trace
 	msg, err := c.conn().RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
@@ -124,7 +126,7 @@ func (c *Cluster) handle(ctx context.Context, h store.CommandHandler, m *nats.Ms
 	if err != nil {
 		reply = store.ErrorReply(0, store.CodeBadRequest, "bad request: command: "+err.Error())
 	} else {
-		hctx, cancel := cmd.HandlerContext(ctx)
+		hctx, cancel := cmd.HandlerContext(telemetry.ExtractNATS(ctx, m))
 		c.running.Add(1)
 		reply = h(hctx, cmd)
 		c.running.Add(-1)
