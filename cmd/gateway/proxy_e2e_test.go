@@ -579,3 +579,41 @@ func exerciseProxy(t *testing.T, p proxyProc, base string, pool *x509.CertPool, 
 		sameFrames(t, "the log across the drop", append(before, missed...), readLog(t, ctx, direct, 0, false))
 	})
 }
+
+// TestProxyTimeoutsFitTheGateway: the read and send timeouts of the documented nginx configuration are longer
+// than every silence of the gateway's defaults (the WebSocket ping interval, the SSE heartbeat, the longest
+// wait of a JSON page), so the proxy never cuts a live stream; raising a default past them fails here.
+func TestProxyTimeoutsFitTheGateway(t *testing.T) {
+	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t)
+	s := g.createSession(map[string]any{})
+	_, _, body := g.request("GET", "/v1/sessions/"+s.ID+"/events?wait=1000h", nil, nil)
+	var p struct{ Detail string }
+	_ = json.Unmarshal([]byte(body), &p)
+	_, maxWait, ok := strings.Cut(p.Detail, " to ")
+	pageWait, err := time.ParseDuration(maxWait)
+	if !ok || err != nil {
+		t.Fatalf("no longest page wait in %q", body)
+	}
+	silences := map[string]time.Duration{"--ws-ping-interval": cfg.wsPingInterval, "--sse-heartbeat": cfg.sseHeartbeat, "the longest page wait": pageWait}
+	conf := proxyDocBlock(t, "nginx")
+	for _, directive := range []string{"proxy_read_timeout", "proxy_send_timeout"} {
+		_, rest, ok := strings.Cut(conf, "\n        "+directive+" ")
+		if !ok {
+			t.Fatalf("the nginx configuration sets no %s", directive)
+		}
+		v, _, _ := strings.Cut(rest, ";")
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s %q: %v", directive, v, err)
+		}
+		for what, silence := range silences {
+			if d <= silence {
+				t.Errorf("%s %s is not longer than %s (%s)", directive, d, what, silence)
+			}
+		}
+	}
+}
