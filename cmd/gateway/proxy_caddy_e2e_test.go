@@ -21,7 +21,7 @@ type caddyProc struct {
 	out                  bytes.Buffer // Guarded by mu.
 }
 
-// TestCaddyProxy: the Caddyfile of docs/deploy.md §6, run by a real Caddy over TLS in front of two gateways,
+// TestCaddyProxy: the Caddyfile of docs/deploy.md §7, run by a real Caddy over TLS in front of two gateways,
 // carries every face, keeps each client on its node by cookie (lb_policy cookie), passes the client's address,
 // strips a client's own SSO header, and lets clients resume without loss after Caddy went away and came back.
 // CADDY names the binary (default: caddy on the PATH, Debian's package).

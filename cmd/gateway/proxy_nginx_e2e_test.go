@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
+	"encoding/json"
+	"github.com/coder/websocket"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,17 +28,102 @@ type nginxProc struct {
 	pool                 *x509.CertPool
 }
 
-// TestNginxProxy: the nginx configuration of docs/deploy.md §6, run by a real nginx over TLS in front of two
+// TestNginxProxy: the nginx configuration of docs/deploy.md §7, run by a real nginx over TLS in front of two
 // gateways, carries every face, keeps each client on its node by cookie, passes the client's address, strips a
 // client's own SSO header, and lets clients resume without loss after nginx went away and came back.
 func TestNginxProxy(t *testing.T) {
-	bin, err := exec.LookPath("nginx")
+	bin := nginxBinary(t)
+	gws, addrs := proxyGateways(t)
+	n := startNginx(t, bin, addrs, nil)
+	exerciseProxy(t, n, n.base, n.pool, gws)
+}
+
+// TestNginxProxySSO: the documented SSO variant, with a stand-in authentication service: nginx asks it about
+// every request, the user it names reaches the gateway as X-Forwarded-User (a principal of its own, on REST
+// and on the session WebSocket), a request it refuses never reaches the gateway, and a client's own header
+// naming someone else is overwritten.
+func TestNginxProxySSO(t *testing.T) {
+	bin := nginxBinary(t)
+	_, addrs := proxyGateways(t)
+	// The stand-in for oauth2-proxy: the user is whoever X-Test-User names; without it, 401.
+	auth := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := r.Header.Get("X-Test-User"); u != "" {
+			w.Header().Set("X-Auth-Request-User", u)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
-			t.Skip("nginx is not installed (Debian package nginx; scripts/test.sh installs it): the nginx configuration of docs/deploy.md is not exercised")
+		t.Fatal(err)
+	}
+	go auth.Serve(l)
+	t.Cleanup(func() { auth.Close() })
+	n := startNginx(t, bin, addrs, func(site string) string {
+		return render(t, site,
+			"        proxy_set_header X-Forwarded-User \"\";\n", proxyDocBlock(t, "nginx sso-user"),
+			"    location / {\n", render(t, proxyDocBlock(t, "nginx sso-check"), "127.0.0.1:4180", l.Addr().String())+"\n    location / {\n",
+		)
+	})
+	c := newProxyClient(t, n.base, "127.0.0.2", n.pool, newJar(t))
+	ann := map[string]string{"X-Test-User": "ann", "X-Forwarded-User": "admin-ish"}
+	// nginx answers this one itself (its own HTML page, which openapi.yaml does not describe): a plain client.
+	refused, err := c.ws.Get(n.base + "/v1/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused.Body.Close()
+	if refused.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without a login: %d", refused.StatusCode)
+	}
+	resp, body := c.do(t, "GET", "/v1/me", "", ann)
+	var me struct{ ID, Via string }
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &me) != nil || me.ID != "ann" || me.Via != "proxy" {
+		t.Fatalf("/v1/me as ann through the proxy: %d %s", resp.StatusCode, body)
+	}
+	resp, body = c.do(t, "POST", "/v1/sessions", `{}`, ann)
+	var sess sessionJSON
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &sess) != nil {
+		t.Fatalf("a session for ann: %d %s", resp.StatusCode, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, strings.Replace(n.base, "https", "wss", 1)+"/v1/sessions/"+sess.ID+"/ws?after=0",
+		&websocket.DialOptions{HTTPClient: c.ws, HTTPHeader: http.Header{"X-Test-User": {"ann"}}})
+	if err != nil {
+		t.Fatalf("ann's session socket through the proxy: %v", err)
+	}
+	defer conn.CloseNow()
+	replay := readLog(t, ctx, conn, 0, false)
+	if resp, body := c.do(t, "POST", "/v1/sessions/"+sess.ID+"/prompt", `{"text":"quick"}`, ann); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("ann's prompt: %d %s", resp.StatusCode, body)
+	}
+	if len(readLog(t, ctx, conn, uint64(len(replay)), true)) == 0 {
+		t.Fatal("ann's socket streamed no frame of her turn")
+	}
+	// Another user of the same proxy does not see ann's session.
+	if resp, body := c.do(t, "GET", "/v1/sessions/"+sess.ID, "", map[string]string{"X-Test-User": "bob"}); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("bob reading ann's session: %d %s", resp.StatusCode, body)
+	}
+}
+
+// nginxBinary is Debian's nginx, or a skip that says what is not tested.
+func nginxBinary(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"nginx", "/usr/sbin/nginx"} {
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin
 		}
 	}
-	gws, addrs := proxyGateways(t)
+	t.Skip("nginx is not installed (Debian package nginx; scripts/test.sh installs it): the nginx configuration of docs/deploy.md is not exercised")
+	return ""
+}
+
+// startNginx renders the documented configuration for two gateways at addrs (edit, if not nil, changes the
+// rendered site further) and runs nginx with it over TLS on a free loopback port, stopped at cleanup.
+func startNginx(t *testing.T, bin string, addrs []string, edit func(string) string) *nginxProc {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil { // nginx's workers run as nobody when the test runs as root
 		t.Fatal(err)
@@ -45,6 +136,9 @@ func TestNginxProxy(t *testing.T) {
 		"/etc/ssl/private/gateway.example.com.key", key,
 		"    server 127.0.0.1:8080;\n", "    server "+addrs[0]+";\n    server "+addrs[1]+";\n",
 	)
+	if edit != nil {
+		site = edit(site)
+	}
 	// The documented file goes in nginx's http block (conf.d): the test gives it one of its own, with every path
 	// in its directory.
 	conf := "worker_processes 1;\npid " + dir + "/nginx.pid;\nerror_log " + dir + "/error.log info;\n" +
@@ -63,7 +157,7 @@ func TestNginxProxy(t *testing.T) {
 	n := &nginxProc{bin: bin, dir: dir, conf: confFile, base: "https://127.0.0.1:" + port, pool: pool}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
-	exerciseProxy(t, n, n.base, pool, gws)
+	return n
 }
 
 func (n *nginxProc) logs() string {
