@@ -26,14 +26,43 @@ type caddyProc struct {
 // strips a client's own SSO header, and lets clients resume without loss after Caddy went away and came back.
 // CADDY names the binary (default: caddy on the PATH, Debian's package).
 func TestCaddyProxy(t *testing.T) {
-	bin := os.Getenv("CADDY")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("caddy"); err != nil {
-			t.Skip("caddy is not installed (Debian package caddy; scripts/test.sh installs it): the Caddyfile of docs/deploy.md is not exercised")
-		}
-	}
+	bin := caddyBinary(t)
 	gws, addrs := proxyGateways(t)
+	c := startCaddy(t, bin, addrs, nil)
+	exerciseProxy(t, c, c.base, c.pool, gws)
+}
+
+// TestCaddyProxySSO: the documented SSO variant of the Caddyfile (forward_auth), with the stand-in
+// authentication service of TestNginxProxySSO and the same checks.
+func TestCaddyProxySSO(t *testing.T) {
+	bin := caddyBinary(t)
+	_, addrs := proxyGateways(t)
+	auth := ssoService(t)
+	c := startCaddy(t, bin, addrs, func(site string) string {
+		sso := render(t, proxyDocBlock(t, "caddyfile sso"), "127.0.0.1:4180", auth)
+		site = render(t, site, "\t\t# No SSO here: a client's own X-Forwarded-User never reaches the gateway.\n\t\theader_up -X-Forwarded-User\n", "")
+		return render(t, site, "\treverse_proxy ", sso+"\treverse_proxy ")
+	})
+	exerciseSSO(t, c.base, c.pool)
+}
+
+// caddyBinary is $CADDY, else caddy on the PATH (Debian's package), else a skip that says what is not tested.
+func caddyBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("CADDY"); bin != "" {
+		return bin
+	}
+	bin, err := exec.LookPath("caddy")
+	if err != nil {
+		t.Skip("caddy is not installed (Debian package caddy; scripts/test.sh installs it): the Caddyfile of docs/deploy.md is not exercised")
+	}
+	return bin
+}
+
+// startCaddy renders the documented Caddyfile for two gateways at addrs (edit, if not nil, changes the
+// rendered site further) and runs Caddy with it over TLS on a free loopback port, stopped at cleanup.
+func startCaddy(t *testing.T, bin string, addrs []string, edit func(string) string) *caddyProc {
+	t.Helper()
 	dir := t.TempDir()
 	cert, key, pool := testCert(t, dir)
 	port := freePort(t)
@@ -41,6 +70,9 @@ func TestCaddyProxy(t *testing.T) {
 		"gateway.example.com {\n", "https://127.0.0.1:"+port+" {\n\ttls "+cert+" "+key+"\n",
 		"reverse_proxy 127.0.0.1:8080 {", "reverse_proxy "+addrs[0]+" "+addrs[1]+" {",
 	)
+	if edit != nil {
+		site = edit(site)
+	}
 	// The global options keep the test's Caddy to itself: no admin endpoint (another Caddy may hold :2019), no
 	// HTTP->HTTPS redirect listener on :80, its storage in its directory.
 	conf := "{\n\tadmin off\n\tauto_https disable_redirects\n\tstorage file_system " + dir + "/data\n}\n\n" + site
@@ -54,7 +86,7 @@ func TestCaddyProxy(t *testing.T) {
 	}
 	c.start(t)
 	t.Cleanup(func() { c.drop(t) })
-	exerciseProxy(t, c, c.base, pool, gws)
+	return c
 }
 
 // command is caddy with its HOME and XDG directories in the test's directory.

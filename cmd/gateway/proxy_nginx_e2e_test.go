@@ -45,7 +45,20 @@ func TestNginxProxy(t *testing.T) {
 func TestNginxProxySSO(t *testing.T) {
 	bin := nginxBinary(t)
 	_, addrs := proxyGateways(t)
-	// The stand-in for oauth2-proxy: the user is whoever X-Test-User names; without it, 401.
+	auth := ssoService(t)
+	n := startNginx(t, bin, addrs, func(site string) string {
+		return render(t, site,
+			"        proxy_set_header X-Forwarded-User \"\";\n", proxyDocBlock(t, "nginx sso-user"),
+			"    location / {\n", render(t, proxyDocBlock(t, "nginx sso-check"), "127.0.0.1:4180", auth)+"\n    location / {\n",
+		)
+	})
+	exerciseSSO(t, n.base, n.pool)
+}
+
+// ssoService starts the stand-in for oauth2-proxy that the SSO tests put behind the proxy: the user is whoever
+// X-Test-User names (202 and X-Auth-Request-User); without it, 401. It returns its host:port.
+func ssoService(t *testing.T) string {
+	t.Helper()
 	auth := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get("X-Test-User"); u != "" {
 			w.Header().Set("X-Auth-Request-User", u)
@@ -60,16 +73,21 @@ func TestNginxProxySSO(t *testing.T) {
 	}
 	go auth.Serve(l)
 	t.Cleanup(func() { auth.Close() })
-	n := startNginx(t, bin, addrs, func(site string) string {
-		return render(t, site,
-			"        proxy_set_header X-Forwarded-User \"\";\n", proxyDocBlock(t, "nginx sso-user"),
-			"    location / {\n", render(t, proxyDocBlock(t, "nginx sso-check"), "127.0.0.1:4180", l.Addr().String())+"\n    location / {\n",
-		)
-	})
-	c := newProxyClient(t, n.base, "127.0.0.2", n.pool, newJar(t))
+	return l.Addr().String()
+}
+
+// exerciseSSO checks an SSO proxy at base: a request its service refuses never reaches the gateway, the user it
+// names is the principal on REST and on the session WebSocket (over a header the client sent itself), and
+// another user does not see that user's session.
+func exerciseSSO(t *testing.T, base string, pool *x509.CertPool) {
+	t.Helper()
+	c := newProxyClient(t, base, "127.0.0.2", pool, newJar(t))
 	ann := map[string]string{"X-Test-User": "ann", "X-Forwarded-User": "admin-ish"}
-	// nginx answers this one itself (its own HTML page, which openapi.yaml does not describe): a plain client.
-	refused, err := c.ws.Get(n.base + "/v1/me")
+	// The proxy answers this one itself (a page of its own, which openapi.yaml does not describe): a plain
+	// client. Naming a user in the gateway's header does not get past the service.
+	req, _ := http.NewRequest("GET", base+"/v1/me", nil)
+	req.Header.Set("X-Forwarded-User", "mallory")
+	refused, err := c.ws.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +107,7 @@ func TestNginxProxySSO(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, strings.Replace(n.base, "https", "wss", 1)+"/v1/sessions/"+sess.ID+"/ws?after=0",
+	conn, _, err := websocket.Dial(ctx, strings.Replace(base, "https", "wss", 1)+"/v1/sessions/"+sess.ID+"/ws?after=0",
 		&websocket.DialOptions{HTTPClient: c.ws, HTTPHeader: http.Header{"X-Test-User": {"ann"}}})
 	if err != nil {
 		t.Fatalf("ann's session socket through the proxy: %v", err)
