@@ -24,10 +24,9 @@ type Auth struct {
 	users    *principal.Users       // nil = no users file
 	oidc     *principal.OIDC        // nil = no OIDC
 	proxy    *principal.ProxyHeader // nil = no trusted proxy header
-	// proxies may name the client in X-Forwarded-For (failures are counted by that address); nil = nobody.
-	proxies []netip.Prefix
-	logger  *slog.Logger
-	tickets TicketStore
+	proxies  []netip.Prefix         // peers whose X-Forwarded-For names the client; nil = none
+	logger   *slog.Logger
+	tickets  TicketStore
 	// sharedTickets: tickets come from other nodes, whose revocation handles are not ours (Auth.current).
 	sharedTickets bool
 	rps           rate.Limit
@@ -53,25 +52,25 @@ const (
 
 // AuthConfig says how callers are identified; any combination of the ways may be set.
 type AuthConfig struct {
-	Token string                 // the single bearer token: principal.TokenAdmin
-	Users *principal.Users       // the users file
-	OIDC  *principal.OIDC        // OIDC/JWT bearer tokens
-	Proxy *principal.ProxyHeader // a trusted proxy's header naming the user
-	// TrustedProxies are the peers whose X-Forwarded-For names the client; nil = the peer is the client.
-	TrustedProxies []netip.Prefix
-	RPS            float64      // requests per second per principal; 0 = unlimited
-	Burst          int          // 0 = twice RPS
-	Logger         *slog.Logger // nil = slog.Default()
+	Token  string                 // the single bearer token: principal.TokenAdmin
+	Users  *principal.Users       // the users file
+	OIDC   *principal.OIDC        // OIDC/JWT bearer tokens
+	Proxy  *principal.ProxyHeader // a trusted proxy's header naming the user
+	RPS    float64                // requests per second per principal; 0 = unlimited
+	Burst  int                    // 0 = twice RPS
+	Logger *slog.Logger           // nil = slog.Default()
 	// Tickets is where WebSocket tickets wait for their redemption: nil = this process's memory (30 s). A
 	// store shared by the nodes of a cluster lets a ticket minted on one be redeemed on another.
 	Tickets TicketStore
+	// TrustedProxies are the peers whose X-Forwarded-For names the client (failed attempts are counted by
+	// its address); nil = the peer is the client.
+	TrustedProxies []netip.Prefix
 }
 
 // NewAuth returns an Auth for cfg.
 func NewAuth(cfg AuthConfig) *Auth {
 	a := &Auth{hasToken: cfg.Token != "", digest: sha256.Sum256([]byte(cfg.Token)), users: cfg.Users, oidc: cfg.OIDC, proxy: cfg.Proxy,
-		proxies: cfg.TrustedProxies,
-		logger:  cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
+		proxies: cfg.TrustedProxies, logger: cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
 		failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
 	if a.tickets == nil {
 		a.tickets = newMemTickets(ticketTTL, func() time.Time { return a.now() })
