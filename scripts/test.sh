@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. It sets up what it needs on a fresh machine: Go modules, the npm packages
-# of the browser and conformance tests, and Debian's chromium, curl, jq and python3 when they are missing. The
+# of the browser and conformance tests, and Debian's chromium, curl, jq, python3, nginx and caddy when they are
+# missing. The
 # lint of openapi.yaml needs Node.js (npx), as the browser suites do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,16 @@ fi
 if ! command -v systemd-analyze >/dev/null; then
 	echo "== installing systemd (systemd-analyze, for the unit check)"
 	apt_install systemd
+fi
+
+# The reverse-proxy tests (cmd/gateway proxy_*_e2e_test.go) run docs/deploy.md's configurations with a real
+# nginx and a real Caddy (Debian's packages; their services are not started): without them the tests skip.
+missing=()
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+command -v caddy >/dev/null || missing+=(caddy)
+if ((${#missing[@]})); then
+	echo "== installing ${missing[*]} (the reverse-proxy tests)"
+	apt_install "${missing[@]}"
 fi
 
 echo "== openapi.yaml: redocly lint (pinned; no errors, no warnings beyond .redocly.lint-ignore.yaml)"

@@ -170,7 +170,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.oidcNameClaim, "oidc-name-claim", "name", "OIDC claim holding the principal's display name")
 	fs.StringVar(&c.oidcRoleClaim, "oidc-role-claim", "role", `OIDC claim holding the role: "admin" (or an array holding it) is an admin, anything else a user`)
 	fs.StringVar(&c.trustedUserHeader, "trusted-user-header", "", "header naming the user, set by an authenticating proxy (e.g. X-Forwarded-User); trusted only from --trusted-proxies, and only for names a users file could hold (no ':', not admin or anonymous)")
-	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the proxies trusted to set --trusted-user-header")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs (or addresses) of the reverse proxies in front of the gateway: their X-Forwarded-For names the client (failed attempts are limited per client), and they may set --trusted-user-header")
 	fs.IntVar(&c.maxPerUser, "max-sessions-per-user", 16, "most sessions one principal of role user has at once; admins are bound only by --max-sessions (0 = unlimited)")
 	fs.Int64Var(&c.maxPromptBytes, "max-prompt-bytes", 1<<20, "largest prompt (its content blocks) accepted on every face: REST 413 prompt_too_large, /acp -32602 (0 = no limit beyond --max-body-bytes and --ws-max-frame)")
 	fs.IntVar(&c.maxPerAgent, "max-sessions-per-agent", 0, "most sessions of one agent at once (0 = unlimited)")
@@ -365,8 +365,6 @@ func (c *config) checkIdentity() error {
 		return errors.New("--oidc-issuer and --oidc-audience go together: a token for any audience is a token for another service")
 	case c.trustedUserHeader != "" && c.trustedProxies == "":
 		return errors.New("--trusted-user-header needs --trusted-proxies: from anyone else the header is a claim, not an identity")
-	case c.trustedUserHeader == "" && c.trustedProxies != "":
-		return errors.New("--trusted-proxies without --trusted-user-header trusts nothing")
 	case c.maxPerUser < 0:
 		return fmt.Errorf("--max-sessions-per-user must be 0 or more, got %d", c.maxPerUser)
 	case c.maxConnsPerUser < 0:

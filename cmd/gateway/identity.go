@@ -28,6 +28,7 @@ func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) 
 		return id, nil
 	}
 	ac := httpapi.AuthConfig{Token: cfg.token, RPS: cfg.rateLimit, Logger: logger, Tickets: tickets}
+	ac.TrustedProxies, _ = principal.ParseProxies(splitList(cfg.trustedProxies)) // checked by parseConfig
 	var stops []func()
 	id.stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -59,8 +60,7 @@ func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) 
 		ac.OIDC = o
 	}
 	if cfg.trustedUserHeader != "" {
-		nets, _ := principal.ParseProxies(splitList(cfg.trustedProxies)) // checked by parseConfig
-		ac.Proxy = &principal.ProxyHeader{Header: cfg.trustedUserHeader, Proxies: nets}
+		ac.Proxy = &principal.ProxyHeader{Header: cfg.trustedUserHeader, Proxies: ac.TrustedProxies}
 	}
 	id.auth = httpapi.NewAuth(ac)
 	return id, nil

@@ -50,6 +50,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
 	defer out.Stop()
 	beat := time.NewTicker(h.opts.PingInterval)
 	defer beat.Stop()
+	comment := func() error {
+		if _, err := w.Write([]byte(":\n\n")); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	// A comment follows the headers at once: a proxy speaking HTTP/2 to the client (nginx) holds a response's
+	// headers until its first byte, and the client waits for them before it sends what the stream would answer.
+	if out.Run(comment) != nil {
+		return
+	}
 	send := func(frames [][]byte) error {
 		if len(frames) == 0 {
 			return nil
@@ -80,12 +91,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
 		case <-r.Context().Done():
 			return
 		case <-beat.C:
-			if out.Run(func() error {
-				if _, err := w.Write([]byte(":\n\n")); err != nil {
-					return err
-				}
-				return rc.Flush()
-			}) != nil {
+			if out.Run(comment) != nil {
 				return
 			}
 		}

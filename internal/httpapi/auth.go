@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +24,7 @@ type Auth struct {
 	users    *principal.Users       // nil = no users file
 	oidc     *principal.OIDC        // nil = no OIDC
 	proxy    *principal.ProxyHeader // nil = no trusted proxy header
+	proxies  []netip.Prefix         // peers whose X-Forwarded-For names the client; nil = none
 	logger   *slog.Logger
 	tickets  TicketStore
 	// sharedTickets: tickets come from other nodes, whose revocation handles are not ours (Auth.current).
@@ -61,12 +62,15 @@ type AuthConfig struct {
 	// Tickets is where WebSocket tickets wait for their redemption: nil = this process's memory (30 s). A
 	// store shared by the nodes of a cluster lets a ticket minted on one be redeemed on another.
 	Tickets TicketStore
+	// TrustedProxies are the peers whose X-Forwarded-For names the client (failed attempts are counted by
+	// its address); nil = the peer is the client.
+	TrustedProxies []netip.Prefix
 }
 
 // NewAuth returns an Auth for cfg.
 func NewAuth(cfg AuthConfig) *Auth {
 	a := &Auth{hasToken: cfg.Token != "", digest: sha256.Sum256([]byte(cfg.Token)), users: cfg.Users, oidc: cfg.OIDC, proxy: cfg.Proxy,
-		logger: cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
+		proxies: cfg.TrustedProxies, logger: cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
 		failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
 	if a.tickets == nil {
 		a.tickets = newMemTickets(ticketTTL, func() time.Time { return a.now() })
@@ -164,12 +168,10 @@ func (a *Auth) failed(ip string) {
 	l.Allow()
 }
 
-// remoteIP is the address failed attempts are counted by (behind a proxy: the proxy's).
-func remoteIP(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
+// clientIP is the address failed attempts are counted by: the client's, also behind a trusted proxy, so one
+// client guessing tokens does not lock out everyone else who comes through the same proxy.
+func (a *Auth) clientIP(r *http.Request) string {
+	return principal.ClientAddr(r, a.proxies)
 }
 
 func (a *Auth) allow(key string) (bool, time.Duration) {
@@ -212,7 +214,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(principal.WithContext(r.Context(), principal.Anonymous)))
 			return
 		}
-		ip := remoteIP(r)
+		ip := a.clientIP(r)
 		if wait := a.failureWait(ip); wait > 0 {
 			p := problem(http.StatusTooManyRequests, "rate_limited", "too many failed attempts from this address")
 			p.RetryAfter = max(1, int(wait.Seconds()+0.999))

@@ -67,7 +67,7 @@ func (a *Auth) identify(r *http.Request) (identity, bool) {
 			return a.byProxyName(name), true
 		case present:
 			a.logger.Warn("ignored a trusted-user header", "reason", refused.Error(),
-				"header", a.proxy.Header, "remote", remoteIP(r), "path", truncate(r.URL.Path, 200))
+				"header", a.proxy.Header, "remote", a.clientIP(r), "path", truncate(r.URL.Path, 200))
 		}
 	}
 	if h := r.Header.Get("Authorization"); h != "" {
