@@ -397,6 +397,9 @@ func TestDeliverySSEPendingRequestWithoutID(t *testing.T) {
 	g := startGateway(t)
 	s := g.createSession(nil)
 	w := g.dial("/v1/sessions/" + s.ID + "/ws")
+	// The demo agent's commands follow session/new's answer, under load even past the permission request: wait
+	// for them, so nothing is logged after the request.
+	w.waitFor("the demo agent's commands", func(f frame) bool { return f.updateKind() == "available_commands_update" })
 	g.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"edit please"}`, nil)
 	perm, _ := w.waitFor("permission", isPermissionRequest)
 	var v sessionJSON
