@@ -182,3 +182,44 @@ func TestResolveAllMissingBehindSymlink(t *testing.T) {
 		t.Fatalf("resolveAll = %v, want [%s]", got, want)
 	}
 }
+
+// An npm-installed command (node_modules/.bin/x, a link into its package) reads its package and its
+// dependencies from the node_modules tree, and nothing beside that tree.
+func TestNpmInstalledCommandReadsItsPackage(t *testing.T) {
+	c := newConfiner(t, Options{})
+	base := t.TempDir()
+	modules := filepath.Join(base, "proj", "node_modules")
+	write(t, filepath.Join(modules, "dep", "data.txt"), "dep")
+	write(t, filepath.Join(base, "proj", "secret.txt"), "beside-the-tree")
+	write(t, filepath.Join(modules, "pkg", "bin", "tool.sh"),
+		"#!/bin/sh\ncat \"$(dirname \"$(readlink -f \"$0\")\")/../../dep/data.txt\" && cat \"$1\"\n")
+	if err := os.Chmod(filepath.Join(modules, "pkg", "bin", "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(modules, ".bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../pkg/bin/tool.sh", filepath.Join(bin, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runTool := func(arg string) (string, error) {
+		cmd := exec.Command(filepath.Join(bin, "tool"), arg)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+		confined, err := c.Wrap(cmd, Extra{}, cmd.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer confined.Release()
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := runTool("/dev/null"); err != nil || out != "dep" {
+		t.Fatalf("the package's dependency: %q, %v", out, err)
+	}
+	if out, err := runTool(filepath.Join(base, "proj", "secret.txt")); err == nil || strings.Contains(out, "beside-the-tree") {
+		t.Fatalf("a file beside node_modules: allowed: %q", out)
+	}
+}

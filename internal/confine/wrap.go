@@ -185,6 +185,9 @@ func (c *Confiner) Wrap(cmd *exec.Cmd, extra Extra, trusted []string) (*Confined
 	}
 	grant(filepath.Dir(cmd.Path), false)
 	grant(cmd.Path, false)
+	for _, d := range commandTrees(cmd.Path) {
+		grant(d, false)
+	}
 	for _, d := range extra.Read {
 		grant(d, false)
 	}
@@ -232,4 +235,22 @@ func getEnv(env []string, k string) string {
 		}
 	}
 	return v
+}
+
+// commandTrees are what a command reads besides its own directory: the directory of the file it links to,
+// and the outermost node_modules tree that holds either, since an npm-installed agent (node_modules/.bin/x)
+// loads its package and its dependencies from there.
+func commandTrees(path string) []string {
+	var trees []string
+	paths := []string{path}
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		paths = append(paths, real)
+		trees = append(trees, filepath.Dir(real))
+	}
+	for _, p := range paths {
+		if i := strings.Index(p, "/node_modules/"); i >= 0 {
+			trees = append(trees, p[:i+len("/node_modules")])
+		}
+	}
+	return trees
 }
