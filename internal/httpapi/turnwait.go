@@ -56,7 +56,7 @@ func awaitTurn(r *http.Request, sess *sessions.Session, t *sessions.Turn, p wait
 func turnReply(st sessions.TurnState, waited bool) (int, error) {
 	switch {
 	case st.Err != nil:
-		return 0, problem(http.StatusBadGateway, "turn_failed", "the agent failed the turn: "+st.Err.Error())
+		return 0, problem(http.StatusBadGateway, "turn_failed", "the turn failed: "+st.Err.Error())
 	case waited && st.Status == sessions.TurnRunning:
 		return http.StatusAccepted, nil
 	}
