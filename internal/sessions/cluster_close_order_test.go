@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -154,4 +156,71 @@ func TestClosedSessionIsGoneOnAFollower(t *testing.T) {
 		t.Fatalf("node b after the close: %v", err)
 	}
 	gd.disarm(r)
+}
+
+// splitRemoveStore removes a closed session's log (as the store's Remove does first), says so on purged, and
+// removes the rest (the entry) once release is closed: a lookup on another node sees the moment between.
+type splitRemoveStore struct {
+	store.Store
+	nc      *nats.Conn
+	purged  chan struct{}
+	release chan struct{}
+}
+
+func (g *splitRemoveStore) Remove(ctx context.Context, sid string) error {
+	js, err := jetstream.New(g.nc)
+	if err != nil {
+		return err
+	}
+	st, err := js.Stream(ctx, "acpgw-log")
+	if err != nil {
+		return err
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("acpgw.log."+sid)); err != nil {
+		return err
+	}
+	close(g.purged)
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Store.Remove(ctx, sid)
+}
+
+// TestClosingSessionIsGoneOnAnotherNode: a node that looks a session up while its owner removes it (the log
+// purged, the entry not yet deleted) answers 404. It served an empty session, idle as its entry still said:
+// the owner now marks the entry closed before it removes anything.
+func TestClosingSessionIsGoneOnAnotherNode(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	srv := natstest.Embedded(t)
+	workdir := t.TempDir()
+	nc := srv.Connect()
+	sr := &splitRemoveStore{nc: nc, purged: make(chan struct{}), release: make(chan struct{})}
+	a := newClusterNodeConnWith(t, nc, workdir, "a", func(st store.Store) store.Store { sr.Store = st; return sr })
+	b := newClusterNode(t, srv, workdir, "b")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := a.reg.Create(ctx, sessions.CreateOptions{Owner: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, alice, "quick")
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		s.Close("bye")
+	}()
+	select {
+	case <-sr.purged:
+	case <-ctx.Done():
+		t.Fatal("the owner did not remove the session")
+	}
+	_, err = b.reg.GetAs(alice, s.ID)
+	close(sr.release)
+	<-closed
+	if !errors.Is(err, sessions.ErrNotFound) {
+		t.Fatalf("node b while the owner removes the session: %v, want not found", err)
+	}
 }
