@@ -114,15 +114,16 @@ func TestAgentCallErrorsCarryData(t *testing.T) {
 	}
 	var snap struct {
 		LastTurn *struct {
-			TurnID     string          `json:"turnId"`
-			StopReason string          `json:"stopReason"`
-			Error      json.RawMessage `json:"error"`
+			TurnID      string          `json:"turnId"`
+			StopReason  string          `json:"stopReason"`
+			TurnOutcome string          `json:"turnOutcome"`
+			Error       json.RawMessage `json:"error"`
 		} `json:"lastTurn"`
 	}
 	if code := g.do("GET", "/v1/sessions/"+s.ID, nil, &snap); code != http.StatusOK {
 		t.Fatalf("get: %d", code)
 	}
-	if snap.LastTurn == nil || snap.LastTurn.StopReason != "end_turn" || !strings.Contains(string(snap.LastTurn.Error), "OPENAI_API_KEY is not set") {
+	if snap.LastTurn == nil || snap.LastTurn.StopReason != "error" || snap.LastTurn.TurnOutcome != "failed" || !strings.Contains(string(snap.LastTurn.Error), "OPENAI_API_KEY is not set") {
 		t.Fatalf("snapshot's lastTurn = %+v, want the failed turn with its error", snap.LastTurn)
 	}
 	if strings.Contains(string(snap.LastTurn.Error), "testagentsecret") {

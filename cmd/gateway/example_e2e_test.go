@@ -133,7 +133,7 @@ func TestExampleAgentKilledMidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended, _ := w.waitFor("turn_ended", func(f frame) bool { return f.Method == "_gateway/turn_ended" })
-	if !strings.Contains(string(ended.Raw), `"error"`) || ended.Params.StopReason != "end_turn" {
+	if !strings.Contains(string(ended.Raw), `"error":{`) || ended.Params.StopReason != "error" || !strings.Contains(string(ended.Raw), `"turnOutcome":"failed"`) {
 		t.Fatalf("turn_ended %s", ended.Raw)
 	}
 	w.waitFor("session failed", func(f frame) bool {

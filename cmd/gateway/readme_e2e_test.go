@@ -76,7 +76,7 @@ func TestReadmeSession(t *testing.T) {
 	}
 	uuid := `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`
 	steps := []struct{ name, re string }{
-		{"quick turn", `\{"turnId":"` + uuid + `","status":"ended","stopReason":"end_turn","text":"You said: quick","truncated":false\}`},
+		{"quick turn", `\{"turnId":"` + uuid + `","status":"ended","stopReason":"end_turn","turnOutcome":"completed","text":"You said: quick","truncated":false\}`},
 		{"turn stopped at its permission", `\{"status":"awaiting_permission","permissions":\[\{"id":"` + uuid + `","title":"Edit notes.md","options":\["allow-once","allow-always","reject-once"\]\}\]\}`},
 		{"answer, then the turn's end", `\{"outcome":\{"allowed":true,"optionId":"allow-once","outcome":"selected"\},"status":"ended","stopReason":"end_turn"\}`},
 		{"background turn", `\{"turnId":"(` + uuid + `)"\}`},

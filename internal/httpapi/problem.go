@@ -22,6 +22,10 @@ type Problem struct {
 	Code   string `json:"code"`
 	// RetryAfter, in seconds, is also sent as the Retry-After header.
 	RetryAfter int `json:"retryAfter,omitempty"`
+	// TurnID, StopReason and TurnOutcome name the failed turn of a turn_failed (error, failed).
+	TurnID      string `json:"turnId,omitempty"`
+	StopReason  string `json:"stopReason,omitempty"`
+	TurnOutcome string `json:"turnOutcome,omitempty"`
 }
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }

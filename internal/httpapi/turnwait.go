@@ -52,11 +52,13 @@ func awaitTurn(r *http.Request, sess *sessions.Session, t *sessions.Turn, p wait
 }
 
 // turnReply is the answer for a turn's state: 200, but 202 when a wait ended with the turn still running
-// (its timeout passed), and 502 turn_failed when the agent failed the turn.
+// (its timeout passed), and 502 turn_failed, naming the turn, when it failed.
 func turnReply(st sessions.TurnState, waited bool) (int, error) {
 	switch {
 	case st.Err != nil:
-		return 0, problem(http.StatusBadGateway, "turn_failed", "the agent failed the turn: "+st.Err.Error())
+		p := problem(http.StatusBadGateway, "turn_failed", "the turn failed: "+st.Err.Error())
+		p.TurnID, p.StopReason, p.TurnOutcome = st.TurnID, st.StopReason, st.Outcome
+		return 0, p
 	case waited && st.Status == sessions.TurnRunning:
 		return http.StatusAccepted, nil
 	}

@@ -66,7 +66,9 @@ type frameFacts struct {
 		Error  *struct {
 			Message string `json:"message"`
 		} `json:"error"`
-		Meta struct {
+		StopReason string `json:"stopReason"`
+		Outcome    string `json:"turnOutcome"`
+		Meta       struct {
 			Gateway struct {
 				Seq   uint64 `json:"seq"`
 				Epoch string `json:"epoch"`
@@ -220,7 +222,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 				t.Fatalf("permission resolved by %q", f.Params.By)
 			}
 		case "_gateway/turn_ended":
-			if f.Params.Error == nil || f.Params.Error.Message != "node lost" {
+			if f.Params.Error == nil || f.Params.Error.Message != "node lost" || f.Params.StopReason != "error" || f.Params.Outcome != "failed" {
 				t.Fatalf("turn ended: %s", fr.Frame)
 			}
 		case "_gateway/session_status":
@@ -249,8 +251,14 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 		})
 		sameFrames(t, frames(t, f.Log()), stored)
 		v := f.View()
-		if v.LastTurn == nil || v.LastTurn.Error == nil || v.LastTurn.TurnID != turn.ID || v.Epoch != entry.Epoch || f.CurrentEpoch() != entry.Epoch {
+		if v.LastTurn == nil || v.LastTurn.Error == nil || v.LastTurn.TurnID != turn.ID || v.LastTurn.StopReason != "error" || v.LastTurn.Outcome != "failed" || v.Epoch != entry.Epoch || f.CurrentEpoch() != entry.Epoch {
 			t.Fatalf("follower %d: %+v", i, v)
+		}
+		// What REST's turn wait and `/acp`'s session/prompt answer from: a failure (502 turn_failed, a JSON-RPC error).
+		if lt, err := f.LatestTurn(); err != nil || lt.ID != turn.ID {
+			t.Fatalf("follower %d: latest turn %v, %v", i, lt, err)
+		} else if st := f.TurnState(lt); st.Status != sessions.TurnEnded || st.StopReason != "error" || st.Outcome != "failed" || st.Err == nil {
+			t.Fatalf("follower %d: the turn the node loss ended: %+v", i, st)
 		}
 		if st := f.StartAt(h, true, old); st.Resync != "" {
 			t.Fatalf("old epoch at H: resync %q", st.Resync)

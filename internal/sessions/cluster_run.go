@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/store"
@@ -63,7 +64,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	default:
 		f, err := r.addFollower(e, rev)
 		if err != nil {
-			if err != ErrShuttingDown {
+			if !errors.Is(err, ErrShuttingDown) && !errors.Is(err, ErrNotFound) { // not found: closed meanwhile
 				r.cfg.Logger.Warn("session of another node not listed", "session", e.ID, "owner", e.Owner, "err", err)
 			}
 			return

@@ -310,7 +310,8 @@ func (s *Session) finishDurable(ctx context.Context) {
 }
 
 // removeDurable removes a closed session from the store: the writer stops, the log is flushed (so no
-// publish lands after the purge) and the log and entry are removed.
+// publish lands after the purge) and the log and entry are removed. In a cluster the entry says closed
+// first, so no node's lookup between the purge and the entry's removal takes an emptied log for the session.
 func (s *Session) removeDurable() {
 	d := s.dur
 	d.stopWriter()
@@ -320,6 +321,11 @@ func (s *Session) removeDurable() {
 		_ = p.Flush(ctx)
 		s.reg.retire(d)
 		p.Stop()
+	}
+	if s.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
+		if err := d.write(ctx, s); err != nil {
+			s.logger.Warn("closed entry not written before the removal", "err", err)
+		}
 	}
 	if err := d.st.Remove(ctx, s.ID); err != nil {
 		s.logger.Warn("remove from the store", "err", err)

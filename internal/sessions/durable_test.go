@@ -396,6 +396,9 @@ func TestStoreUncleanStopClosedOnce(t *testing.T) {
 		if m.Method == "_gateway/permission_resolved" && m.Params.By != "restart" {
 			t.Fatalf("permission resolved by %q: %s", m.Params.By, f.Frame)
 		}
+		if m.Method == "_gateway/turn_ended" && (!strings.Contains(string(f.Frame), `"stopReason":"error"`) || !strings.Contains(string(f.Frame), `"turnOutcome":"failed"`)) {
+			t.Fatalf("the turn the restart ended does not say it failed: %s", f.Frame)
+		}
 		methods = append(methods, m.Method)
 	}
 	if closing[0].Seq != h+1 {
@@ -411,7 +414,7 @@ func TestStoreUncleanStopClosedOnce(t *testing.T) {
 		t.Fatalf("last closing frame: %s", closing[len(closing)-1].Frame)
 	}
 	v := hb.View()
-	if v.Status != store.StatusDetached || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 || v.LastTurn == nil || v.LastTurn.Error == nil {
+	if v.Status != store.StatusDetached || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 || v.LastTurn == nil || v.LastTurn.Error == nil || v.LastTurn.StopReason != "error" || v.LastTurn.Outcome != "failed" {
 		t.Fatalf("view after the unclean stop: %+v", v)
 	}
 	if st := hb.StartAt(h, true, s.Epoch); st.Resync != "" {

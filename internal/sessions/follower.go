@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"sync"
 	"time"
 
@@ -152,9 +153,19 @@ func (s *Session) applyStored(fr store.StoredFrame) error {
 	close(s.remote.progress)
 	s.remote.progress = make(chan struct{})
 	if s.status == store.StatusClosed {
-		go s.closeFollower()
+		go s.closeFollowerGone()
 	}
 	return nil
+}
+
+// closeFollowerGone ends the follower of a session whose log says closed. A closed session never opens
+// again, so it is tombstoned for good first: a directory entry written before the close, which the watch may
+// still deliver, must not list it again.
+func (s *Session) closeFollowerGone() {
+	s.reg.mu.Lock()
+	s.reg.removed.add(s.ID, math.MaxUint64)
+	s.reg.mu.Unlock()
+	s.closeFollower()
 }
 
 // followRequestLocked decides whether the permission request logged at seq waits for a user here. The owner
@@ -269,9 +280,9 @@ func (s *Session) closeFollower() {
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
+		s.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
 		s.log.Close()
 		close(s.closed)
-		s.reg.removeFollower(s)
 	})
 	<-s.closed
 }

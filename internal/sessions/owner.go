@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -22,7 +23,10 @@ func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
 		return nil, ErrNotFound
 	}
 	if err := s.hydrate(); err != nil {
-		return nil, err
+		return nil, goneIfClosed(err)
+	}
+	if s.Status() == store.StatusClosed {
+		return nil, ErrNotFound
 	}
 	return s, nil
 }

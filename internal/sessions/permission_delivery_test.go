@@ -503,14 +503,17 @@ func TestAgentCrashMidTurnInFakeTime(t *testing.T) {
 		p := dlPendingOne(t, s)
 		close(crash)
 		res := turn.Result()
-		if res.Err == nil {
-			t.Fatalf("turn result %+v: want the agent's failure", res)
+		if res.Err == nil || res.StopReason != "error" || res.Outcome != "failed" {
+			t.Fatalf("turn result %+v: want the agent's failure, stop reason error, outcome failed", res)
 		}
 		time.Sleep(2 * time.Second) // watchAgent waits up to 1 s for the exit status
 		synctest.Wait()
 		fs := dlLog(t, s)
-		if e := dlTurnEnded(t, fs); !strings.Contains(e.Raw, `"error"`) {
-			t.Fatalf("turn_ended %s", e.Raw)
+		if e := dlTurnEnded(t, fs); !strings.Contains(e.Raw, `"error":{`) || !strings.Contains(e.Raw, `"stopReason":"error"`) || !strings.Contains(e.Raw, `"turnOutcome":"failed"`) {
+			t.Fatalf("turn_ended %s: want stopReason error, outcome failed and the error", e.Raw)
+		}
+		if lt := s.View().LastTurn; lt == nil || lt.StopReason != "error" || lt.Outcome != "failed" || lt.Error == nil {
+			t.Fatalf("lastTurn %+v", lt)
 		}
 		resolved := dlResolved(fs)
 		if len(resolved) != 1 || resolved[0].Params.PermissionID != p.ID || resolved[0].Params.Outcome.Allowed {

@@ -328,9 +328,21 @@ func (r *Registry) Get(id string) (*Session, error) {
 		return nil, err
 	}
 	if err := s.hydrate(); err != nil {
-		return nil, err
+		return nil, goneIfClosed(err)
+	}
+	if s.Status() == store.StatusClosed {
+		return nil, ErrNotFound
 	}
 	return s, nil
+}
+
+// goneIfClosed is a lookup's answer for a session that closed while it was loaded: 404, as for any closed
+// session (its close removes it on every node; docs/rest.md), never 409 session_closed.
+func goneIfClosed(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrNotFound
+	}
+	return err
 }
 
 // lookup returns a session as the registry holds it, cold or not: one of this node's, or in mode c a follower

@@ -155,10 +155,14 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 			return err
 		}
 		turnErr = loggedTurnError(p.Error)
+		if lt.StopReason != translate.StopCancelled {
+			lt.StopReason = translate.StopError // logged before failed turns said so: end_turn with an error
+		}
 	}
+	lt.Outcome = translate.OutcomeOf(lt.StopReason)
 	s.lastTurn = lt
 	if t := s.turn; t != nil && t.ID == p.TurnID {
-		t.result = TurnResult{TurnID: t.ID, StopReason: p.StopReason, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
+		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
 		t.text.release()
 		close(t.done)
 		s.turn = nil

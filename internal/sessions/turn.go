@@ -39,10 +39,13 @@ type Turn struct {
 type TurnResult struct {
 	TurnID     string `json:"turnId"`
 	StopReason string `json:"stopReason"`
-	Text       string `json:"text"`
+	// Outcome is completed, cancelled or failed (translate.Outcome*).
+	Outcome string `json:"turnOutcome"`
+	Text    string `json:"text"`
 	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
 	Truncated bool `json:"truncated"`
-	// Err is set when the agent failed the turn (a JSON-RPC error, or it died). StopReason is then end_turn.
+	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
+	// StopReason is then error and Outcome failed.
 	Err error `json:"-"`
 }
 
@@ -230,6 +233,11 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		return false
 	}
 	stop := translate.ResolveStopReason(agentStop, t.cancelRequested)
+	turnFailed := callErr != nil && !t.cancelRequested
+	if turnFailed {
+		stop = translate.StopError // never end_turn: a client that reads only the stop reason must see it failed
+	}
+	outcome := translate.OutcomeOf(stop)
 	closeReason := ""
 	switch {
 	case t.cancelRequested:
@@ -241,9 +249,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked("session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, EndedAt: s.reg.now().UTC()}
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
-	if callErr != nil && !t.cancelRequested {
+	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.reg.now().UTC()}
+	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
+	if turnFailed {
 		ended["error"] = turnError(callErr)
 		s.lastTurn.Error = ended["error"].(map[string]any)
 	}
@@ -259,9 +267,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	case s.status == store.StatusRunning:
 		s.status = store.StatusIdle
 	}
-	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Text: t.text.String(), Truncated: t.textTruncated}
+	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated}
 	t.text.release()
-	if callErr != nil && !t.cancelRequested {
+	if turnFailed {
 		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
 	}
 	close(t.done)

@@ -20,6 +20,7 @@ type TurnState struct {
 	TurnID      string           `json:"turnId"`
 	Status      string           `json:"status"`
 	StopReason  string           `json:"stopReason,omitempty"`
+	Outcome     string           `json:"turnOutcome,omitempty"` // set once ended: completed, cancelled or failed
 	Text        string           `json:"text"`
 	Truncated   bool             `json:"truncated"`
 	Permissions []PermissionView `json:"permissions,omitempty"`
@@ -58,7 +59,7 @@ func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
 	select {
 	case <-t.done: // closed under mu by finishTurn, together with result
 		r := t.result
-		return TurnState{TurnID: t.ID, Status: TurnEnded, StopReason: r.StopReason, Text: r.Text, Truncated: r.Truncated, Err: r.Err}, nil
+		return TurnState{TurnID: t.ID, Status: TurnEnded, StopReason: r.StopReason, Outcome: r.Outcome, Text: r.Text, Truncated: r.Truncated, Err: r.Err}, nil
 	default:
 	}
 	st := TurnState{TurnID: t.ID, Status: TurnRunning, Text: t.text.String(), Truncated: t.textTruncated}

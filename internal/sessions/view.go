@@ -41,11 +41,11 @@ type TurnView struct {
 }
 
 // LastTurnView is how the session's last turn ended, so a client that missed its `_gateway/turn_ended`
-// (a curl user, a reload) still sees a failure: Error is set when the agent failed the turn, which then
-// has stopReason end_turn.
+// (a curl user, a reload) still sees a failure: a failed turn has stopReason error, outcome failed and Error.
 type LastTurnView struct {
 	TurnID     string         `json:"turnId"`
 	StopReason string         `json:"stopReason"`
+	Outcome    string         `json:"turnOutcome"`
 	EndedAt    time.Time      `json:"endedAt"`
 	Error      map[string]any `json:"error,omitempty"`
 }

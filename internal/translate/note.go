@@ -45,7 +45,7 @@ func outcomeOf(stop string, errRaw json.RawMessage) turnOutcome {
 	switch {
 	case stop == StopCancelled:
 		return turnCancelled
-	case len(errRaw) > 0 && string(errRaw) != "null":
+	case stop == StopError, len(errRaw) > 0 && string(errRaw) != "null":
 		return turnFailed
 	default:
 		return turnDone

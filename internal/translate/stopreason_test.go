@@ -28,3 +28,16 @@ func TestResolveStopReason(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeOf: a failed turn's stop reason is error, never end_turn, and its outcome failed; every ACP stop
+// reason but cancelled is a completed turn.
+func TestOutcomeOf(t *testing.T) {
+	for stop, want := range map[string]string{
+		"end_turn": OutcomeCompleted, "max_tokens": OutcomeCompleted, "max_turn_requests": OutcomeCompleted,
+		"refusal": OutcomeCompleted, "cancelled": OutcomeCancelled, StopError: OutcomeFailed,
+	} {
+		if got := OutcomeOf(stop); got != want {
+			t.Errorf("OutcomeOf(%q) = %q, want %q", stop, got, want)
+		}
+	}
+}
