@@ -150,7 +150,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer cs.leave() // after the registry's shutdown: then the membership, then the connection
-		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: cs.conn.IsConnected, tickets: cs.tickets}
+		// Up while connected and while the nodes bucket takes this node's beats: a connection to a server
+		// whose cluster lost its quorum is not a store that can make progress.
+		up := func() bool { return cs.conn.IsConnected() && cs.cluster.Healthy() }
+		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: up, tickets: cs.tickets}
 	}
 	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
 	m.SetBuildInfo(build.Version, build.Commit, build.Date, build.GoVersion)

@@ -80,6 +80,7 @@ type Forming struct {
 	dir    string
 	client []int
 	routes []string
+	cmds   map[int]*exec.Cmd // the running process of each started server
 }
 
 // NewForming builds nats-server and reserves the ports of an n-server cluster without starting any server.
@@ -92,7 +93,7 @@ func NewForming(t testing.TB, n int) *Forming {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Forming{t: t, bin: bin, dir: t.TempDir(), client: FreePorts(t, n)}
+	f := &Forming{t: t, bin: bin, dir: t.TempDir(), client: FreePorts(t, n), cmds: map[int]*exec.Cmd{}}
 	for _, p := range FreePorts(t, n) {
 		f.routes = append(f.routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
@@ -102,12 +103,13 @@ func NewForming(t testing.TB, n int) *Forming {
 	return f
 }
 
-// Start starts server i (it joins whichever others are up); it is stopped when the test ends.
+// Start starts server i (it joins whichever others are up), again after Stop on the same store directory;
+// it is stopped when the test ends.
 func (f *Forming) Start(i int) {
 	t := f.t
 	t.Helper()
 	name := fmt.Sprintf("n%d", i+1)
-	logf, err := os.Create(filepath.Join(f.dir, name+".log"))
+	logf, err := os.OpenFile(filepath.Join(f.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +120,9 @@ func (f *Forming) Start(i int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	f.cmds[i] = cmd
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		f.Stop(i)
 		_ = logf.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logf.Name()); err == nil {
@@ -128,6 +130,17 @@ func (f *Forming) Start(i int) {
 			}
 		}
 	})
+}
+
+// Stop stops server i (SIGTERM) and waits until it is gone; stopping a stopped server does nothing.
+func (f *Forming) Stop(i int) {
+	cmd := f.cmds[i]
+	if cmd == nil {
+		return
+	}
+	delete(f.cmds, i)
+	_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited already: Wait says so
+	_ = cmd.Wait()                          // a server stopped by a signal exits non-zero
 }
 
 // JetStreamReady reports whether the server at u answers a JetStream request (its cluster has a meta leader).
