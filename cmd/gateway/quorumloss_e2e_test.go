@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +48,25 @@ func TestQuorumLossNotReady(t *testing.T) {
 			return code == http.StatusServiceUnavailable && pc == "store_unavailable"
 		})
 	}
+
+	// A prompt and a cancel through the non-owner answer within a bound: the prompt 503 with a documented
+	// code (the owner may have started the turn: its frames cannot reach b), the cancel at all.
+	promptPath := "/v1/sessions/" + s.ID + "/prompt"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	sent := time.Now()
+	code, body, err := b.httpDo(ctx, "POST", promptPath, `{"prompt":[{"type":"text","text":"quick"}]}`, nil)
+	cancel()
+	t.Logf("prompt through the non-owner during the outage: %d %s after %s", code, body, time.Since(sent))
+	if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"code":"store_unavailable"`) && !strings.Contains(string(body), `"code":"owner_unavailable"`) {
+		t.Fatalf("prompt through the non-owner during the outage: %d %s %v; want 503 store_unavailable or owner_unavailable within 30s", code, body, err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	code, body, err = b.httpDo(ctx, "POST", "/v1/sessions/"+s.ID+"/cancel", "", nil)
+	cancel()
+	if err != nil {
+		t.Fatalf("cancel through the non-owner during the outage: no answer within 30s: %v", err)
+	}
+	t.Logf("cancel through the non-owner during the outage: %d %s", code, body)
 
 	f.Start(1)
 	f.Start(2)
