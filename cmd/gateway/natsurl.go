@@ -104,24 +104,24 @@ func (c *config) joinCluster(ctx context.Context, logger *slog.Logger, advertise
 		Inflight: c.storeInflight, MaxLag: c.storeMaxLag,
 	})
 	if rerr := replicasError(c, err); rerr != nil {
-		return nil, rerr
+		return nil, joinConfigError{rerr}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--nats-url: %v", err)
+		return nil, fmt.Errorf("--nats-url: %w", err)
 	}
 	tk, err := st.Tickets(ctx)
 	if err != nil {
 		closeConn()
-		return nil, fmt.Errorf("--nats-url: %v", err)
+		return nil, fmt.Errorf("--nats-url: %w", err)
 	}
 	cl, err := st.Join(ctx, jsstore.ClusterOptions{Node: c.nodeID, URL: advertise, Agents: agentNames, Version: version, StoreState: state})
 	if errors.Is(err, jsstore.ErrNodeIDInUse) {
 		closeConn()
-		return nil, fmt.Errorf("--node-id %s is in use by another live gateway (its heartbeat did not expire within %s); give each node its own id", c.nodeID, jsstore.NodeTTL)
+		return nil, joinConfigError{fmt.Errorf("--node-id %s is in use by another live gateway (its heartbeat did not expire within %s); give each node its own id", c.nodeID, jsstore.NodeTTL)}
 	}
 	if err != nil {
 		closeConn()
-		return nil, fmt.Errorf("--nats-url: join as node %s: %v", c.nodeID, err)
+		return nil, fmt.Errorf("--nats-url: join as node %s: %w", c.nodeID, err)
 	}
 	logger.Info("cluster node", "node", c.nodeID, "url", advertise, "nats", strings.Join(urls, ","), "prefix", c.natsPrefix, "replicas", c.natsReplicas)
 	return &clusterStore{store: st, cluster: cl, conn: st.Conn(), tickets: clusterTickets{tk}, close: closeConn}, nil

@@ -97,6 +97,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return listenError("addr", cfg.addr, err)
 	}
 	defer ln.Close() // a start that fails gives the port back; once served, the server has closed it
+	// No ReadTimeout: it would cut WebSockets and event streams; bodies get api.BodyTimeout instead.
+	front := &frontHandler{version: version}
+	srv := &http.Server{
+		Handler: front, ReadHeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.httpIdleTimeout,
+		ConnContext: connContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	// Near RLIMIT_NOFILE, idle keep-alives are closed before accept runs out of descriptors.
+	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
+		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
+	})
+	serveErr := make(chan error, 1)
+	serving := false
+	serve := func() {
+		if !serving {
+			serving = true
+			go func() { serveErr <- serveHTTP(srv, limited, certs) }()
+		}
+	}
 	var (
 		reg     *sessions.Registry
 		regLive atomic.Pointer[sessions.Registry]
@@ -119,14 +137,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			return store.StoreState{State: "ok"}
 		}
-		jctx, cancel := context.WithTimeout(ctx, cfg.startTimeout)
-		cs, err := cfg.joinCluster(jctx, logger, cfg.advertise(ln.Addr()), names, state)
-		cancel()
+		// Alive but not ready while the cluster forms: serve /healthz now, the API once joined.
+		serve()
+		defer srv.Close() // a start that fails or is stopped while waiting ends its health checks too
+		logger.Info("waiting for the store", "addr", ln.Addr().String(), "nats", cfg.natsURL)
+		cs, err := cfg.waitJoin(ctx, logger, cfg.advertise(ln.Addr()), names, state)
+		if err != nil && ctx.Err() != nil {
+			logger.Info("stopped before the NATS cluster was ready", "err", err.Error())
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		defer cs.leave() // after the registry's shutdown: then the membership, then the connection
-		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: cs.conn.IsConnected, tickets: cs.tickets}
+		// Up while connected and while the nodes bucket takes this node's beats: a connection to a server
+		// whose cluster lost its quorum is not a store that can make progress.
+		up := func() bool { return cs.conn.IsConnected() && cs.cluster.Healthy() }
+		sb = storeBacking{store: cs.store, nodeID: cfg.nodeID, cluster: cs.cluster, up: up, tickets: cs.tickets}
 	}
 	m := metrics.New(func() map[string]int { return reg.StatusCounts() })
 	m.SetBuildInfo(build.Version, build.Commit, build.Date, build.GoVersion)
@@ -216,11 +243,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer stopDebug()
 	}
-	// No ReadTimeout: it would cut WebSockets and event streams; bodies get api.BodyTimeout instead.
-	srv := &http.Server{
-		Handler: api.Handler(), ReadHeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.httpIdleTimeout,
-		ConnContext: connContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	front.ready(api.Handler())
 	for _, s := range specs {
 		if err := agents.CheckCommand(s); err != nil {
 			logger.Warn("agent unavailable: its command was not found; sessions with it are refused until it is installed",
@@ -239,12 +262,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go reg.ExpireStored(reapCtx, cfg.retention)
 	}
 
-	serveErr := make(chan error, 1)
-	// Near RLIMIT_NOFILE, idle keep-alives are closed before accept runs out of descriptors.
-	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
-		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
-	})
-	go func() { serveErr <- serveHTTP(srv, limited, certs) }()
+	serve()
 	select {
 	case err := <-serveErr:
 		return err

@@ -255,7 +255,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 	}
 	if s.StoreConnected != nil && !s.StoreConnected() {
-		return problem(http.StatusServiceUnavailable, "store_unavailable", "the gateway is not connected to its NATS cluster")
+		return problem(http.StatusServiceUnavailable, "store_unavailable", "the gateway is not connected to its NATS cluster, or the cluster takes no writes (no quorum)")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "agents": len(s.Registry.Agents())})
 	return nil

@@ -194,14 +194,22 @@ func (s *Session) awaitHead(ctx context.Context, head uint64) {
 	}
 }
 
+// storeCheck is how often a follower waiting for the owner's frames asks whether the store can deliver them.
+const storeCheck = 500 * time.Millisecond
+
 // errCopyLate is awaitCopy's answer when its bound passed first.
 var errCopyLate = errors.New("follower: the owner's frames are late")
 
 // awaitCopy waits (at most bound) until done, checked under mu whenever the follower applies a frame, holds.
 // It answers nil when it does, errCopyLate when the bound passed, and ctx's or the session's end otherwise.
+//
+// It also gives up (errCopyLate) once the store cannot make progress: the frames it waits for cannot come
+// until the cluster has its quorum back, and a client should hear so within storeCheck, not the bound.
 func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
+	check := time.NewTicker(storeCheck)
+	defer check.Stop()
 	for {
 		s.mu.Lock()
 		ok, progress := done(), s.remote.progress
@@ -217,6 +225,10 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 			return ctx.Err()
 		case <-timer.C:
 			return errCopyLate
+		case <-check.C:
+			if !s.reg.storeHealthy() {
+				return errCopyLate
+			}
 		}
 	}
 }

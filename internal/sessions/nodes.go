@@ -29,3 +29,12 @@ func (r *Registry) RunCluster(ctx context.Context) error {
 	}
 	return r.runCluster(ctx)
 }
+
+// storeHealthy reports whether the cluster's store can make progress (store.StoreHealth); true outside mode
+// c and for a cluster that cannot tell.
+func (r *Registry) storeHealthy() bool {
+	if h, ok := r.cfg.Cluster.(store.StoreHealth); ok {
+		return h.Healthy()
+	}
+	return true
+}

@@ -145,6 +145,9 @@ func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blo
 	if t := s.awaitTurn(ctx, turnID, s.reg.startBound()); t != nil {
 		return t, nil
 	}
+	if !s.reg.storeHealthy() {
+		return nil, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", ErrStoreUnavailable, turnID)
+	}
 	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
 }
 

@@ -47,6 +47,13 @@ type LossGuard interface {
 	MayDeclareLoss() bool
 }
 
+// StoreHealth is implemented by a Cluster that knows whether its store can make progress now (it took this
+// node's last heartbeat less than a TTL ago). A follower stops waiting for frames that cannot come while it
+// cannot. A Cluster without it is taken to be always healthy.
+type StoreHealth interface {
+	Healthy() bool
+}
+
 // NodeInfo is a node's heartbeat value in the nodes bucket.
 type NodeInfo struct {
 	ID          string     `json:"id"`

@@ -199,3 +199,8 @@ func (c *Cluster) LastBeat() time.Time {
 	defer c.health.mu.Unlock()
 	return c.health.lastOK
 }
+
+// Healthy reports whether this node's last beat succeeded less than a TTL ago: the nodes bucket, a
+// replicated stream, took a write, so the store can make progress (a quorum and a meta leader exist). While
+// it is false /readyz answers 503 (docs/cluster.md §6).
+func (c *Cluster) Healthy() bool { return time.Since(c.LastBeat()) < NodeTTL }

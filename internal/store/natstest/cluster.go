@@ -61,6 +61,31 @@ func serverBinary() (string, error) {
 // failed. Skipped under -short.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
+	f := NewForming(t, n)
+	for i := range n {
+		f.Start(i)
+	}
+	for _, u := range f.URLs {
+		Poll(t, "nats-server "+u+" with JetStream ready", 50*time.Millisecond, func() bool { return JetStreamReady(u) })
+	}
+	return &f.Cluster
+}
+
+// Forming is a cluster whose servers the test starts one by one: the start order of an operator whose
+// gateways come up before the cluster has formed.
+type Forming struct {
+	Cluster
+	t      testing.TB
+	bin    string
+	dir    string
+	client []int
+	routes []string
+	cmds   map[int]*exec.Cmd // the running process of each started server
+}
+
+// NewForming builds nats-server and reserves the ports of an n-server cluster without starting any server.
+func NewForming(t testing.TB, n int) *Forming {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds nats-server and runs a JetStream cluster: not under -short")
 	}
@@ -68,56 +93,71 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	client, route := FreePorts(t, n), FreePorts(t, n)
-	var routes []string
-	for _, p := range route {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	f := &Forming{t: t, bin: bin, dir: t.TempDir(), client: FreePorts(t, n), cmds: map[int]*exec.Cmd{}}
+	for _, p := range FreePorts(t, n) {
+		f.routes = append(f.routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
-	c := &Cluster{}
-	for i := range n {
-		name := fmt.Sprintf("n%d", i+1)
-		logf, err := os.Create(filepath.Join(dir, name+".log"))
-		if err != nil {
-			t.Fatal(err)
+	for _, p := range f.client {
+		f.URLs = append(f.URLs, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return f
+}
+
+// Start starts server i (it joins whichever others are up), again after Stop on the same store directory;
+// it is stopped when the test ends.
+func (f *Forming) Start(i int) {
+	t := f.t
+	t.Helper()
+	name := fmt.Sprintf("n%d", i+1)
+	logf, err := os.OpenFile(filepath.Join(f.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(f.bin, "-n", name, "-a", "127.0.0.1", "-p", fmt.Sprint(f.client[i]), "-js",
+		"-sd", filepath.Join(f.dir, name), "--cluster_name", "acpgw-test",
+		"-cluster", f.routes[i], "-routes", strings.Join(f.routes, ","))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.cmds[i] = cmd
+	t.Cleanup(func() {
+		f.Stop(i)
+		_ = logf.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logf.Name()); err == nil {
+				t.Logf("%s log (tail):\n%s", name, tail(string(b), 3000))
+			}
 		}
-		cmd := exec.Command(bin, "-n", name, "-a", "127.0.0.1", "-p", fmt.Sprint(client[i]), "-js",
-			"-sd", filepath.Join(dir, name), "--cluster_name", "acpgw-test",
-			"-cluster", routes[i], "-routes", strings.Join(routes, ","))
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-			_ = logf.Close()
-			if t.Failed() {
-				if b, err := os.ReadFile(logf.Name()); err == nil {
-					t.Logf("%s log (tail):\n%s", name, tail(string(b), 3000))
-				}
-			}
-		})
-		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+	})
+}
+
+// Stop stops server i (SIGTERM) and waits until it is gone; stopping a stopped server does nothing.
+func (f *Forming) Stop(i int) {
+	cmd := f.cmds[i]
+	if cmd == nil {
+		return
 	}
-	for _, u := range c.URLs {
-		Poll(t, "nats-server "+u+" with JetStream ready", 50*time.Millisecond, func() bool {
-			nc, err := nats.Connect(u, nats.Timeout(time.Second))
-			if err != nil {
-				return false
-			}
-			defer nc.Close()
-			js, err := jetstream.New(nc)
-			if err != nil {
-				return false
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_, err = js.AccountInfo(ctx)
-			return err == nil
-		})
+	delete(f.cmds, i)
+	_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited already: Wait says so
+	_ = cmd.Wait()                          // a server stopped by a signal exits non-zero
+}
+
+// JetStreamReady reports whether the server at u answers a JetStream request (its cluster has a meta leader).
+func JetStreamReady(u string) bool {
+	nc, err := nats.Connect(u, nats.Timeout(time.Second))
+	if err != nil {
+		return false
 	}
-	return c
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(ctx)
+	return err == nil
 }
 
 // Poll checks cond every interval until it holds, failing the test after two minutes.
