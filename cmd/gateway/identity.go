@@ -4,9 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/httpapi"
@@ -68,26 +65,7 @@ func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) 
 
 // watchReload reloads users on every SIGHUP until the returned stop is called (which waits for the watcher).
 func watchReload(users *principal.Users, logger *slog.Logger) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-hup:
-				reloadUsers(users, logger)
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(quit)
-		<-done
-	}
+	return onSIGHUP(func() { reloadUsers(users, logger) })
 }
 
 // reloadUsers is what SIGHUP does: a file that does not parse is logged and changes nothing.

@@ -19,3 +19,27 @@ func processContext() (context.Context, context.CancelFunc) {
 	}()
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
+
+// onSIGHUP calls reload on every SIGHUP until the returned stop is called (which waits for the watcher).
+func onSIGHUP(reload func()) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-hup:
+				reload()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(quit)
+		<-done
+	}
+}

@@ -12,10 +12,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/httpapi"
@@ -147,29 +145,7 @@ func (s *servedCert) reload() {
 }
 
 // watch reloads the pair on every SIGHUP until the returned stop is called (which waits for the watcher).
-// Being registered for SIGHUP also keeps the signal from stopping the gateway.
-func (s *servedCert) watch() (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-hup:
-				s.reload()
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(quit)
-		<-done
-	}
-}
+func (s *servedCert) watch() (stop func()) { return onSIGHUP(s.reload) }
 
 // serveHTTP serves ln in plain HTTP/1.1, or with TLS where ALPN offers h2 and http/1.1: WebSocket upgrades
 // need HTTP/1.1, event streams and /acp Streamable HTTP gain multiplexing on h2.
