@@ -13,7 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/confine"
 )
 
-// TestAgentTerminalConfined (issue 25, item 12): from inside an agent's terminal, with --data-dir and two
+// TestAgentTerminalConfined: from inside an agent's terminal, with --data-dir and two
 // sessions in one workspace root, the command reads and writes its own cwd, but neither lists the data dir,
 // nor reads the other session's files or the agents file, nor finds the gateway's environment in /proc.
 func TestAgentTerminalConfined(t *testing.T) {
@@ -101,7 +101,7 @@ func TestConfineFlag(t *testing.T) {
 	}
 }
 
-// TestClientMCPStdioServerConfined (issue 25, item 12): a client's stdio MCP server, which the agent starts,
+// TestClientMCPStdioServerConfined: a client's stdio MCP server, which the agent starts,
 // reads the session cwd but not the gateway's data dir.
 func TestClientMCPStdioServerConfined(t *testing.T) {
 	if confine.ABI() < 1 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// A restart trusts nothing it stored (issue 25 items 8 and 10): a cwd swapped for a symlink while the gateway was
+// A restart trusts nothing it stored: a cwd swapped for a symlink while the gateway was
 // down is not re-attached, and a damaged block of the store is cut and reported instead of ending the start-up.
 
 // TestDataDirRestartRefusesASwappedCwd: the session's cwd replaced by a symlink to / between two starts; the

@@ -17,7 +17,7 @@ func (rc *rawConn) meAs(user string) (int, string) {
 	return resp.StatusCode, code
 }
 
-// TestOneUserCannotHoldEveryConnection is issue 25's descriptor exhaustion: a user opening keep-alive
+// TestOneUserCannotHoldEveryConnection is the descriptor exhaustion: a user opening keep-alive
 // connections with one GET /v1/me each. Past the per-user cap (64 by default) each new connection closes
 // that user's oldest idle one, so the user never holds more than the cap, and another user is served.
 func TestOneUserCannotHoldEveryConnection(t *testing.T) {

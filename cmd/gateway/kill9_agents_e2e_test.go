@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TestGatewayKill9TakesAgentsAlong (issue 25, item 13): a gateway process killed with SIGKILL takes its
+// TestGatewayKill9TakesAgentsAlong: a gateway process killed with SIGKILL takes its
 // agents with it (their parent-death signal), and the next gateway to start kills what they left in a
 // session of its own (setsid), which no signal of the dead gateway reaches, and removes their private TMPDIRs.
 func TestGatewayKill9TakesAgentsAlong(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// TestQuorumLossNotReady (issue 26, drill 2): with 2 of 3 nats-servers down, the gateways still connected to
+// TestQuorumLossNotReady: with 2 of 3 nats-servers down, the gateways still connected to
 // the third answer /readyz 503 store_unavailable within a bounded time (the store takes no writes), and 200
 // again once the servers are back; a prompt routed through a non-owner meanwhile answers 503 within a bound
 // instead of hanging.

@@ -13,7 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// TestStartBeforeClusterForms (issue 26, drill 3): a gateway started against a NATS cluster of which only
+// TestStartBeforeClusterForms: a gateway started against a NATS cluster of which only
 // one server of three is up (no JetStream meta leader) keeps waiting with a log line per attempt, answers
 // /healthz 200 and /readyz 503 store_unavailable meanwhile, and becomes ready and serves a session once the
 // other two servers start.

@@ -19,8 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// A restart re-checks what it stored against today's policy before an agent runs with it again (issue 25
-// items 8 and 9): the cwd must still be the directory it was, inside today's workspace roots, and a client's
+// A restart re-checks what it stored against today's policy before an agent runs with it again: the cwd must still be the directory it was, inside today's workspace roots, and a client's
 // stdio MCP servers need today's --allow-client-mcp-stdio.
 
 // restoredSession creates a session with opts on a first registry, shuts it down, and returns the session

@@ -18,7 +18,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
-// A damaged --data-dir (issue 25 item 10): bytes of the stored blocks flipped while the gateway was down. The
+// A damaged --data-dir: bytes of the stored blocks flipped while the gateway was down. The
 // start-up (testdata/opendamaged: the embedded server, Open, the directory's list, every log) runs in a child
 // process under a heap limit, so an allocation without bound ends it instead of this test. The limit is
 // RLIMIT_DATA, not RLIMIT_AS: the Go runtime reserves more than a gigabyte of address space it never uses.
