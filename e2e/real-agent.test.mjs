@@ -40,6 +40,8 @@ before(async () => {
     agent_servers: {
       claude: {
         command: agentBin,
+        // Claude Code's Bash tool writes under /tmp whatever TMPDIR says (docs/agents.md, Confinement).
+        confine: { write: ['/tmp'] },
         env: {
           HOME: home,
           IS_SANDBOX: '1', // claude refuses its own permission bypass as root otherwise
