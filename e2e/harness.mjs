@@ -116,8 +116,10 @@ export async function launchBrowser(tmp, options = {}) {
   return context;
 }
 
-export function makeTmp() {
-  return mkdtempSync(path.join(tmpdir(), 'acpgw-e2e-'));
+/** A fresh directory under base (the system's temporary directory by default). */
+export function makeTmp(base = tmpdir()) {
+  mkdirSync(base, { recursive: true });
+  return mkdtempSync(path.join(base, 'acpgw-e2e-'));
 }
 
 export function cleanup(dir) {

@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { homedir } from 'node:os';
 import {
   buildGateway, startGateway, launchBrowser, makeTmp, cleanup, openPage, shot, sendPrompt, waitTurnsEnded,
   waitText, waitLive, createSession,
@@ -30,7 +31,9 @@ before(async () => {
     trigger: 'run the colour demo', tool: 'Bash', input: { command: COLOUR_DEMO, description: 'Print colours' },
     answer: 'The colours were printed.', gate: answerGate,
   }]);
-  tmp = makeTmp();
+  // Outside /tmp: the agent may write /tmp only while no gateway file or workspace lies inside it (a confined
+  // grant that holds one is split around it, and then nothing new can be made in /tmp itself).
+  tmp = makeTmp(path.join(homedir(), '.cache', 'acp-gateway-e2e'));
   const home = path.join(tmp, 'home');
   const proj = path.join(tmp, 'proj');
   mkdirSync(home);
