@@ -66,7 +66,7 @@ func startGateway(bin, dir, name string, debug bool, extra ...string) (*gatewayP
 	logf.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if resp, err := http.Get(g.base + "/healthz"); err == nil {
+		if resp, err := http.Get(g.base + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return g, nil
@@ -75,7 +75,7 @@ func startGateway(bin, dir, name string, debug bool, extra ...string) (*gatewayP
 		time.Sleep(20 * time.Millisecond)
 	}
 	g.stop()
-	return nil, fmt.Errorf("gateway did not become healthy; log: %s", g.logPath)
+	return nil, fmt.Errorf("gateway did not become ready; log: %s", g.logPath)
 }
 
 // stop interrupts the gateway (graceful shutdown) and kills its group after a grace.
