@@ -149,6 +149,9 @@ test('claude-agent-acp: a Bash call\'s output shows live in the terminal pane, c
   const pane = '.tool-card[data-kind="execute"] .terminal';
   await waitText(page, `${pane} .ansi-fg-1`, 'red');
   assert.equal(await page.getAttribute('#composer', 'data-running'), 'true', 'the turn is still running');
+  // Output may come in more than one update, each rendered on its own animation frame.
+  await page.waitForFunction((sel) => [...document.querySelectorAll(sel)].some((e) => e.textContent === 'line two'),
+    `${pane} .term-line`);
   assert.deepEqual(await page.$$eval(`${pane} .term-line`, (es) => es.map((e) => e.textContent)), ['red green', 'line two']);
   assert.equal(await page.textContent(`${pane} .ansi-fg-2.ansi-bold`), 'green');
   assert.equal(await page.$eval(`${pane} .ansi-fg-1`, (e) => getComputedStyle(e).color), 'rgb(248, 113, 113)');

@@ -136,6 +136,9 @@ test('terminal pane: streamed output with ANSI styles, neutralised escapes, prog
   send(note(++seq, '_gateway/terminal_exit', { terminalId: 'gt-2', exitCode: 0, signal: null }));
   const bigCard = '.tool-card[data-tool-call-id="gw_big"]';
   await page.waitForSelector(`${bigCard} ${pane('gt-2')} .terminal-status[data-state="ok"]`);
+  // The status shows at once, the lines on the next animation frame: wait for the last one.
+  await page.waitForFunction((sel) => [...document.querySelectorAll(sel)].some((e) => e.textContent === 'tail end'),
+    `${bigCard} .term-line`);
   assert.deepEqual(await page.$$eval(`${bigCard} .term-line`, (es) => es.map((e) => e.textContent)),
     ['first', '', '[output not kept]', 'tail end', '']);
   await shot(page, '40-terminal-pane');
