@@ -44,8 +44,8 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// observe gives each request an id, logs it (path only: never the query, which may carry a ticket) and
-// records its duration by route pattern and status.
+// observe gives each request an id and a server span, logs it (path only: never the query, which may carry
+// a ticket) and records its duration by route pattern and status.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -55,14 +55,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		ctx, span := s.Tracer.StartRequest(r)
+		r = r.WithContext(context.WithValue(ctx, requestIDKey, id))
 		next.ServeHTTP(rec, r)
 		route := chi.RouteContext(r.Context()).RoutePattern()
-		if route == "" {
-			route = "unmatched"
-		}
 		if rec.status == 0 {
 			rec.status = http.StatusSwitchingProtocols // hijacked
+		}
+		span.End(route, rec.status)
+		if route == "" {
+			route = "unmatched"
 		}
 		d := time.Since(start)
 		s.Metrics.Request(route, rec.status, d)

@@ -123,10 +123,12 @@ func TestOffIsNil(t *testing.T) {
 		t.Errorf("a nil turn has _meta")
 	}
 	turn.End("end_turn", nil)
-	h := &struct{ http.Handler }{http.NotFoundHandler()}
-	if got := tr.Middleware(h); got != http.Handler(h) {
-		t.Errorf("the middleware of a nil tracer wraps the handler")
+	req := httptest.NewRequest("GET", "/v1/sessions", nil)
+	ctx, rs := tr.StartRequest(req)
+	if ctx != req.Context() || rs != nil {
+		t.Errorf("a nil tracer started a request span")
 	}
+	rs.End("/v1/sessions", 200)
 }
 
 // TestNATSHeadersCarryTheTrace: a command's headers carry the caller's span to the node serving it; without
@@ -172,12 +174,18 @@ func BenchmarkTurnUpdate(b *testing.B) {
 	}
 }
 
-// TestMiddlewareSpans: a request gets a server span named by its route, a child of the client's traceparent;
+// TestRequestSpans: a request gets a server span named by its route, a child of the client's traceparent;
 // a probe gets none.
-func TestMiddlewareSpans(t *testing.T) {
+func TestRequestSpans(t *testing.T) {
 	tr, rec := recording(t)
 	r := chi.NewRouter()
-	r.Use(tr.Middleware)
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			ctx, rs := tr.StartRequest(req)
+			next.ServeHTTP(w, req.WithContext(ctx))
+			rs.End(chi.RouteContext(req.Context()).RoutePattern(), http.StatusTeapot)
+		})
+	})
 	r.Get("/v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {})
 	for _, path := range []string{"/v1/sessions/abc", "/healthz"} {
