@@ -53,8 +53,8 @@
 // pending, with the gateway permission id as JSON-RPC id. `_gateway/*` frames are not forwarded (ACP clients
 // do not know them). The `_meta.gateway` stamp ({seq, epoch, turnId, …}) the log puts into every frame is
 // kept: `_meta` is ACP's extension point, clients ignore keys they do not know, and it lets a client
-// correlate frames with the REST API. Which frames a socket forwards is read from their bytes without
-// decoding the updates every socket forwards (forwardsAsIs), and the sockets on one log share those answers.
+// correlate frames with the REST API. The log says each frame's kind, so the updates every socket forwards
+// (nearly every frame of a turn) are sent without being decoded; the others are decoded to see whose turn.
 //
 // The `user_message_chunk` updates the gateway logs for a prompt are not echoed live to the socket that sent
 // that prompt (a native agent does not echo the user's prompt during a turn). Prompts sent by other clients

@@ -26,9 +26,9 @@ type logFrame struct {
 }
 
 // forward writes one log frame if this socket forwards it. Most frames are updates every socket forwards
-// as they are (forwardsAsIs); the others are decoded to see whose turn, which permission.
+// as they are (the log says so); the others are decoded to see whose turn, which permission.
 func (w *writer) forward(a *attachment, e eventlog.Entry) error {
-	if a.memo.asIs(e) {
+	if e.Kind == eventlog.KindUpdate {
 		return w.writeFor(a.s.ID, e.Frame)
 	}
 	var f logFrame

@@ -42,11 +42,12 @@ var goldenUpdates = []string{
 }
 
 // TestACPFloodGolden holds the bytes two `/acp` clients receive, in order, for a turn of the demo agent with
-// goldenUpdates logged before it and while its permission request is pending (so stamped with its turn), to
-// the bytes recorded before the writer stopped decoding every frame with encoding/json: the prompting client
-// (its own prompt and its own turn's user chunks are not echoed; it answers the permission) and a client
-// attached with session/resume (it sees the request withdrawn). Ids, the epoch, deadlines and the working
-// directory are replaced by placeholders. `go test -run TestACPFloodGolden -update` rewrites the file.
+// goldenUpdates logged before it and while its permission request is pending (so stamped with its turn): the
+// prompting client (its own prompt and its own turn's user chunks are not echoed; it answers the permission)
+// and a client attached with session/resume (it sees the request withdrawn). An update's kind is the one the
+// session read when it logged it, with exact keys as a JSON.parse client reads them: a folded `SessionUpdate`
+// is no user chunk, and a member of the wrong type drops nothing. Ids, the epoch, deadlines and the working
+// directory are replaced by placeholders. `go test -run TestACPFloodGolden -args -update` rewrites the file.
 func TestACPFloodGolden(t *testing.T) {
 	e := newEnv(t, Options{})
 	a := e.dial("/acp")

@@ -111,7 +111,6 @@ type Handler struct {
 	slots     *connSlots       // open connections (either transport): the connection caps
 	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
 	face      *metrics.Face    // this face's counters
-	memos     asIsMemos        // forwarding decisions shared by the sockets attached to one log
 }
 
 // NewHandler returns the raw-ACP face of reg.

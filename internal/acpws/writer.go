@@ -24,7 +24,6 @@ type attachment struct {
 	gone        chan struct{}       // closed when the attachment is replaced or ends: its watcher ends
 	done        bool                // the log is closed and fully read
 	asked       map[string]struct{} // permission ids sent to the client and not yet resolved
-	memo        *asIsMemo           // forwardsAsIs's answers, shared with the Handler's other sockets on s
 }
 
 // writer is the connection's only writer of data frames. It multiplexes the logs of every attached session
@@ -48,7 +47,6 @@ func (w *writer) attach(s *sessions.Session, from, replayUntil uint64) *attachme
 		cur:         s.NewCursor(from, replayUntil, eventlog.FollowLimits{Frames: o.QueueFrames, Bytes: o.QueueBytes}),
 		gone:        make(chan struct{}),
 		asked:       map[string]struct{}{},
-		memo:        w.c.h.memos.acquire(s.Log()),
 	}
 	if old := w.atts[s.ID]; old != nil {
 		w.end(old)
@@ -73,11 +71,9 @@ func (w *writer) detach(a *attachment) {
 	}
 }
 
-// end is the end of an attachment that was replaced, detached, or whose socket ends: its watcher ends and
-// its memo is released.
+// end is the end of an attachment that was replaced, detached, or whose socket ends: its watcher ends.
 func (w *writer) end(a *attachment) {
 	close(a.gone)
-	w.c.h.memos.release(a.s.Log(), a.memo)
 }
 
 // endAll ends every attachment once the writer has stopped.

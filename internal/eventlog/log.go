@@ -10,6 +10,7 @@ import (
 // Entry is one frame of a session's event log: a complete JSON-RPC message, encoded once for every client.
 type Entry struct {
 	Seq   uint64
+	Kind  Kind
 	Frame []byte
 	// offset is the total size of all frames appended before this one; head offset minus an entry's offset is
 	// how many bytes a reader positioned before it still has to send.
@@ -62,9 +63,9 @@ func NewLog(limits LogLimits) *Log {
 	return &Log{limits: limits, first: 1, next: 1, wake: make(chan struct{})}
 }
 
-// Append adds the frame that encode builds for the next seq and returns that seq. encode runs under the log's
-// lock, so seq order is frame order; it must only encode. An encode error appends nothing.
-func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
+// Append adds the frame of kind that encode builds for the next seq and returns that seq. encode runs under
+// the log's lock, so seq order is frame order; it must only encode. An encode error appends nothing.
+func (l *Log) Append(kind Kind, encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -75,14 +76,14 @@ func (l *Log) Append(encode func(seq uint64) ([]byte, error)) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	l.pushLocked(seq, frame)
+	l.pushLocked(seq, kind, frame)
 	return seq, nil
 }
 
 // Put adds a frame that already has its seq (hydration from the store). seq must follow the head, or the
 // log must be empty (the ring then starts at seq); a larger seq is a gap: the held frames are dropped as a
 // trim would drop them, so readers before seq get ErrTruncated and resync. frame is kept, not copied.
-func (l *Log) Put(seq uint64, frame []byte) error {
+func (l *Log) Put(seq uint64, kind Kind, frame []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -98,7 +99,7 @@ func (l *Log) Put(seq uint64, frame []byte) error {
 		l.dropAllLocked()
 		l.first, l.next = seq, seq
 	}
-	l.pushLocked(seq, frame)
+	l.pushLocked(seq, kind, frame)
 	return nil
 }
 
@@ -106,12 +107,12 @@ func (l *Log) Put(seq uint64, frame []byte) error {
 var ErrSeqOrder = errors.New("log: seq out of order")
 
 // pushLocked stores frame as seq == next, trims, and wakes readers: what Append and Put share.
-func (l *Log) pushLocked(seq uint64, frame []byte) {
+func (l *Log) pushLocked(seq uint64, kind Kind, frame []byte) {
 	n := int(l.next - l.first)
 	if n == len(l.ring) {
 		l.grow()
 	}
-	l.ring[(l.start+n)&(len(l.ring)-1)] = Entry{Seq: seq, Frame: frame, offset: l.total}
+	l.ring[(l.start+n)&(len(l.ring)-1)] = Entry{Seq: seq, Kind: kind, Frame: frame, offset: l.total}
 	l.next++
 	l.head.Store(seq)
 	l.bytes += int64(len(frame))

@@ -14,10 +14,10 @@ func TestLogPutMatchesAppend(t *testing.T) {
 			appended, put := NewLog(lim), NewLog(lim)
 			for seq := uint64(1); seq <= 40; seq++ {
 				frame := []byte(fmt.Sprintf(`{"seq":%d,"pad":"%*s"}`, seq, int(seq%7), ""))
-				if _, err := appended.Append(func(uint64) ([]byte, error) { return frame, nil }); err != nil {
+				if _, err := appended.Append(KindUpdate, func(uint64) ([]byte, error) { return frame, nil }); err != nil {
 					t.Fatal(err)
 				}
-				if err := put.Put(seq, frame); err != nil {
+				if err := put.Put(seq, KindUpdate, frame); err != nil {
 					t.Fatalf("put %d: %v", seq, err)
 				}
 				for after := uint64(0); after <= seq; after++ {
@@ -43,7 +43,7 @@ func TestLogPutMatchesAppend(t *testing.T) {
 // ErrTruncated (and is woken to find out).
 func TestLogPutStartsAnywhereAndGaps(t *testing.T) {
 	l := NewLog(LogLimits{})
-	if err := l.Put(100, []byte("a")); err != nil {
+	if err := l.Put(100, KindUpdate, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
 	if first, last := l.Bounds(); first != 100 || last != 100 || l.Head() != 100 {
@@ -52,11 +52,11 @@ func TestLogPutStartsAnywhereAndGaps(t *testing.T) {
 	if _, err := l.Read(0, 10, nil); !errors.Is(err, ErrTruncated) {
 		t.Fatalf("read before the start: %v, want ErrTruncated", err)
 	}
-	if err := l.Put(101, []byte("bb")); err != nil {
+	if err := l.Put(101, KindUpdate, []byte("bb")); err != nil {
 		t.Fatal(err)
 	}
 	for _, seq := range []uint64{0, 50, 100, 101} {
-		if err := l.Put(seq, []byte("x")); !errors.Is(err, ErrSeqOrder) {
+		if err := l.Put(seq, KindUpdate, []byte("x")); !errors.Is(err, ErrSeqOrder) {
 			t.Fatalf("put %d: %v, want ErrSeqOrder", seq, err)
 		}
 	}
@@ -64,7 +64,7 @@ func TestLogPutStartsAnywhereAndGaps(t *testing.T) {
 	if err != nil || len(caughtUp.Entries) != 0 {
 		t.Fatalf("caught-up read: %v %d entries", err, len(caughtUp.Entries))
 	}
-	if err := l.Put(200, []byte("ccc")); err != nil {
+	if err := l.Put(200, KindUpdate, []byte("ccc")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -82,11 +82,11 @@ func TestLogPutStartsAnywhereAndGaps(t *testing.T) {
 	if first, last := l.Bounds(); first != 200 || last != 200 {
 		t.Fatalf("bounds after the gap %d..%d, want 200..200", first, last)
 	}
-	if err := l.Put(201, []byte("d")); err != nil {
+	if err := l.Put(201, KindUpdate, []byte("d")); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	if err := l.Put(202, []byte("e")); !errors.Is(err, ErrLogClosed) {
+	if err := l.Put(202, KindUpdate, []byte("e")); !errors.Is(err, ErrLogClosed) {
 		t.Fatalf("put after close: %v", err)
 	}
 }

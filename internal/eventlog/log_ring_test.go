@@ -24,7 +24,7 @@ func TestLogRingMatchesModel(t *testing.T) {
 			var buf []Entry
 			for seq := uint64(1); seq <= 600; seq++ {
 				frame := fmt.Sprintf(`{"seq":%d,"pad":"%*s"}`, seq, rng.IntN(20), "")
-				if got, err := l.Append(func(s uint64) ([]byte, error) { return []byte(frame), nil }); err != nil || got != seq {
+				if got, err := l.Append(KindUpdate, func(s uint64) ([]byte, error) { return []byte(frame), nil }); err != nil || got != seq {
 					t.Fatalf("append %d: %d %v", seq, got, err)
 				}
 				model = append(model, ent{seq, frame, total})
@@ -103,7 +103,7 @@ func BenchmarkLogAppend(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		_, _ = l.Append(func(uint64) ([]byte, error) { return frame, nil })
+		_, _ = l.Append(KindUpdate, func(uint64) ([]byte, error) { return frame, nil })
 		if i++; i%8 == 0 { // a reader that keeps up in batches of 8
 			res, _ := l.Read(l.Head()-8, 256, buf)
 			buf = res.Entries

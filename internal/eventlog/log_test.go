@@ -10,7 +10,7 @@ import (
 func appendN(t *testing.T, l *Log, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, err := l.Append(func(seq uint64) ([]byte, error) { return fmt.Appendf(nil, `{"seq":%d}`, seq), nil }); err != nil {
+		if _, err := l.Append(KindUpdate, func(seq uint64) ([]byte, error) { return fmt.Appendf(nil, `{"seq":%d}`, seq), nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func TestLogCloseWakesReaders(t *testing.T) {
 	res, _ := l.Read(0, 10, nil)
 	l.Close()
 	<-res.Wake
-	if _, err := l.Append(func(uint64) ([]byte, error) { return []byte(`{}`), nil }); err == nil {
+	if _, err := l.Append(KindUpdate, func(uint64) ([]byte, error) { return []byte(`{}`), nil }); err == nil {
 		t.Fatal("append after close succeeded")
 	}
 	res, _ = l.Read(0, 10, nil)
@@ -124,7 +124,7 @@ func TestLogPinKeepsUnstoredFrames(t *testing.T) {
 	pin := l.Pin(100)
 	frame := func(uint64) ([]byte, error) { return []byte("0123456789"), nil } // 10 bytes
 	for range 5 {
-		if _, err := l.Append(frame); err != nil {
+		if _, err := l.Append(KindUpdate, frame); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,12 +132,12 @@ func TestLogPinKeepsUnstoredFrames(t *testing.T) {
 		t.Fatalf("unacknowledged frames trimmed: bounds %d..%d, want 1..5", first, last)
 	}
 	pin.Store(3) // frames 1..3 stored: the limit applies to them again
-	l.Append(frame)
+	l.Append(KindUpdate, frame)
 	if first, last := l.Bounds(); first != 4 || last != 6 {
 		t.Fatalf("bounds %d..%d after the store caught up, want 4..6 (4 is not stored yet)", first, last)
 	}
 	for range 20 { // past 100 bytes pinned, the log trims unstored frames too
-		l.Append(frame)
+		l.Append(KindUpdate, frame)
 	}
 	if _, err := l.Read(3, 10, nil); err != ErrTruncated {
 		t.Fatalf("read after the pin gave way: %v, want ErrTruncated", err)
@@ -166,7 +166,7 @@ func TestLogLagBytesMatchesReadAndArmsNoWake(t *testing.T) {
 		if _, err := l.LagBytes(l.Head() - 10); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Append(encode); err != nil {
+		if _, err := l.Append(KindUpdate, encode); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/testnet"
 )
@@ -74,7 +75,7 @@ func TestSSEReadyFramesLeaveInFewerWrites(t *testing.T) {
 	waitForCommands(t, s)
 	const n = 200
 	appendOne := func(i int) {
-		if _, err := s.Log().Append(func(seq uint64) ([]byte, error) {
+		if _, err := s.Log().Append(eventlog.KindUpdate, func(seq uint64) ([]byte, error) {
 			return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"test/frame","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("x", 64)), nil
 		}); err != nil {
 			t.Fatal(err)

@@ -297,7 +297,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	late := eventlog.NewLog(eventlog.LogLimits{})
 	lateFrame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"late"}},"_meta":{"gateway":{"seq":` +
 		itoa(h2+1) + `,"epoch":"` + old + `"}}}}`)
-	if err := late.Put(h2+1, lateFrame); err != nil {
+	if err := late.Put(h2+1, eventlog.KindUpdate, lateFrame); err != nil {
 		t.Fatal(err)
 	}
 	p := b.st.Persist(s.ID, old, late, h2)

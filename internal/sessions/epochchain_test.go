@@ -23,7 +23,7 @@ func chainSession(t *testing.T, chain []eventlog.EpochStart, first, head uint64)
 		s.setEpochChain(chain)
 	}
 	for seq := first; seq <= head; seq++ {
-		if err := s.log.Put(seq, []byte(fmt.Sprintf(`{"seq":%d}`, seq))); err != nil {
+		if err := s.log.Put(seq, eventlog.KindUpdate, []byte(fmt.Sprintf(`{"seq":%d}`, seq))); err != nil {
 			t.Fatal(err)
 		}
 	}

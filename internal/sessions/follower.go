@@ -136,12 +136,12 @@ func (s *Session) applyStored(fr store.StoredFrame) error {
 	if fr.Seq <= s.log.Head() || s.closing {
 		return nil
 	}
-	if err := s.log.Put(fr.Seq, fr.Frame); err != nil {
-		return err
-	}
 	asked := len(s.perms)
 	status, reason := s.status, s.statusReason
-	if err := s.restoreFrameLocked(fr.Seq, fr.Frame); err != nil {
+	if err := s.putStoredLocked(fr.Seq, fr.Frame); err != nil {
+		if !errors.As(err, new(errNotFolded)) {
+			return err
+		}
 		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
 	}
 	if s.status != status || s.statusReason != reason {

@@ -72,7 +72,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	}
 	p.toolCall = s.tctx.PermissionToolCall(req.ToolCall)
 	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, PermissionID: p.id, Deadline: p.deadline.Format(time.RFC3339Nano)}
-	p.seq, _ = s.log.Append(func(seq uint64) ([]byte, error) {
+	p.seq, _ = s.log.Append(eventlog.KindPermissionRequest, func(seq uint64) ([]byte, error) {
 		meta.Seq = seq
 		return translate.AppendRequest(nil, p.id, "session/request_permission", clientParams, meta)
 	})

@@ -52,10 +52,7 @@ func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error 
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	for _, e := range entries {
-		if err := s.log.Put(e.Seq, e.Frame); err != nil {
-			return err
-		}
-		if err := s.restoreFrameLocked(e.Seq, e.Frame); err != nil {
+		if err := s.putStoredLocked(e.Seq, e.Frame); err != nil {
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
 	}
@@ -69,12 +66,36 @@ func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error 
 	return nil
 }
 
-// restoreFrameLocked folds one logged frame as the live calls that logged it did. The caller holds mu.
-func (s *Session) restoreFrameLocked(seq uint64, frame []byte) error {
-	info, err := s.tctx.Restore(frame)
-	if err != nil {
+// errNotFolded wraps why a stored frame was logged but not folded into the session's state.
+type errNotFolded struct{ err error }
+
+func (e errNotFolded) Error() string { return "frame not folded: " + e.err.Error() }
+func (e errNotFolded) Unwrap() error { return e.err }
+
+// putStoredLocked adds a stored frame to the log, with the kind its method says, and folds it as the live
+// calls that logged it did. A frame it cannot read is logged all the same (KindUnknown: readers decode it)
+// and the error is an errNotFolded. The caller holds mu.
+func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
+	info, readErr := s.tctx.Restore(frame)
+	kind := eventlog.KindUnknown
+	if readErr == nil {
+		kind = frameKind(info.Method, info.Kind)
+	}
+	if err := s.log.Put(seq, kind, frame); err != nil {
 		return err
 	}
+	if readErr != nil {
+		return errNotFolded{readErr}
+	}
+	if err := s.restoreFrameLocked(seq, info); err != nil {
+		return errNotFolded{err}
+	}
+	return nil
+}
+
+// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did.
+// The caller holds mu.
+func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) error {
 	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
 		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
 	}

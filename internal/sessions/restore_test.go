@@ -38,6 +38,17 @@ func checkRestored(t *testing.T, live *Session, at string) {
 		t.Fatalf("%s: restore: %v", at, err)
 	}
 
+	checkKinds(t, at, res.Entries)
+	rres, err := r.Log().Read(0, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range rres.Entries {
+		if le := res.Entries[i]; e.Seq != le.Seq || e.Kind != le.Kind {
+			t.Fatalf("%s: restored frame %d is %v, live frame %d %v", at, e.Seq, e.Kind, le.Seq, le.Kind)
+		}
+	}
+
 	ld, rd := live.Detail(), r.Detail()
 	ld.Clients, rd.Clients, ld.Status, rd.Status = 0, 0, "", ""
 	lj, _ := json.Marshal(ld)
@@ -74,6 +85,37 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	}
 	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(r.epochs, want) {
 		t.Fatalf("%s: epoch chain %v, want %v", at, r.epochs, want)
+	}
+}
+
+// checkKinds checks that each frame's logged kind is what its bytes say: every reader that routes frames
+// by kind (the `/acp` writer) then routes them as decoding would.
+func checkKinds(t *testing.T, at string, entries []eventlog.Entry) {
+	t.Helper()
+	for _, e := range entries {
+		var f struct {
+			Method string `json:"method"`
+			Params struct {
+				Update struct {
+					SessionUpdate string `json:"sessionUpdate"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(e.Frame, &f); err != nil {
+			t.Fatalf("%s: frame %d: %v", at, e.Seq, err)
+		}
+		want := eventlog.KindGateway
+		switch {
+		case f.Method == "session/update" && f.Params.Update.SessionUpdate == "user_message_chunk":
+			want = eventlog.KindUserChunk
+		case f.Method == "session/update":
+			want = eventlog.KindUpdate
+		case f.Method == "session/request_permission":
+			want = eventlog.KindPermissionRequest
+		}
+		if e.Kind != want {
+			t.Fatalf("%s: frame %d (%s %s) logged as %v, want %v", at, e.Seq, f.Method, f.Params.Update.SessionUpdate, e.Kind, want)
+		}
 	}
 }
 

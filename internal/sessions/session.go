@@ -161,16 +161,16 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 			t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
 		}
 	}
-	if _, err := s.log.Append(func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)
 	}
 }
 
-// appendLocked logs a notification frame. The caller holds s.mu, which keeps frames in the order the
+// appendLocked logs a notification frame of kind. The caller holds s.mu, which keeps frames in the order the
 // session's state changed.
-func (s *Session) appendLocked(method string, params []byte, meta translate.GatewayMeta) uint64 {
+func (s *Session) appendLocked(kind eventlog.Kind, method string, params []byte, meta translate.GatewayMeta) uint64 {
 	meta.Epoch = s.Epoch
-	seq, err := s.log.Append(func(seq uint64) ([]byte, error) {
+	seq, err := s.log.Append(kind, func(seq uint64) ([]byte, error) {
 		meta.Seq = seq
 		return translate.AppendNotification(nil, method, params, meta)
 	})
@@ -192,7 +192,7 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 	case "_gateway/session_status", "_gateway/turn_started", "_gateway/turn_ended":
 		s.noteDir() // the directory entry carries the status and lastTurn
 	}
-	return s.appendLocked(method, b, translate.GatewayMeta{TurnID: turnID})
+	return s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
 }
 
 // SetMode asks the agent to switch mode and records it.

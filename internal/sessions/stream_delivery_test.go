@@ -68,7 +68,7 @@ func (k *blockingSink) Wait(wake <-chan struct{}) error {
 func appendSized(t *testing.T, l *eventlog.Log, n, size int) {
 	t.Helper()
 	for range n {
-		if _, err := l.Append(func(seq uint64) ([]byte, error) {
+		if _, err := l.Append(eventlog.KindUpdate, func(seq uint64) ([]byte, error) {
 			return fmt.Appendf(nil, `{"seq":%d,"pad":"%s"}`, seq, strings.Repeat("p", max(size-30, 0))), nil
 		}); err != nil {
 			t.Fatal(err)

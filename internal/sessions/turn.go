@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
@@ -153,7 +154,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who))
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
-		s.appendLocked("session/update", params, translate.GatewayMeta{TurnID: t.ID})
+		s.appendLocked(eventlog.KindUserChunk, "session/update", params, translate.GatewayMeta{TurnID: t.ID})
 	}
 	conn := s.conn
 	s.mu.Unlock()
@@ -246,7 +247,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		closeReason = "agent_error"
 	}
 	for _, p := range s.tctx.EndTurn(closeReason) {
-		s.appendLocked("session/update", p, translate.GatewayMeta{TurnID: t.ID})
+		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
 	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.reg.now().UTC()}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/testnet"
 	"github.com/coder/websocket"
@@ -84,7 +85,7 @@ func waitForCommands(t *testing.T, s *sessions.Session) {
 func appendFrames(t *testing.T, s *sessions.Session, n int) {
 	t.Helper()
 	for i := range n {
-		if _, err := s.Log().Append(func(seq uint64) ([]byte, error) {
+		if _, err := s.Log().Append(eventlog.KindUpdate, func(seq uint64) ([]byte, error) {
 			return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"test/frame","params":{"i":%d,"seq":%d,"pad":"%s"}}`, i, seq, strings.Repeat("x", 64)), nil
 		}); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ func BenchmarkPersist(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		if _, err := l.Append(func(uint64) ([]byte, error) { return frame, nil }); err != nil {
+		if _, err := l.Append(eventlog.KindUpdate, func(uint64) ([]byte, error) { return frame, nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -215,7 +215,7 @@ func BenchmarkPersistR3(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		if _, err := l.Append(func(uint64) ([]byte, error) { return frame, nil }); err != nil {
+		if _, err := l.Append(eventlog.KindUpdate, func(uint64) ([]byte, error) { return frame, nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

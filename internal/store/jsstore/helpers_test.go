@@ -33,7 +33,7 @@ func frameOf(seq uint64, big bool) []byte {
 func appendFrames(t testing.TB, l *eventlog.Log, from, to uint64, big func(uint64) bool) {
 	t.Helper()
 	for seq := from; seq <= to; seq++ {
-		got, err := l.Append(func(s uint64) ([]byte, error) {
+		got, err := l.Append(eventlog.KindUpdate, func(s uint64) ([]byte, error) {
 			if s != seq {
 				return nil, fmt.Errorf("append got seq %d, want %d", s, seq)
 			}

@@ -19,7 +19,7 @@ func putAll(t *testing.T, stored []store.StoredFrame) *eventlog.Log {
 		if f.GapTo > 0 {
 			continue
 		}
-		if err := l.Put(f.Seq, f.Frame); err != nil {
+		if err := l.Put(f.Seq, eventlog.KindUpdate, f.Frame); err != nil {
 			t.Fatalf("Put(%d): %v", f.Seq, err)
 		}
 	}

@@ -14,7 +14,7 @@ func TestStatsLeavesTheWakeUnarmed(t *testing.T) {
 	frame := []byte(`{"jsonrpc":"2.0","method":"session/update"}`)
 	encode := func(uint64) ([]byte, error) { return frame, nil }
 	for range 600 { // the ring grows to 1024 here, so the appends below move into room it has
-		if _, err := l.Append(encode); err != nil {
+		if _, err := l.Append(eventlog.KindUpdate, encode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -24,7 +24,7 @@ func TestStatsLeavesTheWakeUnarmed(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		p.Stats()
-		if _, err := l.Append(encode); err != nil {
+		if _, err := l.Append(eventlog.KindUpdate, encode); err != nil {
 			t.Fatal(err)
 		}
 	})
