@@ -187,7 +187,7 @@ func (s *Session) fail(conn *agents.Conn, reason string) {
 	s.logger.Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {
 		conn.Stop()
-		s.terms.closeAll() // the agent that used them is gone
+		s.terms.CloseAll() // the agent that used them is gone
 	}()
 }
 
@@ -241,7 +241,7 @@ func (s *Session) Close(reason string) {
 		if t != nil {
 			<-t.done
 		}
-		s.terms.closeAll()
+		s.terms.CloseAll()
 		s.mu.Lock()
 		s.status, s.statusReason = store.StatusClosed, reason
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusClosed, "reason": reason})

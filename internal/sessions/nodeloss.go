@@ -305,7 +305,7 @@ func (s *Session) standDown() {
 		if t != nil {
 			<-t.done
 		}
-		s.terms.closeAll()
+		s.terms.CloseAll()
 		s.mu.Lock()
 		s.status, s.statusReason = store.StatusFailed, ReasonNodeLost
 		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": ReasonNodeLost})

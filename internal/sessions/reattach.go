@@ -96,7 +96,7 @@ func (s *Session) detach(reason string) bool {
 	if t != nil {
 		<-t.done
 	}
-	s.terms.killAll() // the agent that used them is gone
+	s.terms.KillAll() // the agent that used them is gone
 	s.mu.Lock()
 	s.stopping = false
 	if s.closing {

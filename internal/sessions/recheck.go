@@ -34,7 +34,7 @@ func (s *Session) recheck() error {
 	if err != nil {
 		return &refusal{err}
 	}
-	if !s.root.replace(root) {
+	if !s.workspace.Reopen(root) {
 		return ErrClosed
 	}
 	return nil

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -33,9 +33,10 @@ type Session struct {
 	presence  presence            // who streams it now (presence.go); its own lock
 	reg       *Registry
 	spec      agents.Spec
-	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
-	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots   chan struct{}      // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	clientMCP []agents.MCPServer  // the MCP servers the client added (mcp.go)
+	workspace *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
+	terms     *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots   chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
 	log       *eventlog.Log
 	logger    *slog.Logger
 	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
@@ -90,8 +91,6 @@ type Session struct {
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	closeOnce     sync.Once
-	// root is the cwd opened as an os.Root (cwdroot.go); its own lock.
-	root cwdRoot
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
@@ -114,13 +113,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		perms:      map[string]*permission{},
 		resolved:   map[string]struct{}{},
 	}
-	if !opts.follower && !opts.restored {
-		if root, err := os.OpenRoot(opts.Cwd); err == nil {
-			s.root.replace(root)
-		}
-	}
-	s.terms = newTerminals(s)
+	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
+	s.workspace = agentsvc.NewWorkspace(opts.Cwd, !opts.follower && !opts.restored)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
+	s.terms = s.newTerminals()
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,
 	})
@@ -135,7 +131,7 @@ func (s *Session) Closed() <-chan struct{} { return s.closed }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
-	s.root.close()
+	s.workspace.Close()
 }
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.

@@ -1,4 +1,4 @@
-package sessions
+package agentsvc
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ const terminalReadBytes = 8 << 10
 type terminal struct {
 	// Static after construction.
 	id       string
-	s        *Session
+	exit     func(id string, code *int, sig *string) // logs the exit, after the last output
 	cmd      *exec.Cmd
 	tree     *agents.ProcessTree
 	out      *os.File          // the pipe's read end; Owned by the reader, closed by the waiter after the reader ended
@@ -40,16 +40,17 @@ type terminal struct {
 	signal   *string        // Guarded by mu; set before exited is closed.
 }
 
-// startTerminal starts the command and its reader and waiter.
-func startTerminal(s *Session, id string, req createTerminal, dir string, limit int) (*terminal, error) {
+// start starts the command and its reader and waiter.
+func (ts *Terminals) start(id string, req createTerminal, dir string, limit int) (*terminal, error) {
+	cfg := ts.cfg
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	tree := agents.NewProcessTree(s.reg.cfg.StopGrace)
+	tree := agents.NewProcessTree(cfg.StopGrace)
 	cmd := exec.Command(req.Command, req.Args...)
 	cmd.Dir = dir
-	env := append([]string(nil), s.reg.cfg.AgentEnv...)
+	env := append([]string(nil), cfg.Env...)
 	for _, e := range req.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
@@ -60,13 +61,13 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
 	// it), the agent's HOME and PATH (never the request's env: the agent chose it), what the agent's entry in
 	// the agents file adds.
-	extra := s.spec.Confine
-	extra.Write = append([]string{s.Cwd}, extra.Write...)
-	agentEnv := append([]string(nil), s.reg.cfg.AgentEnv...)
-	for k, v := range s.spec.Env {
+	extra := cfg.Confine
+	extra.Write = append([]string{cfg.Workspace.Cwd}, extra.Write...)
+	agentEnv := append([]string(nil), cfg.Env...)
+	for k, v := range cfg.AgentEnv {
 		agentEnv = append(agentEnv, k+"="+v)
 	}
-	confined, err := s.reg.cfg.Confiner.Wrap(cmd, extra, agentEnv)
+	confined, err := cfg.Confiner.Wrap(cmd, extra, agentEnv)
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -81,11 +82,11 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	}
 	tree.Started(cmd.Process.Pid)
 	t := &terminal{
-		id: id, s: s, cmd: cmd, tree: tree, out: r, grace: s.reg.cfg.StopGrace, confined: confined,
+		id: id, exit: cfg.Exit, cmd: cmd, tree: tree, out: r, grace: cfg.StopGrace, confined: confined,
 		read: make(chan struct{}), exited: make(chan struct{}),
 		output: terminalOutput{limit: limit},
 	}
-	t.log = newTerminalLog(func(data string, truncated bool) { s.logTerminalOutput(id, data, truncated) },
+	t.log = newTerminalLog(func(data string, truncated bool) { cfg.Output(id, data, truncated) },
 		terminalLogBudget, terminalTailBytes, terminalReadBytes, terminalFrameInterval)
 	go t.readOutput()
 	go t.wait()
@@ -129,7 +130,7 @@ func (t *terminal) wait() {
 	t.mu.Lock()
 	t.exitCode, t.signal = code, sig
 	t.mu.Unlock()
-	t.s.logTerminalExit(t.id, code, sig)
+	t.exit(t.id, code, sig)
 	close(t.exited)
 }
 

@@ -1,4 +1,4 @@
-package sessions
+package agentsvc
 
 import (
 	"bytes"
@@ -170,3 +170,5 @@ func FuzzJSONStringLen(f *testing.F) {
 		}
 	})
 }
+
+func intp(n int) *int { return &n }
