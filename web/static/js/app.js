@@ -12,6 +12,7 @@ import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows } from './people.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
+import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -53,6 +54,7 @@ const els = {
   attachError: $('attach-error'),
   attach: $('attach'),
   attachInput: $('attach-input'),
+  queue: $('queue'),
   permDialog: $('perm-dialog'),
   permTool: $('perm-tool'),
   permDeadline: $('perm-deadline'),
@@ -90,6 +92,7 @@ const state = {
   titles: new Map(),
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
+  queue: new PromptQueue(), // prompts typed while their session could not take them
 };
 
 const tray = new AttachmentTray(
@@ -321,7 +324,7 @@ function adoptSession(s) {
   refreshSessions();
 }
 
-let creating = false; // the dialog's POST /v1/sessions is in flight
+let creating = null; // {agent} while the dialog's POST /v1/sessions is in flight
 
 function openNewDialog(agent) {
   if (isNarrow()) setSidebar(false);
@@ -351,20 +354,24 @@ async function createSession(ev) {
     }
     body.cwd = cwd;
   }
-  creating = true;
+  creating = { agent: body.agent || state.defaultAgent };
   els.newError.hidden = true;
   els.newCreate.hidden = true;
   const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
   els.newStarting.focus();
   try {
     const s = await api.createSession(body);
-    // The dialog may have been dismissed while the agent started: then list the session but stay where we are.
-    const wanted = els.newDialog.open;
-    if (wanted) els.newDialog.close();
-    adoptSession(s);
-    if (wanted) location.hash = '#/s/' + encodeURIComponent(s.id);
-    else toast(`The session with ${s.agent || 'the agent'} is ready.`, 'info');
+    // The dialog may have been dismissed while the agent started: then list the session but stay where we are,
+    // unless prompts typed meanwhile in the empty state wait for it.
+    const wanted = els.newDialog.open || state.queue.of(NEW_SESSION).length > 0;
+    if (els.newDialog.open) els.newDialog.close();
+    if (wanted) openCreated(s);
+    else {
+      adoptSession(s);
+      toast(`The session with ${s.agent || 'the agent'} is ready.`, 'info');
+    }
   } catch (err) {
+    if (!state.starting) restoreQueued(NEW_SESSION);
     if (els.newDialog.open) {
       els.newError.textContent = errorText(err);
       els.newError.hidden = false;
@@ -374,14 +381,18 @@ async function createSession(ev) {
   } finally {
     stop();
     els.newCreate.hidden = false;
-    creating = false;
+    creating = null;
+    renderComposer();
   }
 }
 
-/** The empty state's prompt: starts a session with the default agent, opens it and sends the prompt there. */
-async function quickStart(text) {
+/**
+ * The empty state's prompt: starts a session with the default agent and opens it; the prompts queued for the new
+ * session are sent there once it is live. If it cannot start, they go back into the composer.
+ */
+async function quickStart() {
   const agent = state.defaultAgent;
-  if (!agent || state.starting) return;
+  if (!agent || state.starting || creating) return;
   state.starting = { agent };
   const stop = showStarting(els.emptyStarting, agent);
   renderComposer();
@@ -394,12 +405,18 @@ async function quickStart(text) {
   } finally {
     stop();
     state.starting = null;
+    if (!s && !creating) restoreQueued(NEW_SESSION);
     renderComposer();
   }
+  openCreated(s);
+}
+
+/** Lists and opens a session just created; the prompts queued for "the new session" now wait for this one. */
+function openCreated(s) {
   adoptSession(s);
+  state.queue.retarget(NEW_SESSION, s.id);
   location.hash = '#/s/' + encodeURIComponent(s.id);
   route();
-  if (state.cur && state.cur.id === s.id) await submitPrompt(state.cur, text);
 }
 
 function confirmClose() {
@@ -444,6 +461,8 @@ class Current {
     this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
     this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
+    this.sending = false; // a POST …/prompt from this page is in flight
+    this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
     this.socket = null;
   }
@@ -559,6 +578,7 @@ class Current {
     if (this.disposed) return;
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
+    if (HOLD_ENDS.has(msg.method)) this.held = false;
     switch (msg.method) {
       case 'session/update':
         this.onUpdate(p.update || {}, meta);
@@ -735,6 +755,9 @@ class Current {
     return acceptsPrompt(this.status);
   }
 }
+
+// Frames after which a queued prompt the gateway refused as too early may be tried again.
+const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);
 
 function idleTurn() {
   return { turnId: null, running: false, cancelRequested: false, startedAt: null };
@@ -918,22 +941,24 @@ const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running $
 function renderComposer() {
   const cur = state.cur;
   // Without a session, a prompt starts one with the default agent (quickStart).
-  const usable = cur ? cur.usable : !!state.defaultAgent && !state.starting;
+  const usable = cur ? cur.usable : !!state.defaultAgent || !!creating;
   const running = !!cur && cur.turn.running;
   // A viewer may watch, not act: the composer is off and says why (the typed text stays in it).
   const readOnly = !!cur && cur.readOnly && usable;
   els.notice.textContent = readOnly ? VIEWER_NOTICE : '';
   els.notice.hidden = !readOnly;
   els.input.disabled = !usable || readOnly;
-  els.send.disabled = !usable || running || readOnly;
+  els.send.disabled = !usable || readOnly; // while a turn runs, Send queues the prompt
   tray.setCaps(usable && !readOnly ? promptCaps() : { image: false, file: false });
   els.attach.disabled = !usable || readOnly;
   els.cancel.hidden = !running || !usable || readOnly;
   els.cancel.disabled = !!cur && cur.turn.cancelRequested;
   els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
-  if (!cur && state.starting) els.input.placeholder = `Starting ${state.starting.agent}…`;
+  const startingAgent = !cur && (state.starting || creating) ? (state.starting || creating).agent : null;
+  if (startingAgent) els.input.placeholder = `Starting ${startingAgent}…  (Enter queues the prompt for it)`;
   else if (!cur) els.input.placeholder = state.defaultAgent ? `Ask ${state.defaultAgent}…  (Enter starts a session and sends)` : 'Create or pick a session to start';
   else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
+  else if (running) els.input.placeholder = 'Queue a prompt for when the turn ends…  (Enter to queue)';
   else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
   els.composer.dataset.running = String(running);
   // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
@@ -946,6 +971,102 @@ function renderComposer() {
     els.turnElapsed.hidden = true;
   }
   updateHint();
+  renderQueue(startingAgent);
+  queueMicrotask(drainQueue);
+}
+
+// --- queued prompts ------------------------------------------------------------------------------------------------
+
+/** The queue's target on screen: the open session, or the session the empty state is starting. */
+function queueTarget() {
+  return state.cur ? state.cur.id : NEW_SESSION;
+}
+
+/** What canSendQueued needs to know of a session. */
+function sendability(cur) {
+  return {
+    loaded: !!cur.session && cur.replayed, status: cur.status, running: cur.turn.running, sending: cur.sending,
+    readOnly: cur.readOnly, held: cur.held,
+  };
+}
+
+/** Why the queued prompts wait, said above them. */
+function queueWaitText(items, startingAgent) {
+  const failed = items.find((x) => x.error);
+  if (failed) return `Not sent: ${failed.error} Retry, edit or remove it.`;
+  const cur = state.cur;
+  if (!cur) return startingAgent ? `Sends when ${startingAgent} is ready.` : 'Sends when the session is ready.';
+  if (cur.readOnly) return 'This session is shared with you as viewer: these prompts cannot be sent.';
+  if (!cur.usable) return `This session is ${cur.status}: edit these prompts into another one.`;
+  if (cur.turn.running) return 'Sends when the turn ends.';
+  return 'Sends when the session is ready.';
+}
+
+function renderQueue(startingAgent) {
+  const items = state.queue.of(queueTarget());
+  clear(els.queue);
+  els.queue.hidden = !items.length;
+  if (!items.length) return;
+  els.queue.appendChild(h('li.queue-wait', { role: 'status' }, icon('clock'), h('span', queueWaitText(items, startingAgent))));
+  for (const it of items) {
+    const extra = it.attachments.length ? ` + ${it.attachments.length} attachment${it.attachments.length > 1 ? 's' : ''}` : '';
+    els.queue.appendChild(h('li.queue-item', { dataset: { queueKey: String(it.key), failed: String(!!it.error) } },
+      h('span.queue-badge', it.error ? 'Not sent' : 'Queued'),
+      h('span.queue-text', { title: it.text }, it.text),
+      extra ? h('span.queue-extra', extra) : null,
+      it.error ? h('button.btn.btn-small.queue-retry', { type: 'button', on: { click: () => retryQueued(it) } }, 'Retry') : null,
+      h('button.icon-btn.queue-edit', { type: 'button', 'aria-label': 'Edit this queued prompt', title: 'Edit: back into the composer', on: { click: () => editQueued(it.key) } }, icon('edit')),
+      h('button.icon-btn.queue-remove', { type: 'button', 'aria-label': 'Remove this queued prompt', title: 'Remove: it is not sent', on: { click: () => removeQueued(it.key) } }, icon('close'))));
+  }
+}
+
+/** Queues what the composer holds (its text and attachments) for target and empties the composer. */
+function queueComposer(target, text) {
+  const attached = tray.items.slice();
+  tray.discard(attached);
+  state.queue.add(target, text, attached);
+  els.input.value = '';
+  updateHint();
+}
+
+/** Puts every prompt queued for target back into the composer (a session that could not start). */
+function restoreQueued(target) {
+  const items = [];
+  for (let it = state.queue.take(target); it; it = state.queue.take(target)) items.push(it);
+  if (!items.length) return;
+  els.input.value = [...items.map((x) => x.text), els.input.value].filter((t) => t.trim()).join('\n\n');
+  tray.restore(items.flatMap((x) => x.attachments));
+  updateHint();
+}
+
+function editQueued(key) {
+  const it = state.queue.remove(key);
+  if (!it) return;
+  els.input.value = [it.text, els.input.value].filter((t) => t.trim()).join('\n');
+  tray.restore(it.attachments);
+  renderComposer();
+  els.input.focus();
+}
+
+function removeQueued(key) {
+  state.queue.remove(key);
+  renderComposer();
+  els.input.focus();
+}
+
+function retryQueued(it) {
+  it.error = '';
+  renderComposer();
+}
+
+/** Sends the open session's oldest queued prompt when the session can take it. */
+function drainQueue() {
+  const cur = state.cur;
+  if (!cur || cur.disposed || !canSendQueued(sendability(cur))) return;
+  const first = state.queue.of(cur.id)[0];
+  if (!first || first.error) return;
+  state.queue.take(cur.id);
+  submitPrompt(cur, first.text, first.attachments, first);
 }
 
 /** What the agent of the current session (or the default agent, for the empty state) accepts beyond text. */
@@ -965,7 +1086,7 @@ function updateHint() {
     const m = cur.commands.filter((c) => c && typeof c.name === 'string' && c.name.startsWith(word)).slice(0, 3);
     text = m.map((c) => `/${c.name}${c.description ? ' — ' + c.description : ''}`).join('   ');
   } else if (cur && cur.turn.running) {
-    text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it.';
+    text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it; Enter queues a prompt.';
   }
   els.hint.textContent = text;
 }
@@ -1071,42 +1192,72 @@ function refreshPermDialog(focus = false) {
 
 // --- composer ------------------------------------------------------------------------------------------------------
 
-let sending = false; // a POST …/prompt is in flight: the attachments are still in the tray until it answers
-
+/**
+ * Enter or Send: the prompt goes now when the session can take it; otherwise (the session is starting, a turn runs,
+ * a prompt is in flight, or others wait before it) it is queued and sent in its turn. Nothing typed is dropped.
+ */
 async function sendPrompt() {
   const cur = state.cur;
   const text = els.input.value;
-  if (sending || (!text.trim() && !tray.items.length)) return;
+  if (!text.trim() && !tray.items.length) return;
   if (!cur) {
-    await quickStart(text);
+    if (!state.defaultAgent && !creating) return;
+    queueComposer(NEW_SESSION, text);
+    if (!creating) quickStart();
+    renderComposer();
     return;
   }
   if (!cur.usable || cur.readOnly) return;
-  if (cur.turn.running) {
-    toast('A turn is running: wait for it or stop it first.', 'warn');
+  if (state.queue.of(cur.id).length || !canSendQueued(sendability(cur))) {
+    queueComposer(cur.id, text);
+    renderComposer();
     return;
   }
-  await submitPrompt(cur, text);
-}
-
-async function submitPrompt(cur, text) {
   const attached = tray.items.slice();
-  els.send.disabled = true;
   els.input.value = '';
   updateHint();
-  sending = true;
+  await submitPrompt(cur, text, attached, null);
+}
+
+/**
+ * POST …/prompt. item is the queued prompt being sent (null for one straight from the composer, whose attachments
+ * stay in the tray until the gateway took them). A prompt refused as too early (a turn started elsewhere, the
+ * session is not ready) is queued to go later; other refusals keep the text where the person can act on it.
+ */
+async function submitPrompt(cur, text, attached, item) {
+  cur.sending = true;
+  if (state.cur === cur) renderComposer();
+  let err = null;
+  let res;
   try {
-    // With attachments the prompt goes as ACP content blocks; they leave the tray once the gateway took it.
-    const res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
-    sending = false;
-    if (attached.length && state.cur === cur) tray.discard(attached);
-    if (state.cur === cur && !cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
+    // With attachments the prompt goes as ACP content blocks.
+    res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
+  } catch (e) {
+    err = e;
+  }
+  cur.sending = false;
+  if (!err) {
+    if (!item && attached.length) tray.discard(attached);
+    if (!cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }
-  } catch (err) {
-    sending = false;
+  } else if (err instanceof ApiError && refusedAsTooEarly(err.code)) {
+    cur.held = true;
+    if (!item) tray.discard(attached);
+    const again = item || state.queue.remove(state.queue.add(cur.id, text, attached).key);
+    state.queue.putBack(again);
+  } else if (item) {
+    state.queue.putBack(item);
+    if (isForbidden(err)) cur.setReadOnly();
+    else {
+      item.error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
+      toast(promptErrorText(err), 'error', 12000);
+    }
+  } else {
+    // The text goes back into the composer; if the person typed meanwhile (or left), it waits in the queue.
     if (state.cur === cur && !els.input.value) els.input.value = text;
+    else state.queue.add(cur.id, text, []).error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
     if (isForbidden(err)) {
       cur.setReadOnly();
     } else {
