@@ -1,6 +1,6 @@
 // The gateway's web UI: sessions sidebar, transcript, composer, permission dialog. Talks only to /v1/... .
 
-import { api, ApiError } from './api.js';
+import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { h, clear, icon } from './dom.js';
@@ -9,7 +9,7 @@ import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
-import { permissionVerdict, watcherRows } from './people.js';
+import { permissionVerdict, watcherRows, initials } from './people.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
@@ -82,6 +82,17 @@ const els = {
   shareError: $('share-error'),
   shareClose: $('share-close'),
   toasts: $('toasts'),
+  signin: $('signin'),
+  signinForm: $('signin-form'),
+  signinToken: $('signin-token'),
+  signinReason: $('signin-reason'),
+  signinError: $('signin-error'),
+  signinSubmit: $('signin-submit'),
+  sideAccount: $('side-account'),
+  accountInitials: $('account-initials'),
+  accountName: $('account-name'),
+  accountVia: $('account-via'),
+  signOut: $('sign-out'),
 };
 
 const state = {
@@ -93,6 +104,8 @@ const state = {
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
   queue: new PromptQueue(), // prompts typed while their session could not take them
+  signedOut: false, // the sign-in view is up: the gateway refused the page's credential, or it has none
+  started: false, // agents, sessions and the route have been loaded once (after the first accepted credential)
 };
 
 const tray = new AttachmentTray(
@@ -118,6 +131,8 @@ const POLICY_LABEL = {
 // --- toasts --------------------------------------------------------------------------------------------------------
 
 function toast(text, kind = 'info', ms = 6000) {
+  // While signed out, the sign-in view says what is wrong; the calls it refused need no toasts of their own.
+  if (state.signedOut && kind === 'error') return null;
   const el = h('div.toast', { class: 'toast-' + kind, dataset: { kind } },
     h('span.toast-text', text),
     h('button.icon-btn.toast-close', { type: 'button', 'aria-label': 'Dismiss', on: { click: () => el.remove() } }, icon('close')));
@@ -271,18 +286,150 @@ async function refreshSessions() {
   }
 }
 
-/** GET /v1/me: the caller's name in the top bar; sharing is then offered only where they may share. */
+// How the gateway identified the caller (GET /v1/me `via`), as the account area says it.
+const VIA_TEXT = { token: 'the gateway token', users: 'users file', oidc: 'OIDC', proxy: 'via your proxy', none: '' };
+
+/** Shows who is signed in: the name in the top bar and the sidebar's account area (sign-out where the tab holds a token). */
+function applyMe(me) {
+  state.me = me;
+  const name = me.name || me.id;
+  els.me.textContent = name;
+  els.me.title = `Signed in as ${me.id} (${me.role}, ${me.via})`;
+  els.me.hidden = me.via === 'none';
+  els.sideAccount.hidden = me.via === 'none';
+  els.accountInitials.textContent = initials(name);
+  els.accountName.textContent = name;
+  els.accountName.title = me.id;
+  const exp = me.expiresAt ? new Date(me.expiresAt) : null;
+  const until = exp && !Number.isNaN(exp.getTime()) ? ` · until ${exp.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}` : '';
+  els.accountVia.textContent = `${me.role}${VIA_TEXT[me.via] ? ' · ' + VIA_TEXT[me.via] : ''}${until}`;
+  // A proxy's identity is not the page's to forget; a token the tab keeps is.
+  els.signOut.hidden = !token();
+  scheduleExpiry(exp);
+  if (state.cur) shares.refresh();
+  renderHeader();
+}
+
+let expiryTimer = 0;
+
+/** An OIDC token ends at expiresAt: ask the gateway again then, so the page says so before the next click fails. */
+function scheduleExpiry(exp) {
+  clearTimeout(expiryTimer);
+  const ms = exp ? exp.getTime() - Date.now() + 1000 : NaN;
+  if (Number.isFinite(ms) && ms > 0 && ms < 2 ** 31) expiryTimer = setTimeout(checkCredential, ms);
+}
+
+/** GET /v1/me: who is calling. A 401 brings up the sign-in view (through the API's unauthorized handler). */
 async function loadMe() {
   try {
-    state.me = await api.me();
-    els.me.textContent = state.me.name || state.me.id;
-    els.me.title = `Signed in as ${state.me.id} (${state.me.role}, ${state.me.via})`;
-    els.me.hidden = state.me.via === 'none';
-    if (state.cur) shares.refresh();
-    renderHeader();
+    applyMe(await api.me());
+    return true;
   } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return false;
     if (!(err instanceof ApiError && err.status === 0)) console.warn('GET /v1/me:', errorText(err));
+    return true; // the gateway is unreachable or old: carry on; the calls that matter will say so
   }
+}
+
+/** Asks the gateway whether the page's credential still holds (a socket closed by policy, an OIDC expiry). */
+function checkCredential() {
+  if (!state.signedOut) loadMe();
+}
+
+// --- signing in ----------------------------------------------------------------------------------------------------
+
+const SIGNIN_REASON = {
+  needed: 'This gateway needs an access token.',
+  expired: 'Your sign-in is no longer accepted: the token expired or was revoked. Sign in again; what you typed is kept.',
+  rejected: 'The token this tab had was not accepted. Enter yours.',
+  signedout: 'You signed out. Sign in again to go on.',
+};
+
+/** Covers the app with the sign-in view; why: needed, expired or signedout. */
+function showSignIn(why) {
+  if (state.signedOut && why !== 'signedout') return;
+  state.signedOut = true;
+  clearTimeout(expiryTimer);
+  els.signinReason.textContent = SIGNIN_REASON[why] || SIGNIN_REASON.needed;
+  els.signinError.hidden = true;
+  els.signinToken.value = '';
+  els.signinSubmit.disabled = false;
+  els.app.inert = true;
+  for (const d of document.querySelectorAll('dialog[open]')) d.close();
+  els.signin.hidden = false;
+  els.signinToken.focus();
+}
+
+/** The API refused the page's credential: a tab without a token was never signed in; one with a token lost it. */
+function onUnauthorized() {
+  showSignIn(state.started ? 'expired' : token() ? 'rejected' : 'needed');
+}
+
+async function submitSignIn(ev) {
+  ev.preventDefault();
+  const t = els.signinToken.value.trim();
+  const fail = (text) => {
+    els.signinError.textContent = text;
+    els.signinError.hidden = false;
+    els.signinSubmit.disabled = false;
+    els.signinToken.focus();
+  };
+  if (!t) { fail('Enter your access token.'); return; }
+  els.signinSubmit.disabled = true;
+  els.signinError.hidden = true;
+  let me;
+  try {
+    me = await api.meWith(t);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) fail('That token was not accepted. Check it and try again.');
+    else if (err instanceof ApiError && err.status === 429) fail('Too many failed attempts from this address: wait a minute, then try again.');
+    else if (err instanceof ApiError && err.status === 0) fail('The gateway could not be reached.');
+    else fail('Could not sign in: ' + errorText(err));
+    return;
+  }
+  setToken(t);
+  signedIn(me);
+}
+
+/** A credential was accepted: hide the view and (re)load what it lets the page see, the open session included. */
+function signedIn(me) {
+  state.signedOut = false;
+  els.signin.hidden = true;
+  els.app.inert = false;
+  applyMe(me);
+  loadAgents();
+  refreshSessions();
+  if (!state.started) {
+    state.started = true;
+    route();
+  } else {
+    // Its socket was refused or closed by policy: open the session afresh (the composer and the queue stay).
+    if (state.cur) state.cur.dispose();
+    state.cur = null;
+    route();
+  }
+  els.input.focus();
+}
+
+function signOut() {
+  setToken('');
+  if (state.cur) state.cur.dispose();
+  state.cur = null;
+  state.me = null;
+  state.sessions = [];
+  state.agents = [];
+  state.defaultAgent = null;
+  state.queue = new PromptQueue(); // what one person typed is not left for the next one
+  els.input.value = '';
+  tray.clear();
+  history.replaceState(null, '', location.pathname + location.search);
+  els.me.hidden = true;
+  els.sideAccount.hidden = true;
+  renderAgents();
+  renderAll();
+  setConn('idle');
+  if (isNarrow()) setSidebar(false);
+  showSignIn('signedout');
 }
 
 async function loadAgents() {
@@ -572,6 +719,8 @@ class Current {
     setConn(st, detail);
     if (st === 'closed' && detail && detail.code === 4009) this.setStatus('closed');
     if (st === 'closed' && detail && detail.code === 4004) this.setStatus('closed', 'not found');
+    // 1008 after the upgrade: the credential was revoked or expired (or the origin refused). Ask who we are.
+    if (st === 'closed' && detail && detail.code === 1008) checkCredential();
   }
 
   onFrame(msg) {
@@ -1062,7 +1211,7 @@ function retryQueued(it) {
 /** Sends the open session's oldest queued prompt when the session can take it. */
 function drainQueue() {
   const cur = state.cur;
-  if (!cur || cur.disposed || !canSendQueued(sendability(cur))) return;
+  if (!cur || cur.disposed || state.signedOut || !canSendQueued(sendability(cur))) return;
   const first = state.queue.of(cur.id)[0];
   if (!first || first.error) return;
   state.queue.take(cur.id);
@@ -1242,7 +1391,8 @@ async function submitPrompt(cur, text, attached, item) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }
-  } else if (err instanceof ApiError && refusedAsTooEarly(err.code)) {
+  } else if (err instanceof ApiError && (refusedAsTooEarly(err.code) || err.status === 401)) {
+    // Too early, or signed out meanwhile: it waits in the queue for the next chance (or the next sign-in).
     cur.held = true;
     if (!item) tray.discard(attached);
     const again = item || state.queue.remove(state.queue.add(cur.id, text, attached).key);
@@ -1322,6 +1472,8 @@ function wire() {
   els.newCancel.addEventListener('click', () => els.newDialog.close());
   els.closeSession.addEventListener('click', confirmClose);
   els.shareSession.addEventListener('click', () => shares.open());
+  els.signinForm.addEventListener('submit', submitSignIn);
+  els.signOut.addEventListener('click', signOut);
 
   els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
   els.input.addEventListener('keydown', (ev) => {
@@ -1392,14 +1544,22 @@ function wire() {
     }
   });
 
-  window.addEventListener('hashchange', route);
+  window.addEventListener('hashchange', () => { if (state.started && !state.signedOut) route(); });
   window.matchMedia('(max-width: 860px)').addEventListener('change', () => setSidebar(false));
-  setInterval(() => { if (!document.hidden) refreshSessions(); }, 5000);
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshSessions(); });
+  const poll = () => { if (!document.hidden && state.started && !state.signedOut) refreshSessions(); };
+  setInterval(poll, 5000);
+  document.addEventListener('visibilitychange', poll);
 }
 
-wire();
-loadMe();
-loadAgents();
-refreshSessions();
-route();
+/** Who is calling decides what loads: without an accepted credential, only the sign-in view. */
+async function boot() {
+  wire();
+  setUnauthorizedHandler(onUnauthorized);
+  if (!(await loadMe())) return; // the sign-in view is up; signedIn() loads the rest
+  state.started = true;
+  loadAgents();
+  refreshSessions();
+  route();
+}
+
+boot();
