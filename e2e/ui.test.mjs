@@ -81,7 +81,7 @@ test('create a session, stream a turn, approve the permission', { timeout: 90000
     return running && agent.includes('You said:');
   });
   await page.waitForSelector('.thought');
-  await page.waitForSelector('#plan:not([hidden]) .plan-entry');
+  await page.waitForSelector('#plan:not([hidden]) .plan-entry', { state: 'attached' }); // folded to one line
   await shot(page, '02-streaming');
 
   // The read tool call reaches completed, in place.

@@ -12,6 +12,7 @@ import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows, initials } from './people.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
+import { planView } from './plan.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 
 const $ = (id) => document.getElementById(id);
@@ -43,6 +44,9 @@ const els = {
   plan: $('plan'),
   planList: $('plan-list'),
   planProgress: $('plan-progress'),
+  planDetails: $('plan-details'),
+  planCurrent: $('plan-current'),
+  planState: $('plan-state'),
   composer: $('composer'),
   input: $('prompt-input'),
   send: $('send'),
@@ -600,6 +604,8 @@ class Current {
     this.showing = null; // permission id in the dialog
     this.replayed = false;
     this.plan = null;
+    this.planOpen = false; // the person opened the plan's checklist
+    this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
     this.modes = null;
     this.configOptions = null;
     this.usage = null;
@@ -661,6 +667,7 @@ class Current {
     if (s.modes) this.modes = { ...s.modes };
     if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
     if (Array.isArray(s.watchers)) this.watchers = s.watchers;
+    if (s.lastTurn && s.lastTurn.stopReason) this.lastStop = s.lastTurn.stopReason;
     if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
     else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
@@ -754,17 +761,19 @@ class Current {
         const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
           ? parseTime(this.session.currentTurn.startedAt) : null;
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
+        this.lastStop = null;
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
         this.transcript.turnStarted(this.turn.turnId, p.actor);
-        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
+        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
         break;
       }
       case '_gateway/turn_ended':
         this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
         this.turn = idleTurn();
+        this.lastStop = p.stopReason || null;
         if (this.status === 'running') this.status = 'idle';
         if (this.replayed) {
-          renderComposer(); renderHeader(); renderSessions();
+          renderComposer(); renderHeader(); renderSessions(); renderPlan();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
@@ -846,13 +855,14 @@ class Current {
     this.deferred.delete(pid);
     const mine = this.answered.has(pid);
     const by = p.by || '';
-    const v = permissionVerdict(p, (req && req.options) || [], mine);
+    const v = permissionVerdict(p, (req && req.options) || [], state.me && state.me.id);
     this.transcript.permissionResolved(pid, v.text, v.allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
       else if (by === 'client' || by === 'rest' || by === 'acp') {
-        toast(`The permission request for “${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info');
+        // Brief: the tool card keeps who answered; this only says why the dialog went away.
+        toast(`“${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info', 4000);
       }
     }
     if (this.replayed) {
@@ -1058,31 +1068,33 @@ function renderUsage() {
   if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
 }
 
-const PLAN_ICON = { completed: 'check', in_progress: 'spinner', pending: null };
-
-let planWasDone = null;
-
+/**
+ * The plan: one line (the step in progress and the count) that opens into the checklist on demand, so it does
+ * not take the transcript's room; the person's choice to open it holds for the session. Only a running turn spins.
+ */
 function renderPlan() {
   const cur = state.cur;
   const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
-  if (!entries.length) { els.plan.hidden = true; clear(els.planList); planWasDone = null; return; }
-  // Fold the plan away when it completes and unfold it when work starts again; the user can toggle it meanwhile.
-  const allDone = entries.every((e) => e.status === 'completed');
-  if (planWasDone !== allDone) $('plan-details').open = !allDone;
-  planWasDone = allDone;
+  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
+  const view = planView(entries, cur.turn.running && cur.usable, cur.lastStop);
   els.plan.hidden = false;
+  els.plan.dataset.state = view.state;
+  if (els.planDetails.open !== cur.planOpen) els.planDetails.open = cur.planOpen;
   clear(els.planList);
-  let done = 0;
   for (const e of entries) {
     const st = e.status || 'pending';
-    if (st === 'completed') done++;
-    const ic = PLAN_ICON[st];
+    const spin = st === 'in_progress' && view.state === 'running';
+    const ic = st === 'completed' ? icon('check') : spin ? icon('spinner', 'spin') : null;
     els.planList.appendChild(h('li.plan-entry', { dataset: { status: st, priority: e.priority || '' } },
-      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic ? icon(ic, st === 'in_progress' ? 'spin' : '') : null),
+      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic),
       h('span.plan-text', String(e.content ?? '')),
       e.priority ? h('span.plan-prio', e.priority) : null));
   }
-  els.planProgress.textContent = `${done} of ${entries.length} done`;
+  els.planProgress.textContent = view.progress;
+  els.planCurrent.textContent = view.current;
+  els.planCurrent.title = view.current;
+  clear(els.planState);
+  if (view.state === 'running') els.planState.appendChild(icon('spinner', 'spin'));
 }
 
 const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
@@ -1473,6 +1485,7 @@ function wire() {
   els.closeSession.addEventListener('click', confirmClose);
   els.shareSession.addEventListener('click', () => shares.open());
   els.signinForm.addEventListener('submit', submitSignIn);
+  els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });
   els.signOut.addEventListener('click', signOut);
 
   els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
