@@ -1558,6 +1558,12 @@ function wire() {
   });
 
   window.addEventListener('hashchange', () => { if (state.started && !state.signedOut) route(); });
+  // Queued prompts live in the page: leaving it (reload, close) asks first rather than drop them.
+  window.addEventListener('beforeunload', (ev) => {
+    if (!state.queue.items.length) return;
+    ev.preventDefault();
+    ev.returnValue = '';
+  });
   window.matchMedia('(max-width: 860px)').addEventListener('change', () => setSidebar(false));
   const poll = () => { if (!document.hidden && state.started && !state.signedOut) refreshSessions(); };
   setInterval(poll, 5000);
