@@ -96,6 +96,7 @@ test('sign-in: a sign-in view instead of window.prompt; a wrong token said in pl
 
   // Sign out: the token leaves the tab, the view comes back, nothing of ann's stays on screen.
   await page.click('#menu-toggle');
+  await page.waitForSelector('#sign-out');
   await page.click('#sign-out');
   await page.waitForSelector('#signin:not([hidden])');
   assert.match(await page.textContent('#signin-reason'), /signed out/i);
@@ -150,6 +151,7 @@ test('sign-in: the identity an authenticating proxy vouches for is shown, with n
   assert.match(await page.textContent('#account-via'), /proxy/);
   assert.equal(await page.isHidden('#sign-out'), true, 'the page holds no credential to forget');
   assert.equal(await page.textContent('#me'), 'ann');
+  await shot(page, '82-proxy-identity');
   assert.deepEqual(dialogs, []);
   assert.deepEqual(page.problems(), []);
   await page.close();
