@@ -140,6 +140,31 @@ test('claude-agent-acp: a prompt in the empty state starts a session and runs th
   await closePage(page);
 });
 
+test('claude-agent-acp: prompts typed while the session starts are queued and both go once it is up', { timeout: 120000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/');
+  // The start-up is held until the second prompt is queued, so it surely falls in it; then the agent starts for real.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/\/v1\/sessions$/, async (route) => {
+    if (route.request().method() === 'POST') await held;
+    await route.continue();
+  });
+  await page.waitForSelector('#prompt-input:not([disabled])');
+  await sendPrompt(page, 'say hello');
+  await page.waitForSelector('#empty-starting:not([hidden])');
+  await sendPrompt(page, 'then say goodbye');
+  await page.waitForFunction(() => document.querySelectorAll('#queue .queue-item').length === 2);
+  assert.match(await page.textContent('#queue'), /Sends when claude is ready/);
+  release();
+  await page.waitForFunction(() => /^#\/s\//.test(location.hash), null, { timeout: 60000 });
+  await waitLive(page);
+  assert.deepEqual(await waitTurnsEnded(page, 2), ['end_turn', 'end_turn']);
+  const users = await page.$$eval('.msg-user', (els) => els.map((e) => e.textContent.trim().replace(/^You/, '').trim()));
+  assert.deepEqual(users, ['say hello', 'then say goodbye']);
+  await page.waitForSelector('#queue', { state: 'hidden' });
+  await closePage(page);
+});
+
 test('claude-agent-acp: a Bash call\'s output shows live in the terminal pane, coloured, its title escape neutralised', { timeout: 120000 }, async () => {
   const page = await openPage(ctx, gw.base + '/');
   await page.waitForSelector('.agent-item[data-agent="claude"]');

@@ -81,7 +81,7 @@ test('create a session, stream a turn, approve the permission', { timeout: 90000
     return running && agent.includes('You said:');
   });
   await page.waitForSelector('.thought');
-  await page.waitForSelector('#plan:not([hidden]) .plan-entry');
+  await page.waitForSelector('#plan:not([hidden]) .plan-entry', { state: 'attached' }); // folded to one line
   await shot(page, '02-streaming');
 
   // The read tool call reaches completed, in place.
@@ -608,10 +608,11 @@ test('empty state: Enter starts a session with the default agent and sends the p
   await page.waitForSelector('#prompt-input:not([disabled])');
   assert.match(await page.getAttribute('#prompt-input', 'placeholder'), /Ask demo/);
   await sendPrompt(page, 'quick');
-  // While the agent starts, the empty state says which one and for how long; the prompt waits in the box.
+  // While the agent starts, the empty state says which one and for how long; the prompt waits in the queue.
   await page.waitForFunction(() => /^Starting demo… \d+\.\d s$/.test(document.getElementById('empty-starting').textContent));
-  assert.equal(await page.isDisabled('#prompt-input'), true);
-  assert.equal(await page.inputValue('#prompt-input'), 'quick');
+  assert.equal(await page.isDisabled('#prompt-input'), false);
+  assert.equal(await page.inputValue('#prompt-input'), '');
+  assert.equal(await page.textContent('#queue .queue-text'), 'quick');
   await shot(page, '20-empty-state-starting');
   release();
 

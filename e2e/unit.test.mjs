@@ -433,17 +433,18 @@ const bob = { principal: 'bob', name: 'Bob B.' };
 const selected = (optionId, allowed) => ({ outcome: 'selected', optionId, allowed });
 
 test('people: the resolved permission card names who answered, else how it was resolved', () => {
-  const v = (params, mine = false) => permissionVerdict(params, OPTIONS, mine).text;
+  const v = (params, meId = '') => permissionVerdict(params, OPTIONS, meId).text;
   assert.equal(v({ outcome: selected('allow-once', true), by: 'rest', actor: ann }), 'Allowed by ann · Allow once');
   assert.equal(v({ outcome: selected('reject-once', false), by: 'client', actor: bob }), 'Rejected by Bob B. · Reject');
-  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest', actor: ann }, true), 'Allowed by ann (you) · Allow once');
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest', actor: ann }, 'ann'), 'Allowed by ann (you) · Allow once');
   assert.equal(v({ outcome: selected('allow-once', true), by: 'acp', actor: { principal: 'oidc:42' } }), 'Allowed by oidc:42 · Allow once');
   // The policy's answer is recorded as the owner's, who chose the policy: say so, not that they clicked.
   assert.equal(v({ outcome: selected('allow-once', true), by: 'policy', actor: ann }), 'Allowed by ann’s policy · Allow once');
   // Without a named principal: how it came, the `by` value as the last resort.
   assert.equal(v({ outcome: selected('allow-once', true), by: 'policy' }), 'Allowed by the session policy · Allow once');
   assert.equal(v({ outcome: selected('allow-once', true), by: 'rest' }), 'Allowed via the API · Allow once');
-  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest' }, true), 'Allowed by you · Allow once');
+  // Without an actor the frame names nobody: the page that answered says what any other page (or a reload) says.
+  assert.equal(v({ outcome: selected('allow-once', true), by: 'rest' }, 'ann'), 'Allowed via the API · Allow once');
   assert.equal(v({ outcome: selected('reject-once', false), by: 'somewhere-new' }), 'Rejected by somewhere-new · Reject');
   assert.equal(v({ outcome: { outcome: 'cancelled', allowed: false }, by: 'deadline' }), 'Timed out, denied');
   assert.equal(v({ outcome: { outcome: 'cancelled', allowed: false }, by: 'cancel' }), 'Cancelled with the turn');

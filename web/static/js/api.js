@@ -10,8 +10,9 @@ export class ApiError extends Error {
   }
 }
 
-// A gateway started with a token (GATEWAY_TOKEN) wants it on every API call. The UI asks once per tab and keeps
-// it in sessionStorage; `#token=…` in the page URL works too and is removed from the address bar at once.
+// A gateway started with a token (GATEWAY_TOKEN) or a users file wants one on every API call. The sign-in view
+// asks for it and keeps it in this tab's sessionStorage; `#token=…` in the page URL works too and is removed from
+// the address bar at once.
 const TOKEN_KEY = 'acp-gateway-token';
 
 (function takeTokenFromFragment() {
@@ -26,16 +27,25 @@ export function token() {
   return sessionStorage.getItem(TOKEN_KEY) || '';
 }
 
-function askToken() {
-  const t = window.prompt('This gateway requires an access token (the GATEWAY_TOKEN it was started with):');
-  if (!t || !t.trim()) return false;
-  sessionStorage.setItem(TOKEN_KEY, t.trim());
-  return true;
+/** Keeps t as this tab's token ('' forgets it: signing out). */
+export function setToken(t) {
+  if (t) sessionStorage.setItem(TOKEN_KEY, t);
+  else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-async function request(method, path, body, retried = false) {
+// Called with the ApiError when the gateway refuses the page's credential (401) on any call but a sign-in attempt.
+let onUnauthorized = () => {};
+
+/** Sets who hears of a refused credential: the sign-in view. */
+export function setUnauthorizedHandler(fn) {
+  onUnauthorized = fn;
+}
+
+/** bearer: the token to send ('' none); a 401 on a call with an explicit bearer is the caller's to handle. */
+async function request(method, path, body, bearer = undefined) {
   const init = { method, headers: { accept: 'application/json' } };
-  if (token()) init.headers.authorization = `Bearer ${token()}`;
+  const t = bearer === undefined ? token() : bearer;
+  if (t) init.headers.authorization = `Bearer ${t}`;
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -46,7 +56,6 @@ async function request(method, path, body, retried = false) {
   } catch (err) {
     throw new ApiError(0, { title: 'Network error', detail: 'The gateway could not be reached.', code: 'network' });
   }
-  if (res.status === 401 && !retried && askToken()) return request(method, path, body, true);
   if (res.status === 204) return null;
   const ct = res.headers.get('content-type') || '';
   let data = null;
@@ -55,7 +64,11 @@ async function request(method, path, body, retried = false) {
   } else {
     data = await res.text();
   }
-  if (!res.ok) throw new ApiError(res.status, data);
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    if (res.status === 401 && bearer === undefined) onUnauthorized(err);
+    throw err;
+  }
   return data;
 }
 
@@ -63,6 +76,8 @@ const enc = encodeURIComponent;
 
 export const api = {
   me: () => request('GET', '/v1/me'),
+  /** GET /v1/me with a token typed into the sign-in view, before the tab keeps it. */
+  meWith: (t) => request('GET', '/v1/me', undefined, t),
   agents: () => request('GET', '/v1/agents'),
   sessions: () => request('GET', '/v1/sessions'),
   session: (id) => request('GET', `/v1/sessions/${enc(id)}`),

@@ -1,6 +1,6 @@
 // The gateway's web UI: sessions sidebar, transcript, composer, permission dialog. Talks only to /v1/... .
 
-import { api, ApiError } from './api.js';
+import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { h, clear, icon } from './dom.js';
@@ -9,9 +9,11 @@ import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
-import { permissionVerdict, watcherRows } from './people.js';
+import { permissionVerdict, watcherRows, initials } from './people.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
+import { planView } from './plan.js';
+import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -42,6 +44,9 @@ const els = {
   plan: $('plan'),
   planList: $('plan-list'),
   planProgress: $('plan-progress'),
+  planDetails: $('plan-details'),
+  planCurrent: $('plan-current'),
+  planState: $('plan-state'),
   composer: $('composer'),
   input: $('prompt-input'),
   send: $('send'),
@@ -53,6 +58,7 @@ const els = {
   attachError: $('attach-error'),
   attach: $('attach'),
   attachInput: $('attach-input'),
+  queue: $('queue'),
   permDialog: $('perm-dialog'),
   permTool: $('perm-tool'),
   permDeadline: $('perm-deadline'),
@@ -80,6 +86,17 @@ const els = {
   shareError: $('share-error'),
   shareClose: $('share-close'),
   toasts: $('toasts'),
+  signin: $('signin'),
+  signinForm: $('signin-form'),
+  signinToken: $('signin-token'),
+  signinReason: $('signin-reason'),
+  signinError: $('signin-error'),
+  signinSubmit: $('signin-submit'),
+  sideAccount: $('side-account'),
+  accountInitials: $('account-initials'),
+  accountName: $('account-name'),
+  accountVia: $('account-via'),
+  signOut: $('sign-out'),
 };
 
 const state = {
@@ -90,6 +107,9 @@ const state = {
   titles: new Map(),
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
+  queue: new PromptQueue(), // prompts typed while their session could not take them
+  signedOut: false, // the sign-in view is up: the gateway refused the page's credential, or it has none
+  started: false, // agents, sessions and the route have been loaded once (after the first accepted credential)
 };
 
 const tray = new AttachmentTray(
@@ -115,6 +135,8 @@ const POLICY_LABEL = {
 // --- toasts --------------------------------------------------------------------------------------------------------
 
 function toast(text, kind = 'info', ms = 6000) {
+  // While signed out, the sign-in view says what is wrong; the calls it refused need no toasts of their own.
+  if (state.signedOut && kind === 'error') return null;
   const el = h('div.toast', { class: 'toast-' + kind, dataset: { kind } },
     h('span.toast-text', text),
     h('button.icon-btn.toast-close', { type: 'button', 'aria-label': 'Dismiss', on: { click: () => el.remove() } }, icon('close')));
@@ -268,18 +290,150 @@ async function refreshSessions() {
   }
 }
 
-/** GET /v1/me: the caller's name in the top bar; sharing is then offered only where they may share. */
+// How the gateway identified the caller (GET /v1/me `via`), as the account area says it.
+const VIA_TEXT = { token: 'the gateway token', users: 'users file', oidc: 'OIDC', proxy: 'via your proxy', none: '' };
+
+/** Shows who is signed in: the name in the top bar and the sidebar's account area (sign-out where the tab holds a token). */
+function applyMe(me) {
+  state.me = me;
+  const name = me.name || me.id;
+  els.me.textContent = name;
+  els.me.title = `Signed in as ${me.id} (${me.role}, ${me.via})`;
+  els.me.hidden = me.via === 'none';
+  els.sideAccount.hidden = me.via === 'none';
+  els.accountInitials.textContent = initials(name);
+  els.accountName.textContent = name;
+  els.accountName.title = me.id;
+  const exp = me.expiresAt ? new Date(me.expiresAt) : null;
+  const until = exp && !Number.isNaN(exp.getTime()) ? ` · until ${exp.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}` : '';
+  els.accountVia.textContent = `${me.role}${VIA_TEXT[me.via] ? ' · ' + VIA_TEXT[me.via] : ''}${until}`;
+  // A proxy's identity is not the page's to forget; a token the tab keeps is.
+  els.signOut.hidden = !token();
+  scheduleExpiry(exp);
+  if (state.cur) shares.refresh();
+  renderHeader();
+}
+
+let expiryTimer = 0;
+
+/** An OIDC token ends at expiresAt: ask the gateway again then, so the page says so before the next click fails. */
+function scheduleExpiry(exp) {
+  clearTimeout(expiryTimer);
+  const ms = exp ? exp.getTime() - Date.now() + 1000 : NaN;
+  if (Number.isFinite(ms) && ms > 0 && ms < 2 ** 31) expiryTimer = setTimeout(checkCredential, ms);
+}
+
+/** GET /v1/me: who is calling. A 401 brings up the sign-in view (through the API's unauthorized handler). */
 async function loadMe() {
   try {
-    state.me = await api.me();
-    els.me.textContent = state.me.name || state.me.id;
-    els.me.title = `Signed in as ${state.me.id} (${state.me.role}, ${state.me.via})`;
-    els.me.hidden = state.me.via === 'none';
-    if (state.cur) shares.refresh();
-    renderHeader();
+    applyMe(await api.me());
+    return true;
   } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return false;
     if (!(err instanceof ApiError && err.status === 0)) console.warn('GET /v1/me:', errorText(err));
+    return true; // the gateway is unreachable or old: carry on; the calls that matter will say so
   }
+}
+
+/** Asks the gateway whether the page's credential still holds (a socket closed by policy, an OIDC expiry). */
+function checkCredential() {
+  if (!state.signedOut) loadMe();
+}
+
+// --- signing in ----------------------------------------------------------------------------------------------------
+
+const SIGNIN_REASON = {
+  needed: 'This gateway needs an access token.',
+  expired: 'Your sign-in is no longer accepted: the token expired or was revoked. Sign in again; what you typed is kept.',
+  rejected: 'The token this tab had was not accepted. Enter yours.',
+  signedout: 'You signed out. Sign in again to go on.',
+};
+
+/** Covers the app with the sign-in view; why: needed, expired or signedout. */
+function showSignIn(why) {
+  if (state.signedOut && why !== 'signedout') return;
+  state.signedOut = true;
+  clearTimeout(expiryTimer);
+  els.signinReason.textContent = SIGNIN_REASON[why] || SIGNIN_REASON.needed;
+  els.signinError.hidden = true;
+  els.signinToken.value = '';
+  els.signinSubmit.disabled = false;
+  els.app.inert = true;
+  for (const d of document.querySelectorAll('dialog[open]')) d.close();
+  els.signin.hidden = false;
+  els.signinToken.focus();
+}
+
+/** The API refused the page's credential: a tab without a token was never signed in; one with a token lost it. */
+function onUnauthorized() {
+  showSignIn(state.started ? 'expired' : token() ? 'rejected' : 'needed');
+}
+
+async function submitSignIn(ev) {
+  ev.preventDefault();
+  const t = els.signinToken.value.trim();
+  const fail = (text) => {
+    els.signinError.textContent = text;
+    els.signinError.hidden = false;
+    els.signinSubmit.disabled = false;
+    els.signinToken.focus();
+  };
+  if (!t) { fail('Enter your access token.'); return; }
+  els.signinSubmit.disabled = true;
+  els.signinError.hidden = true;
+  let me;
+  try {
+    me = await api.meWith(t);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) fail('That token was not accepted. Check it and try again.');
+    else if (err instanceof ApiError && err.status === 429) fail('Too many failed attempts from this address: wait a minute, then try again.');
+    else if (err instanceof ApiError && err.status === 0) fail('The gateway could not be reached.');
+    else fail('Could not sign in: ' + errorText(err));
+    return;
+  }
+  setToken(t);
+  signedIn(me);
+}
+
+/** A credential was accepted: hide the view and (re)load what it lets the page see, the open session included. */
+function signedIn(me) {
+  state.signedOut = false;
+  els.signin.hidden = true;
+  els.app.inert = false;
+  applyMe(me);
+  loadAgents();
+  refreshSessions();
+  if (!state.started) {
+    state.started = true;
+    route();
+  } else {
+    // Its socket was refused or closed by policy: open the session afresh (the composer and the queue stay).
+    if (state.cur) state.cur.dispose();
+    state.cur = null;
+    route();
+  }
+  els.input.focus();
+}
+
+function signOut() {
+  setToken('');
+  if (state.cur) state.cur.dispose();
+  state.cur = null;
+  state.me = null;
+  state.sessions = [];
+  state.agents = [];
+  state.defaultAgent = null;
+  state.queue = new PromptQueue(); // what one person typed is not left for the next one
+  els.input.value = '';
+  tray.clear();
+  history.replaceState(null, '', location.pathname + location.search);
+  els.me.hidden = true;
+  els.sideAccount.hidden = true;
+  renderAgents();
+  renderAll();
+  setConn('idle');
+  if (isNarrow()) setSidebar(false);
+  showSignIn('signedout');
 }
 
 async function loadAgents() {
@@ -321,7 +475,7 @@ function adoptSession(s) {
   refreshSessions();
 }
 
-let creating = false; // the dialog's POST /v1/sessions is in flight
+let creating = null; // {agent} while the dialog's POST /v1/sessions is in flight
 
 function openNewDialog(agent) {
   if (isNarrow()) setSidebar(false);
@@ -351,20 +505,24 @@ async function createSession(ev) {
     }
     body.cwd = cwd;
   }
-  creating = true;
+  creating = { agent: body.agent || state.defaultAgent };
   els.newError.hidden = true;
   els.newCreate.hidden = true;
   const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
   els.newStarting.focus();
   try {
     const s = await api.createSession(body);
-    // The dialog may have been dismissed while the agent started: then list the session but stay where we are.
-    const wanted = els.newDialog.open;
-    if (wanted) els.newDialog.close();
-    adoptSession(s);
-    if (wanted) location.hash = '#/s/' + encodeURIComponent(s.id);
-    else toast(`The session with ${s.agent || 'the agent'} is ready.`, 'info');
+    // The dialog may have been dismissed while the agent started: then list the session but stay where we are,
+    // unless prompts typed meanwhile in the empty state wait for it.
+    const wanted = els.newDialog.open || state.queue.of(NEW_SESSION).length > 0;
+    if (els.newDialog.open) els.newDialog.close();
+    if (wanted) openCreated(s);
+    else {
+      adoptSession(s);
+      toast(`The session with ${s.agent || 'the agent'} is ready.`, 'info');
+    }
   } catch (err) {
+    if (!state.starting) restoreQueued(NEW_SESSION);
     if (els.newDialog.open) {
       els.newError.textContent = errorText(err);
       els.newError.hidden = false;
@@ -374,14 +532,18 @@ async function createSession(ev) {
   } finally {
     stop();
     els.newCreate.hidden = false;
-    creating = false;
+    creating = null;
+    renderComposer();
   }
 }
 
-/** The empty state's prompt: starts a session with the default agent, opens it and sends the prompt there. */
-async function quickStart(text) {
+/**
+ * The empty state's prompt: starts a session with the default agent and opens it; the prompts queued for the new
+ * session are sent there once it is live. If it cannot start, they go back into the composer.
+ */
+async function quickStart() {
   const agent = state.defaultAgent;
-  if (!agent || state.starting) return;
+  if (!agent || state.starting || creating) return;
   state.starting = { agent };
   const stop = showStarting(els.emptyStarting, agent);
   renderComposer();
@@ -394,12 +556,18 @@ async function quickStart(text) {
   } finally {
     stop();
     state.starting = null;
+    if (!s && !creating) restoreQueued(NEW_SESSION);
     renderComposer();
   }
+  openCreated(s);
+}
+
+/** Lists and opens a session just created; the prompts queued for "the new session" now wait for this one. */
+function openCreated(s) {
   adoptSession(s);
+  state.queue.retarget(NEW_SESSION, s.id);
   location.hash = '#/s/' + encodeURIComponent(s.id);
   route();
-  if (state.cur && state.cur.id === s.id) await submitPrompt(state.cur, text);
 }
 
 function confirmClose() {
@@ -436,6 +604,8 @@ class Current {
     this.showing = null; // permission id in the dialog
     this.replayed = false;
     this.plan = null;
+    this.planOpen = false; // the person opened the plan's checklist
+    this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
     this.modes = null;
     this.configOptions = null;
     this.usage = null;
@@ -444,6 +614,8 @@ class Current {
     this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
     this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
+    this.sending = false; // a POST …/prompt from this page is in flight
+    this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
     this.socket = null;
   }
@@ -495,6 +667,7 @@ class Current {
     if (s.modes) this.modes = { ...s.modes };
     if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
     if (Array.isArray(s.watchers)) this.watchers = s.watchers;
+    if (s.lastTurn && s.lastTurn.stopReason) this.lastStop = s.lastTurn.stopReason;
     if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
     else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
@@ -553,12 +726,15 @@ class Current {
     setConn(st, detail);
     if (st === 'closed' && detail && detail.code === 4009) this.setStatus('closed');
     if (st === 'closed' && detail && detail.code === 4004) this.setStatus('closed', 'not found');
+    // 1008 after the upgrade: the credential was revoked or expired (or the origin refused). Ask who we are.
+    if (st === 'closed' && detail && detail.code === 1008) checkCredential();
   }
 
   onFrame(msg) {
     if (this.disposed) return;
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
+    if (HOLD_ENDS.has(msg.method)) this.held = false;
     switch (msg.method) {
       case 'session/update':
         this.onUpdate(p.update || {}, meta);
@@ -585,17 +761,19 @@ class Current {
         const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
           ? parseTime(this.session.currentTurn.startedAt) : null;
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
+        this.lastStop = null;
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
         this.transcript.turnStarted(this.turn.turnId, p.actor);
-        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
+        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
         break;
       }
       case '_gateway/turn_ended':
         this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
         this.turn = idleTurn();
+        this.lastStop = p.stopReason || null;
         if (this.status === 'running') this.status = 'idle';
         if (this.replayed) {
-          renderComposer(); renderHeader(); renderSessions();
+          renderComposer(); renderHeader(); renderSessions(); renderPlan();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
@@ -677,13 +855,14 @@ class Current {
     this.deferred.delete(pid);
     const mine = this.answered.has(pid);
     const by = p.by || '';
-    const v = permissionVerdict(p, (req && req.options) || [], mine);
+    const v = permissionVerdict(p, (req && req.options) || [], state.me && state.me.id);
     this.transcript.permissionResolved(pid, v.text, v.allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
       else if (by === 'client' || by === 'rest' || by === 'acp') {
-        toast(`The permission request for “${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info');
+        // Brief: the tool card keeps who answered; this only says why the dialog went away.
+        toast(`“${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info', 4000);
       }
     }
     if (this.replayed) {
@@ -735,6 +914,9 @@ class Current {
     return acceptsPrompt(this.status);
   }
 }
+
+// Frames after which a queued prompt the gateway refused as too early may be tried again.
+const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);
 
 function idleTurn() {
   return { turnId: null, running: false, cancelRequested: false, startedAt: null };
@@ -886,31 +1068,33 @@ function renderUsage() {
   if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
 }
 
-const PLAN_ICON = { completed: 'check', in_progress: 'spinner', pending: null };
-
-let planWasDone = null;
-
+/**
+ * The plan: one line (the step in progress and the count) that opens into the checklist on demand, so it does
+ * not take the transcript's room; the person's choice to open it holds for the session. Only a running turn spins.
+ */
 function renderPlan() {
   const cur = state.cur;
   const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
-  if (!entries.length) { els.plan.hidden = true; clear(els.planList); planWasDone = null; return; }
-  // Fold the plan away when it completes and unfold it when work starts again; the user can toggle it meanwhile.
-  const allDone = entries.every((e) => e.status === 'completed');
-  if (planWasDone !== allDone) $('plan-details').open = !allDone;
-  planWasDone = allDone;
+  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
+  const view = planView(entries, cur.turn.running && cur.usable, cur.lastStop);
   els.plan.hidden = false;
+  els.plan.dataset.state = view.state;
+  if (els.planDetails.open !== cur.planOpen) els.planDetails.open = cur.planOpen;
   clear(els.planList);
-  let done = 0;
   for (const e of entries) {
     const st = e.status || 'pending';
-    if (st === 'completed') done++;
-    const ic = PLAN_ICON[st];
+    const spin = st === 'in_progress' && view.state === 'running';
+    const ic = st === 'completed' ? icon('check') : spin ? icon('spinner', 'spin') : null;
     els.planList.appendChild(h('li.plan-entry', { dataset: { status: st, priority: e.priority || '' } },
-      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic ? icon(ic, st === 'in_progress' ? 'spin' : '') : null),
+      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic),
       h('span.plan-text', String(e.content ?? '')),
       e.priority ? h('span.plan-prio', e.priority) : null));
   }
-  els.planProgress.textContent = `${done} of ${entries.length} done`;
+  els.planProgress.textContent = view.progress;
+  els.planCurrent.textContent = view.current;
+  els.planCurrent.title = view.current;
+  clear(els.planState);
+  if (view.state === 'running') els.planState.appendChild(icon('spinner', 'spin'));
 }
 
 const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
@@ -918,22 +1102,24 @@ const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running $
 function renderComposer() {
   const cur = state.cur;
   // Without a session, a prompt starts one with the default agent (quickStart).
-  const usable = cur ? cur.usable : !!state.defaultAgent && !state.starting;
+  const usable = cur ? cur.usable : !!state.defaultAgent || !!creating;
   const running = !!cur && cur.turn.running;
   // A viewer may watch, not act: the composer is off and says why (the typed text stays in it).
   const readOnly = !!cur && cur.readOnly && usable;
   els.notice.textContent = readOnly ? VIEWER_NOTICE : '';
   els.notice.hidden = !readOnly;
   els.input.disabled = !usable || readOnly;
-  els.send.disabled = !usable || running || readOnly;
+  els.send.disabled = !usable || readOnly; // while a turn runs, Send queues the prompt
   tray.setCaps(usable && !readOnly ? promptCaps() : { image: false, file: false });
   els.attach.disabled = !usable || readOnly;
   els.cancel.hidden = !running || !usable || readOnly;
   els.cancel.disabled = !!cur && cur.turn.cancelRequested;
   els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
-  if (!cur && state.starting) els.input.placeholder = `Starting ${state.starting.agent}…`;
+  const startingAgent = !cur && (state.starting || creating) ? (state.starting || creating).agent : null;
+  if (startingAgent) els.input.placeholder = `Starting ${startingAgent}…  (Enter queues the prompt for it)`;
   else if (!cur) els.input.placeholder = state.defaultAgent ? `Ask ${state.defaultAgent}…  (Enter starts a session and sends)` : 'Create or pick a session to start';
   else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
+  else if (running) els.input.placeholder = 'Queue a prompt for when the turn ends…  (Enter to queue)';
   else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
   els.composer.dataset.running = String(running);
   // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
@@ -946,6 +1132,102 @@ function renderComposer() {
     els.turnElapsed.hidden = true;
   }
   updateHint();
+  renderQueue(startingAgent);
+  queueMicrotask(drainQueue);
+}
+
+// --- queued prompts ------------------------------------------------------------------------------------------------
+
+/** The queue's target on screen: the open session, or the session the empty state is starting. */
+function queueTarget() {
+  return state.cur ? state.cur.id : NEW_SESSION;
+}
+
+/** What canSendQueued needs to know of a session. */
+function sendability(cur) {
+  return {
+    loaded: !!cur.session && cur.replayed, status: cur.status, running: cur.turn.running, sending: cur.sending,
+    readOnly: cur.readOnly, held: cur.held,
+  };
+}
+
+/** Why the queued prompts wait, said above them. */
+function queueWaitText(items, startingAgent) {
+  const failed = items.find((x) => x.error);
+  if (failed) return `Not sent: ${failed.error} Retry, edit or remove it.`;
+  const cur = state.cur;
+  if (!cur) return startingAgent ? `Sends when ${startingAgent} is ready.` : 'Sends when the session is ready.';
+  if (cur.readOnly) return 'This session is shared with you as viewer: these prompts cannot be sent.';
+  if (!cur.usable) return `This session is ${cur.status}: edit these prompts into another one.`;
+  if (cur.turn.running) return 'Sends when the turn ends.';
+  return 'Sends when the session is ready.';
+}
+
+function renderQueue(startingAgent) {
+  const items = state.queue.of(queueTarget());
+  clear(els.queue);
+  els.queue.hidden = !items.length;
+  if (!items.length) return;
+  els.queue.appendChild(h('li.queue-wait', { role: 'status' }, icon('clock'), h('span', queueWaitText(items, startingAgent))));
+  for (const it of items) {
+    const extra = it.attachments.length ? ` + ${it.attachments.length} attachment${it.attachments.length > 1 ? 's' : ''}` : '';
+    els.queue.appendChild(h('li.queue-item', { dataset: { queueKey: String(it.key), failed: String(!!it.error) } },
+      h('span.queue-badge', it.error ? 'Not sent' : 'Queued'),
+      h('span.queue-text', { title: it.text }, it.text),
+      extra ? h('span.queue-extra', extra) : null,
+      it.error ? h('button.btn.btn-small.queue-retry', { type: 'button', on: { click: () => retryQueued(it) } }, 'Retry') : null,
+      h('button.icon-btn.queue-edit', { type: 'button', 'aria-label': 'Edit this queued prompt', title: 'Edit: back into the composer', on: { click: () => editQueued(it.key) } }, icon('edit')),
+      h('button.icon-btn.queue-remove', { type: 'button', 'aria-label': 'Remove this queued prompt', title: 'Remove: it is not sent', on: { click: () => removeQueued(it.key) } }, icon('close'))));
+  }
+}
+
+/** Queues what the composer holds (its text and attachments) for target and empties the composer. */
+function queueComposer(target, text) {
+  const attached = tray.items.slice();
+  tray.discard(attached);
+  state.queue.add(target, text, attached);
+  els.input.value = '';
+  updateHint();
+}
+
+/** Puts every prompt queued for target back into the composer (a session that could not start). */
+function restoreQueued(target) {
+  const items = [];
+  for (let it = state.queue.take(target); it; it = state.queue.take(target)) items.push(it);
+  if (!items.length) return;
+  els.input.value = [...items.map((x) => x.text), els.input.value].filter((t) => t.trim()).join('\n\n');
+  tray.restore(items.flatMap((x) => x.attachments));
+  updateHint();
+}
+
+function editQueued(key) {
+  const it = state.queue.remove(key);
+  if (!it) return;
+  els.input.value = [it.text, els.input.value].filter((t) => t.trim()).join('\n');
+  tray.restore(it.attachments);
+  renderComposer();
+  els.input.focus();
+}
+
+function removeQueued(key) {
+  state.queue.remove(key);
+  renderComposer();
+  els.input.focus();
+}
+
+function retryQueued(it) {
+  it.error = '';
+  renderComposer();
+}
+
+/** Sends the open session's oldest queued prompt when the session can take it. */
+function drainQueue() {
+  const cur = state.cur;
+  if (!cur || cur.disposed || state.signedOut || !canSendQueued(sendability(cur))) return;
+  const first = state.queue.of(cur.id)[0];
+  if (!first || first.error) return;
+  state.queue.take(cur.id);
+  submitPrompt(cur, first.text, first.attachments, first);
 }
 
 /** What the agent of the current session (or the default agent, for the empty state) accepts beyond text. */
@@ -965,7 +1247,7 @@ function updateHint() {
     const m = cur.commands.filter((c) => c && typeof c.name === 'string' && c.name.startsWith(word)).slice(0, 3);
     text = m.map((c) => `/${c.name}${c.description ? ' — ' + c.description : ''}`).join('   ');
   } else if (cur && cur.turn.running) {
-    text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it.';
+    text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it; Enter queues a prompt.';
   }
   els.hint.textContent = text;
 }
@@ -1071,42 +1353,73 @@ function refreshPermDialog(focus = false) {
 
 // --- composer ------------------------------------------------------------------------------------------------------
 
-let sending = false; // a POST …/prompt is in flight: the attachments are still in the tray until it answers
-
+/**
+ * Enter or Send: the prompt goes now when the session can take it; otherwise (the session is starting, a turn runs,
+ * a prompt is in flight, or others wait before it) it is queued and sent in its turn. Nothing typed is dropped.
+ */
 async function sendPrompt() {
   const cur = state.cur;
   const text = els.input.value;
-  if (sending || (!text.trim() && !tray.items.length)) return;
+  if (!text.trim() && !tray.items.length) return;
   if (!cur) {
-    await quickStart(text);
+    if (!state.defaultAgent && !creating) return;
+    queueComposer(NEW_SESSION, text);
+    if (!creating) quickStart();
+    renderComposer();
     return;
   }
   if (!cur.usable || cur.readOnly) return;
-  if (cur.turn.running) {
-    toast('A turn is running: wait for it or stop it first.', 'warn');
+  if (state.queue.of(cur.id).length || !canSendQueued(sendability(cur))) {
+    queueComposer(cur.id, text);
+    renderComposer();
     return;
   }
-  await submitPrompt(cur, text);
-}
-
-async function submitPrompt(cur, text) {
   const attached = tray.items.slice();
-  els.send.disabled = true;
   els.input.value = '';
   updateHint();
-  sending = true;
+  await submitPrompt(cur, text, attached, null);
+}
+
+/**
+ * POST …/prompt. item is the queued prompt being sent (null for one straight from the composer, whose attachments
+ * stay in the tray until the gateway took them). A prompt refused as too early (a turn started elsewhere, the
+ * session is not ready) is queued to go later; other refusals keep the text where the person can act on it.
+ */
+async function submitPrompt(cur, text, attached, item) {
+  cur.sending = true;
+  if (state.cur === cur) renderComposer();
+  let err = null;
+  let res;
   try {
-    // With attachments the prompt goes as ACP content blocks; they leave the tray once the gateway took it.
-    const res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
-    sending = false;
-    if (attached.length && state.cur === cur) tray.discard(attached);
-    if (state.cur === cur && !cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
+    // With attachments the prompt goes as ACP content blocks.
+    res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
+  } catch (e) {
+    err = e;
+  }
+  cur.sending = false;
+  if (!err) {
+    if (!item && attached.length) tray.discard(attached);
+    if (!cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }
-  } catch (err) {
-    sending = false;
+  } else if (err instanceof ApiError && (refusedAsTooEarly(err.code) || err.status === 401)) {
+    // Too early, or signed out meanwhile: it waits in the queue for the next chance (or the next sign-in).
+    cur.held = true;
+    if (!item) tray.discard(attached);
+    const again = item || state.queue.remove(state.queue.add(cur.id, text, attached).key);
+    state.queue.putBack(again);
+  } else if (item) {
+    state.queue.putBack(item);
+    if (isForbidden(err)) cur.setReadOnly();
+    else {
+      item.error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
+      toast(promptErrorText(err), 'error', 12000);
+    }
+  } else {
+    // The text goes back into the composer; if the person typed meanwhile (or left), it waits in the queue.
     if (state.cur === cur && !els.input.value) els.input.value = text;
+    else state.queue.add(cur.id, text, []).error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
     if (isForbidden(err)) {
       cur.setReadOnly();
     } else {
@@ -1171,6 +1484,9 @@ function wire() {
   els.newCancel.addEventListener('click', () => els.newDialog.close());
   els.closeSession.addEventListener('click', confirmClose);
   els.shareSession.addEventListener('click', () => shares.open());
+  els.signinForm.addEventListener('submit', submitSignIn);
+  els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });
+  els.signOut.addEventListener('click', signOut);
 
   els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
   els.input.addEventListener('keydown', (ev) => {
@@ -1241,14 +1557,28 @@ function wire() {
     }
   });
 
-  window.addEventListener('hashchange', route);
+  window.addEventListener('hashchange', () => { if (state.started && !state.signedOut) route(); });
+  // Queued prompts live in the page: leaving it (reload, close) asks first rather than drop them.
+  window.addEventListener('beforeunload', (ev) => {
+    if (!state.queue.items.length) return;
+    ev.preventDefault();
+    ev.returnValue = '';
+  });
   window.matchMedia('(max-width: 860px)').addEventListener('change', () => setSidebar(false));
-  setInterval(() => { if (!document.hidden) refreshSessions(); }, 5000);
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshSessions(); });
+  const poll = () => { if (!document.hidden && state.started && !state.signedOut) refreshSessions(); };
+  setInterval(poll, 5000);
+  document.addEventListener('visibilitychange', poll);
 }
 
-wire();
-loadMe();
-loadAgents();
-refreshSessions();
-route();
+/** Who is calling decides what loads: without an accepted credential, only the sign-in view. */
+async function boot() {
+  wire();
+  setUnauthorizedHandler(onUnauthorized);
+  if (!(await loadMe())) return; // the sign-in view is up; signedIn() loads the rest
+  state.started = true;
+  loadAgents();
+  refreshSessions();
+  route();
+}
+
+boot();

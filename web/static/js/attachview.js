@@ -103,6 +103,13 @@ export class AttachmentTray {
     this.render();
   }
 
+  /** Puts back attachments a queued prompt held (it went back into the composer), in front of the others. */
+  restore(items) {
+    if (!items.length) return;
+    this.items = [...items, ...this.items.filter((x) => !items.includes(x))];
+    this.render();
+  }
+
   clear() {
     this.items = [];
     this.showError('');

@@ -32,11 +32,13 @@ const VIA = { rest: 'via the API', client: 'in a client', acp: 'over ACP', polic
 
 /**
  * What a resolved permission card says, from `_gateway/permission_resolved` params {outcome, by, actor} and the
- * request's options. mine: this page sent the answer. Returns {text, allowed, who, name, choice}: text "Allowed by
- * ann · Allow once", who "by ann" (or "via the API", "by the session policy", … ; '' for an unattended resolution),
- * name the actor's ('' when none is named), choice the option's name ('' when none was selected).
+ * request's options — the frame's data only, so the card reads the same live, after a reload and in every tab.
+ * meId: the principal this page is signed in as (GET /v1/me), to add "(you)" to the actor it names. Returns
+ * {text, allowed, who, name, choice}: text "Allowed by ann · Allow once", who "by ann" (or "via the API", "by the
+ * session policy", … ; '' for an unattended resolution), name the actor's ('' when none is named), choice the
+ * option's name ('' when none was selected).
  */
-export function permissionVerdict(params, options = [], mine = false) {
+export function permissionVerdict(params, options = [], meId = '') {
   const p = params && typeof params === 'object' ? params : {};
   const outcome = p.outcome;
   let optionId = typeof p.optionId === 'string' ? p.optionId : null;
@@ -55,11 +57,11 @@ export function permissionVerdict(params, options = [], mine = false) {
   const choice = opt ? String(opt.name || opt.optionId) : selected && optionId ? optionId : '';
   const by = typeof p.by === 'string' ? p.by : '';
   const name = actorName(p.actor);
+  const mine = !!name && !!meId && p.actor.principal === meId;
   if (UNATTENDED[by] && !name) return { text: UNATTENDED[by], allowed, who: '', name, choice };
   let who;
   if (by === 'policy') who = name ? `by ${name}’s policy` : VIA.policy;
   else if (name) who = mine ? `by ${name} (you)` : `by ${name}`;
-  else if (mine) who = 'by you';
   else if (VIA[by]) who = VIA[by];
   else who = by ? `by ${by}` : '';
   const verdict = allowed ? 'Allowed' : selected ? 'Rejected' : 'Cancelled';
