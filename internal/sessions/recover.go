@@ -44,30 +44,12 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for i, e := range entries {
-		switch {
-		case e.Owner != "" && e.Owner != r.cfg.NodeID:
-			continue
-		case e.Status == store.StatusClosed:
-			if err := st.Remove(ctx, e.ID); err != nil {
-				r.cfg.Logger.Warn("remove a closed session from the store", "session", e.ID, "err", err)
-			}
+		if e.Owner != "" && e.Owner != r.cfg.NodeID {
 			continue
 		}
-		rev := revs[i]
-		if uncleanEntry(e) {
-			if e, rev, err = r.closeUnclean(ctx, e, rev); err != nil {
-				r.cfg.Logger.Warn("stored session not restored: its unclean stop could not be closed", "session", e.ID, "err", err)
-				continue
-			}
-		}
-		if r.cfg.Cluster != nil && e.Status == store.StatusFailed && e.Reason == ReasonNodeLost {
-			// Node return (docs/cluster.md §5): the survivors failed it while this node was gone; here, where
-			// its cwd and its agent's state are, it can be re-attached.
-			if ne, nrev, err := r.closeStored(ctx, e, rev, nodeReturnClose); err != nil {
-				r.cfg.Logger.Warn("session lost with this node stays failed: it could not be claimed back", "session", e.ID, "err", err)
-			} else {
-				e, rev = ne, nrev
-			}
+		e, rev, ok := r.settleOwn(ctx, e, revs[i])
+		if !ok {
+			continue
 		}
 		s, err := r.coldSession(e, rev)
 		if err != nil {
