@@ -31,8 +31,9 @@ type hydration struct {
 
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
 // ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
-// failed with reason node_lost while this node was gone come back detached ("node returned"). Call it before
-// serving. It reports how many sessions it restored.
+// failed with reason node_lost while this node was gone come back detached ("node returned"), and so do those
+// they were still taking over when this node came back (settleOwn). Call it before serving. It reports how
+// many sessions it restored.
 func (r *Registry) Recover(ctx context.Context) (int, error) {
 	st := r.cfg.Store
 	if st == nil {
