@@ -116,7 +116,9 @@ func fastRestartRound(t *testing.T, name string, gws []*gateway, nodes []*cluste
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("%s: every session detached on every node:%s", name, last)
+	logs := a2.logs.String()
+	t.Logf("%s: every session detached on every node (a waited for %d takeovers in progress):%s", name,
+		strings.Count(logs, "waiting for another node's takeover"), last)
 
 	// Detached means re-attachable: a prompt through b runs a turn on the restarted a.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
