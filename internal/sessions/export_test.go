@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Internal helpers the package's external tests (sessions_test, which may import internal/store/jsstore)
@@ -23,3 +24,10 @@ func (r *Registry) PauseIdleFollowersAt(cutoff time.Time) int { return r.pauseId
 
 // ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
 func (s *Session) ClientMCP() []agents.MCPServer { return s.clientMCP }
+
+// TakeOver is this node's takeover of a lost node's session, as its node watch runs it: the claim, the
+// closing frames and the release.
+func (r *Registry) TakeOver(ctx context.Context, e store.DirEntry, rev uint64) (store.DirEntry, error) {
+	done, _, err := r.closeStored(ctx, e, rev, nodeLostClose)
+	return done, err
+}

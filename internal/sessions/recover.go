@@ -31,8 +31,9 @@ type hydration struct {
 
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
 // ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
-// failed with reason node_lost while this node was gone come back detached ("node returned"). Call it before
-// serving. It reports how many sessions it restored.
+// failed with reason node_lost while this node was gone come back detached ("node returned"), and so do those
+// they were still taking over when this node came back (settleOwn). Call it before serving. It reports how
+// many sessions it restored.
 func (r *Registry) Recover(ctx context.Context) (int, error) {
 	st := r.cfg.Store
 	if st == nil {
@@ -44,30 +45,12 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for i, e := range entries {
-		switch {
-		case e.Owner != "" && e.Owner != r.cfg.NodeID:
-			continue
-		case e.Status == store.StatusClosed:
-			if err := st.Remove(ctx, e.ID); err != nil {
-				r.cfg.Logger.Warn("remove a closed session from the store", "session", e.ID, "err", err)
-			}
+		if e.Owner != "" && e.Owner != r.cfg.NodeID {
 			continue
 		}
-		rev := revs[i]
-		if uncleanEntry(e) {
-			if e, rev, err = r.closeUnclean(ctx, e, rev); err != nil {
-				r.cfg.Logger.Warn("stored session not restored: its unclean stop could not be closed", "session", e.ID, "err", err)
-				continue
-			}
-		}
-		if r.cfg.Cluster != nil && e.Status == store.StatusFailed && e.Reason == ReasonNodeLost {
-			// Node return (docs/cluster.md §5): the survivors failed it while this node was gone; here, where
-			// its cwd and its agent's state are, it can be re-attached.
-			if ne, nrev, err := r.closeStored(ctx, e, rev, nodeReturnClose); err != nil {
-				r.cfg.Logger.Warn("session lost with this node stays failed: it could not be claimed back", "session", e.ID, "err", err)
-			} else {
-				e, rev = ne, nrev
-			}
+		e, rev, ok := r.settleOwn(ctx, e, revs[i])
+		if !ok {
+			continue
 		}
 		s, err := r.coldSession(e, rev)
 		if err != nil {
