@@ -197,3 +197,18 @@ func TestTurnRunningNamesTheTurn(t *testing.T) {
 		t.Fatalf("a second prompt while the turn runs: %+v, want 409 turn_running naming %s", busy, first.TurnID)
 	}
 }
+
+// A page of an allowed origin may send the key and read whether its prompt was replayed.
+func TestPromptIdempotencyKeyCORS(t *testing.T) {
+	g := startGateway(t, "--allowed-origins", "app.example")
+	s := g.createSession(map[string]any{})
+	pre := g.rawResponse("OPTIONS", "/v1/sessions/"+s.ID+"/prompt", map[string]string{"Origin": "http://app.example",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "idempotency-key, content-type"})
+	if allow := pre.Header.Get("Access-Control-Allow-Headers"); pre.StatusCode != http.StatusNoContent || !strings.Contains(allow, "Idempotency-Key") {
+		t.Fatalf("preflight: %d, Allow-Headers %q", pre.StatusCode, allow)
+	}
+	resp := g.rawResponse("GET", "/v1/sessions/"+s.ID, map[string]string{"Origin": "http://app.example"})
+	if expose := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(expose, "Idempotent-Replayed") {
+		t.Fatalf("Expose-Headers %q", expose)
+	}
+}
