@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
 
 // A prompt sent with an Idempotency-Key runs once however often it is sent, on any node, before and after a
@@ -210,5 +213,61 @@ func TestPromptIdempotencyKeyCORS(t *testing.T) {
 	resp := g.rawResponse("GET", "/v1/sessions/"+s.ID, map[string]string{"Origin": "http://app.example"})
 	if expose := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(expose, "Idempotent-Replayed") {
 		t.Fatalf("Expose-Headers %q", expose)
+	}
+}
+
+// With 2 of 3 nats-servers down, a prompt through a non-owner runs on the owner but its answer cannot say so
+// (503): sent again with its key, through that node or the owner, during the outage or after, it runs once.
+func TestPromptIdempotencyKeyQuorumLoss(t *testing.T) {
+	f := natstest.NewForming(t, 3)
+	for i := range 3 {
+		f.Start(i)
+	}
+	for _, u := range f.URLs {
+		natstest.Poll(t, "nats-server "+u+" with JetStream ready", 50*time.Millisecond, func() bool { return natstest.JetStreamReady(u) })
+	}
+	a, _, _ := startChildGateway(t, "--nats-url", f.URLs[0], "--node-id", "a", "--nats-replicas", "3")
+	b, _, _ := startChildGateway(t, "--nats-url", f.URLs[0], "--node-id", "b", "--nats-replicas", "3")
+	waitNodeCount(t, a, 2)
+	waitNodeCount(t, b, 2)
+	s := a.createSession(map[string]any{})
+	if code := b.do("GET", "/v1/sessions/"+s.ID, nil, nil); code != http.StatusOK {
+		t.Fatalf("the session on b: %d", code)
+	}
+
+	f.Stop(1)
+	f.Stop(2)
+	waitUntil(t, "b's /readyz 503 after the quorum was lost", 30*time.Second, func() bool {
+		return b.do("GET", "/readyz", nil, nil) == http.StatusServiceUnavailable
+	})
+	// "quick" is a turn that ends at once: a retry that started a turn would start a second one.
+	const body = `{"prompt":[{"type":"text","text":"quick"}]}`
+	first := b.promptKeyed(s.ID, "", "key-1", body)
+	t.Logf("the prompt through b during the outage: %+v", first)
+	for range 2 {
+		if r := b.promptKeyed(s.ID, "", "key-1", body); r.code != http.StatusServiceUnavailable && (r.code != http.StatusAccepted || r.replayed != "true") {
+			t.Fatalf("the prompt again through b during the outage: %+v, want 503 or a replay", r)
+		}
+	}
+	onOwner := a.promptKeyed(s.ID, "", "key-1", body)
+	if onOwner.code != http.StatusAccepted || onOwner.replayed != "true" {
+		t.Fatalf("the prompt again through the owner during the outage: %+v, want 202 replayed", onOwner)
+	}
+
+	f.Start(1)
+	f.Start(2)
+	waitUntil(t, "b's /readyz 200 after the quorum came back", 2*time.Minute, func() bool {
+		return b.do("GET", "/readyz", nil, nil) == http.StatusOK
+	})
+	var after keyedReply
+	waitUntil(t, "the prompt again through b to name its turn", time.Minute, func() bool {
+		after = b.promptKeyed(s.ID, "", "key-1", body)
+		return after.code != http.StatusServiceUnavailable
+	})
+	if after.code != http.StatusAccepted || after.replayed != "true" || after.TurnID != onOwner.TurnID {
+		t.Fatalf("the prompt again through b after the outage: %+v, want 202 turn %s replayed", after, onOwner.TurnID)
+	}
+	if n := a.turnsStarted(t, s.ID); n != 1 {
+		t.Fatalf("%d turns started, want 1", n)
 	}
 }
