@@ -130,11 +130,13 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 		return nil, false, err
 	}
 	key := newPromptKey(who, opts.IdempotencyKey, blocks)
-	s.mu.Lock()
-	t, err = s.keyedTurnLocked(key) // a follower's copy knows the keys its owner logged
-	s.mu.Unlock()
-	if t != nil || err != nil {
-		return t, t != nil, err
+	if key.Key != "" {
+		s.mu.Lock()
+		t, err = s.keyedTurnLocked(key) // a follower's copy knows the keys its owner logged
+		s.mu.Unlock()
+		if t != nil || err != nil {
+			return t, t != nil, err
+		}
 	}
 	if s.remote != nil {
 		return s.promptRemote(ctx, who, blocks, opts)
