@@ -62,7 +62,7 @@ func (s *Server) guardOrigin(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "Location, Retry-After, X-Request-Id, Acp-Connection-Id")
+			h.Set("Access-Control-Expose-Headers", "Location, Retry-After, X-Request-Id, Acp-Connection-Id, Idempotent-Replayed")
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			if !allowed {
@@ -71,7 +71,7 @@ func (s *Server) guardOrigin(next http.Handler) http.Handler {
 			}
 			h := w.Header()
 			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID, X-Request-Id, Acp-Connection-Id, Acp-Session-Id")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID, X-Request-Id, Acp-Connection-Id, Acp-Session-Id, Idempotency-Key")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

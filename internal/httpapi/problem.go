@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -26,6 +27,9 @@ type Problem struct {
 	TurnID      string `json:"turnId,omitempty"`
 	StopReason  string `json:"stopReason,omitempty"`
 	TurnOutcome string `json:"turnOutcome,omitempty"`
+	// StartedBy, with TurnID, names the running turn of a turn_running and who started it: the client joins it
+	// (GET /turn?wait=true) and prompts again once it ended.
+	StartedBy *principal.Ref `json:"startedBy,omitempty"`
 }
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
@@ -73,7 +77,9 @@ func toProblem(err error) *Problem {
 	case errors.Is(err, sessions.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, sessions.ErrTurnRunning):
-		return problem(http.StatusConflict, "turn_running", "a turn is already running in this session; cancel it or wait")
+		return turnRunningProblem(err)
+	case errors.Is(err, sessions.ErrIdempotencyKeyReused):
+		return problem(http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key already started a turn for another prompt in this session; use a new key for a new prompt")
 	case errors.Is(err, sessions.ErrNoTurnYet):
 		return problem(http.StatusConflict, "no_turn", "no turn has run in this session yet")
 	case errors.Is(err, sessions.ErrNoTurn):
@@ -116,6 +122,18 @@ func toProblem(err error) *Problem {
 		return agentProblem(ae)
 	}
 	return problem(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// turnRunningProblem is a 409 turn_running naming the running turn when the session knows it (not while a
+// prompt re-attaches the session).
+func turnRunningProblem(err error) *Problem {
+	var tre *sessions.TurnRunningError
+	if !errors.As(err, &tre) || tre.TurnID == "" {
+		return problem(http.StatusConflict, "turn_running", "a turn is already running in this session; cancel it or wait")
+	}
+	p := problem(http.StatusConflict, "turn_running", "turn "+tre.TurnID+" is running in this session; wait for it (GET /v1/sessions/{id}/turn?wait=true), then prompt again, or cancel it")
+	p.TurnID, p.StartedBy = tre.TurnID, tre.StartedBy
+	return p
 }
 
 // agentProblem maps an agent's failure. Only a request that carried the client's own params (set_mode,

@@ -133,13 +133,20 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	// A detached session's agent is started again first; a client that goes away meanwhile starts no turn.
-	turn, err := sess.PromptContext(r.Context(), principal.From(r.Context()), blocks, "")
+	turn, replayed, err := sess.PromptWith(r.Context(), principal.From(r.Context()), blocks, sessions.PromptOptions{IdempotencyKey: key})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil // nobody is left to answer
 		}
 		return s.hideStartFailure(r, sess.Agent, err)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	if !wait.wait {
 		writeJSON(w, http.StatusAccepted, map[string]string{"turnId": turn.ID})

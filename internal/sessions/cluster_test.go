@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -44,6 +45,17 @@ func TestReplyErrorRoundTrip(t *testing.T) {
 	}
 	if back := replyTrip(t, nil); back != nil {
 		t.Fatalf("no error came back as %v", back)
+	}
+}
+
+// TestReplyTurnRunningRoundTrip: a turn_running from the owner names its turn and who started it on the node
+// that routed the prompt too.
+func TestReplyTurnRunningRoundTrip(t *testing.T) {
+	err := &TurnRunningError{TurnID: "t1", StartedBy: &principal.Ref{Principal: "ann", Name: "Ann"}}
+	back := replyTrip(t, err)
+	var tre *TurnRunningError
+	if !errors.As(back, &tre) || !errors.Is(back, ErrTurnRunning) || tre.TurnID != "t1" || tre.StartedBy == nil || *tre.StartedBy != *err.StartedBy || back.Error() != err.Error() {
+		t.Fatalf("%v came back as %#v", err, back)
 	}
 }
 

@@ -45,11 +45,11 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
-		t, err := s.PromptContext(ctx, who, a.Blocks, a.TurnID)
+		t, replayed, err := s.PromptWith(ctx, who, a.Blocks, PromptOptions{TurnID: a.TurnID, IdempotencyKey: a.IdempotencyKey})
 		if err != nil {
 			return nil, err
 		}
-		return turnResult{TurnID: t.ID}, nil
+		return turnResult{TurnID: t.ID, Replayed: replayed}, nil
 	case opCancel:
 		id, err := s.CancelAs(ctx, who)
 		return turnResult{TurnID: id}, err

@@ -39,6 +39,7 @@ var sentinelCodes = []SentinelCode{
 	{"mcp_fixed", ErrMCPFixed},
 	{store.CodeBadRequest, ErrBadRequest}, // the code the command layer replies with itself
 	{"turn_running", ErrTurnRunning},
+	{"idempotency_key_reused", ErrIdempotencyKeyReused},
 	{"no_turn_yet", ErrNoTurnYet},
 	{"no_turn", ErrNoTurn},
 	{"session_detached", ErrDetached}, // an ErrNotReady: listed first, so it keeps its own REST detail

@@ -124,7 +124,7 @@ func (s *Session) reattachingNow() bool {
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
 // first, it is detached again, its agent stopped and its log untouched.
-func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) (*Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
@@ -171,7 +171,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	go s.watchAgent(lr.conn)
 	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
-	return s.beginTurnLocked(ctx, who, blocks, turnID), nil // unlocks mu
+	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
 // loaded is an agent that took its session back, not yet the session's.

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -28,6 +29,10 @@ func NewReplyError(err error) *store.ReplyError {
 		return nil
 	}
 	re := &store.ReplyError{Code: ErrorCode(err), Message: err.Error()}
+	var tre *TurnRunningError
+	if errors.As(err, &tre) && tre.TurnID != "" {
+		re.Turn = &store.TurnRef{ID: tre.TurnID, StartedBy: tre.StartedBy}
+	}
 	if re.Code != CodeAgentError {
 		return re
 	}
@@ -56,6 +61,9 @@ func ReplyErr(e *store.ReplyError) error {
 			w.RPC = &rpcWire{Code: e.Agent.Code, Message: e.Agent.Message, Data: e.Agent.Data, DataText: e.Agent.DataText}
 		}
 		return w.agentError()
+	}
+	if e.Turn != nil && e.Code == ErrorCode(ErrTurnRunning) {
+		return &TurnRunningError{TurnID: e.Turn.ID, StartedBy: e.Turn.StartedBy}
 	}
 	return ErrorFromCode(e.Code, e.Message)
 }

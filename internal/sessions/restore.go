@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -117,14 +118,19 @@ func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) err
 		s.rememberResolvedLocked(p.PermissionID)
 	case "_gateway/turn_started":
 		var p struct {
-			TurnID    string    `json:"turnId"`
-			StartedAt time.Time `json:"startedAt"`
+			TurnID         string         `json:"turnId"`
+			StartedAt      time.Time      `json:"startedAt"`
+			Actor          *principal.Ref `json:"actor"`
+			IdempotencyKey *promptKey     `json:"idempotencyKey"`
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err
 		}
-		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, startedBy: p.Actor, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 		s.turn, s.latest, s.status = t, t, store.StatusRunning
+		if p.IdempotencyKey != nil {
+			s.keys.add(*p.IdempotencyKey, t.ID)
+		}
 	case "_gateway/turn_ended":
 		return s.restoreTurnEndLocked(info.Params)
 	case "_gateway/session_status":
@@ -182,6 +188,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	}
 	lt.Outcome = translate.OutcomeOf(lt.StopReason)
 	s.lastTurn = lt
+	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
 	if t := s.turn; t != nil && t.ID == p.TurnID {
 		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
 		t.text.release()

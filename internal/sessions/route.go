@@ -36,8 +36,9 @@ const (
 )
 
 type promptArgs struct {
-	Blocks []json.RawMessage `json:"blocks"`
-	TurnID string            `json:"turnId"`
+	Blocks         []json.RawMessage `json:"blocks"`
+	TurnID         string            `json:"turnId"`
+	IdempotencyKey string            `json:"idempotencyKey,omitempty"`
 }
 
 type answerArgs struct {
@@ -78,6 +79,8 @@ type createArgs struct {
 
 type turnResult struct {
 	TurnID string `json:"turnId"`
+	// Replayed says a keyed prompt named the turn its key had started (a prompt only).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 type createResult struct {
@@ -127,34 +130,47 @@ func (s *Session) ended() error {
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
 func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*time.Second }
 
-func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
-	if err := s.allow(who, AccessAct); err != nil {
-		return nil, err
-	}
+// promptRemote has the owner start the turn (or name the one its key started) and waits until this copy
+// holds it. The caller checked who may prompt.
+func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (*Turn, bool, error) {
 	if err := s.ended(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	turnID := opts.TurnID
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	if err := s.route(ctx, opPrompt, who, promptArgs{Blocks: blocks, TurnID: turnID}, s.reg.startBound(), nil); err != nil {
-		return nil, err
+	var res turnResult
+	args := promptArgs{Blocks: blocks, TurnID: turnID, IdempotencyKey: opts.IdempotencyKey}
+	if err := s.route(ctx, opPrompt, who, args, s.reg.startBound(), &res); err != nil {
+		return nil, false, err
+	}
+	if res.TurnID != "" {
+		turnID = res.TurnID // a replay: the turn the key started
 	}
 	// The owner started the turn. Its frames may still be on their way (a feed behind under load): 503 "retry"
 	// would invite a second prompt, so wait for them as long as a start may take.
-	if t := s.awaitTurn(ctx, turnID, s.reg.startBound()); t != nil {
-		return t, nil
+	if t := s.awaitTurn(ctx, turnID, s.reg.startBound(), newPromptKey(who, opts.IdempotencyKey, blocks)); t != nil {
+		return t, res.Replayed, nil
 	}
 	if !s.reg.storeHealthy() {
-		return nil, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", ErrStoreUnavailable, turnID)
+		return nil, false, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", ErrStoreUnavailable, turnID)
 	}
-	return nil, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
+	return nil, false, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
 }
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
-func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration) *Turn {
+// A replayed turn older than the latest is found by its key (none: key.Key "").
+func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptKey) *Turn {
 	var t *Turn
-	s.awaitCopy(ctx, bound, func() bool { t = s.turnByIDLocked(id); return t != nil })
+	s.awaitCopy(ctx, bound, func() bool {
+		if t = s.turnByIDLocked(id); t == nil {
+			if kt, _ := s.keyedTurnLocked(key); kt != nil && kt.ID == id {
+				t = kt
+			}
+		}
+		return t != nil
+	})
 	return t
 }
 

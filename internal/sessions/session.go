@@ -72,6 +72,7 @@ type Session struct {
 	tctx          *translate.Context     // Guarded by mu.
 	turn          *Turn                  // Guarded by mu; the running turn or nil.
 	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
+	keys          promptKeys             // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
 	lastTurn      *LastTurnView          // Guarded by mu; how the last turn ended, nil before the first.
 	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
 	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.

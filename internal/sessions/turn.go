@@ -32,6 +32,7 @@ type Turn struct {
 	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
 	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
+	startedBy       *principal.Ref  // Static after construction; who prompted, nil for the gateway's own code.
 	span            *telemetry.Turn // Static after construction; nil when tracing is off.
 	result          TurnResult      // Written once before done is closed.
 }
@@ -103,21 +104,61 @@ func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*
 // "" is the new turn's id, so a face can know the turn's frames as its own before they are logged without
 // holding a lock across the re-attach.
 func (s *Session) PromptContext(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+	t, _, err := s.PromptWith(ctx, who, blocks, PromptOptions{TurnID: turnID})
+	return t, err
+}
+
+// PromptOptions is how a face starts a turn beyond its prompt.
+type PromptOptions struct {
+	// TurnID is the new turn's id ("" = a new uuid).
+	TurnID string
+	// IdempotencyKey ("" = none) makes the prompt safe to send again: while the session remembers the key
+	// (promptkey.go), the same prompt with it is the turn it started, and replayed says so.
+	IdempotencyKey string
+}
+
+// PromptWith is PromptContext with opts; replayed reports a keyed prompt that had already started its turn.
+func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *Turn, replayed bool, err error) {
 	if err := s.reg.checkPromptSize(blocks); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if s.remote != nil {
-		return s.promptRemote(ctx, who, blocks, turnID)
+	if opts.IdempotencyKey != "" {
+		if err := CheckIdempotencyKey(opts.IdempotencyKey); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := s.allow(who, AccessAct); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	key := newPromptKey(who, opts.IdempotencyKey, blocks)
+	if key.Key != "" {
+		s.mu.Lock()
+		t, err = s.keyedTurnLocked(key) // a follower's copy knows the keys its owner logged
+		s.mu.Unlock()
+		if t != nil || err != nil {
+			return t, t != nil, err
+		}
+	}
+	if s.remote != nil {
+		return s.promptRemote(ctx, who, blocks, opts)
 	}
 	s.mu.Lock()
+	// Looked up again where the turn starts: the same key may have started it meanwhile.
+	if t, err = s.keyedTurnLocked(key); t != nil || err != nil {
+		s.mu.Unlock()
+		return t, t != nil, err
+	}
+	t, err = s.promptLocked(ctx, who, blocks, opts.TurnID, key)
+	return t, false, err
+}
+
+// promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
+func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) (*Turn, error) {
 	switch s.status {
 	case store.StatusStarting:
 		s.mu.Unlock()
 		if s.reattachingNow() {
-			return nil, ErrTurnRunning // the prompt that re-attaches the session is this session's turn
+			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
 		}
 		return nil, ErrNotReady
 	case store.StatusClosed:
@@ -128,30 +169,41 @@ func (s *Session) PromptContext(ctx context.Context, who principal.Principal, bl
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusRunning:
+		err := turnRunningLocked(s.turn)
 		s.mu.Unlock()
-		return nil, ErrTurnRunning
+		return nil, err
 	case store.StatusDetached:
-		return s.reattachAndPrompt(ctx, who, blocks, turnID) // unlocks mu
+		return s.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
 	}
 	if s.stopping {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	return s.beginTurnLocked(ctx, who, blocks, turnID), nil // unlocks mu
+	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
-func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) *Turn {
+func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) *Turn {
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
 	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	if !who.IsZero() {
+		ref := who.Ref()
+		t.startedBy = &ref
+	}
 	t.span = s.reg.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
 	s.turn, s.latest, s.status = t, t, store.StatusRunning
 	s.tctx.BeginTurn(t.ID)
-	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go).
-	s.appendGatewayLocked("_gateway/turn_started", t.ID, withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who))
+	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
+	// digests, the prompts a retry must not run again.
+	started := withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who)
+	if key.Key != "" {
+		started["idempotencyKey"] = key
+		s.keys.add(key, t.ID)
+	}
+	s.appendGatewayLocked("_gateway/turn_started", t.ID, started)
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked(eventlog.KindUserChunk, "session/update", params, translate.GatewayMeta{TurnID: t.ID})
@@ -273,6 +325,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	if turnFailed {
 		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
 	}
+	s.keys.ended(t.result)
 	close(t.done)
 	t.span.End(stop, t.result.Err)
 	s.mu.Unlock()

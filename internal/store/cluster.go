@@ -145,6 +145,13 @@ type ReplyError struct {
 	Code    string      `json:"code"`
 	Message string      `json:"message"`
 	Agent   *AgentFault `json:"agent,omitempty"`
+	Turn    *TurnRef    `json:"turn,omitempty"` // the running turn a turn_running names
+}
+
+// TurnRef names a turn and who started it (nil: the gateway's own code).
+type TurnRef struct {
+	ID        string         `json:"id"`
+	StartedBy *principal.Ref `json:"startedBy,omitempty"`
 }
 
 // AgentFault is an agent's error (sessions.AgentError) on the wire: the request that failed, the agent's JSON-RPC error when it sent

@@ -1,0 +1,161 @@
+package sessions
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+)
+
+// A prompt sent with an idempotency key starts at most one turn: the session remembers its recent keys with
+// the turn each started, and the same key with the same prompt is that turn again, whichever node it reaches
+// and however often. The key is logged (as a digest) in the turn's `_gateway/turn_started` frame, so the
+// owner, every follower copy and a restarted owner fold the same keys from the same frames.
+
+// MaxPromptKeys is how many keyed prompts a session remembers; the oldest is forgotten first.
+const MaxPromptKeys = 64
+
+// MaxIdempotencyKeyLen bounds an idempotency key (bytes of printable ASCII).
+const MaxIdempotencyKeyLen = 255
+
+// ErrIdempotencyKeyReused is a key that started a turn for another prompt (REST 422 idempotency_key_reused).
+var ErrIdempotencyKeyReused = errors.New("the idempotency key was used for another prompt in this session")
+
+// TurnRunningError is ErrTurnRunning naming the running turn and who started it, so a client can join it.
+// TurnID is "" while the prompt that re-attaches a detached session has not started its turn yet.
+type TurnRunningError struct {
+	TurnID    string
+	StartedBy *principal.Ref
+}
+
+func (e *TurnRunningError) Error() string {
+	if e.TurnID == "" {
+		return ErrTurnRunning.Error()
+	}
+	return ErrTurnRunning.Error() + ": turn " + e.TurnID
+}
+func (e *TurnRunningError) Unwrap() error { return ErrTurnRunning }
+
+// turnRunningLocked is the error for a prompt while t runs (nil t: a re-attach is starting it). The caller
+// holds mu.
+func turnRunningLocked(t *Turn) error {
+	if t == nil {
+		return &TurnRunningError{}
+	}
+	return &TurnRunningError{TurnID: t.ID, StartedBy: t.startedBy}
+}
+
+// CheckIdempotencyKey says whether key can be an idempotency key: 1 to MaxIdempotencyKeyLen bytes of
+// printable ASCII (space to tilde).
+func CheckIdempotencyKey(key string) error {
+	if key == "" || len(key) > MaxIdempotencyKeyLen {
+		return fmt.Errorf("%w: an idempotency key has 1 to %d characters", ErrBadRequest, MaxIdempotencyKeyLen)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return fmt.Errorf("%w: an idempotency key is printable ASCII", ErrBadRequest)
+		}
+	}
+	return nil
+}
+
+// promptKey is a keyed prompt as the log records it: digests of who sent it with its key, and of the prompt.
+// The key is scoped to its sender: another principal's equal key is another key.
+type promptKey struct {
+	Key    string `json:"key"`
+	Prompt string `json:"prompt"`
+}
+
+// newPromptKey digests key (none: "") sent by who with blocks.
+func newPromptKey(who principal.Principal, key string, blocks []json.RawMessage) promptKey {
+	if key == "" {
+		return promptKey{}
+	}
+	k := sha256.Sum256([]byte(who.ID + "\x00" + key))
+	p := sha256.New()
+	var buf bytes.Buffer
+	for _, b := range blocks {
+		buf.Reset()
+		if json.Compact(&buf, b) != nil {
+			buf.Write(b) // ParsePrompt accepted it: this does not happen
+		}
+		p.Write(buf.Bytes())
+		p.Write([]byte{'\n'})
+	}
+	return promptKey{Key: digest(k[:]), Prompt: digest(p.Sum(nil))}
+}
+
+// digest is 128 bits of a hash as 22 characters of base64url.
+func digest(sum []byte) string { return base64.RawURLEncoding.EncodeToString(sum[:16]) }
+
+// keyedTurn is the turn a key started and, once it ended, how (without its text).
+type keyedTurn struct {
+	promptKey
+	turnID string
+	result *TurnResult
+}
+
+// promptKeys is a session's recent keyed prompts, oldest first. Guarded by the session's mu.
+type promptKeys []keyedTurn
+
+// find is the record of key, or nil.
+func (ks promptKeys) find(key string) *keyedTurn {
+	for i := range ks {
+		if ks[i].Key == key {
+			return &ks[i]
+		}
+	}
+	return nil
+}
+
+// add remembers that k started turnID, forgetting the oldest record past MaxPromptKeys.
+func (ks *promptKeys) add(k promptKey, turnID string) {
+	if k.Key == "" || ks.find(k.Key) != nil {
+		return
+	}
+	if len(*ks) >= MaxPromptKeys {
+		*ks = append((*ks)[:0], (*ks)[1:]...)
+	}
+	*ks = append(*ks, keyedTurn{promptKey: k, turnID: turnID})
+}
+
+// ended records how a keyed turn ended, for a retry that comes once later turns replaced it as the latest.
+func (ks promptKeys) ended(r TurnResult) {
+	for i := range ks {
+		if ks[i].turnID == r.TurnID {
+			r.Text, r.Truncated = "", false // the log has it; a record holds no text
+			ks[i].result = &r
+			return
+		}
+	}
+}
+
+// keyedTurnLocked is the turn k already started, or nil when k is new. A known key with another prompt is
+// ErrIdempotencyKeyReused. A turn no longer the session's running or latest one comes back ended, without
+// its text. The caller holds mu.
+func (s *Session) keyedTurnLocked(k promptKey) (*Turn, error) {
+	if k.Key == "" {
+		return nil, nil
+	}
+	rec := s.keys.find(k.Key)
+	if rec == nil {
+		return nil, nil
+	}
+	if rec.Prompt != k.Prompt {
+		return nil, ErrIdempotencyKeyReused
+	}
+	if t := s.turnByIDLocked(rec.turnID); t != nil {
+		return t, nil
+	}
+	t := &Turn{ID: rec.turnID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	t.result = TurnResult{TurnID: rec.turnID}
+	if rec.result != nil {
+		t.result = *rec.result
+	}
+	close(t.done)
+	return t, nil
+}
