@@ -52,7 +52,7 @@ func params(b []byte, i int, kind *[]byte) int {
 		switch {
 		case foldEq(key, "update"):
 			i = update(b, i, kind)
-		case foldEq(key, "permissionid"):
+		case foldEq(key, "permissionid"), foldEq(key, "requestid"), foldEq(key, "mode"):
 			i = stringOrNull(b, i)
 		case foldEq(key, "_meta"):
 			i = objectOrNull(b, i, "gateway", gateway)
