@@ -235,3 +235,38 @@ func TestElicitationACPDelegation(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitationViewerCannotAnswer: answering an elicitation needs the rights of answering a permission: a
+// viewer sees the question but is refused over REST (403 forbidden) and on the socket (-32003); the owner's
+// answer then reaches the agent.
+func TestElicitationViewerCannotAnswer(t *testing.T) {
+	t.Parallel()
+	g, _ := startWithUsers(t, "--agent", "ta="+testAgentBinary(t)+" -mode elicit", "--default-agent", "ta")
+	ann, bob := as("ann"), as("bob")
+	sid := g.createSessionWith(ann)
+	if st, _, body := g.request("PUT", "/v1/sessions/"+sid+"/shares/bob", []byte(`{"role":"viewer"}`), ann); st != http.StatusOK {
+		t.Fatalf("share: %d %s", st, body)
+	}
+	bobWS := g.dialAs("/v1/sessions/"+sid+"/ws", bob)
+	if st, _, body := g.request("POST", "/v1/sessions/"+sid+"/prompt", []byte(`{"text":"form"}`), ann); st != http.StatusAccepted {
+		t.Fatalf("prompt: %d %s", st, body)
+	}
+	req, _ := bobWS.waitFor("the elicitation on the viewer's socket", isElicitation)
+	id := frameID(t, req)
+	if st, code, _ := g.request("GET", "/v1/sessions/"+sid+"/elicitations", nil, bob); st != http.StatusOK {
+		t.Fatalf("viewer lists: %d %s", st, code)
+	}
+	answer := `{"action":"accept","content":{"name":"Bob","colour":"red"}}`
+	if st, code, _ := g.request("POST", "/v1/sessions/"+sid+"/elicitations/"+id, []byte(answer), bob); st != http.StatusForbidden || code != "forbidden" {
+		t.Fatalf("viewer answers: %d %s", st, code)
+	}
+	bobWS.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"action": "decline"}})
+	bobWS.waitFor("the viewer's answer refused on the socket", func(f frame) bool { return f.Error != nil && f.Error.Code == -32003 })
+	if st, code, _ := g.request("POST", "/v1/sessions/"+sid+"/elicitations/"+id+"?wait=true", []byte(`{"action":"accept","content":{"name":"Ann","colour":"red"}}`), ann); st != http.StatusOK {
+		t.Fatalf("owner answers: %d %s", st, code)
+	}
+	_, _, body := g.request("GET", "/v1/sessions/"+sid+"/turn", nil, ann)
+	if !strings.Contains(body, `elicited accept {\"colour\":\"red\",\"name\":\"Ann\"}`) {
+		t.Fatalf("turn %s", body)
+	}
+}
