@@ -10,6 +10,7 @@ import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows } from './people.js';
+import { Elicitations } from './elicit.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 
@@ -445,6 +446,7 @@ class Current {
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
     this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
+    this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
     this.socket = null;
   }
 
@@ -484,6 +486,7 @@ class Current {
     if (this.socket) this.socket.stop();
     this.transcript.reset();
     this.transcript.list.remove();
+    this.elicit.dispose();
     closePermDialog();
   }
 
@@ -503,6 +506,8 @@ class Current {
         if (p && p.id) this.pending.set(p.id, { id: p.id, toolCall: p.toolCall || {}, options: p.options || [], deadline: p.deadline, createdAt: p.createdAt });
       }
     }
+    if (fromSnapshot) this.elicit.reset();
+    this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
       this.plan = snap.plan || null;
@@ -557,6 +562,7 @@ class Current {
 
   onFrame(msg) {
     if (this.disposed) return;
+    if (this.elicit.onFrame(msg)) return; // elicitation/* (elicit.js)
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
     switch (msg.method) {
