@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The elicit test agent asks a form (name and colour required, age an integer in 0..150, height a number,
@@ -144,6 +146,7 @@ func TestElicitationURLComplete(t *testing.T) {
 	g, _ := testAgentGateway(t, "elicit")
 	s := g.createSession(nil)
 	w := g.dial("/v1/sessions/" + s.ID + "/ws")
+	sse := g.openSSE(t, "/v1/sessions/"+s.ID+"/events", nil)
 	g.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"url"}`, nil)
 	req, _ := w.waitFor("elicitation", isElicitation)
 	if !strings.Contains(string(req.Raw), `"url":"https://login.example.com/device?code=ABCD"`) || !strings.Contains(string(req.Raw), `"elicitationId":"login-1"`) {
@@ -160,6 +163,25 @@ func TestElicitationURLComplete(t *testing.T) {
 	done, _ := w.waitFor("elicitation/complete", func(f frame) bool { return f.Method == "elicitation/complete" })
 	if done.Params.SessionID != s.ID || !strings.Contains(string(done.Raw), `"elicitationId":"login-1"`) {
 		t.Fatalf("complete frame %s", done.Raw)
+	}
+	// The event stream carries the same frames, request and completion.
+	var methods []string
+	for len(methods) == 0 || methods[len(methods)-1] != "elicitation/complete" {
+		select {
+		case ev, ok := <-sse.ch:
+			if !ok {
+				t.Fatalf("event stream ended after %v", methods)
+			}
+			var f frame
+			if json.Unmarshal(ev.Data, &f) == nil && strings.HasPrefix(f.Method, "elicitation/") {
+				methods = append(methods, f.Method)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("event stream: only %v", methods)
+		}
+	}
+	if strings.Join(methods, " ") != "elicitation/create elicitation/complete" {
+		t.Fatalf("event stream: %v", methods)
 	}
 }
 
@@ -268,5 +290,55 @@ func TestElicitationViewerCannotAnswer(t *testing.T) {
 	_, _, body := g.request("GET", "/v1/sessions/"+sid+"/turn", nil, ann)
 	if !strings.Contains(body, `elicited accept {\"colour\":\"red\",\"name\":\"Ann\"}`) {
 		t.Fatalf("turn %s", body)
+	}
+}
+
+// TestElicitationKill9: the gateway is killed while an elicitation waits for a user. Restarted on its data
+// dir, it folds the logged `elicitation/create` as pending and then declines it with the restart's closing
+// frames (`by: restart`), so no client is left with a question nobody can answer.
+func TestElicitationKill9(t *testing.T) {
+	dir, workdir := t.TempDir(), t.TempDir()
+	agent := "ta=" + testAgentBinary(t) + " -mode elicit"
+	g1, child, exited := startChildGateway(t, "--data-dir", dir, "--workdir", workdir, "--agent", agent, "--default-agent", "ta")
+	s := g1.createSession(map[string]any{})
+	live := g1.dial("/v1/sessions/" + s.ID + "/ws")
+	g1.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"form"}`, nil)
+	req, _ := live.waitFor("the elicitation", isElicitation)
+	waitDurableSeq(t, g1, s.ID, req.Params.Meta.Gateway.Seq)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+
+	g2 := startGateway(t, "--data-dir", dir, "--workdir", workdir, "--agent", agent, "--default-agent", "ta")
+	var v struct {
+		Status              string
+		LastSeq             uint64
+		PendingElicitations []any
+	}
+	if code := g2.do("GET", "/v1/sessions/"+s.ID, nil, &v); code != http.StatusOK || v.Status != "detached" || len(v.PendingElicitations) != 0 {
+		t.Fatalf("after the restart: %d %+v", code, v)
+	}
+	all := g2.dial("/v1/sessions/" + s.ID + "/ws")
+	res, _ := all.waitFor("the restart's decline", elicitationResolved(frameID(t, req)))
+	if !strings.Contains(string(res.Raw), `"by":"restart"`) || !strings.Contains(string(res.Raw), `"action":"decline"`) {
+		t.Fatalf("resolved %s", res.Raw)
+	}
+}
+
+// waitDurableSeq polls the session's durableSeq until the store holds seq (the store writes behind).
+func waitDurableSeq(t *testing.T, g *gateway, id string, seq uint64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var v struct{ DurableSeq uint64 }
+		g.do("GET", "/v1/sessions/"+id, nil, &v)
+		if v.DurableSeq >= seq {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("durableSeq %d never reached %d", v.DurableSeq, seq)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation: the condition is re-checked
 	}
 }
