@@ -67,12 +67,12 @@ func TestElicitationREST(t *testing.T) {
 	}
 	path := "/v1/sessions/" + s.ID + "/elicitations/" + e.ID
 	for _, bad := range []string{
-		`{"action":"accept","content":{"colour":"green"}}`,                     // name is required
-		`{"action":"accept","content":{"name":"Ann","colour":"pink"}}`,         // not one of the choices
+		`{"action":"accept","content":{"colour":"green"}}`,                      // name is required
+		`{"action":"accept","content":{"name":"Ann","colour":"pink"}}`,          // not one of the choices
 		`{"action":"accept","content":{"name":"Ann","colour":"red","age":1.5}}`, // not an integer
 		`{"action":"accept","content":{"name":"Ann","colour":"red","age":200}}`, // above the maximum
 		`{"action":"accept","content":{"name":"Ann","colour":"red","x":1}}`,     // not in the schema
-		`{"action":"accept","content":{"name":"","colour":"red"}}`,             // below minLength
+		`{"action":"accept","content":{"name":"","colour":"red"}}`,              // below minLength
 		`{"action":"maybe"}`,
 	} {
 		var p problemJSON
