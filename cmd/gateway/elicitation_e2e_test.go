@@ -185,8 +185,8 @@ func TestElicitationURLComplete(t *testing.T) {
 	}
 }
 
-// TestElicitationCancelDeclines: cancelling the turn declines its pending elicitation (by "cancel"), and the
-// deadline (--permission-timeout) declines one nobody answers.
+// TestElicitationCancelDeclines: cancelling the turn declines its pending elicitation (by "cancel"), closing
+// the session declines one (by "close"), and the deadline (--permission-timeout) declines one nobody answers.
 func TestElicitationCancelDeclines(t *testing.T) {
 	t.Parallel()
 	g, _ := testAgentGateway(t, "elicit")
@@ -201,6 +201,17 @@ func TestElicitationCancelDeclines(t *testing.T) {
 		t.Fatalf("resolved %s", res.Raw)
 	}
 	w.waitFor("turn_ended", turnEnded(started.TurnID))
+
+	// Closing the session declines what is pending (by "close") before the session says closed.
+	g.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"form"}`, nil)
+	req3, _ := w.waitFor("the next elicitation", func(f frame) bool { return isElicitation(f) && frameID(t, f) != frameID(t, req) })
+	if code := g.do("DELETE", "/v1/sessions/"+s.ID, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("close: %d", code)
+	}
+	res3, _ := w.waitFor("resolved on close", elicitationResolved(frameID(t, req3)))
+	if !strings.Contains(string(res3.Raw), `"by":"close"`) || !strings.Contains(string(res3.Raw), `"action":"decline"`) {
+		t.Fatalf("resolved %s", res3.Raw)
+	}
 
 	g2, _ := testAgentGateway(t, "elicit", "--permission-timeout", "200ms")
 	s2 := g2.createSession(nil)
