@@ -133,7 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.cancelGrace, "cancel-grace", 10*time.Second, "how long to wait for the agent's answer after session/cancel before killing it")
 	fs.DurationVar(&c.agentWriteTimeout, "agent-write-timeout", 30*time.Second, "deadline of each write to an agent's stdin; an agent that stops reading is killed and its session fails")
 	fs.DurationVar(&c.agentQuietNotice, "agent-quiet-notice", 15*time.Second, "when an agent sends nothing for this long during a turn, log its recent stderr and send clients a _gateway/agent_quiet notice; again at doubling intervals while it stays quiet (0 = never)")
-	fs.DurationVar(&c.permissionTimeout, "permission-timeout", 5*time.Minute, "deadline of a pending permission request (then denied)")
+	fs.DurationVar(&c.permissionTimeout, "permission-timeout", 5*time.Minute, "deadline of a pending permission request or elicitation (then denied or declined)")
 	fs.IntVar(&c.wsQueueFrames, "ws-queue-frames", 4096, "frames a streaming client (WebSocket, /acp, SSE) may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsQueueBytes, "ws-queue-bytes", 16<<20, "bytes a streaming client (WebSocket, /acp, SSE) may lag behind before it is evicted (4001)")
 	fs.Int64Var(&c.wsMaxFrame, "ws-max-frame", 16<<20, "largest WebSocket frame accepted from a client (1009 past it)")

@@ -30,12 +30,13 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	sid := g.createSessionWith(ann)
 
 	bodies := map[string]string{
-		"POST /v1/sessions/{id}/prompt":                     `{"text":"hello"}`,
-		"POST /v1/sessions/{id}/cancel":                     `{}`,
-		"POST /v1/sessions/{id}/mode":                       `{"modeId":"ask"}`,
-		"POST /v1/sessions/{id}/config":                     `{"configId":"x","value":"y"}`,
-		"POST /v1/sessions/{id}/permissions/{permissionId}": `{"optionId":"allow"}`,
-		"PUT /v1/sessions/{id}/shares/{principal}":          `{"role":"viewer"}`,
+		"POST /v1/sessions/{id}/prompt":                       `{"text":"hello"}`,
+		"POST /v1/sessions/{id}/cancel":                       `{}`,
+		"POST /v1/sessions/{id}/mode":                         `{"modeId":"ask"}`,
+		"POST /v1/sessions/{id}/config":                       `{"configId":"x","value":"y"}`,
+		"POST /v1/sessions/{id}/permissions/{permissionId}":   `{"optionId":"allow"}`,
+		"POST /v1/sessions/{id}/elicitations/{elicitationId}": `{"action":"decline"}`,
+		"PUT /v1/sessions/{id}/shares/{principal}":            `{"role":"viewer"}`,
 	}
 	// Routes that name no session, and what each must not leak.
 	sessionless := map[string]func(){
@@ -95,7 +96,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 			continue
 		}
 		path := func(id string) string {
-			return strings.NewReplacer("{id}", id, "{permissionId}", "no-such-permission", "{principal}", "carol").Replace(rt.pattern)
+			return strings.NewReplacer("{id}", id, "{permissionId}", "no-such-permission", "{elicitationId}", "no-such-elicitation", "{principal}", "carol").Replace(rt.pattern)
 		}
 		if strings.HasSuffix(rt.pattern, "/ws") {
 			for name, id := range map[string]string{"ann's session": sid, "no session": ghostSession} {

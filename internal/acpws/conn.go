@@ -34,6 +34,7 @@ type conn struct {
 	answered map[string]struct{}      // Guarded by mu; permission ids this socket answered (bounded).
 	fs       fsCaps                   // Guarded by mu; what the client advertised in initialize.
 	terminal bool                     // Guarded by mu; the client advertised clientCapabilities.terminal.
+	elicit   elicitationCaps          // Guarded by mu; the elicitation modes the client advertised.
 	calls    map[uint64]*clientCall   // Guarded by mu; requests sent to the client (fs/*), by the id minted.
 	nextCall uint64                   // Guarded by mu; the last id minted.
 }

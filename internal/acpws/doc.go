@@ -50,7 +50,9 @@
 //
 // From the log of an attached session: `session/update` frames byte for byte (unknown variants, fields,
 // `_meta` and wire order intact), and `session/request_permission` requests whose permission is still
-// pending, with the gateway permission id as JSON-RPC id. `_gateway/*` frames are not forwarded (ACP clients
+// pending, with the gateway permission id as JSON-RPC id; `elicitation/create` requests likewise, but only to
+// a client that advertised `clientCapabilities.elicitation` with the request's mode, and the agent's
+// `elicitation/complete` to one that advertised `url`. `_gateway/*` frames are not forwarded (ACP clients
 // do not know them). The `_meta.gateway` stamp ({seq, epoch, turnId, …}) the log puts into every frame is
 // kept: `_meta` is ACP's extension point, clients ignore keys they do not know, and it lets a client
 // correlate frames with the REST API. The log says each frame's kind, so the updates every socket forwards
@@ -71,7 +73,8 @@
 //
 // # Methods
 //
-//   - initialize: `clientCapabilities.fs` and `.terminal` are read (see File access and terminals); the rest
+//   - initialize: `clientCapabilities.fs`, `.terminal` and `.elicitation` are read (see File access and
+//     terminals, and above); the rest
 //     of clientCapabilities is ignored. The answer: protocolVersion 1; agentCapabilities are the gateway's: loadSession true (the gateway
 //     replays its own log for every agent), sessionCapabilities {list, resume, close}, promptCapabilities as
 //     the agent's (prompts pass through), mcpCapabilities {http, sse} as the agent's (a client's http and sse

@@ -17,6 +17,8 @@ type logFrame struct {
 			SessionUpdate string `json:"sessionUpdate"`
 		} `json:"update"`
 		PermissionID string `json:"permissionId"` // _gateway/permission_resolved
+		RequestID    string `json:"requestId"`    // _gateway/elicitation_resolved
+		Mode         string `json:"mode"`         // elicitation/create
 		Meta         struct {
 			Gateway struct {
 				TurnID string `json:"turnId"`
@@ -50,11 +52,26 @@ func (w *writer) forward(a *attachment, e eventlog.Entry) error {
 			return nil
 		}
 		return w.ask(a, id, e.Frame)
-	case "_gateway/permission_resolved":
+	case "elicitation/create":
+		// Only to a client that advertised the request's mode; the others never see it.
+		if e.Seq <= a.replayUntil || !w.c.elicits(f.Params.Mode) {
+			return nil
+		}
+		var id string
+		if json.Unmarshal(f.ID, &id) != nil || a.s.ElicitationMode(id) == "" {
+			return nil
+		}
+		return w.ask(a, id, e.Frame)
+	case "elicitation/complete":
+		if !w.c.elicits("url") {
+			return nil
+		}
+		return w.writeFor(a.s.ID, e.Frame)
+	case "_gateway/permission_resolved", "_gateway/elicitation_resolved":
 		// Resolved by someone else (REST, another socket, the gateway on cancel/close/deadline): withdraw the
 		// request from this client with ACP's `$/cancel_request`, so its UI stops asking. Its late answer, if
 		// any, is ignored.
-		id := f.Params.PermissionID
+		id := f.Params.PermissionID + f.Params.RequestID // one of them is set
 		if _, ok := a.asked[id]; !ok {
 			return nil
 		}
@@ -77,13 +94,21 @@ func (w *writer) ask(a *attachment, id string, frame []byte) error {
 	return w.writeFor(a.s.ID, frame)
 }
 
-// sendPending writes the request frames of a's permissions still pending and logged at or before upTo.
+// sendPending writes the request frames of a's permissions and elicitations still pending and logged at or
+// before upTo (elicitations only in a mode the client advertised).
 func (w *writer) sendPending(a *attachment, upTo uint64) error {
 	for _, e := range a.s.PendingFrames(upTo) {
 		var f struct {
-			ID string `json:"id"`
+			ID     string `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				Mode string `json:"mode"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(e.Frame, &f) != nil {
+			continue
+		}
+		if f.Method == "elicitation/create" && !w.c.elicits(f.Params.Mode) {
 			continue
 		}
 		if err := w.ask(a, f.ID, e.Frame); err != nil {
@@ -99,4 +124,29 @@ func readErrToClose(err error) error {
 		return ce
 	}
 	return err
+}
+
+// elicitationCaps is what a client advertised in `clientCapabilities.elicitation`: a mode is supported only
+// when its member is present and not null ({} and {"form":null} advertise nothing).
+type elicitationCaps struct {
+	Form json.RawMessage `json:"form"`
+	URL  json.RawMessage `json:"url"`
+}
+
+func (e elicitationCaps) has(mode string) bool {
+	var v json.RawMessage
+	switch mode {
+	case "form":
+		v = e.Form
+	case "url":
+		v = e.URL
+	}
+	return len(v) > 0 && string(v) != "null"
+}
+
+// elicits reports whether the client advertised elicitation in mode.
+func (c *conn) elicits(mode string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.elicit.has(mode)
 }

@@ -170,13 +170,15 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 	}
 	var client struct {
 		ClientCapabilities struct {
-			Fs       fsCaps `json:"fs"`
-			Terminal bool   `json:"terminal"`
+			Fs          fsCaps          `json:"fs"`
+			Terminal    bool            `json:"terminal"`
+			Elicitation elicitationCaps `json:"elicitation"`
 		} `json:"clientCapabilities"`
 	}
 	_ = json.Unmarshal(params, &client) // best effort: what is not `true` is not advertised
 	c.mu.Lock()
 	c.fs, c.terminal = client.ClientCapabilities.Fs, client.ClientCapabilities.Terminal
+	c.elicit = client.ClientCapabilities.Elicitation
 	c.mu.Unlock()
 	// The agent's own answer, probing it first when the gateway has not heard one yet (bounded by the start
 	// timeout); without it the gateway answers for itself.

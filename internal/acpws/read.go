@@ -134,7 +134,7 @@ func (c *conn) notification(method string, params json.RawMessage) {
 }
 
 // response applies the client's answer to a request this socket sent: an fs/* request (a numeric id it
-// minted) or a forwarded permission request (its id is the gateway permission id). Late answers and answers
+// minted) or a forwarded permission or elicitation request (its id is the gateway's request id). Late answers and answers
 // for requests another client resolved are ignored.
 func (c *conn) response(id, result, rpcErr json.RawMessage) {
 	if c.deliverReply(id, result, rpcErr) {
@@ -147,10 +147,11 @@ func (c *conn) response(id, result, rpcErr json.RawMessage) {
 	c.noteAnswered(pid)
 	var ans translate.ClientAnswer
 	if rpcErr != nil && string(rpcErr) != "null" {
-		ans.Outcome.Outcome = "cancelled" // a client that fails the request denies it
+		ans = translate.FailedAnswer() // a client that fails the request denies (declines) it
 	} else if err := json.Unmarshal(result, &ans); err != nil {
-		ans.Outcome.Outcome = "" // malformed: Answer rejects it and the request stays pending
+		ans = translate.ClientAnswer{} // malformed: Answer rejects it and the request stays pending
 	}
+	ans.For = "" // the request's id says what it is
 	for _, s := range c.attachedList() {
 		_, err := s.AnswerAs(principal.From(c.ctx), pid, ans, "acp")
 		if errors.Is(err, sessions.ErrPermissionUnknown) {

@@ -45,6 +45,14 @@ type TerminalHandler interface {
 	Terminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError)
 }
 
+// ElicitationHandler is optionally implemented by a Handler that puts the agent's `elicitation/create`
+// requests to users. RequestElicitation runs on its own goroutine and may block until a user answers;
+// CompleteElicitation receives `elicitation/complete` on the SDK's reader goroutine and must not block.
+type ElicitationHandler interface {
+	RequestElicitation(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	CompleteElicitation(params json.RawMessage)
+}
+
 // NoiseHandler is optionally implemented by a Handler that wants to know about stdout lines that are not
 // JSON-RPC (a prefix of at most 512 bytes, and the line's full length). Called on the SDK's reader goroutine:
 // it must not block.
@@ -221,6 +229,27 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 				return nil, acp.NewInternalError(map[string]any{"error": "permission request failed"})
 			}
 			return res, nil
+		case acp.ClientMethodElicitationCreate:
+			eh, ok := h.(ElicitationHandler)
+			if !ok {
+				return nil, acp.NewMethodNotFound(method)
+			}
+			if c.rpc.WaitNotificationsBefore(ctx) != nil { // wire order, as for permission requests
+				return nil, acp.NewRequestCancelled(nil)
+			}
+			res, err := eh.RequestElicitation(ctx, params)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, acp.NewRequestCancelled(nil)
+				}
+				return nil, acp.NewInternalError(map[string]any{"error": "elicitation failed"})
+			}
+			return res, nil
+		case acp.ClientMethodElicitationComplete:
+			if eh, ok := h.(ElicitationHandler); ok {
+				eh.CompleteElicitation(params)
+			}
+			return nil, nil
 		case acp.ClientMethodFsReadTextFile, acp.ClientMethodFsWriteTextFile:
 			fh, ok := h.(FSHandler)
 			if !ok {

@@ -17,9 +17,13 @@ const (
 	KindPermissionRequest
 	// KindGateway is a `_gateway/*` notification.
 	KindGateway
+	// KindElicitationRequest is an elicitation/create request to clients.
+	KindElicitationRequest
+	// KindElicitationComplete is an elicitation/complete notification.
+	KindElicitationComplete
 )
 
-var kindNames = [...]string{"unknown", "update", "user_chunk", "permission_request", "gateway"}
+var kindNames = [...]string{"unknown", "update", "user_chunk", "permission_request", "gateway", "elicitation_request", "elicitation_complete"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -97,7 +97,11 @@ func toProblem(err error) *Problem {
 	case errors.Is(err, sessions.ErrPermissionUnknown):
 		return problem(http.StatusNotFound, "permission_not_found", "no pending permission request with this id")
 	case errors.Is(err, sessions.ErrAlreadyResolved):
-		return problem(http.StatusConflict, "already_resolved", "the permission request was already resolved")
+		return problem(http.StatusConflict, "already_resolved", "the request was already resolved")
+	case errors.Is(err, sessions.ErrElicitationUnknown):
+		return problem(http.StatusNotFound, "elicitation_not_found", "no pending elicitation with this id")
+	case errors.Is(err, sessions.ErrInvalidElicitationAnswer):
+		return problem(http.StatusBadRequest, "invalid_elicitation_answer", err.Error()+"; the request stays pending")
 	case errors.Is(err, sessions.ErrUnknownOption):
 		return problem(http.StatusUnprocessableEntity, "unknown_option", "optionId was not offered by the agent; the request stays pending")
 	case errors.Is(err, sessions.ErrTooManySessions):

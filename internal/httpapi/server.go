@@ -145,6 +145,8 @@ func (s *Server) Handler() http.Handler {
 			r.Method(http.MethodGet, "/permissions", handlerFunc(s.listPermissions))
 			r.Method(http.MethodGet, "/events", handlerFunc(s.events))
 			r.Method(http.MethodPost, "/permissions/{permissionId}", handlerFunc(s.answerPermission))
+			r.Method(http.MethodGet, "/elicitations", handlerFunc(s.listElicitations))
+			r.Method(http.MethodPost, "/elicitations/{elicitationId}", handlerFunc(s.answerElicitation))
 			r.Method(http.MethodGet, "/shares", handlerFunc(s.listShares))
 			r.Method(http.MethodPut, "/shares/{principal}", handlerFunc(s.putShare))
 			r.Method(http.MethodDelete, "/shares/{principal}", handlerFunc(s.deleteShare))

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -267,12 +268,24 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 		return badRequest(`body needs "optionId" (one the agent offered) or "outcome":"cancelled"`)
 	}
 	permID := chi.URLParam(r, "permissionId")
-	o, turn, err := sess.AnswerInTurnAs(principal.From(r.Context()), permID, ans, "rest")
+	ans.For = "permission"
+	return s.answerAndWait(w, r, sess, wait, permID, ans, func(o translate.Outcome, st *sessions.TurnState) any {
+		if st == nil {
+			return map[string]any{"permissionId": permID, "outcome": o.ClientJSON()}
+		}
+		return answeredTurn{PermissionID: permID, Outcome: o.ClientJSON(), TurnState: *st}
+	})
+}
+
+// answerAndWait applies a client's answer to a pending request (a permission or an elicitation) and writes
+// body(outcome, nil), or with `wait=true` body(outcome, where the request's turn then stands).
+func (s *Server) answerAndWait(w http.ResponseWriter, r *http.Request, sess *sessions.Session, wait waitParams, id string, ans translate.ClientAnswer, body func(translate.Outcome, *sessions.TurnState) any) error {
+	o, turn, err := sess.AnswerInTurnAs(principal.From(r.Context()), id, ans, "rest")
 	if err != nil {
 		return err
 	}
 	if !wait.wait || turn == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"permissionId": permID, "outcome": o.ClientJSON()})
+		writeJSON(w, http.StatusOK, body(o, nil))
 		return nil
 	}
 	st, ok := awaitTurn(r, sess, turn, wait)
@@ -283,7 +296,7 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, code, answeredTurn{PermissionID: permID, Outcome: o.ClientJSON(), TurnState: st})
+	writeJSON(w, code, body(o, &st))
 	return nil
 }
 

@@ -50,6 +50,8 @@ var sentinelCodes = []SentinelCode{
 	{"permission_not_found", ErrPermissionUnknown},
 	{"already_resolved", ErrAlreadyResolved},
 	{"unknown_option", ErrUnknownOption},
+	{"elicitation_not_found", ErrElicitationUnknown},
+	{"invalid_elicitation_answer", ErrInvalidElicitationAnswer},
 	{"too_many_sessions", ErrTooManySessions},
 	{"shutting_down", ErrShuttingDown},
 	{"store_unavailable", ErrStoreUnavailable},

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
 )
 
 // Errors the faces map to HTTP statuses and JSON-RPC codes. They are values so callers can errors.Is them.
@@ -22,10 +23,15 @@ var (
 	ErrPermissionUnknown = errors.New("permission request not found")
 	ErrAlreadyResolved   = errors.New("permission request already resolved")
 	ErrUnknownOption     = errors.New("option not offered by the agent")
-	ErrTooManySessions   = errors.New("too many sessions")
-	ErrShuttingDown      = errors.New("gateway is shutting down")
-	ErrBadRequest        = errors.New("bad request")
-	ErrForbiddenCwd      = errors.New("forbidden cwd")
+	// ErrElicitationUnknown is an answer to an elicitation id that was never pending here.
+	ErrElicitationUnknown = errors.New("elicitation request not found")
+	// ErrInvalidElicitationAnswer is an answer that is not accept/decline/cancel, or content that does not
+	// match the request's schema; the request stays pending.
+	ErrInvalidElicitationAnswer = translate.ErrInvalidElicitationAnswer
+	ErrTooManySessions          = errors.New("too many sessions")
+	ErrShuttingDown             = errors.New("gateway is shutting down")
+	ErrBadRequest               = errors.New("bad request")
+	ErrForbiddenCwd             = errors.New("forbidden cwd")
 	// ErrNotResumable is a detached session whose agent can neither load nor resume it (docs/cluster.md §4).
 	ErrNotResumable = errors.New("session is not resumable")
 	// ErrStoreUnavailable is the store failing a session's hydration or creation; faces answer 503

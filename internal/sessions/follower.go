@@ -177,7 +177,7 @@ func (s *Session) followRequestLocked(seq uint64) {
 		if p.seq != seq {
 			continue
 		}
-		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy || s.turn == nil || s.status != store.StatusRunning {
+		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy && p.elicit == nil || s.turn == nil || s.status != store.StatusRunning {
 			delete(s.perms, id) // its permission_resolved is the owner's next frame
 			return
 		}

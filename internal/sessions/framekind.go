@@ -15,6 +15,10 @@ func frameKind(method, update string) eventlog.Kind {
 		return eventlog.KindUpdate
 	case method == "session/request_permission":
 		return eventlog.KindPermissionRequest
+	case method == "elicitation/create":
+		return eventlog.KindElicitationRequest
+	case method == "elicitation/complete":
+		return eventlog.KindElicitationComplete
 	case strings.HasPrefix(method, "_gateway/"):
 		return eventlog.KindGateway
 	}

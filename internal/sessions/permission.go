@@ -13,12 +13,15 @@ import (
 	"github.com/google/uuid"
 )
 
-// permission is one pending `session/request_permission`, waiting for its first valid answer.
+// permission is one pending request the gateway put to users for its agent, waiting for its first valid
+// answer: a `session/request_permission`, or (elicit set) an `elicitation/create`. Both share one life:
+// logged, listed, answered by any face, resolved by the gateway on cancel, close, deadline and agent exit.
 type permission struct {
 	// Static after construction.
 	id        string
 	turnID    string
 	req       translate.PermissionRequest
+	elicit    *translate.ElicitationRequest // set for an elicitation
 	createdAt time.Time
 	deadline  time.Time
 	toolCall  json.RawMessage        // the request's tool call merged over what the agent sent before
@@ -56,13 +59,8 @@ func deliver(as []answerTo) {
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, perr := translate.ParsePermissionRequest(params)
 	s.mu.Lock()
-	p := &permission{
-		id: uuid.NewString(), req: req, createdAt: s.reg.now().UTC(), answer: make(chan translate.Outcome, 1),
-	}
-	p.deadline = p.createdAt.Add(s.reg.cfg.PermissionTimeout)
-	if s.turn != nil {
-		p.turnID = s.turn.ID
-	}
+	p := s.newRequestLocked()
+	p.req = req
 	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.
 	clientParams, err := s.tctx.PermissionParams(params)
 	if err != nil || perr != nil {
@@ -71,10 +69,34 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 		return req.Deny("malformed permission request").MarshalResult(), nil
 	}
 	p.toolCall = s.tctx.PermissionToolCall(req.ToolCall)
-	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, PermissionID: p.id, Deadline: p.deadline.Format(time.RFC3339Nano)}
-	p.seq, _ = s.log.Append(eventlog.KindPermissionRequest, func(seq uint64) ([]byte, error) {
+	return s.askLocked(ctx, p, clientParams)
+}
+
+// newRequestLocked starts a request of the running turn (if any), with its id and deadline.
+func (s *Session) newRequestLocked() *permission {
+	p := &permission{id: uuid.NewString(), createdAt: s.reg.now().UTC(), answer: make(chan translate.Outcome, 1)}
+	p.deadline = p.createdAt.Add(s.reg.cfg.PermissionTimeout)
+	if s.turn != nil {
+		p.turnID = s.turn.ID
+	}
+	return p
+}
+
+// askLocked logs p for clients, answers it at once when nobody may (no running turn) or the session's policy
+// does (permissions only), and otherwise waits for the first valid answer, the deadline, or the agent giving
+// up. It is called with mu held and releases it.
+func (s *Session) askLocked(ctx context.Context, p *permission, clientParams []byte) (json.RawMessage, error) {
+	meta := translate.GatewayMeta{Epoch: s.Epoch, TurnID: p.turnID, Deadline: p.deadline.Format(time.RFC3339Nano)}
+	if p.elicit == nil {
+		meta.PermissionID = p.id
+	}
+	kind := eventlog.KindPermissionRequest
+	if p.elicit != nil {
+		kind = eventlog.KindElicitationRequest
+	}
+	p.seq, _ = s.log.Append(kind, func(seq uint64) ([]byte, error) {
 		meta.Seq = seq
-		return translate.AppendRequest(nil, p.id, "session/request_permission", clientParams, meta)
+		return translate.AppendRequest(nil, p.id, p.method(), clientParams, meta)
 	})
 	p.params, p.meta = clientParams, meta
 	var auto []answerTo
@@ -82,9 +104,9 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	switch {
 	case s.turn == nil || s.turn.cancelRequested || s.status != store.StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
-		auto = s.resolveLocked(p, translate.Outcome{Reason: "turn not running"}, "cancel")
+		auto = s.resolveLocked(p, p.cancelled("turn not running"), "cancel")
 	default:
-		if o, ok := decideByPolicy(s.Policy, req); ok {
+		if o, ok := decideByPolicy(s.Policy, p.req); ok && p.elicit == nil {
 			// The owner chose the policy when creating the session: the automatic answer is theirs.
 			auto, byPolicy = s.resolveAsLocked(p, o, "policy", s.Owner), true
 		} else {
@@ -104,13 +126,60 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 	case o := <-p.answer:
 		return o.MarshalResult(), nil
 	case <-timer.C:
-		s.resolvePending(p.id, req.Deny("deadline passed"), "deadline")
+		s.resolvePending(p.id, p.deny("deadline passed"), "deadline")
 		return (<-p.answer).MarshalResult(), nil
 	case <-ctx.Done():
 		// The agent withdrew the request ($/cancel_request) or went away.
-		s.resolvePending(p.id, req.Deny("withdrawn by the agent"), "agent")
+		s.resolvePending(p.id, p.deny("withdrawn by the agent"), "agent")
 		return nil, ctx.Err()
 	}
+}
+
+// method is the JSON-RPC method of p's request frame.
+func (p *permission) method() string {
+	if p.elicit != nil {
+		return "elicitation/create"
+	}
+	return "session/request_permission"
+}
+
+// deny is the answer the gateway gives on its own (close, deadline, agent exit): the agent's reject option
+// for a permission, decline for an elicitation.
+func (p *permission) deny(reason string) translate.Outcome {
+	if p.elicit != nil {
+		return p.elicit.Decline(reason)
+	}
+	return p.req.Deny(reason)
+}
+
+// cancelled is the answer to a request of a cancelled turn: `cancelled` for a permission, as ACP requires
+// after session/cancel; decline for an elicitation, which the user never answered.
+func (p *permission) cancelled(reason string) translate.Outcome {
+	if p.elicit != nil {
+		return p.elicit.Decline(reason)
+	}
+	return translate.Outcome{Reason: reason}
+}
+
+// decide maps a client's answer to p's outcome. An answer meant for the other kind of request finds nothing.
+func (p *permission) decide(a translate.ClientAnswer) (translate.Outcome, error) {
+	if p.elicit != nil {
+		if a.For == "permission" {
+			return translate.Outcome{}, ErrPermissionUnknown
+		}
+		return p.elicit.Decide(a) // its errors wrap ErrInvalidElicitationAnswer
+	}
+	if a.For == "elicitation" {
+		return translate.Outcome{}, ErrElicitationUnknown
+	}
+	o, err := p.req.Decide(a)
+	if errors.Is(err, translate.ErrUnknownOption) {
+		return translate.Outcome{}, ErrUnknownOption
+	}
+	if err != nil {
+		return translate.Outcome{}, errors.Join(ErrBadRequest, err)
+	}
+	return o, nil
 }
 
 // resolveLocked records an outcome: the request leaves the pending set, clients get
@@ -123,8 +192,14 @@ func (s *Session) resolveLocked(p *permission, o translate.Outcome, by string) [
 func (s *Session) resolveAsLocked(p *permission, o translate.Outcome, by string, who principal.Principal) []answerTo {
 	delete(s.perms, p.id)
 	s.rememberResolvedLocked(p.id)
-	s.reg.cfg.Metrics.PermissionResolved(by, o.Allowed, s.reg.now().Sub(p.createdAt))
 	res := o.ClientJSON()
+	if p.elicit != nil {
+		s.appendGatewayLocked("_gateway/elicitation_resolved", p.turnID, withActor(map[string]any{
+			"requestId": p.id, "outcome": res, "by": by,
+		}, who))
+		return []answerTo{{p, o}}
+	}
+	s.reg.cfg.Metrics.PermissionResolved(by, o.Allowed, s.reg.now().Sub(p.createdAt))
 	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, withActor(map[string]any{
 		"permissionId": p.id, "outcome": res, "by": by,
 	}, who))
@@ -168,18 +243,18 @@ func (s *Session) answer(who principal.Principal, permissionID string, a transla
 	if !ok {
 		_, was := s.resolved[permissionID]
 		s.mu.Unlock()
-		if was {
+		switch {
+		case was:
 			return translate.Outcome{}, nil, ErrAlreadyResolved
+		case a.For == "elicitation":
+			return translate.Outcome{}, nil, ErrElicitationUnknown
 		}
 		return translate.Outcome{}, nil, ErrPermissionUnknown
 	}
-	o, err := p.req.Decide(a)
+	o, err := p.decide(a)
 	if err != nil {
 		s.mu.Unlock()
-		if errors.Is(err, translate.ErrUnknownOption) {
-			return translate.Outcome{}, nil, ErrUnknownOption
-		}
-		return translate.Outcome{}, nil, errors.Join(ErrBadRequest, err)
+		return translate.Outcome{}, nil, err
 	}
 	var t *Turn
 	if s.turn != nil && s.turn.ID == p.turnID {
@@ -188,7 +263,11 @@ func (s *Session) answer(who principal.Principal, permissionID string, a transla
 	as := s.resolveAsLocked(p, o, by, who)
 	s.mu.Unlock()
 	deliver(as)
-	s.audit(who, "permission_answer", "permission", permissionID, "by", by, "allowed", o.Allowed)
+	if p.elicit != nil {
+		s.audit(who, "elicitation_answer", "elicitation", permissionID, "by", by, "action", o.Action)
+	} else {
+		s.audit(who, "permission_answer", "permission", permissionID, "by", by, "allowed", o.Allowed)
+	}
 	return o, t, nil
 }
 
@@ -198,7 +277,7 @@ func (s *Session) denyPendingLocked(turnID, by, reason string) []answerTo {
 	var as []answerTo
 	for _, p := range s.pendingLocked() {
 		if turnID == "" || p.turnID == turnID {
-			as = append(as, s.resolveLocked(p, p.req.Deny(reason), by)...)
+			as = append(as, s.resolveLocked(p, p.deny(reason), by)...)
 		}
 	}
 	return as
@@ -209,7 +288,7 @@ func (s *Session) cancelPendingLocked(turnID string) []answerTo {
 	var as []answerTo
 	for _, p := range s.pendingLocked() {
 		if p.turnID == turnID || p.turnID == "" {
-			as = append(as, s.resolveLocked(p, translate.Outcome{Reason: "turn cancelled"}, "cancel")...)
+			as = append(as, s.resolveLocked(p, p.cancelled("turn cancelled"), "cancel")...)
 		}
 	}
 	return as
@@ -233,6 +312,9 @@ func (s *Session) pendingViewsLocked() []PermissionView {
 	ps := s.pendingLocked()
 	out := make([]PermissionView, 0, len(ps))
 	for _, p := range ps {
+		if p.elicit != nil {
+			continue
+		}
 		out = append(out, PermissionView{ID: p.id, TurnID: p.turnID, ToolCall: p.toolCall, Options: p.req.Options, CreatedAt: p.createdAt, Deadline: p.deadline})
 	}
 	return out
@@ -245,7 +327,7 @@ func (s *Session) PendingPermissions() []PermissionView {
 	return s.pendingViewsLocked()
 }
 
-// PendingFrames returns the request frames of pending permissions with seq <= upTo, for a client that resumes
+// PendingFrames returns the request frames of pending permissions and elicitations with seq <= upTo, for a client that resumes
 // after them and would otherwise never see requests it still has to answer. Each is the logged frame with
 // `_meta.gateway.resent: true`: it keeps its original seq, which is older than what the client has seen, so
 // clients must not move their cursor on it. Entry.Seq is that original seq.
@@ -262,7 +344,7 @@ func (s *Session) PendingFrames(upTo uint64) []eventlog.Entry {
 	for _, p := range ps {
 		m := p.meta
 		m.Resent = true
-		f, err := translate.AppendRequest(nil, p.id, "session/request_permission", p.params, m)
+		f, err := translate.AppendRequest(nil, p.id, p.method(), p.params, m)
 		if err != nil {
 			continue // the same params encoded when the request was logged
 		}

@@ -105,17 +105,19 @@ func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) err
 		if t := s.turn; t != nil && !t.textTruncated {
 			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.reg.cfg.MaxTurnTextBytes)
 		}
-	case "session/request_permission":
+	case "session/request_permission", "elicitation/create":
 		return s.restorePermissionLocked(seq, info)
-	case "_gateway/permission_resolved":
+	case "_gateway/permission_resolved", "_gateway/elicitation_resolved":
 		var p struct {
 			PermissionID string `json:"permissionId"`
+			RequestID    string `json:"requestId"` // elicitation_resolved
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err
 		}
-		delete(s.perms, p.PermissionID)
-		s.rememberResolvedLocked(p.PermissionID)
+		id := p.PermissionID + p.RequestID // one of them is set
+		delete(s.perms, id)
+		s.rememberResolvedLocked(id)
 	case "_gateway/turn_started":
 		var p struct {
 			TurnID         string         `json:"turnId"`
@@ -146,21 +148,28 @@ func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) err
 	return nil
 }
 
-// restorePermissionLocked records a logged permission request as pending; its permission_resolved frame, if
-// logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
+// restorePermissionLocked records a logged permission or elicitation request as pending; its resolved
+// frame, if logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
 func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
-	rp := info.Permission
-	deadline, err := time.Parse(time.RFC3339Nano, rp.Deadline)
-	if err != nil {
-		return fmt.Errorf("permission %s: deadline: %w", rp.ID, err)
-	}
-	s.perms[rp.ID] = &permission{
-		id: rp.ID, turnID: info.Meta.TurnID, req: rp.Request, toolCall: rp.ToolCall,
-		createdAt: deadline.Add(-s.reg.cfg.PermissionTimeout), deadline: deadline,
+	p := &permission{
+		turnID: info.Meta.TurnID,
 		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
 		// frame the live session would send.
 		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan translate.Outcome, 1),
 	}
+	var deadline string
+	if rp := info.Permission; rp != nil {
+		p.id, p.req, p.toolCall, deadline = rp.ID, rp.Request, rp.ToolCall, rp.Deadline
+	} else {
+		re := info.Elicitation
+		p.id, p.elicit, deadline = re.ID, &re.Request, re.Deadline
+	}
+	d, err := time.Parse(time.RFC3339Nano, deadline)
+	if err != nil {
+		return fmt.Errorf("request %s: deadline: %w", p.id, err)
+	}
+	p.createdAt, p.deadline = d.Add(-s.reg.cfg.PermissionTimeout), d
+	s.perms[p.id] = p
 	return nil
 }
 

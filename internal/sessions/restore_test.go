@@ -112,6 +112,10 @@ func checkKinds(t *testing.T, at string, entries []eventlog.Entry) {
 			want = eventlog.KindUpdate
 		case f.Method == "session/request_permission":
 			want = eventlog.KindPermissionRequest
+		case f.Method == "elicitation/create":
+			want = eventlog.KindElicitationRequest
+		case f.Method == "elicitation/complete":
+			want = eventlog.KindElicitationComplete
 		}
 		if e.Kind != want {
 			t.Fatalf("%s: frame %d (%s %s) logged as %v, want %v", at, e.Seq, f.Method, f.Params.Update.SessionUpdate, e.Kind, want)

@@ -11,7 +11,9 @@ import (
 const (
 	TurnEnded              = "ended"
 	TurnAwaitingPermission = "awaiting_permission"
-	TurnRunning            = "running"
+	// TurnAwaitingElicitation is a running turn whose agent waits for a user to answer an elicitation.
+	TurnAwaitingElicitation = "awaiting_elicitation"
+	TurnRunning             = "running"
 )
 
 // TurnState is a turn as a waiting client sees it: ended (StopReason set), stopped on permission requests that
@@ -24,6 +26,8 @@ type TurnState struct {
 	Text        string           `json:"text"`
 	Truncated   bool             `json:"truncated"`
 	Permissions []PermissionView `json:"permissions,omitempty"`
+	// Elicitations are the turn's pending elicitations (status awaiting_elicitation, or alongside permissions).
+	Elicitations []ElicitationView `json:"elicitations,omitempty"`
 	// Err is the agent's failure of an ended turn (see TurnResult.Err).
 	Err error `json:"-"`
 }
@@ -68,8 +72,17 @@ func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
 			st.Permissions = append(st.Permissions, p)
 		}
 	}
-	if len(st.Permissions) > 0 {
+	for _, e := range s.pendingElicitationViewsLocked() {
+		if e.TurnID == t.ID {
+			st.Elicitations = append(st.Elicitations, e)
+		}
+	}
+	switch {
+	case len(st.Permissions) > 0:
 		st.Status = TurnAwaitingPermission
+		return st, nil
+	case len(st.Elicitations) > 0:
+		st.Status = TurnAwaitingElicitation
 		return st, nil
 	}
 	return st, t.asked

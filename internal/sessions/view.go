@@ -27,6 +27,8 @@ type View struct {
 	CurrentTurn        *TurnView        `json:"currentTurn"`
 	LastTurn           *LastTurnView    `json:"lastTurn,omitempty"`
 	PendingPermissions []PermissionView `json:"pendingPermissions"`
+	// PendingElicitations are the agent's questions waiting for a user (never null).
+	PendingElicitations []ElicitationView `json:"pendingElicitations"`
 	// DurableSeq is the seq up to which the store holds the log (store modes; omitted in memory mode).
 	DurableSeq *uint64 `json:"durableSeq,omitempty"`
 	// Node is the node that owns the session: runs its agent and writes its log (mode c only).
@@ -64,7 +66,7 @@ func (s *Session) viewLocked() View {
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
-		PendingPermissions: s.pendingViewsLocked(),
+		PendingPermissions: s.pendingViewsLocked(), PendingElicitations: s.pendingElicitationViewsLocked(),
 	}
 	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil { // listed from its directory entry

@@ -35,6 +35,8 @@
 //	          reads at once (fs.go).
 //	badutf8   writes invalid UTF-8 (raw FF FE) inside the strings of a message chunk, a tool call and a
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
+//	elicit    asks the client a question with elicitation/create (form, or url when the prompt text is
+//	          "url") and reports the answer in a message chunk (elicit.go).
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
 //	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
 //	          initialize (echo.go), then ends the turn.
@@ -321,6 +323,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
 	case "echo":
 		return a.echoPrompt(ctx, p)
+	case "elicit":
+		return a.elicitTurn(ctx, sid, promptText(p.Prompt))
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
@@ -445,7 +449,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 }
 
 func main() {
-	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, mcp, term, fs, events-escape or events-deaf")
+	mode := flag.String("mode", "garbage", "stubborn, garbage, huge, exit, flood, perms, elicit, noise, deaf, escape, doublefork, raw, badutf8, echo, startfail, rpcerrors, initexit, mcp, term, fs, events-escape or events-deaf")
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")

@@ -66,15 +66,28 @@ func (r PermissionRequest) FirstOfKind(kinds ...string) (PermissionOption, bool)
 	return PermissionOption{}, false
 }
 
-// Outcome is the gateway's decision on a permission request: a selected option id, or cancelled.
+// Outcome is the gateway's decision on a question it put to users for an agent: for a permission request a
+// selected option id, or cancelled; for an elicitation (Action set) accept with its content, decline or cancel.
 type Outcome struct {
 	Selected string // option id; empty means cancelled
-	Allowed  bool   // the selected option is of an allow kind
+	Allowed  bool   // the selected option is of an allow kind; an elicitation was accepted
 	Reason   string // why the gateway decided, for denials it made on its own
+	// Action is an elicitation's answer: accept, decline or cancel; Content the accepted form's values.
+	Action  string          `json:",omitempty"`
+	Content json.RawMessage `json:",omitempty"`
 }
 
-// MarshalResult encodes the ACP `RequestPermissionResponse` for the agent. Never a zero-value union.
+// MarshalResult encodes the ACP `RequestPermissionResponse` (or, for an elicitation,
+// `CreateElicitationResponse`) for the agent. Never a zero-value union.
 func (o Outcome) MarshalResult() json.RawMessage {
+	if o.Action != "" {
+		m := map[string]any{"action": o.Action}
+		if o.Action == "accept" && len(o.Content) > 0 {
+			m["content"] = o.Content
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
 	if o.Selected == "" {
 		return json.RawMessage(`{"outcome":{"outcome":"cancelled"}}`)
 	}
@@ -84,6 +97,16 @@ func (o Outcome) MarshalResult() json.RawMessage {
 
 // ClientJSON is the outcome as clients see it in `_gateway/permission_resolved`.
 func (o Outcome) ClientJSON() map[string]any {
+	if o.Action != "" {
+		m := map[string]any{"action": o.Action}
+		if o.Action == "accept" && len(o.Content) > 0 {
+			m["content"] = o.Content
+		}
+		if o.Reason != "" {
+			m["reason"] = o.Reason
+		}
+		return m
+	}
 	m := map[string]any{"outcome": "cancelled"}
 	if o.Selected != "" {
 		m = map[string]any{"outcome": "selected", "optionId": o.Selected}
@@ -126,13 +149,27 @@ func (r PermissionRequest) Select(optionID string) (Outcome, error) {
 	return Outcome{Selected: o.OptionID, Allowed: o.Allows()}, nil
 }
 
-// ClientAnswer is a client's JSON-RPC result for a permission request: `{"outcome":{"outcome":"selected",
-// "optionId":…}}` or `{"outcome":{"outcome":"cancelled"}}`.
+// ClientAnswer is a client's JSON-RPC result for a request the gateway put to it: for a permission request
+// `{"outcome":{"outcome":"selected","optionId":…}}` or `{"outcome":{"outcome":"cancelled"}}`, for an
+// elicitation `{"action":"accept","content":{…}}`, `{"action":"decline"}` or `{"action":"cancel"}`.
 type ClientAnswer struct {
 	Outcome struct {
 		Outcome  string `json:"outcome"`
 		OptionID string `json:"optionId"`
 	} `json:"outcome"`
+	Action  string          `json:"action,omitempty"`
+	Content json.RawMessage `json:"content,omitempty"`
+	// For names the kind of request the answer is meant for ("permission" or "elicitation"), when the face
+	// knows it (REST routes); "" answers whatever request has the id (a JSON-RPC response).
+	For string `json:"for,omitempty"`
+}
+
+// FailedAnswer is a client's JSON-RPC error response to a request: it denies a permission and declines an
+// elicitation.
+func FailedAnswer() ClientAnswer {
+	var a ClientAnswer
+	a.Outcome.Outcome, a.Action = "cancelled", "decline"
+	return a
 }
 
 // Decide maps a client's answer to an outcome: a selected, offered option as chosen; cancelled as a plain

@@ -16,6 +16,15 @@ type RestoreInfo struct {
 	Text   string          // session/update: the agent message text it adds (what Update.Text is)
 	// Permission is set for a `session/request_permission` frame.
 	Permission *RestoredPermission
+	// Elicitation is set for an `elicitation/create` frame (ID and Deadline as for a permission).
+	Elicitation *RestoredElicitation
+}
+
+// RestoredElicitation is a logged elicitation request.
+type RestoredElicitation struct {
+	ID       string
+	Request  ElicitationRequest
+	Deadline string
 }
 
 // RestoredPermission is a logged permission request.
@@ -80,6 +89,16 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 			return info, fmt.Errorf("restore: %w", err)
 		}
 		info.Permission = &RestoredPermission{ID: id, Request: req, ToolCall: req.ToolCall, Deadline: info.Meta.Deadline}
+	case method == "elicitation/create":
+		id, ok := decodeString(idRaw)
+		if !ok {
+			return info, errors.New("restore: elicitation request without a string id")
+		}
+		req, err := ParseElicitationRequest(params)
+		if err != nil {
+			return info, fmt.Errorf("restore: %w", err)
+		}
+		info.Elicitation = &RestoredElicitation{ID: id, Request: req, Deadline: info.Meta.Deadline}
 	case len(method) > len("_gateway/") && method[:len("_gateway/")] == "_gateway/":
 		c.Note(method, params)
 	}

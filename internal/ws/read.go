@@ -81,11 +81,12 @@ func decodeClientMessage(data []byte) (*permissionAnswer, []byte) {
 		return nil, rpcError(m.ID, codeUnknownRequest, "no request with this id is pending")
 	}
 	if len(m.Error) > 0 {
-		// A client that rejects the request with an error denies it.
-		pa.answer.Outcome.Outcome = "cancelled"
+		// A client that rejects the request with an error denies it (declines an elicitation).
+		pa.answer = translate.FailedAnswer()
 	} else if err := json.Unmarshal(m.Result, &pa.answer); err != nil {
-		return nil, rpcError(m.ID, codeInvalidParams, `result must be {"outcome":{"outcome":"selected","optionId":…}} or {"outcome":{"outcome":"cancelled"}}`)
+		return nil, rpcError(m.ID, codeInvalidParams, `result must be {"outcome":{"outcome":"selected","optionId":…}} or {"outcome":{"outcome":"cancelled"}} (a permission), or {"action":"accept"|"decline"|"cancel","content":{…}} (an elicitation)`)
 	}
+	pa.answer.For = "" // the request's id says what it is
 	return pa, nil
 }
 
@@ -100,13 +101,15 @@ func (cl *client) handleMessage(data []byte) []byte {
 	case err == nil:
 		return nil
 	case errors.Is(err, sessions.ErrAlreadyResolved):
-		return rpcError(pa.rawID, codeAlreadyResolved, "permission request already resolved")
+		return rpcError(pa.rawID, codeAlreadyResolved, "request already resolved")
 	case errors.Is(err, sessions.ErrPermissionUnknown):
 		return rpcError(pa.rawID, codeUnknownRequest, "no request with this id is pending")
 	case errors.Is(err, sessions.ErrForbidden):
-		return rpcError(pa.rawID, codeForbidden, "a viewer may not answer permission requests")
+		return rpcError(pa.rawID, codeForbidden, "a viewer may not answer permission requests or elicitations")
 	case errors.Is(err, sessions.ErrUnknownOption):
 		return rpcError(pa.rawID, codeInvalidParams, "optionId was not offered by the agent; the request stays pending")
+	case errors.Is(err, sessions.ErrInvalidElicitationAnswer):
+		return rpcError(pa.rawID, codeInvalidParams, truncate(err.Error(), 400)+"; the request stays pending")
 	default:
 		return rpcError(pa.rawID, codeInvalidParams, "invalid permission answer")
 	}

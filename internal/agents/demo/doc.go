@@ -31,6 +31,10 @@
 //     stopReason end_turn. No plan, tool calls or permission request.
 //   - "/help": one agent_message_chunk describing these conventions, end_turn.
 //   - "/echo <text>": one agent_message_chunk "<text>", end_turn.
+//   - "/ask": an elicitation/create (form: a required "name", a "colour"
+//     enum with default "green"), then one agent_message_chunk saying what
+//     came back ("You answered: colour=red, name=Ann", "You declined.",
+//     "You cancelled." or "No answer: <error>"), end_turn.
 //   - anything else: the full turn below.
 //
 // A full turn (N is the session's turn number, from 1; Options.Delay is

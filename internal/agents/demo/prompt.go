@@ -68,6 +68,8 @@ func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespon
 		err = t.reply(helpText)
 	case kindEcho:
 		err = t.reply(arg)
+	case kindAsk:
+		err = t.ask()
 	default:
 		err = t.full()
 	}
@@ -94,6 +96,7 @@ const (
 	kindQuick
 	kindHelp
 	kindEcho
+	kindAsk
 )
 
 // classify picks the script for a prompt text and, for "/echo", the text to
@@ -105,6 +108,8 @@ func classify(text string) (promptKind, string) {
 		return kindQuick, ""
 	case command == "/help":
 		return kindHelp, ""
+	case command == "/ask":
+		return kindAsk, ""
 	case command == "/echo":
 		return kindEcho, "(nothing to echo)"
 	case strings.HasPrefix(command, "/echo ") || strings.HasPrefix(command, "/echo\n"):

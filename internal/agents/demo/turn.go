@@ -19,7 +19,7 @@ const (
 // helpText answers the "/help" command.
 const helpText = "I am the demo agent. I echo your prompt, pretend to read README.md and " +
 	"ask before pretending to edit notes.md. Say \"quick\" for a short turn, " +
-	"or \"/echo <text>\" to have <text> repeated."
+	"\"/echo <text>\" to have <text> repeated, or \"/ask\" for a question."
 
 // Made-up content of the demo files; nothing is read from or written to disk.
 const (

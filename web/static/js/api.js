@@ -92,6 +92,8 @@ export const api = {
   answerPermission: (id, permissionId, optionId) =>
     request('POST', `/v1/sessions/${enc(id)}/permissions/${enc(permissionId)}`,
       optionId ? { optionId } : { outcome: 'cancelled' }),
+  answerElicitation: (id, requestId, body) =>
+    request('POST', `/v1/sessions/${enc(id)}/elicitations/${enc(requestId)}`, body),
   shares: (id) => request('GET', `/v1/sessions/${enc(id)}/shares`),
   share: (id, principal, role) => request('PUT', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`, { role }),
   unshare: (id, principal) => request('DELETE', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`),

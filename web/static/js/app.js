@@ -10,6 +10,7 @@ import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows, initials } from './people.js';
+import { Elicitations } from './elicit.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planView } from './plan.js';
@@ -617,6 +618,7 @@ class Current {
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
+    this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
     this.socket = null;
   }
 
@@ -656,6 +658,7 @@ class Current {
     if (this.socket) this.socket.stop();
     this.transcript.reset();
     this.transcript.list.remove();
+    this.elicit.dispose();
     closePermDialog();
   }
 
@@ -676,6 +679,8 @@ class Current {
         if (p && p.id) this.pending.set(p.id, { id: p.id, toolCall: p.toolCall || {}, options: p.options || [], deadline: p.deadline, createdAt: p.createdAt });
       }
     }
+    if (fromSnapshot) this.elicit.reset();
+    this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
       this.plan = snap.plan || null;
@@ -732,6 +737,7 @@ class Current {
 
   onFrame(msg) {
     if (this.disposed) return;
+    if (this.elicit.onFrame(msg)) return; // elicitation/* (elicit.js)
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
     if (HOLD_ENDS.has(msg.method)) this.held = false;
