@@ -33,14 +33,20 @@ func TestContainerImage(t *testing.T) {
 	if err != nil {
 		t.Skip("podman is not installed (Debian package podman): the container image is not built or run")
 	}
+	build, runLine, check := containerDocBlock(t)
 	suffix := randomHex(t)
 	image := "localhost/acp-gateway-test:" + suffix
-	cmd := exec.Command("../scripts/container.sh")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", build)
+	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "IMAGE="+image, "VERSION="+releaseVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("container.sh: %v\n%s", err, out)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", build, err, out)
 	}
 	t.Cleanup(func() { podmanOut(t, podman, "rmi", "-f", image) })
+	if strings.TrimSpace(string(out)) != image {
+		t.Fatalf("container.sh printed %q, want the image %s", out, image)
+	}
 
 	var cfg []struct {
 		Config struct {
@@ -58,32 +64,40 @@ func TestContainerImage(t *testing.T) {
 	}
 
 	volume := "acp-gateway-test-" + suffix
-	podmanOut(t, podman, "volume", "create", volume)
 	t.Cleanup(func() { podmanOut(t, podman, "volume", "rm", "-f", volume) })
-	flags := podmanRunFlags
+	flags := strings.Join(podmanRunFlags, " ")
 	if v, ok := os.LookupEnv("PODMAN_RUN_FLAGS"); ok {
-		flags = strings.Fields(v)
+		flags = v
 	}
 	// Host networking: the gateway gets a free loopback port of its own rather than the image's 0.0.0.0:8080.
 	addr := "127.0.0.1:" + freePort(t)
 	token := randomHex(t) + randomHex(t)
 	run := func(name string) string {
 		t.Helper()
-		args := append([]string{"run", "-d", "--name", name}, flags...)
-		args = append(args, "-v", volume+":/var/lib/acp-gateway", "-e", "GATEWAY_ADDR="+addr, "-e", "GATEWAY_TOKEN="+token, image)
-		podmanOut(t, podman, args...)
-		t.Cleanup(func() { podmanOut(t, podman, "rm", "-f", name) })
+		line := render(t, runLine,
+			"podman run -d ", "podman run -d "+flags+" -e GATEWAY_ADDR="+addr+" ",
+			"--name acp-gateway ", "--name "+name+" ",
+			" -p 8080:8080", "",
+			" -v acp-gateway:", " -v "+volume+":",
+			"$(openssl rand -hex 32)", token,
+			"localhost/acp-gateway:<version>", image,
+		)
+		if out, err := exec.Command("bash", "-euo", "pipefail", "-c", line).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		t.Cleanup(func() { podmanOut(t, podman, "rm", "--force", "--ignore", name) })
 		waitHealthy(t, podman, name, "http://"+addr)
 		return name
 	}
 
 	first := run("acp-gateway-test-" + suffix)
-	var health map[string]string
-	if err := json.Unmarshal(get(t, "http://"+addr+"/healthz"), &health); err != nil || health["version"] != releaseVersion {
-		t.Fatalf("/healthz %v (%v), want version %s", health, err, releaseVersion)
+	// The documented check: podman schedules health checks with systemd timers, which a machine without
+	// systemd lacks, so `podman healthcheck run` runs one (and exits 1 when unhealthy).
+	checkLine := render(t, check, "healthcheck run acp-gateway ", "healthcheck run "+first+" ", "http://127.0.0.1:8080/", "http://"+addr+"/")
+	health, err := exec.Command("bash", "-euo", "pipefail", "-c", checkLine).CombinedOutput()
+	if err != nil || !strings.Contains(string(health), `"status":"ok"`) || !strings.Contains(string(health), `"version":"`+releaseVersion+`"`) {
+		t.Fatalf("%s: %v\n%s", checkLine, err, health)
 	}
-	// podman schedules the checks with systemd timers, which a machine without systemd lacks: run one.
-	podmanOut(t, podman, "healthcheck", "run", first) // exits 1 when unhealthy
 	if st := strings.TrimSpace(podmanOut(t, podman, "inspect", "--format", "{{.State.Health.Status}}", first)); st != "healthy" {
 		t.Fatalf("health after podman healthcheck run: %q", st)
 	}
@@ -102,6 +116,38 @@ func TestContainerImage(t *testing.T) {
 	if s := apiDo(t, "GET", "http://"+addr+"/v1/sessions/"+id, token, ""); s["id"] != id {
 		t.Fatalf("the session after the container was replaced: %v", s)
 	}
+}
+
+// containerDocBlock returns the three commands of docs/deploy.md's ```sh container block: the build, the run
+// (one command over two lines) and the check.
+func containerDocBlock(t *testing.T) (build, run, check string) {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "\n```sh container\n")
+	block, _, ok2 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/deploy.md has no ```sh container block")
+	}
+	cmds := strings.Split(strings.ReplaceAll(block, "\\\n", ""), "\n")
+	if len(cmds) != 3 {
+		t.Fatalf("the ```sh container block holds %d commands, want 3 (build, run, check):\n%s", len(cmds), block)
+	}
+	return cmds[0], cmds[1], cmds[2]
+}
+
+// render replaces each old string of a documented command, which must be there exactly once.
+func render(t *testing.T, s string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if n := strings.Count(s, pairs[i]); n != 1 {
+			t.Fatalf("the documented command holds %q %d times, want once:\n%s", pairs[i], n, s)
+		}
+		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
+	}
+	return s
 }
 
 // waitHealthy polls /healthz (bounded) until the container's gateway answers; a container that exits fails.
