@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+)
+
+// The examples of README.md and docs/*.md that are not whole sessions: every command line that starts the
+// gateway parses with its flags, every agents file loads, the events agent's transcript is what it prints,
+// and the README's Node one-liner streams a session.
+
+// docFiles are the pages whose examples these tests read.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{filepath.Join("..", "..", "README.md")}, files...)
+}
+
+// fencedBlock is one ``` block of a page: its info string (language and any marker) and its text.
+type fencedBlock struct {
+	file, info, text string
+	line             int
+}
+
+func fencedBlocks(t *testing.T, file string) []fencedBlock {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []fencedBlock
+	var cur *fencedBlock
+	for i, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur = &fencedBlock{file: filepath.Base(file), info: strings.TrimPrefix(line, "```"), line: i + 1}
+		case cur != nil && line == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += line + "\n"
+		}
+	}
+	return blocks
+}
+
+// gatewayLineRE finds a command that starts the gateway: go run ./cmd/gateway, acp-gateway or gateway.
+var gatewayLineRE = regexp.MustCompile(`^(?:go run (?:-buildvcs=true )?\./cmd/gateway|acp-gateway|gateway)(?:\s+(.*))?$`)
+
+// shellWords splits a command line as a shell would for these examples: single and double quotes, and a
+// trailing comment.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(line[i+1:], c)
+			if j < 0 {
+				t.Fatalf("unbalanced quote in %q", line)
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '#' && !inWord:
+			i = len(line)
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// TestDocGatewayCommandLines: every command line in a ```sh block of README.md and docs/*.md that starts
+// the gateway parses with the gateway's flags, in the environment its block exports (a placeholder token
+// becomes a real one). The files it names are the examples' own: the README's agents.json, a certificate
+// pair for /etc/acp-gateway/tls.
+func TestDocGatewayCommandLines(t *testing.T) {
+	dir := t.TempDir()
+	agentsFile := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(agentsFile, []byte(readmeAgentsFile(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, _ := testCert(t, dir)
+	files := map[string]string{
+		"agents.json":                        agentsFile,
+		"/etc/acp-gateway/tls/fullchain.pem": certFile,
+		"/etc/acp-gateway/tls/privkey.pem":   keyFile,
+	}
+	exportRE := regexp.MustCompile(`^export (GATEWAY_[A-Z_]+)=(\S+)`)
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, b := range fencedBlocks(t, file) {
+			if b.info != "sh" && !strings.HasPrefix(b.info, "sh ") {
+				continue
+			}
+			env := map[string]string{}
+			for _, line := range strings.Split(strings.ReplaceAll(b.text, "\\\n", " "), "\n") {
+				line = strings.TrimSpace(line)
+				if m := exportRE.FindStringSubmatch(line); m != nil {
+					env[m[1]] = m[2]
+					if m[1] == "GATEWAY_TOKEN" && (m[2] == "…" || strings.HasPrefix(m[2], "$(openssl")) {
+						env[m[1]] = strings.Repeat("ab", 32) // what openssl rand -hex 32 gives, or the reader's own
+					}
+					continue
+				}
+				m := gatewayLineRE.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				args := shellWords(t, m[1])
+				if len(args) > 0 && (args[0] == "hash-token" || args[0] == "healthcheck" || args[0] == "--version" || args[0] == "--help") {
+					continue // not the server's flags: TestHashToken, TestHealthcheck, TestReleaseArtifact
+				}
+				for i, a := range args {
+					if f, ok := files[a]; ok {
+						args[i] = f
+					}
+				}
+				if _, err := parseConfig(args, func(k string) string { return env[k] }, io.Discard); err != nil {
+					t.Errorf("%s:%d: %q does not start: %v", b.file, b.line, line, err)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("found %d gateway command lines in the docs; the pattern no longer matches them", checked)
+	}
+}
+
+// readmeAgentsFile is the README's agents.json block.
+func readmeAgentsFile(t *testing.T) string {
+	t.Helper()
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "README.md")) {
+		if b.info == "json" && strings.Contains(b.text, `"agent_servers"`) {
+			return b.text
+		}
+	}
+	t.Fatal("README.md has no agents.json block")
+	return ""
+}
+
+// TestDocAgentsFiles: every agents file in the docs (a ```json or ```jsonc block with "agent_servers")
+// loads, and each entry uses only keys the gateway reads (those --help explains).
+func TestDocAgentsFiles(t *testing.T) {
+	known := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  "(\w+)"`).FindAllStringSubmatch(agentsFileHelp, -1) {
+		known[m[1]] = true
+	}
+	if !known["command"] || !known["mcpServers"] {
+		t.Fatalf("the keys of --help's agents-file text: %v", known)
+	}
+	commentRE := regexp.MustCompile(`(?m)^\s*//.*$`)
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, b := range fencedBlocks(t, file) {
+			if (b.info != "json" && b.info != "jsonc") || !strings.Contains(b.text, `"agent_servers"`) {
+				continue
+			}
+			text := commentRE.ReplaceAllString(b.text, "")
+			specs, err := agents.ParseAgentServers([]byte(text))
+			if err != nil {
+				t.Errorf("%s:%d: the agents file does not load: %v", b.file, b.line, err)
+				continue
+			}
+			var doc struct {
+				AgentServers map[string]map[string]json.RawMessage `json:"agent_servers"`
+			}
+			if err := json.Unmarshal([]byte(text), &doc); err != nil || len(specs) != len(doc.AgentServers) {
+				t.Errorf("%s:%d: %d agents loaded of %d (%v)", b.file, b.line, len(specs), len(doc.AgentServers), err)
+			}
+			for name, entry := range doc.AgentServers {
+				for key := range entry {
+					if !known[key] {
+						t.Errorf("%s:%d: agent %q has the key %q, which the gateway ignores", b.file, b.line, name, key)
+					}
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("found %d agents files in the docs, want the README's, agents.md's two and events.md's", checked)
+	}
+}
+
+// TestEventsDocTranscript: docs/events.md's first shell example, the events example agent answering one
+// prompt, prints what the page shows.
+func TestEventsDocTranscript(t *testing.T) {
+	needTools(t, "bash")
+	var block string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "docs", "events.md")) {
+		if b.info == "sh" && strings.Contains(b.text, "./examples/events-agent") {
+			block = b.text
+			break
+		}
+	}
+	command, want, ok := strings.Cut(block, "\n")
+	if !ok || !strings.HasSuffix(command, "| go run ./examples/events-agent") {
+		t.Fatalf("docs/events.md: no transcript of go run ./examples/events-agent:\n%s", block)
+	}
+	// The package's test binary of the example (TestMain builds it) in place of go run.
+	command = strings.Replace(command, "go run ./examples/events-agent", eventsAgent, 1)
+	out, err := exec.Command("bash", "-euo", "pipefail", "-c", command).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", command, err)
+	}
+	if string(out) != want {
+		t.Fatalf("the events agent printed:\n%s\ndocs/events.md shows:\n%s", out, want)
+	}
+}
+
+// TestReadmeNodeWebSocket runs the README's Node one-liner on a session: it prints the replayed frames of a
+// turn and, when the session is closed, the close code.
+func TestReadmeNodeWebSocket(t *testing.T) {
+	t.Parallel()
+	needTools(t, "node")
+	var line string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "README.md")) {
+		for _, l := range strings.Split(b.text, "\n") {
+			if strings.HasPrefix(l, "node -e ") {
+				line = l
+			}
+		}
+	}
+	if line == "" {
+		t.Fatal("README.md has no node -e example")
+	}
+	g := startGateway(t)
+	s := g.createSession(nil)
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"quick"}`, nil); code != http.StatusOK {
+		t.Fatalf("prompt: %d", code)
+	}
+	const readmeURL = `"ws://127.0.0.1:8080/v1/sessions/$ID/ws"`
+	script := render(t, line, readmeURL, `"`+strings.Replace(g.base, "http", "ws", 1)+`/v1/sessions/`+s.ID+`/ws"`)
+	if v, err := exec.Command("node", "--version").Output(); err == nil && strings.HasPrefix(string(v), "v20.") {
+		script = strings.Replace(script, "node -e ", "node --experimental-websocket -e ", 1) // as the README says
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a safety net
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var got []string
+	for sc.Scan() {
+		got = append(got, sc.Text())
+		if strings.Contains(sc.Text(), `"_gateway/turn_ended"`) {
+			break
+		}
+	}
+	if code := g.do("DELETE", "/v1/sessions/"+s.ID, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("delete: %d", code)
+	}
+	for sc.Scan() {
+		got = append(got, sc.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, `"You said: "`) || !strings.Contains(all, `"_gateway/turn_ended"`) {
+		t.Fatalf("the one-liner printed no turn:\n%s", all)
+	}
+	if last := got[len(got)-1]; !strings.HasPrefix(last, "closed 4009 ") {
+		t.Fatalf("last line %q, want the session-closed code 4009\n%s", last, all)
+	}
+}
