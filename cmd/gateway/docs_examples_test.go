@@ -302,3 +302,80 @@ func TestReadmeNodeWebSocket(t *testing.T) {
 		t.Fatalf("last line %q, want the session-closed code 4009\n%s", last, all)
 	}
 }
+
+// jsonKeys collects every object key of a JSON value, at any depth.
+func jsonKeys(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			into[k] = true
+			jsonKeys(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			jsonKeys(e, into)
+		}
+	}
+}
+
+// restDocBlock is the one ```json block of docs/rest.md that holds marker.
+func restDocBlock(t *testing.T, marker string) string {
+	t.Helper()
+	var found []string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "docs", "rest.md")) {
+		if b.info == "json" && strings.Contains(b.text, marker) {
+			found = append(found, b.text)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("docs/rest.md: %d ```json blocks hold %q, want 1", len(found), marker)
+	}
+	return found[0]
+}
+
+// TestRestDocExamples: the JSON examples of docs/rest.md (a Session, a TurnState awaiting permission, a
+// pending permission, a problem) name only fields the gateway sends in those answers, and the problem is the
+// one a second prompt gets, word for word. The examples elide values ("…"), so their keys are compared.
+func TestRestDocExamples(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	s := g.createSession(nil)
+	var turn, session map[string]any
+	var perms map[string]any
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt?wait=true", `{"text":"refactor the parser"}`, &turn); code != http.StatusOK || turn["status"] != "awaiting_permission" {
+		t.Fatalf("prompt: %d %v", code, turn)
+	}
+	g.do("GET", "/v1/sessions/"+s.ID+"/permissions", nil, &perms)
+	g.do("GET", "/v1/sessions/"+s.ID, nil, &session)
+	var problem map[string]any
+	if code := g.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"again"}`, &problem); code != http.StatusConflict {
+		t.Fatalf("a second prompt: %d %v", code, problem)
+	}
+	keyRE := regexp.MustCompile(`"([A-Za-z_]+)"\s*:`)
+	for _, ex := range []struct {
+		marker string
+		answer any
+	}{
+		{`"permissionPolicy"`, session},
+		{`"awaiting_permission"`, turn},
+		{`"deadline"`, perms},
+		{`"/problems/turn_running"`, problem},
+	} {
+		have := map[string]bool{}
+		jsonKeys(ex.answer, have)
+		for _, m := range keyRE.FindAllStringSubmatch(restDocBlock(t, ex.marker), -1) {
+			if !have[m[1]] {
+				t.Errorf("docs/rest.md's example with %s names %q, which the answer lacks: %v", ex.marker, m[1], ex.answer)
+			}
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(restDocBlock(t, `"/problems/turn_running"`)), &doc); err != nil {
+		t.Fatalf("the problem example is not JSON: %v", err)
+	}
+	for _, k := range []string{"type", "title", "status", "detail", "code"} {
+		if doc[k] != problem[k] {
+			t.Errorf("problem %s: docs/rest.md says %v, the gateway %v", k, doc[k], problem[k])
+		}
+	}
+}
