@@ -379,3 +379,31 @@ func TestRestDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSocketDocAnswers: the three permission answers docs/websocket.md shows, sent on the session socket
+// with a real request's id, resolve it as the page says: the selected allow-once allows, cancelled and an
+// error deny, each by the client.
+func TestWebSocketDocAnswers(t *testing.T) {
+	t.Parallel()
+	var answers []string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "docs", "websocket.md")) {
+		if b.info == "json" && strings.Contains(b.text, `"outcome":"selected"`) {
+			answers = strings.Split(strings.TrimSpace(b.text), "\n")
+		}
+	}
+	if len(answers) != 3 {
+		t.Fatalf("docs/websocket.md: the permission answers block holds %d lines, want 3", len(answers))
+	}
+	g := startGateway(t)
+	for i, answer := range answers {
+		s := g.createSession(nil)
+		w := g.dial("/v1/sessions/" + s.ID + "/ws")
+		g.do("POST", "/v1/sessions/"+s.ID+"/prompt", `{"text":"edit please"}`, nil)
+		perm, _ := w.waitFor("permission", isPermissionRequest)
+		w.send(json.RawMessage(render(t, answer, `"8354…"`, `"`+permIDOf(perm)+`"`)))
+		res, _ := w.waitFor("permission_resolved", resolvedFor(permIDOf(perm)))
+		if r := resolvedOf(t, res); r.By != "client" || r.Outcome.Allowed != (i == 0) {
+			t.Errorf("%s resolved as %s, want by client, allowed %v", answer, res.Raw, i == 0)
+		}
+	}
+}
