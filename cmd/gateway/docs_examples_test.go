@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -404,6 +405,91 @@ func TestWebSocketDocAnswers(t *testing.T) {
 		res, _ := w.waitFor("permission_resolved", resolvedFor(permIDOf(perm)))
 		if r := resolvedOf(t, res); r.By != "client" || r.Outcome.Allowed != (i == 0) {
 			t.Errorf("%s resolved as %s, want by client, allowed %v", answer, res.Raw, i == 0)
+		}
+	}
+}
+
+// TestDocEnvBlocks: every ```sh block of settings alone (GATEWAY_* and OTEL_* lines, as in
+// /etc/acp-gateway/env) is accepted: the gateway starts with its GATEWAY_* variables, and its OTEL_* ones
+// turn traces on.
+func TestDocEnvBlocks(t *testing.T) {
+	lineRE := regexp.MustCompile(`^((?:GATEWAY|OTEL)_[A-Z_]+)=(\S*)$`)
+	checked := 0
+	for _, file := range docFiles(t) {
+	blocks:
+		for _, b := range fencedBlocks(t, file) {
+			if b.info != "sh" {
+				continue
+			}
+			env := map[string]string{}
+			for _, line := range strings.Split(b.text, "\n") {
+				if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				m := lineRE.FindStringSubmatch(line)
+				if m == nil {
+					continue blocks
+				}
+				env[m[1]] = m[2]
+			}
+			if len(env) == 0 {
+				continue
+			}
+			getenv := func(k string) string { return env[k] }
+			if _, err := parseConfig(nil, getenv, io.Discard); err != nil {
+				t.Errorf("%s:%d: the settings do not start the gateway: %v", b.file, b.line, err)
+			}
+			for k := range env {
+				if !strings.HasPrefix(k, "OTEL_") {
+					continue
+				}
+				logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+				tracer, stop, err := startTraces(context.Background(), getenv, logger, time.Second)
+				if err != nil || tracer == nil {
+					t.Errorf("%s:%d: the settings do not turn traces on: %v", b.file, b.line, err)
+				} else {
+					stop()
+				}
+				break
+			}
+			checked++
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("found %d blocks of settings in the docs, want deploy.md's proxy and traces blocks", checked)
+	}
+}
+
+// TestAgentsDocProbeExample: docs/agents.md's example entry of GET /v1/agents has the fields of a real
+// entry and of its info (the built-in agent's); what is inside capabilities is the agent's own answer.
+func TestAgentsDocProbeExample(t *testing.T) {
+	t.Parallel()
+	var example string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "docs", "agents.md")) {
+		if b.info == "json" && strings.Contains(b.text, `"probedAt"`) {
+			example = b.text
+		}
+	}
+	// The example elides ("…" in place of more members and items); without them it is JSON.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(strings.NewReplacer(", …", "", "[…]", "[]").Replace(example)), &doc); err != nil {
+		t.Fatalf("docs/agents.md's probed agent, without its elisions, is not JSON: %v\n%s", err, example)
+	}
+	g := startGateway(t)
+	var list struct{ Agents []map[string]any }
+	if code := g.do("GET", "/v1/agents", nil, &list); code != http.StatusOK || len(list.Agents) != 1 {
+		t.Fatalf("GET /v1/agents: %d %v", code, list.Agents)
+	}
+	demo := list.Agents[0]
+	for k := range doc {
+		if _, ok := demo[k]; !ok {
+			t.Errorf("docs/agents.md's probed agent has %q, an entry of GET /v1/agents does not: %v", k, demo)
+		}
+	}
+	info, _ := demo["info"].(map[string]any)
+	for k := range doc["info"].(map[string]any) {
+		if _, ok := info[k]; !ok {
+			t.Errorf("docs/agents.md's info has %q, the demo agent's does not: %v", k, info)
 		}
 	}
 }
