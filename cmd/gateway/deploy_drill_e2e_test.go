@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +134,8 @@ func readEnvFile(t *testing.T, path string) []string {
 // collector: it builds the host's .deb with scripts/release.sh and unpacks it, makes the self-signed
 // certificate, writes the settings, starts the packaged binary as the packaged unit would, checks /healthz
 // over TLS, runs nginx with §7's configuration and its upstream-TLS lines, sends a prompt through nginx
-// with curl, and finds the turn's invoke_agent span at an in-process OTLP receiver.
+// with curl, and finds the turn's invoke_agent span at an in-process OTLP receiver. On the way it runs §1's
+// binary block, and at the end §4's backup and restore, after which the session answers through nginx.
 func TestDeployDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a release package (minutes on a cold build cache)")
@@ -164,6 +168,23 @@ func TestDeployDrill(t *testing.T) {
 		t.Fatalf("the packaged binary: %v", err)
 	}
 	version := strings.TrimPrefix(strings.SplitN(string(verOut), "\n", 2)[0], "gateway ")
+
+	// §1's binary: its checksum, installed (under the root) and asked its version.
+	binaries, _ := filepath.Glob(filepath.Join(dist, "acp-gateway_*_linux_*"))
+	if len(binaries) != 1 {
+		t.Fatalf("want one binary in %s: %v", dist, binaries)
+	}
+	if err := os.MkdirAll(string(root)+"/usr/local/bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install := render(t, deployDocBlock(t, "sh install-binary"),
+		"acp-gateway_<version>_linux_amd64", filepath.Base(binaries[0]),
+		" /usr/local/bin/acp-gateway\n", " "+string(root)+"/usr/local/bin/acp-gateway\n",
+		"\nacp-gateway --version", "\n"+string(root)+"/usr/local/bin/acp-gateway --version",
+	)
+	if out := runDocScript(t, "install the binary", dist, strings.ReplaceAll(install, "sudo ", "")); !strings.Contains(out, ": OK\n") || !strings.Contains(out, "\ngateway "+version+"\n") {
+		t.Fatalf("the binary's checksum and version:\n%s", out)
+	}
 
 	// 2. The certificate, with the test's own group in place of ssl-cert.
 	cert := root.paths(render(t, deployDocBlock(t, "sh deploy-walk-cert"), "sudo apt install ssl-cert\n", ""))
@@ -219,7 +240,7 @@ func TestDeployDrill(t *testing.T) {
 	if err := os.Mkdir(nginxDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runNginx(t, nginx, nginxDir, site, nginxPort, pool, "gateway.example.com")
+	proxy := runNginx(t, nginx, nginxDir, site, nginxPort, pool, "gateway.example.com")
 
 	// 6. A prompt through nginx over HTTPS.
 	prompt := root.paths(render(t, deployDocBlock(t, "sh deploy-walk-prompt"),
@@ -268,6 +289,47 @@ func TestDeployDrill(t *testing.T) {
 		t.Errorf("the prompt's server span: kind %v, attributes %v; want SERVER, url.scheme https, client.address 127.0.0.1",
 			parent.GetKind(), parent.GetAttributes())
 	}
+
+	// 8. §4's backup and restore, and the session again through nginx.
+	backupAndRestore(t, root, work, sessionID, proxy)
+}
+
+// backupAndRestore runs §4's backup and restore blocks on the stopped service (the state under root, not
+// /var/lib/private), starts the service again and, through nginx, finds session id detached and prompts it.
+func backupAndRestore(t *testing.T, root drillRoot, work, id string, nginx *nginxProc) {
+	t.Helper()
+	noSystemctl := func(block string) string {
+		block = render(t, block, "sudo systemctl stop acp-gateway\n", "", "sudo systemctl start acp-gateway\n", "")
+		return strings.ReplaceAll(strings.ReplaceAll(block, "/var/lib/private", string(root)+"/var/lib"), "sudo ", "")
+	}
+	runDocScript(t, "backup", work, noSystemctl(deployDocBlock(t, "sh backup")))
+	tarballs, _ := filepath.Glob(filepath.Join(work, "acp-gateway-*.tar.gz"))
+	if len(tarballs) != 1 {
+		t.Fatalf("the backup made %v", tarballs)
+	}
+	restore := render(t, noSystemctl(deployDocBlock(t, "sh restore")), "acp-gateway-2026-12-01.tar.gz", filepath.Base(tarballs[0]))
+	runDocScript(t, "restore", work, restore)
+
+	svc := startUnitService(t, root)
+	var token string
+	for _, kv := range readEnvFile(t, string(root)+"/etc/acp-gateway/env") {
+		if v, ok := strings.CutPrefix(kv, "GATEWAY_TOKEN="); ok {
+			token = v
+		}
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: nginx.pool, ServerName: nginx.serverName}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	c := &proxyClient{base: nginx.base, http: &http.Client{Transport: contractTransport{next: tr}}}
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	var s sessionJSON
+	if resp, body := c.do(t, "GET", "/v1/sessions/"+id, "", auth); resp.StatusCode != http.StatusOK || json.Unmarshal(body, &s) != nil || s.Status != "detached" {
+		t.Fatalf("the restored session through nginx: %d %s\n%s", resp.StatusCode, body, svc.logs.String())
+	}
+	var turn struct{ StopReason string }
+	if resp, body := c.do(t, "POST", "/v1/sessions/"+id+"/prompt?wait=true", `{"text":"quick"}`, auth); resp.StatusCode != http.StatusOK || json.Unmarshal(body, &turn) != nil || turn.StopReason != "end_turn" {
+		t.Fatalf("a prompt to the restored session: %d %s", resp.StatusCode, body)
+	}
+	svc.stop(t)
 }
 
 // unitProc is the packaged binary run as its unit would run it.
