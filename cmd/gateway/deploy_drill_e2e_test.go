@@ -223,6 +223,9 @@ func TestDeployDrill(t *testing.T) {
 		}
 	}
 
+	// §6's certbot hook renews the pair (a second self-signed one as the lineage); the gateway serves it.
+	pool = renewWithHook(t, root, work, svc, gwPort)
+
 	// 5. nginx in front, with §7's configuration made as the walk-through says.
 	if nginxSteps := deployDocBlock(t, "sh deploy-walk-nginx"); nginxSteps != "sudo apt install nginx\nsudo nginx -t && sudo systemctl reload nginx\n" {
 		t.Fatalf("the nginx step changed; the test runs nginx -t and nginx itself:\n%s", nginxSteps)
@@ -292,6 +295,53 @@ func TestDeployDrill(t *testing.T) {
 
 	// 8. §4's backup and restore, and the session again through nginx.
 	backupAndRestore(t, root, work, sessionID, proxy)
+}
+
+// renewWithHook runs §6's certbot deploy hook with a new pair as the renewed lineage and kill -HUP for
+// systemctl reload, waits for the gateway's reload, checks it serves the new certificate and returns a pool
+// trusting it.
+func renewWithHook(t *testing.T, root drillRoot, work string, svc *unitProc, gwPort string) *x509.CertPool {
+	t.Helper()
+	lineage := filepath.Join(work, "lineage")
+	if err := os.Mkdir(lineage, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	runDocScript(t, "renewed lineage", lineage, "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 "+
+		"-subj /CN=gateway.example.com -addext subjectAltName=DNS:gateway.example.com -keyout privkey.pem -out fullchain.pem 2>/dev/null\n")
+	hook := render(t, deployDocBlock(t, "sh certbot-hook"), "systemctl reload acp-gateway\n", fmt.Sprintf("kill -HUP %d\n", svc.cmd.Process.Pid))
+	hook = strings.ReplaceAll(root.paths(hook), "ssl-cert", fmt.Sprint(os.Getgid()))
+	reloadedBefore := strings.Count(svc.logs.String(), "tls certificate reloaded")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-s")
+	cmd.Stdin = strings.NewReader(hook)
+	cmd.Env = append(os.Environ(), "RENEWED_LINEAGE="+lineage)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the certbot hook: %v\n%s\n%s", err, hook, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(svc.logs.String(), "tls certificate reloaded") == reloadedBefore {
+		select {
+		case <-svc.exited:
+			t.Fatalf("the service exited on SIGHUP: %v\n%s", svc.err, svc.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not reload the pair within 30s:\n%s", svc.logs.String())
+		}
+	}
+	renewed, err := os.ReadFile(filepath.Join(lineage, "fullchain.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(renewed) {
+		t.Fatal("the renewed lineage holds no certificate")
+	}
+	conn, err := tls.Dial("tcp", "127.0.0.1:"+gwPort, &tls.Config{RootCAs: pool, ServerName: "gateway.example.com"})
+	if err != nil {
+		t.Fatalf("the gateway after the hook does not serve the renewed certificate: %v", err)
+	}
+	conn.Close()
+	return pool
 }
 
 // backupAndRestore runs §4's backup and restore blocks on the stopped service (the state under root, not
