@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
 	"github.com/acp-gateway/gateway/internal/agents"
 )
 
@@ -491,5 +493,31 @@ func TestAgentsDocProbeExample(t *testing.T) {
 		if _, ok := info[k]; !ok {
 			t.Errorf("docs/agents.md's info has %q, the demo agent's does not: %v", k, info)
 		}
+	}
+}
+
+// TestClusterDocNATSConf: docs/cluster.md's nats.conf is one nats-server reads: JetStream on, the cluster
+// named, the three routes.
+func TestClusterDocNATSConf(t *testing.T) {
+	var conf string
+	for _, b := range fencedBlocks(t, filepath.Join("..", "..", "docs", "cluster.md")) {
+		if b.info == "" && strings.HasPrefix(b.text, "server_name: n1\n") {
+			conf = b.text
+		}
+	}
+	if conf == "" {
+		t.Fatal("docs/cluster.md has no nats.conf of n1")
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := natsserver.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("nats-server refuses docs/cluster.md's nats.conf: %v", err)
+	}
+	if !opts.JetStream || opts.StoreDir != "/var/lib/nats" || opts.Cluster.Name != "acpgw" || len(opts.Routes) != 3 || opts.ServerName != "n1" {
+		t.Fatalf("nats.conf read as jetstream %v store %q cluster %q routes %v name %q",
+			opts.JetStream, opts.StoreDir, opts.Cluster.Name, opts.Routes, opts.ServerName)
 	}
 }
