@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"time"
 )
 
@@ -23,7 +25,7 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string,
 	fs := flag.NewFlagSet("gateway healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := envOr(getenv, "GATEWAY_ADDR", "127.0.0.1:8080")
-	fs.StringVar(&addr, "addr", addr, "the gateway's --addr (default GATEWAY_ADDR, else 127.0.0.1:8080)")
+	fs.StringVar(&addr, "addr", addr, "the gateway's --addr (GATEWAY_ADDR when set)")
 	useTLS := fs.Bool("tls", getenv("GATEWAY_TLS_CERT") != "", "probe over HTTPS (default: when GATEWAY_TLS_CERT is set); the certificate is not checked")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,6 +60,10 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string,
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
+		var uerr *neturl.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // it would repeat the method and the URL
+		}
 		return fmt.Errorf("healthcheck: GET %s: %v", url, err)
 	}
 	defer resp.Body.Close()
