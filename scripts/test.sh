@@ -16,9 +16,9 @@ apt_install() {
 }
 
 # The README's curl session and the Python example are run by Go tests (cmd/gateway readme_e2e_test.go):
-# they need curl, jq and python3.
+# they need curl, jq and python3; docs/deploy.md's walk-through (deploy_drill_e2e_test.go) needs openssl too.
 missing=()
-for tool in curl jq python3; do
+for tool in curl jq python3 openssl; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if ((${#missing[@]})); then

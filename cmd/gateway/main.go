@@ -2,6 +2,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -10,6 +13,16 @@ import (
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "hash-token" {
 		if err := hashToken(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "healthcheck" {
+		if err := healthcheck(context.Background(), os.Args[2:], os.Getenv, os.Stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return
+			}
 			fmt.Fprintln(os.Stderr, "gateway:", err)
 			os.Exit(1)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"os/exec"
@@ -120,7 +121,7 @@ func (c *caddyProc) start(t *testing.T) {
 		_ = cmd.Wait()
 		close(exited)
 	}(c.cmd, c.exited)
-	waitProxyUp(t, c.base, c.pool, c.exited, c.logs)
+	waitProxyUp(t, c.base, &tls.Config{RootCAs: c.pool}, c.exited, c.logs)
 }
 
 // drop kills Caddy (one process): every connection through it ends at once.

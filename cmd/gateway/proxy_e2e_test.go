@@ -288,9 +288,9 @@ func proxyGateways(t *testing.T) ([]*gateway, []string) {
 
 // waitProxyUp polls /healthz through the proxy (bounded) until it answers from the gateway (or its SSO check);
 // exited reports a dead process.
-func waitProxyUp(t *testing.T, base string, pool *x509.CertPool, exited <-chan struct{}, logs func() string) {
+func waitProxyUp(t *testing.T, base string, tlsConf *tls.Config, exited <-chan struct{}, logs func() string) {
 	t.Helper()
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	tr := &http.Transport{TLSClientConfig: tlsConf}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	deadline := time.Now().Add(30 * time.Second)

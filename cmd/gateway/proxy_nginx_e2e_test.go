@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"github.com/coder/websocket"
@@ -26,6 +27,7 @@ type nginxProc struct {
 	mu                   sync.Mutex
 	out                  bytes.Buffer // Guarded by mu.
 	pool                 *x509.CertPool
+	serverName           string // the name its certificate is checked against ("" for the address)
 }
 
 // TestNginxProxy: the nginx configuration of docs/deploy.md §7, run by a real nginx over TLS in front of two
@@ -157,6 +159,13 @@ func startNginx(t *testing.T, bin string, addrs []string, edit func(string) stri
 	if edit != nil {
 		site = edit(site)
 	}
+	return runNginx(t, bin, dir, site, port, pool, "")
+}
+
+// runNginx runs nginx with site (a conf.d file) on 127.0.0.1:port, its files in dir, until cleanup; pool and
+// serverName ("" for the address) are what a client checks its certificate with.
+func runNginx(t *testing.T, bin, dir, site, port string, pool *x509.CertPool, serverName string) *nginxProc {
+	t.Helper()
 	// The documented file goes in nginx's http block (conf.d): the test gives it one of its own, with every path
 	// in its directory.
 	conf := "worker_processes 1;\npid " + dir + "/nginx.pid;\nerror_log " + dir + "/error.log info;\n" +
@@ -172,7 +181,7 @@ func startNginx(t *testing.T, bin string, addrs []string, edit func(string) stri
 	if out, err := exec.Command(bin, "-p", dir, "-e", dir+"/error.log", "-c", confFile, "-t").CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t refuses the documented configuration: %v\n%s\n%s", err, out, conf)
 	}
-	n := &nginxProc{bin: bin, dir: dir, conf: confFile, base: "https://127.0.0.1:" + port, pool: pool}
+	n := &nginxProc{bin: bin, dir: dir, conf: confFile, base: "https://127.0.0.1:" + port, pool: pool, serverName: serverName}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
 	return n
@@ -203,7 +212,7 @@ func (n *nginxProc) start(t *testing.T) {
 		_ = cmd.Wait()
 		close(exited)
 	}(n.cmd, n.exited)
-	waitProxyUp(t, n.base, n.pool, n.exited, n.logs)
+	waitProxyUp(t, n.base, &tls.Config{RootCAs: n.pool, ServerName: n.serverName}, n.exited, n.logs)
 }
 
 // drop is nginx's fast shutdown (SIGTERM): the master ends its workers and every connection through them.

@@ -34,6 +34,7 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, `Usage: gateway [flags]
        gateway hash-token < token-file    (prints the tokenSha256 of a --users entry)
+       gateway healthcheck [--addr A] [--tls]   (exit 0 when this environment's gateway answers /healthz ok)
 
 Serves ACP agents to web clients over REST, WebSocket and SSE. Every flag can also be set by an environment
 variable GATEWAY_<NAME> (dashes as underscores: --demo-delay is GATEWAY_DEMO_DELAY, the token GATEWAY_TOKEN);
