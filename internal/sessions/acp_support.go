@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -27,23 +25,7 @@ func (s *Session) PermissionPending(id string) bool {
 // agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
 // JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
 func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if s.remote != nil {
-		return s.authenticateRemote(ctx, params)
-	}
-	conn, err := s.usable()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
-	defer cancel()
-	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
-		}
-		return nil, &AgentError{Op: "authenticate", Err: err}
-	}
-	return res, nil
+	return s.run.authenticate(ctx, params)
 }
 
 // AgentAuthMethods returns the `authMethods` the session's agent answered to initialize (nil when unknown).

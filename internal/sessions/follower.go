@@ -49,6 +49,7 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	}
 	s.dur = nil
 	s.remote = &follower{node: e.Owner, progress: make(chan struct{}), statusRev: rev}
+	s.run = remoteRunner{s}
 	s.shares.rev = rev
 	s.status, s.statusReason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)

@@ -48,18 +48,7 @@ const maxDelegateTries = 3
 // d again moves it to the top. Requests no delegate may serve are served by the gateway itself, confined to
 // the cwd.
 func (s *Session) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
-	if s.remote != nil {
-		return func() {} // the owner serves its agent's fs/* itself; a client on another node is never asked
-	}
-	mine := &fsDelegation{who: who, d: d}
-	s.mu.Lock()
-	s.fsDelegates = append(slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x.d == d }), mine)
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.fsDelegates = slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x == mine })
-		s.mu.Unlock()
-	}
+	return s.run.delegateFS(who, d)
 }
 
 // mayServe reports whether who may serve the session's tools: nobody (the gateway's own code) or a

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
@@ -86,47 +84,7 @@ func (s *Session) AttachMCPAs(who principal.Principal, servers []agents.MCPServe
 	if servers == nil {
 		return nil
 	}
-	if s.remote != nil {
-		return s.attachMCPRemote(who, servers)
-	}
-	if err := s.allow(who, AccessOwn); err != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.hasMCP(servers) {
-			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
-		}
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.status != store.StatusDetached || s.reattaching {
-		return s.checkSameMCP(servers)
-	}
-	client := make([]agents.MCPServer, 0, len(servers))
-	for _, m := range servers {
-		if c, ok := findMCP(s.spec.MCPServers, m.Name); ok {
-			if !c.Equal(m) {
-				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", ErrMCPNameConflict, m.Name, s.spec.Name)
-			}
-			continue
-		}
-		client = append(client, m)
-	}
-	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
-		return err
-	}
-	if err := checkMCPTransports(s.initInfo.AgentCapabilities, client); err != nil {
-		return err
-	}
-	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
-	// session out of detached under mu.
-	changed := !slices.EqualFunc(s.clientMCP, client, agents.MCPServer.Equal)
-	s.clientMCP = client
-	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
-	if changed {
-		s.audit(who, "set_mcp_servers", "servers", mcpNames(client))
-	}
-	return nil
+	return s.run.attachMCP(who, servers)
 }
 
 // hasMCP reports whether every server in servers is one the session has, as it is. Called with mu held.

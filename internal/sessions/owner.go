@@ -94,71 +94,27 @@ func (s *Session) AnswerAs(who principal.Principal, permissionID string, a trans
 
 // AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
 func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
-	if s.remote != nil {
-		return s.answerRemote(who, permissionID, a, by)
-	}
-	if err := s.allow(who, AccessAct); err != nil {
-		return translate.Outcome{}, nil, err
-	}
-	return s.answer(who, permissionID, a, by)
+	return s.run.answer(who, permissionID, a, by)
 }
 
 // CancelAs is Cancel by who (a collaborator at least), audited.
 func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string, error) {
-	if s.remote != nil {
-		return s.cancelRemote(ctx, who)
-	}
-	if err := s.allow(who, AccessAct); err != nil {
-		return "", err
-	}
-	turnID, err := s.Cancel(ctx)
-	if err == nil {
-		s.audit(who, "cancel", "turn", turnID)
-	}
-	return turnID, err
+	return s.run.cancel(ctx, who)
 }
 
 // CloseAs is Close by who (the owner or an admin), audited.
 func (s *Session) CloseAs(who principal.Principal, reason string) error {
-	if s.remote != nil {
-		return s.closeRemote(who, reason)
-	}
-	if err := s.allow(who, AccessOwn); err != nil {
-		return err
-	}
-	s.audit(who, "close", "reason", reason)
-	s.Close(reason)
-	return nil
+	return s.run.close(who, reason)
 }
 
 // SetModeAs is SetMode by who (the owner or an admin), audited.
 func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID string) error {
-	if s.remote != nil {
-		return s.setModeRemote(ctx, who, modeID)
-	}
-	if err := s.allow(who, AccessOwn); err != nil {
-		return err
-	}
-	err := s.SetMode(ctx, modeID)
-	if err == nil {
-		s.audit(who, "set_mode", "mode", modeID)
-	}
-	return err
+	return s.run.setMode(ctx, who, modeID)
 }
 
 // SetConfigOptionAs is SetConfigOption by who (the owner or an admin), audited.
 func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
-	if s.remote != nil {
-		return s.setConfigRemote(ctx, who, configID, value)
-	}
-	if err := s.allow(who, AccessOwn); err != nil {
-		return nil, err
-	}
-	opts, err := s.SetConfigOption(ctx, configID, value)
-	if err == nil {
-		s.audit(who, "set_config_option", "config", configID)
-	}
-	return opts, err
+	return s.run.setConfig(ctx, who, configID, value)
 }
 
 // UserCap is the per-user session cap p is under and how many attached sessions p owns; max 0 means no

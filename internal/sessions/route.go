@@ -130,9 +130,10 @@ func (s *Session) ended() error {
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
 func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*time.Second }
 
-// promptRemote has the owner start the turn (or name the one its key started) and waits until this copy
+// prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
-func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (*Turn, bool, error) {
+func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (*Turn, bool, error) {
+	s := r.s
 	if err := s.ended(); err != nil {
 		return nil, false, err
 	}
@@ -150,7 +151,7 @@ func (s *Session) promptRemote(ctx context.Context, who principal.Principal, blo
 	}
 	// The owner started the turn. Its frames may still be on their way (a feed behind under load): 503 "retry"
 	// would invite a second prompt, so wait for them as long as a start may take.
-	if t := s.awaitTurn(ctx, turnID, s.reg.startBound(), newPromptKey(who, opts.IdempotencyKey, blocks)); t != nil {
+	if t := s.awaitTurn(ctx, turnID, s.reg.startBound(), key); t != nil {
 		return t, res.Replayed, nil
 	}
 	if !s.reg.storeHealthy() {
@@ -190,7 +191,8 @@ func (s *Session) turnByIDLocked(id string) *Turn {
 	return nil
 }
 
-func (s *Session) cancelRemote(ctx context.Context, who principal.Principal) (string, error) {
+func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
+	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
 	}
@@ -202,7 +204,8 @@ func (s *Session) cancelRemote(ctx context.Context, who principal.Principal) (st
 	return res.TurnID, err
 }
 
-func (s *Session) answerRemote(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (r remoteRunner) answer(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return translate.Outcome{}, nil, err
 	}
@@ -229,7 +232,8 @@ func (s *Session) answerRemote(who principal.Principal, permissionID string, a t
 	return o, t, nil
 }
 
-func (s *Session) setModeRemote(ctx context.Context, who principal.Principal, modeID string) error {
+func (r remoteRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
+	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -239,7 +243,8 @@ func (s *Session) setModeRemote(ctx context.Context, who principal.Principal, mo
 	return s.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
 }
 
-func (s *Session) setConfigRemote(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
@@ -251,8 +256,9 @@ func (s *Session) setConfigRemote(ctx context.Context, who principal.Principal, 
 	return opts, err
 }
 
-// closeRemote closes the session on its owner; the follower closes when it sees the session's end.
-func (s *Session) closeRemote(who principal.Principal, reason string) error {
+// close closes the session on its owner; the follower closes when it sees the session's end.
+func (r remoteRunner) close(who principal.Principal, reason string) error {
+	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
@@ -306,13 +312,11 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 	return nil
 }
 
-// shareRemote changes a share on the owner, then here at once (the directory change follows). The owner
+// share changes a share on the owner ("" role: ends it), then here at once (the directory change follows). The owner
 // answers with the revision of the entry holding the change: an older entry the watch delivers later must not
 // undo it here (applyEntry).
-func (s *Session) shareRemote(who principal.Principal, with string, role store.ShareRole) error {
-	if err := s.allow(who, AccessOwn); err != nil {
-		return err
-	}
+func (r remoteRunner) share(who principal.Principal, with string, role store.ShareRole) error {
+	s := r.s
 	op := opShare
 	if role == "" {
 		op = opUnshare
@@ -340,15 +344,21 @@ func (s *Session) shareRemote(who principal.Principal, with string, role store.S
 	return nil
 }
 
-func (s *Session) authenticateRemote(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (r remoteRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	s := r.s
 	var res json.RawMessage
 	err := s.route(ctx, opAuthenticate, principal.Principal{}, params, s.reg.cfg.StartTimeout, &res)
 	return res, err
 }
 
-func (s *Session) attachMCPRemote(who principal.Principal, servers []agents.MCPServer) error {
-	return s.route(context.Background(), opAttachMCP, who, servers, s.reg.cfg.CallTimeout, nil)
+func (r remoteRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
+	return r.s.route(context.Background(), opAttachMCP, who, servers, r.s.reg.cfg.CallTimeout, nil)
 }
+
+func (r remoteRunner) closeHere(string) { r.s.closeFollower() } // CloseAs closes the session on its owner
+
+// delegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
+func (r remoteRunner) delegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
 
 // createRemote creates the session on another live node and returns this node's follower of it.
 func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Session, error) {

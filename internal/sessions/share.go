@@ -80,19 +80,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role store.Share
 	if with == "" || len(with) > 256 {
 		return fmt.Errorf("%w: a principal id is 1-256 bytes", ErrBadRequest)
 	}
-	if s.remote != nil {
-		return s.shareRemote(who, with, role)
-	}
-	s.shares.mu.Lock()
-	if s.shares.m == nil {
-		s.shares.m = map[string]store.ShareRole{}
-	}
-	s.shares.m[with] = role
-	s.shares.mu.Unlock()
-	s.sharesChanged()
-	s.noteDir()
-	s.audit(who, "share", "with", with, "role", string(role))
-	return nil
+	return s.run.share(who, with, role)
 }
 
 // UnshareAs ends s's share with the principal id (none is no error); only the owner (or an admin) may.
@@ -100,16 +88,7 @@ func (s *Session) UnshareAs(who principal.Principal, with string) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
-	if s.remote != nil {
-		return s.shareRemote(who, with, "")
-	}
-	s.shares.mu.Lock()
-	delete(s.shares.m, with)
-	s.shares.mu.Unlock()
-	s.sharesChanged()
-	s.noteDir()
-	s.audit(who, "unshare", "with", with)
-	return nil
+	return s.run.share(who, with, "")
 }
 
 // Shares lists who s is shared with, by principal id.

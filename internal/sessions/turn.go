@@ -139,17 +139,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 			return t, t != nil, err
 		}
 	}
-	if s.remote != nil {
-		return s.promptRemote(ctx, who, blocks, opts)
-	}
-	s.mu.Lock()
-	// Looked up again where the turn starts: the same key may have started it meanwhile.
-	if t, err = s.keyedTurnLocked(key); t != nil || err != nil {
-		s.mu.Unlock()
-		return t, t != nil, err
-	}
-	t, err = s.promptLocked(ctx, who, blocks, opts.TurnID, key)
-	return t, false, err
+	return s.run.prompt(ctx, who, blocks, opts, key)
 }
 
 // promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.

@@ -1,0 +1,39 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// runner is where a session's actions run. A session this node made or restored runs them here
+// (localRunner, runner_local.go): the node owns it and its agent. A follower, this node's copy of another
+// node's session, routes them to the owner (remoteRunner, route.go). The choice is made once, when the
+// session is made; the public methods (PromptWith, CancelAs, …) check what is common and call the runner.
+type runner interface {
+	// prompt starts a turn; the caller checked the prompt's size, its key and that who may prompt.
+	prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (*Turn, bool, error)
+	cancel(ctx context.Context, who principal.Principal) (string, error)
+	answer(who principal.Principal, requestID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error)
+	setMode(ctx context.Context, who principal.Principal, modeID string) error
+	setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error)
+	// share sets who's share of with to role ("" ends it); the caller checked who owns the session.
+	share(who principal.Principal, with string, role store.ShareRole) error
+	attachMCP(who principal.Principal, servers []agents.MCPServer) error
+	authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	// close closes the session for who; closeHere ends this node's session (a follower: only its copy).
+	close(who principal.Principal, reason string) error
+	closeHere(reason string)
+	// delegateFS offers d to serve the agent's fs/* and terminal/* until release.
+	delegateFS(who principal.Principal, d FSDelegate) (release func())
+}
+
+// localRunner runs a session's actions on this node, which owns the session and its agent.
+type localRunner struct{ s *Session }
+
+// remoteRunner routes a follower's actions to the node that owns the session.
+type remoteRunner struct{ s *Session }

@@ -1,0 +1,231 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (t *Turn, replayed bool, err error) {
+	s := r.s
+	s.mu.Lock()
+	// Looked up again where the turn starts: the same key may have started it meanwhile.
+	if t, err = s.keyedTurnLocked(key); t != nil || err != nil {
+		s.mu.Unlock()
+		return t, t != nil, err
+	}
+	t, err = s.promptLocked(ctx, who, blocks, opts.TurnID, key)
+	return t, false, err
+}
+
+func (r localRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
+	s := r.s
+	if err := s.allow(who, AccessAct); err != nil {
+		return "", err
+	}
+	turnID, err := s.Cancel(ctx)
+	if err == nil {
+		s.audit(who, "cancel", "turn", turnID)
+	}
+	return turnID, err
+}
+
+func (r localRunner) answer(who principal.Principal, requestID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+	s := r.s
+	if err := s.allow(who, AccessAct); err != nil {
+		return translate.Outcome{}, nil, err
+	}
+	return s.answer(who, requestID, a, by)
+}
+
+func (r localRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
+	s := r.s
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	err := s.SetMode(ctx, modeID)
+	if err == nil {
+		s.audit(who, "set_mode", "mode", modeID)
+	}
+	return err
+}
+
+func (r localRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+	s := r.s
+	if err := s.allow(who, AccessOwn); err != nil {
+		return nil, err
+	}
+	opts, err := s.SetConfigOption(ctx, configID, value)
+	if err == nil {
+		s.audit(who, "set_config_option", "config", configID)
+	}
+	return opts, err
+}
+
+func (r localRunner) share(who principal.Principal, with string, role store.ShareRole) error {
+	s := r.s
+	s.shares.mu.Lock()
+	if role == "" {
+		delete(s.shares.m, with)
+	} else {
+		if s.shares.m == nil {
+			s.shares.m = map[string]store.ShareRole{}
+		}
+		s.shares.m[with] = role
+	}
+	s.shares.mu.Unlock()
+	s.sharesChanged()
+	s.noteDir()
+	if role == "" {
+		s.audit(who, "unshare", "with", with)
+	} else {
+		s.audit(who, "share", "with", with, "role", string(role))
+	}
+	return nil
+}
+
+func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
+	s := r.s
+	if err := s.allow(who, AccessOwn); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.hasMCP(servers) {
+			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status != store.StatusDetached || s.reattaching {
+		return s.checkSameMCP(servers)
+	}
+	client := make([]agents.MCPServer, 0, len(servers))
+	for _, m := range servers {
+		if c, ok := findMCP(s.spec.MCPServers, m.Name); ok {
+			if !c.Equal(m) {
+				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", ErrMCPNameConflict, m.Name, s.spec.Name)
+			}
+			continue
+		}
+		client = append(client, m)
+	}
+	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
+		return err
+	}
+	if err := checkMCPTransports(s.initInfo.AgentCapabilities, client); err != nil {
+		return err
+	}
+	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
+	// session out of detached under mu.
+	changed := !slices.EqualFunc(s.clientMCP, client, agents.MCPServer.Equal)
+	s.clientMCP = client
+	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
+	if changed {
+		s.audit(who, "set_mcp_servers", "servers", mcpNames(client))
+	}
+	return nil
+}
+
+func (r localRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	s := r.s
+	conn, err := s.usable()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		}
+		return nil, &AgentError{Op: "authenticate", Err: err}
+	}
+	return res, nil
+}
+
+func (r localRunner) close(who principal.Principal, reason string) error {
+	s := r.s
+	if err := s.allow(who, AccessOwn); err != nil {
+		return err
+	}
+	s.audit(who, "close", "reason", reason)
+	s.Close(reason)
+	return nil
+}
+
+func (r localRunner) closeHere(reason string) {
+	s := r.s
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		conn := s.conn // nil while starting: start sees closing and stops the agent itself
+		if s.cancelAttach != nil {
+			s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
+		}
+		t := s.turn
+		if t != nil {
+			t.requestCancel()
+		}
+		wasUsable := s.status == store.StatusIdle || s.status == store.StatusRunning
+		answers := s.denyPendingLocked("", "close", "session closed")
+		s.mu.Unlock()
+		deliver(answers)
+		if t != nil && wasUsable {
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+		}
+		if conn != nil {
+			// Wait a little for the agent's own answer to the cancel before stopping it.
+			if t != nil {
+				w := time.NewTimer(s.reg.cfg.StopGrace)
+				select {
+				case <-t.done:
+				case <-w.C:
+				}
+				w.Stop()
+			}
+			conn.Stop()
+			if wasUsable {
+				s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+			}
+		}
+		if t != nil {
+			<-t.done
+		}
+		s.terms.CloseAll()
+		s.mu.Lock()
+		s.status, s.statusReason = store.StatusClosed, reason
+		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusClosed, "reason": reason})
+		s.mu.Unlock()
+		s.log.Close()
+		s.closeRoot()
+		close(s.closed)
+		s.reg.remove(s.ID)
+		if s.dur != nil {
+			s.removeDurable()
+		}
+		s.logger.Info("session closed", "reason", reason)
+	})
+	<-s.closed
+}
+
+func (r localRunner) delegateFS(who principal.Principal, d FSDelegate) (release func()) {
+	s := r.s
+	mine := &fsDelegation{who: who, d: d}
+	s.mu.Lock()
+	s.fsDelegates = append(slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x.d == d }), mine)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.fsDelegates = slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x == mine })
+		s.mu.Unlock()
+	}
+}
