@@ -518,10 +518,14 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 		code, msg, data := rpcErrorOf(res.Err)
 		frame = rpcError(id, code, msg, data)
 	} else {
-		frame = rpcResult(id, map[string]any{
+		answer := map[string]any{
 			"stopReason": res.StopReason,
 			"_meta":      map[string]any{"gateway": map[string]any{"turnId": t.ID}},
-		})
+		}
+		if res.Usage != nil {
+			answer["usage"] = res.Usage // the agent's PromptResponse.usage, as ACP clients read it
+		}
+		frame = rpcResult(id, answer)
 	}
 	_, head := s.Log().Bounds()
 	if !c.send(func(w *writer) error {

@@ -89,6 +89,7 @@ type Session struct {
 	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
 	closeOnce     sync.Once
 	// root is the cwd opened as an os.Root (cwdroot.go); its own lock.
 	root cwdRoot
@@ -154,6 +155,9 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)
 		return
+	}
+	if u.Kind == "usage_update" {
+		s.noteUsageLocked(params)
 	}
 	if t := s.turn; t != nil {
 		t.span.Update(params) // nil when tracing is off

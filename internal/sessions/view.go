@@ -48,6 +48,7 @@ type LastTurnView struct {
 	Outcome    string         `json:"turnOutcome"`
 	EndedAt    time.Time      `json:"endedAt"`
 	Error      map[string]any `json:"error,omitempty"`
+	Usage      *TurnUsage     `json:"usage,omitempty"`
 }
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.

@@ -38,6 +38,8 @@
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
 //	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
 //	          initialize (echo.go), then ends the turn.
+//	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
+//	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
 //
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
@@ -321,6 +323,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return acp.PromptResponse{}, acp.NewInternalError(errData)
 	case "echo":
 		return a.echoPrompt(ctx, p)
+	case "usage":
+		return a.usageTurn(bg, sid, promptText(p.Prompt))
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
