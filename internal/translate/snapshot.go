@@ -11,7 +11,7 @@ import (
 //	{"seq":N,
 //	 "entries":[{"kind":"user_message"|"agent_message"|"agent_thought","messageId","turnId","content":[ContentBlock…]}
 //	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall}}],
-//	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"?, "sessionInfo"?,
+//	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"? (snapshot_usage.go), "sessionInfo"?,
 //	 "availableCommands"?, "terminals"?:[…] (terminalsnap.go), "truncated"?:true}
 //
 // Entries are in order of first appearance; consecutive text blocks of one message are merged into one text
