@@ -90,7 +90,8 @@
 //   - session/new: creates a registry session of this socket's agent. cwd must be an absolute directory.
 //     mcpServers are the client's MCP servers, passed to the agent with the configured ones by the registry's
 //     rules (-32602 for a stdio server without --allow-client-mcp-stdio, an http/sse server the agent does not
-//     support, a configured name, a malformed entry); additionalDirectories is ignored.
+//     support, a configured name, a malformed entry). additionalDirectories are confined as cwd is (-32602
+//     outside the workspace roots, or for an agent that does not advertise them).
 //     `_meta.gateway.permissionPolicy` may choose the session's policy (default "ask").
 //   - session/load: attaches to any registry session by id (of any agent), replays its history, then
 //     answers; permission requests still pending are sent after the answer, live frames after that. The

@@ -112,7 +112,8 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "a turn is already running", nil
 	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
 		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
-		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge):
+		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge),
+		errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil
@@ -284,9 +285,10 @@ func parseMcpServers(raw json.RawMessage) ([]agents.MCPServer, error) {
 
 func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
-		Cwd        *string         `json:"cwd"`
-		McpServers json.RawMessage `json:"mcpServers"`
-		Meta       json.RawMessage `json:"_meta"`
+		Cwd            *string         `json:"cwd"`
+		McpServers     json.RawMessage `json:"mcpServers"`
+		AdditionalDirs []string        `json:"additionalDirectories"`
+		Meta           json.RawMessage `json:"_meta"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		c.fail(id, err)
@@ -308,7 +310,7 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		} `json:"gateway"`
 	}
 	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
-	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp, Node: meta.Gateway.Node})
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, AdditionalDirs: p.AdditionalDirs, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp, Node: meta.Gateway.Node})
 	if err != nil {
 		c.fail(id, err)
 		return

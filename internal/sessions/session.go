@@ -28,17 +28,19 @@ type Session struct {
 	Epoch     string
 	Policy    string
 	CreatedAt time.Time
-	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares    shareSet            // who the owner shared it with (share.go); its own lock
-	presence  presence            // who streams it now (presence.go); its own lock
-	reg       *Registry
-	spec      agents.Spec
-	clientMCP []agents.MCPServer // the MCP servers the client added (mcp.go)
-	terms     *terminals         // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots   chan struct{}      // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
-	log       *eventlog.Log
-	logger    *slog.Logger
-	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
+	AdditionalDirs []string
+	Owner          principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet            // who the owner shared it with (share.go); its own lock
+	presence       presence            // who streams it now (presence.go); its own lock
+	reg            *Registry
+	spec           agents.Spec
+	clientMCP      []agents.MCPServer // the MCP servers the client added (mcp.go)
+	terms          *terminals         // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots        chan struct{}      // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	log            *eventlog.Log
+	logger         *slog.Logger
+	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []eventlog.EpochStart
@@ -97,23 +99,24 @@ type Session struct {
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
 	s := &Session{
-		ID:         id,
-		Agent:      spec.Name,
-		Cwd:        opts.Cwd,
-		Epoch:      uuid.NewString(),
-		Policy:     opts.PermissionPolicy,
-		CreatedAt:  r.now().UTC(),
-		Owner:      opts.Owner,
-		reg:        r,
-		spec:       spec,
-		clientMCP:  opts.MCPServers,
-		fsSlots:    make(chan struct{}, r.cfg.MaxFSRequests),
-		log:        eventlog.NewLog(r.cfg.Log),
-		closed:     make(chan struct{}),
-		status:     store.StatusStarting,
-		lastActive: r.now(),
-		perms:      map[string]*permission{},
-		resolved:   map[string]struct{}{},
+		ID:             id,
+		Agent:          spec.Name,
+		Cwd:            opts.Cwd,
+		AdditionalDirs: opts.AdditionalDirs,
+		Epoch:          uuid.NewString(),
+		Policy:         opts.PermissionPolicy,
+		CreatedAt:      r.now().UTC(),
+		Owner:          opts.Owner,
+		reg:            r,
+		spec:           spec,
+		clientMCP:      opts.MCPServers,
+		fsSlots:        make(chan struct{}, r.cfg.MaxFSRequests),
+		log:            eventlog.NewLog(r.cfg.Log),
+		closed:         make(chan struct{}),
+		status:         store.StatusStarting,
+		lastActive:     r.now(),
+		perms:          map[string]*permission{},
+		resolved:       map[string]struct{}{},
 	}
 	if !opts.follower && !opts.restored {
 		if root, err := os.OpenRoot(opts.Cwd); err == nil {

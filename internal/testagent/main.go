@@ -37,7 +37,8 @@
 //	          permission request, in a non-JSON stdout line and on stderr, then ends the turn.
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
 //	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
-//	          initialize (echo.go), then ends the turn.
+//	          initialize (echo.go), then ends the turn. A session opened with additionalDirectories (-additional-dirs
+//	          advertises them) gets a line "additionalDirectories [a b]" before the last one.
 //	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
 //	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
 //
@@ -126,6 +127,8 @@ type agent struct {
 	mcpCaps    string                            // -mcp-caps
 	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
 	afterLoad  bool                              // -after-load
+	addDirs    bool                              // -additional-dirs
+	dirs       map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
 	loadGate   string                            // -load-gate
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
@@ -182,6 +185,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.resumeOnly {
 		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
 	}
+	if a.addDirs {
+		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
@@ -206,6 +212,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
 	a.recordMCP(acp.SessionId(id), p.McpServers)
+	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
 	}
@@ -240,6 +247,7 @@ func loadedModes() *acp.SessionModeState {
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
 	a.recordMCP(sid, p.McpServers)
+	a.recordDirs(sid, p.AdditionalDirectories)
 	if a.loadGate != "" {
 		_, _ = os.ReadFile(a.loadGate) // a FIFO: blocks until the test opens it for writing and closes it
 	}
@@ -272,6 +280,7 @@ func afterLoadUpdate(sid acp.SessionId) string {
 // ResumeSession implements acp.Agent: it answers without a replay.
 func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
 	a.recordMCP(p.SessionId, p.McpServers)
+	a.recordDirs(p.SessionId, p.AdditionalDirectories)
 	if a.failLoad {
 		return acp.ResumeSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(p.SessionId)})
 	}
@@ -468,6 +477,7 @@ func main() {
 	ignoreTerm := flag.Bool("ignore-term", false, "with -print: ignore SIGTERM")
 	exit := flag.Int("exit", 0, "with -print: the exit status")
 	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
+	addDirs := flag.Bool("additional-dirs", false, "advertise sessionCapabilities.additionalDirectories")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
@@ -506,7 +516,8 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
+		addDirs: *addDirs}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
