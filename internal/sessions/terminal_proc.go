@@ -58,10 +58,10 @@ func startTerminal(s *Session, id string, req createTerminal, dir string, limit 
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
-	// it), the agent's HOME and PATH (never the request's env: the agent chose it), what the agent's entry in
-	// the agents file adds.
+	// it) and its additionalDirectories, the agent's HOME and PATH (never the request's env: the agent chose
+	// it), what the agent's entry in the agents file adds.
 	extra := s.spec.Confine
-	extra.Write = append([]string{s.Cwd}, extra.Write...)
+	extra.Write = append(append([]string{s.Cwd}, s.AdditionalDirs...), extra.Write...)
 	agentEnv := append([]string(nil), s.reg.cfg.AgentEnv...)
 	for k, v := range s.spec.Env {
 		agentEnv = append(agentEnv, k+"="+v)
