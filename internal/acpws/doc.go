@@ -107,7 +107,8 @@
 //   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.
 //   - session/prompt, session/cancel, session/set_mode, session/set_config_option: act on a session
 //     attached to this socket (-32602 otherwise). A second prompt while a turn runs: -32602 "a turn is
-//     already running". The prompt response carries `_meta.gateway.turnId`.
+//     already running". The prompt response carries `_meta.gateway.turnId` (and the agent's `usage`).
+//   - `$/cancel_request` (notification): cancels the client's request in progress (cancelreq.go).
 //   - session/list: sessions of this socket's agent, oldest first, filtered by cwd when given, with opaque
 //     cursor pagination (Options.ListPageSize a page). title and updatedAt are not tracked and left out;
 //     `_meta.gateway` carries agent, status and createdAt.

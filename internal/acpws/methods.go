@@ -92,6 +92,10 @@ func jsonKind(t reflect.Type) string {
 // fail queues the error response for err. An agent process that could not start is logged with its reason
 // (which names the gateway's paths); the client gets the agent's name.
 func (c *conn) fail(id json.RawMessage, err error) {
+	if c.cancelledByClient(id) {
+		c.reply(rpcError(id, codeRequestCancelled, "Request cancelled", nil))
+		return
+	}
 	if sessions.IsStartFailure(err) {
 		c.h.opts.Logger.Warn("agent start failed", "agent", c.agent, "err", err)
 		err = fmt.Errorf("agent %q could not be started; the gateway log has the reason", c.agent)
@@ -511,8 +515,20 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 	select {
 	case <-t.Done():
 	case <-ctx.Done():
-		forget() // the socket is gone; the turn goes on
-		return
+		if !errors.Is(context.Cause(ctx), errCancelRequested) {
+			forget() // the socket is gone; the turn goes on
+			return
+		}
+		// `$/cancel_request` of the prompt cancels its turn, as session/cancel does; the answer follows the turn.
+		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+			c.h.opts.Logger.Debug("acp: $/cancel_request of a prompt", "session", s.ID, "err", err)
+		}
+		select {
+		case <-t.Done():
+		case <-c.ctx.Done():
+			forget()
+			return
+		}
 	}
 	res := t.Result()
 	var frame []byte

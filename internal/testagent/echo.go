@@ -43,6 +43,17 @@ func (a *agent) echoPrompt(ctx context.Context, p acp.PromptRequest) (acp.Prompt
 			fmt.Fprintf(&b, "meta %s %s\n", k, v)
 		}
 	}
+	if a.hangMode {
+		if err := a.update(context.Background(), p.SessionId, acp.UpdateAgentMessageText("waiting for a cancelled set_mode\n")); err != nil {
+			return acp.PromptResponse{}, err
+		}
+		select {
+		case <-a.modeGone:
+			b.WriteString("set_mode cancelled\n")
+		case <-ctx.Done():
+			return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+	}
 	a.mu.Lock()
 	caps, dirs := a.clientCaps, a.dirs[p.SessionId]
 	a.mu.Unlock()

@@ -42,6 +42,9 @@
 //	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
 //	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
 //
+// -hang-set-mode makes session/set_mode wait until it is cancelled ($/cancel_request), and the echo mode's
+// next prompt wait for that and then say "set_mode cancelled" on a line of its own.
+//
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
 // (a user_message_chunk, an agent_message_chunk and a completed tool_call) as session/update notifications
@@ -128,6 +131,8 @@ type agent struct {
 	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
 	afterLoad  bool                              // -after-load
 	addDirs    bool                              // -additional-dirs
+	hangMode   bool                              // -hang-set-mode
+	modeGone   chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
 	dirs       map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
 	loadGate   string                            // -load-gate
 	out        *lockedWriter
@@ -288,6 +293,11 @@ func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (
 }
 
 func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	if a.hangMode {
+		<-ctx.Done() // the SDK ends it on the client's $/cancel_request
+		a.modeGone <- struct{}{}
+		return acp.SetSessionModeResponse{}, acp.NewInternalError(map[string]string{"reason": "cancelled"})
+	}
 	if a.mode == "rpcerrors" {
 		return acp.SetSessionModeResponse{}, acp.NewInternalError(map[string]any{"reason": "mode locked", "detail": errData})
 	}
@@ -478,6 +488,7 @@ func main() {
 	exit := flag.Int("exit", 0, "with -print: the exit status")
 	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
 	addDirs := flag.Bool("additional-dirs", false, "advertise sessionCapabilities.additionalDirectories")
+	hangMode := flag.Bool("hang-set-mode", false, "session/set_mode answers only when cancelled ($/cancel_request); echo waits for one")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
@@ -517,7 +528,7 @@ func main() {
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
 		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
-		addDirs: *addDirs}
+		addDirs: *addDirs, hangMode: *hangMode, modeGone: make(chan struct{}, 16)}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
