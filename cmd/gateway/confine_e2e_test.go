@@ -127,3 +127,43 @@ func TestClientMCPStdioServerConfined(t *testing.T) {
 		t.Fatalf("client stdio server tools %s: want its cwd readable (read_0_ok), the data dir not (read_1_denied)", tools)
 	}
 }
+
+// TestAdditionalDirectoriesGrantedToConfinedAgents: a session's additionalDirectories are granted to its
+// confined agent's terminals as its cwd is (read and write), and nothing else of the workspace root is.
+func TestAdditionalDirectoriesGrantedToConfinedAgents(t *testing.T) {
+	if confine.ABI() < 1 {
+		t.Skip("the kernel has no Landlock")
+	}
+	root := t.TempDir()
+	ann, shared, bob := filepath.Join(root, "ann"), filepath.Join(root, "shared"), filepath.Join(root, "bob")
+	for _, d := range []string{ann, shared, bob} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(shared, "notes.txt"), filepath.Join(bob, "secret.txt")} {
+		if err := os.WriteFile(f, []byte("words"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "testagent-term")
+	if err := os.Symlink(testAgentBinary(t), bin); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, "--workspace-root", root, "--workdir", ann, "--agent", "ta="+bin+" -mode term -additional-dirs", "--default-agent", "ta")
+	s := g.createSession(map[string]any{"cwd": ann, "additionalDirectories": []string{shared}})
+	reads := []string{filepath.Join(shared, "notes.txt"), filepath.Join(bob, "secret.txt")}
+	r := runTerminalSteps(t, g, s.ID,
+		printCmd(t, "-read", strings.Join(reads, ","), "-write", filepath.Join(shared, "new.txt")),
+		map[string]any{"op": "wait"}, map[string]any{"op": "output"})
+	lines := strings.Split(strings.TrimSpace(r[2].Result.Output), "\n")
+	want := []string{"ok", "denied", "ok"}
+	if len(lines) != len(want) {
+		t.Fatalf("terminal output %q", r[2].Result.Output)
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, want[i]+" ") {
+			t.Errorf("line %d: %q, want %s", i, line, want[i])
+		}
+	}
+}

@@ -40,7 +40,15 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 	}
 	// Routes that name no session, and what each must not leak.
 	sessionless := map[string]func(){
-		"GET /healthz": nil, "GET /readyz": nil, "GET /openapi.yaml": nil, "GET /metrics": nil, "GET /v1/agents": nil,
+		"GET /healthz": nil, "GET /readyz": nil, "GET /openapi.yaml": nil, "GET /v1/agents": nil,
+		// The usage counters name principals and what each spent: a user reads none of it.
+		"GET /metrics": func() {
+			for who, want := range map[string]int{"ann": 403, "bob": 403, "root": 200} {
+				if st, _, _ := g.request("GET", "/metrics", nil, as(who)); st != want {
+					t.Errorf("GET /metrics as %s: %d, want %d", who, st, want)
+				}
+			}
+		},
 		"GET /acp": nil, "GET /acp/{agent}": nil, // the JSON-RPC table below
 		// Streamable HTTP: TestOwnershipOverStreamableHTTP (another's connection id is unknown; its sessions are
 		// not there).

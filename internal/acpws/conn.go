@@ -28,15 +28,16 @@ type conn struct {
 	work     sync.WaitGroup // request goroutines and pings; joined before the handler returns
 
 	mu       sync.Mutex
-	attached map[string]*subscription // Guarded by mu; sessions whose frames this socket forwards.
-	lastAtt  *sessions.Session        // Guarded by mu; most recently attached (authenticate goes there).
-	ownTurns map[string]struct{}      // Guarded by mu; running turns this socket prompted.
-	answered map[string]struct{}      // Guarded by mu; permission ids this socket answered (bounded).
-	fs       fsCaps                   // Guarded by mu; what the client advertised in initialize.
-	terminal bool                     // Guarded by mu; the client advertised clientCapabilities.terminal.
-	elicit   elicitationCaps          // Guarded by mu; the elicitation modes the client advertised.
-	calls    map[uint64]*clientCall   // Guarded by mu; requests sent to the client (fs/*), by the id minted.
-	nextCall uint64                   // Guarded by mu; the last id minted.
+	attached map[string]*subscription  // Guarded by mu; sessions whose frames this socket forwards.
+	lastAtt  *sessions.Session         // Guarded by mu; most recently attached (authenticate goes there).
+	ownTurns map[string]struct{}       // Guarded by mu; running turns this socket prompted.
+	answered map[string]struct{}       // Guarded by mu; permission ids this socket answered (bounded).
+	fs       fsCaps                    // Guarded by mu; what the client advertised in initialize.
+	terminal bool                      // Guarded by mu; the client advertised clientCapabilities.terminal.
+	elicit   elicitationCaps           // Guarded by mu; the elicitation modes the client advertised.
+	calls    map[uint64]*clientCall    // Guarded by mu; requests sent to the client (fs/*), by the id minted.
+	nextCall uint64                    // Guarded by mu; the last id minted.
+	requests map[string]*clientRequest // Guarded by mu; the client's requests in progress, by id (cancelreq.go).
 }
 
 // subscription is this socket counted as one of a session's subscribers (its client cap, the idle reaper).

@@ -93,7 +93,8 @@
 //   - session/new: creates a registry session of this socket's agent. cwd must be an absolute directory.
 //     mcpServers are the client's MCP servers, passed to the agent with the configured ones by the registry's
 //     rules (-32602 for a stdio server without --allow-client-mcp-stdio, an http/sse server the agent does not
-//     support, a configured name, a malformed entry); additionalDirectories is ignored.
+//     support, a configured name, a malformed entry). additionalDirectories are confined as cwd is (-32602
+//     outside the workspace roots, or for an agent that does not advertise them).
 //     `_meta.gateway.permissionPolicy` may choose the session's policy (default "ask").
 //   - session/load: attaches to any registry session by id (of any agent), replays its history, then
 //     answers; permission requests still pending are sent after the answer, live frames after that. The
@@ -109,7 +110,8 @@
 //   - session/close: closes the registry session (cancels its turn, stops its agent) for every client.
 //   - session/prompt, session/cancel, session/set_mode, session/set_config_option: act on a session
 //     attached to this socket (-32602 otherwise). A second prompt while a turn runs: -32602 "a turn is
-//     already running". The prompt response carries `_meta.gateway.turnId`.
+//     already running". The prompt response carries `_meta.gateway.turnId` (and the agent's `usage`).
+//   - `$/cancel_request` (notification): cancels the client's request in progress (cancelreq.go).
 //   - session/list: sessions of this socket's agent, oldest first, filtered by cwd when given, with opaque
 //     cursor pagination (Options.ListPageSize a page). title and updatedAt are not tracked and left out;
 //     `_meta.gateway` carries agent, status and createdAt.

@@ -92,6 +92,10 @@ func jsonKind(t reflect.Type) string {
 // fail queues the error response for err. An agent process that could not start is logged with its reason
 // (which names the gateway's paths); the client gets the agent's name.
 func (c *conn) fail(id json.RawMessage, err error) {
+	if c.cancelledByClient(id) {
+		c.reply(rpcError(id, codeRequestCancelled, "Request cancelled", nil))
+		return
+	}
 	if sessions.IsStartFailure(err) {
 		c.h.opts.Logger.Warn("agent start failed", "agent", c.agent, "err", err)
 		err = fmt.Errorf("agent %q could not be started; the gateway log has the reason", c.agent)
@@ -112,7 +116,8 @@ func rpcErrorOf(err error) (int, string, any) {
 		return codeInvalidParams, "a turn is already running", nil
 	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
 		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
-		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge):
+		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge),
+		errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
 		return codeInvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
 		return codeNotFound, "Resource not found: session", nil
@@ -286,9 +291,10 @@ func parseMcpServers(raw json.RawMessage) ([]agents.MCPServer, error) {
 
 func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 	var p struct {
-		Cwd        *string         `json:"cwd"`
-		McpServers json.RawMessage `json:"mcpServers"`
-		Meta       json.RawMessage `json:"_meta"`
+		Cwd            *string         `json:"cwd"`
+		McpServers     json.RawMessage `json:"mcpServers"`
+		AdditionalDirs []string        `json:"additionalDirectories"`
+		Meta           json.RawMessage `json:"_meta"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		c.fail(id, err)
@@ -310,7 +316,7 @@ func (c *conn) newSession(ctx context.Context, id, params json.RawMessage) {
 		} `json:"gateway"`
 	}
 	_ = json.Unmarshal(p.Meta, &meta) // best effort: `_meta` is an extension point
-	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp, Node: meta.Gateway.Node})
+	s, err := c.h.reg.Create(ctx, sessions.CreateOptions{Agent: c.agent, Cwd: *p.Cwd, AdditionalDirs: p.AdditionalDirs, PermissionPolicy: meta.Gateway.PermissionPolicy, Owner: principal.From(ctx), MCPServers: mcp, Node: meta.Gateway.Node})
 	if err != nil {
 		c.fail(id, err)
 		return
@@ -511,8 +517,20 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 	select {
 	case <-t.Done():
 	case <-ctx.Done():
-		forget() // the socket is gone; the turn goes on
-		return
+		if !errors.Is(context.Cause(ctx), errCancelRequested) {
+			forget() // the socket is gone; the turn goes on
+			return
+		}
+		// `$/cancel_request` of the prompt cancels its turn, as session/cancel does; the answer follows the turn.
+		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+			c.h.opts.Logger.Debug("acp: $/cancel_request of a prompt", "session", s.ID, "err", err)
+		}
+		select {
+		case <-t.Done():
+		case <-c.ctx.Done():
+			forget()
+			return
+		}
 	}
 	res := t.Result()
 	var frame []byte
@@ -520,10 +538,14 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 		code, msg, data := rpcErrorOf(res.Err)
 		frame = rpcError(id, code, msg, data)
 	} else {
-		frame = rpcResult(id, map[string]any{
+		answer := map[string]any{
 			"stopReason": res.StopReason,
 			"_meta":      map[string]any{"gateway": map[string]any{"turnId": t.ID}},
-		})
+		}
+		if res.Usage != nil {
+			answer["usage"] = res.Usage // the agent's PromptResponse.usage, as ACP clients read it
+		}
+		frame = rpcResult(id, answer)
 	}
 	_, head := s.Log().Bounds()
 	if !c.send(func(w *writer) error {

@@ -91,17 +91,23 @@ func (c *conn) request(id json.RawMessage, method string, params json.RawMessage
 		c.reply(rpcError(id, codeInternal, "too many requests in flight on this connection", nil))
 		return
 	}
+	ctx, end := c.beginRequest(id)
 	c.work.Add(1)
 	go func() {
 		defer c.work.Done()
 		defer func() { <-c.inflight }()
-		h(c, c.ctx, id, params)
+		defer end()
+		h(c, ctx, id, params)
 	}()
 }
 
-// notification handles a client notification. Only session/cancel means something; the rest are ignored,
-// as ACP asks of unknown notifications.
+// notification handles a client notification. Only session/cancel and `$/cancel_request` (cancelreq.go) mean
+// something; the rest are ignored, as ACP asks of unknown notifications.
 func (c *conn) notification(method string, params json.RawMessage) {
+	if method == "$/cancel_request" {
+		c.cancelRequest(params)
+		return
+	}
 	if method != "session/cancel" {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -76,6 +77,9 @@ type Options struct {
 	Secrets []string
 	// Confiner confines an external agent and what it starts (package confine); nil = unconfined.
 	Confiner *confine.Confiner
+	// ExtraDirs are granted to a confined agent as its cwd is, read and write: the session's
+	// additionalDirectories, already confined by the workspace roots.
+	ExtraDirs []string
 }
 
 // Conn is one running agent and the ACP connection to it.
@@ -151,7 +155,9 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
-		confined, err := opts.Confiner.Wrap(cmd, spec.Confine, cmd.Env) // the operator's environment: nothing a client chose
+		extra := spec.Confine
+		extra.Write = append(slices.Clip(extra.Write), opts.ExtraDirs...)
+		confined, err := opts.Confiner.Wrap(cmd, extra, cmd.Env) // the operator's environment: nothing a client chose
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
 		}

@@ -59,10 +59,10 @@ func (ts *Terminals) start(id string, req createTerminal, dir string, limit int)
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Confined as the session's agent is: the whole session cwd (the command may run in a directory inside
-	// it), the agent's HOME and PATH (never the request's env: the agent chose it), what the agent's entry in
-	// the agents file adds.
+	// it) and the session's additionalDirectories, the agent's HOME and PATH (never the request's env: the
+	// agent chose it), what the agent's entry in the agents file adds.
 	extra := cfg.Confine
-	extra.Write = append([]string{cfg.Workspace.Cwd}, extra.Write...)
+	extra.Write = append(append([]string{cfg.Workspace.Cwd}, cfg.MoreDirs...), extra.Write...)
 	agentEnv := append([]string(nil), cfg.Env...)
 	for k, v := range cfg.AgentEnv {
 		agentEnv = append(agentEnv, k+"="+v)

@@ -33,6 +33,7 @@ type Terminals struct {
 // TerminalConfig is what a session's terminals take from it.
 type TerminalConfig struct {
 	Workspace *Workspace        // commands run in its cwd or inside it
+	MoreDirs  []string          // the session's additionalDirectories: writable by commands too
 	Env       []string          // the agents' environment (already allowlisted); a request's env is added
 	AgentEnv  map[string]string // the agent's own env from the agents file: trusted for confinement
 	Confine   confine.Extra     // what the agent's entry lets its processes use besides the cwd

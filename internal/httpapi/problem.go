@@ -68,6 +68,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusUnprocessableEntity, "mcp_stdio_forbidden", err.Error())
 	case errors.Is(err, sessions.ErrMCPNameConflict):
 		return problem(http.StatusUnprocessableEntity, "mcp_name_conflict", err.Error())
+	case errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
+		return problem(http.StatusUnprocessableEntity, "additional_directories_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrMCPUnsupported):
 		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrMCPFixed):

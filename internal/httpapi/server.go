@@ -125,7 +125,7 @@ func (s *Server) Handler() http.Handler {
 		}))
 	}
 	if s.Metrics != nil {
-		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
+		r.Method(http.MethodGet, "/metrics", adminOnly(s.Metrics.Handler()))
 	}
 	r.Route("/v1", func(r chi.Router) {
 		r.Method(http.MethodGet, "/me", handlerFunc(s.me))

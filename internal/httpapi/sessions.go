@@ -26,6 +26,7 @@ func (s *Server) session(r *http.Request) (*sessions.Session, error) {
 type createRequest struct {
 	Agent            string          `json:"agent"`
 	Cwd              string          `json:"cwd"`
+	AdditionalDirs   []string        `json:"additionalDirectories"` // ACP's; confined as cwd is
 	PermissionPolicy string          `json:"permissionPolicy"`
 	MCPServers       json.RawMessage `json:"mcpServers"` // ACP's McpServer array; agents.ParseMCPServers
 	Node             string          `json:"node"`       // mode c: the node that should run the session
@@ -43,7 +44,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp, Node: req.Node})
+	sess, err := s.Registry.Create(r.Context(), sessions.CreateOptions{Agent: req.Agent, Cwd: req.Cwd, AdditionalDirs: req.AdditionalDirs, PermissionPolicy: req.PermissionPolicy, Owner: principal.From(r.Context()), MCPServers: mcp, Node: req.Node})
 	if err != nil {
 		return s.hideStartFailure(r, req.Agent, err)
 	}

@@ -30,6 +30,7 @@ type Metrics struct {
 	requestDuration *prometheus.HistogramVec
 
 	faces map[string]*Face // Static after construction; the streaming faces' counters.
+	usage *usage           // Static after construction; tokens and cost per principal and agent (usage.go).
 }
 
 // New returns metrics with Go runtime and process collectors. sessionsByStatus, when not nil, is called at
@@ -54,6 +55,10 @@ func New(sessionsByStatus func() map[string]int) *Metrics {
 	for _, c := range []prometheus.Collector{m.turnsStarted, m.turnsEnded, m.updatesIn, m.framesOut, m.bytesOut, m.clients, m.evictions, m.permissions, m.permLatency, m.agentStarts, m.agentExits, m.requestDuration} {
 		f(c)
 	}
+	m.usage = newUsage()
+	f(m.usage.tokens)
+	f(m.usage.total)
+	f(m.usage.cost)
 	m.faces = map[string]*Face{}
 	for _, name := range faces {
 		m.faces[name] = m.newFace(name)

@@ -115,7 +115,7 @@ func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Rep
 	if err := decodeArgs(cmd, &a); err != nil {
 		return ReplyTo(nil, 0, err)
 	}
-	opts := CreateOptions{Agent: a.Agent, Cwd: a.Cwd, PermissionPolicy: a.PermissionPolicy, Owner: cmd.Principal}
+	opts := CreateOptions{Agent: a.Agent, Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs, PermissionPolicy: a.PermissionPolicy, Owner: cmd.Principal}
 	if len(a.MCPServers) > 0 {
 		var err error
 		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {

@@ -244,7 +244,7 @@ func (s *Session) dirEntry() store.DirEntry {
 		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
 	}
 	e := store.DirEntry{
-		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, Policy: s.Policy, CreatedAt: s.CreatedAt,
+		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
 		Owner: s.reg.cfg.NodeID, Incarnation: s.reg.incarnation, Status: s.status, Reason: s.statusReason,
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
 		UpdatedAt: s.reg.now().UTC(), LastSeq: head,

@@ -36,6 +36,7 @@ var sentinelCodes = []SentinelCode{
 	{"mcp_stdio_forbidden", ErrMCPStdioForbidden},
 	{"mcp_name_conflict", ErrMCPNameConflict},
 	{"mcp_unsupported", ErrMCPUnsupported},
+	{"additional_directories_unsupported", ErrAdditionalDirsUnsupported},
 	{"mcp_fixed", ErrMCPFixed},
 	{store.CodeBadRequest, ErrBadRequest}, // the code the command layer replies with itself
 	{"turn_running", ErrTurnRunning},

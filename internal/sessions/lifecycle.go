@@ -24,7 +24,7 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()})
+	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, s.sessionParams())
 	if err != nil {
 		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
 	}
@@ -67,6 +67,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
 		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
+		ExtraDirs: s.AdditionalDirs,
 	})
 	if err != nil {
 		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})
@@ -93,6 +94,10 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	s.mu.Unlock()
 	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
+		conn.Stop()
+		return nil, nil, err
+	}
+	if err := checkAdditionalDirs(ai.Capabilities, s.AdditionalDirs); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}

@@ -210,7 +210,9 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	}
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
-	res, err := conn.CallDroppingUpdates(lctx, method, map[string]any{"sessionId": sid, "cwd": s.Cwd, "mcpServers": s.mcpServers()})
+	params := s.sessionParams()
+	params["sessionId"] = sid
+	res, err := conn.CallDroppingUpdates(lctx, method, params)
 	if err != nil {
 		return loaded{}, s.reattachError(ctx, fail(method, callError(lctx, err, cfg.StartTimeout)))
 	}

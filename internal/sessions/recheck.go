@@ -30,6 +30,9 @@ func (s *Session) recheck() error {
 	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
+	if err := s.reg.recheckDirs(s.AdditionalDirs); err != nil {
+		return &refusal{err}
+	}
 	root, err := s.reg.reconfine(s.Cwd)
 	if err != nil {
 		return &refusal{err}

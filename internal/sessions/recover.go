@@ -95,7 +95,7 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 			return nil, fmt.Errorf("view: %w", err)
 		}
 	}
-	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
+	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities

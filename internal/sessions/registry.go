@@ -123,8 +123,10 @@ func (r *Registry) DefaultAgent() string { return r.defaultAgent }
 
 // CreateOptions are a client's choices for a new session.
 type CreateOptions struct {
-	Agent            string // "" = default agent
-	Cwd              string // "" = Config.Workdir; else absolute
+	Agent string // "" = default agent
+	Cwd   string // "" = Config.Workdir; else absolute
+	// AdditionalDirs are more absolute directories for the agent (ACP additionalDirectories), confined like Cwd.
+	AdditionalDirs   []string
 	PermissionPolicy string // "" = ask
 	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
 	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
@@ -173,6 +175,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		return nil, err
 	}
 	opts.Cwd = cwd
+	if opts.AdditionalDirs, err = r.confineDirs(cwd, opts.AdditionalDirs); err != nil {
+		return nil, err
+	}
 	if opts.PermissionPolicy == "" {
 		opts.PermissionPolicy = PolicyAsk
 	}

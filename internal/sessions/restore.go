@@ -102,6 +102,12 @@ func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) err
 	}
 	switch info.Method {
 	case "session/update":
+		if info.Kind == "usage_update" {
+			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
+			if currency, amount, ok := reportedCost(info.Params); ok {
+				s.costGrowthLocked(currency, amount)
+			}
+		}
 		if t := s.turn; t != nil && !t.textTruncated {
 			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.reg.cfg.MaxTurnTextBytes)
 		}
@@ -180,11 +186,12 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 		StopReason string          `json:"stopReason"`
 		EndedAt    time.Time       `json:"endedAt"`
 		Error      json.RawMessage `json:"error"`
+		Usage      *TurnUsage      `json:"usage"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return err
 	}
-	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt}
+	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt, Usage: p.Usage}
 	var turnErr error
 	if len(nullToNil(p.Error)) > 0 {
 		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
@@ -199,7 +206,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	s.lastTurn = lt
 	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
 	if t := s.turn; t != nil && t.ID == p.TurnID {
-		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Err: turnErr}
+		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
 		t.text.release()
 		close(t.done)
 		s.turn = nil

@@ -73,6 +73,7 @@ type shareResult struct {
 type createArgs struct {
 	Agent            string          `json:"agent,omitempty"`
 	Cwd              string          `json:"cwd,omitempty"`
+	AdditionalDirs   []string        `json:"additionalDirectories,omitempty"`
 	PermissionPolicy string          `json:"permissionPolicy,omitempty"`
 	MCPServers       json.RawMessage `json:"mcpServers,omitempty"`
 }
@@ -369,7 +370,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	if !live {
 		return nil, fmt.Errorf("%w: %q is not a live node", ErrUnknownNode, opts.Node)
 	}
-	args := createArgs{Agent: opts.Agent, Cwd: opts.Cwd, PermissionPolicy: opts.PermissionPolicy}
+	args := createArgs{Agent: opts.Agent, Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs, PermissionPolicy: opts.PermissionPolicy}
 	if len(opts.MCPServers) > 0 {
 		args.MCPServers, _ = json.Marshal(opts.MCPServers)
 	}

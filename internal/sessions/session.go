@@ -28,18 +28,20 @@ type Session struct {
 	Epoch     string
 	Policy    string
 	CreatedAt time.Time
-	Owner     principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares    shareSet            // who the owner shared it with (share.go); its own lock
-	presence  presence            // who streams it now (presence.go); its own lock
-	reg       *Registry
-	spec      agents.Spec
-	clientMCP []agents.MCPServer  // the MCP servers the client added (mcp.go)
-	workspace *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
-	terms     *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots   chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
-	log       *eventlog.Log
-	logger    *slog.Logger
-	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
+	AdditionalDirs []string
+	Owner          principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet            // who the owner shared it with (share.go); its own lock
+	presence       presence            // who streams it now (presence.go); its own lock
+	reg            *Registry
+	spec           agents.Spec
+	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
+	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
+	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	log            *eventlog.Log
+	logger         *slog.Logger
+	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []eventlog.EpochStart
@@ -93,28 +95,30 @@ type Session struct {
 	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
 	closeOnce     sync.Once
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
 	s := &Session{
-		ID:         id,
-		Agent:      spec.Name,
-		Cwd:        opts.Cwd,
-		Epoch:      uuid.NewString(),
-		Policy:     opts.PermissionPolicy,
-		CreatedAt:  r.now().UTC(),
-		Owner:      opts.Owner,
-		reg:        r,
-		spec:       spec,
-		clientMCP:  opts.MCPServers,
-		fsSlots:    make(chan struct{}, r.cfg.MaxFSRequests),
-		log:        eventlog.NewLog(r.cfg.Log),
-		closed:     make(chan struct{}),
-		status:     store.StatusStarting,
-		lastActive: r.now(),
-		perms:      map[string]*permission{},
-		resolved:   map[string]struct{}{},
+		ID:             id,
+		Agent:          spec.Name,
+		Cwd:            opts.Cwd,
+		AdditionalDirs: opts.AdditionalDirs,
+		Epoch:          uuid.NewString(),
+		Policy:         opts.PermissionPolicy,
+		CreatedAt:      r.now().UTC(),
+		Owner:          opts.Owner,
+		reg:            r,
+		spec:           spec,
+		clientMCP:      opts.MCPServers,
+		fsSlots:        make(chan struct{}, r.cfg.MaxFSRequests),
+		log:            eventlog.NewLog(r.cfg.Log),
+		closed:         make(chan struct{}),
+		status:         store.StatusStarting,
+		lastActive:     r.now(),
+		perms:          map[string]*permission{},
+		resolved:       map[string]struct{}{},
 	}
 	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
 	s.run = localRunner{s}
@@ -154,6 +158,9 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)
 		return
+	}
+	if u.Kind == "usage_update" {
+		s.noteUsageLocked(params)
 	}
 	if t := s.turn; t != nil {
 		t.span.Update(params) // nil when tracing is off

@@ -24,7 +24,7 @@ type TerminalDelegate interface {
 func (s *Session) newTerminals() *agentsvc.Terminals {
 	cfg := s.reg.cfg
 	return agentsvc.NewTerminals(agentsvc.TerminalConfig{
-		Workspace: s.workspace, Env: cfg.AgentEnv, AgentEnv: s.spec.Env, Confine: s.spec.Confine, Confiner: cfg.Confiner,
+		Workspace: s.workspace, MoreDirs: s.AdditionalDirs, Env: cfg.AgentEnv, AgentEnv: s.spec.Env, Confine: s.spec.Confine, Confiner: cfg.Confiner,
 		StopGrace: cfg.StopGrace, Max: cfg.MaxTerminalsPerSession, Logger: s.logger,
 		Usable: func() error { _, err := s.usable(); return err },
 		Output: s.logTerminalOutput, Exit: s.logTerminalExit,

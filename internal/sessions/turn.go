@@ -24,6 +24,7 @@ type Turn struct {
 	// Static after construction.
 	ID        string
 	StartedAt time.Time
+	by        string        // the principal id who prompted it ("" for the gateway's own)
 	done      chan struct{} // closed when the turn has ended and result is set
 	cancelCh  chan struct{} // closed on the first cancel request
 
@@ -34,6 +35,7 @@ type Turn struct {
 	cancelOnce      sync.Once
 	startedBy       *principal.Ref  // Static after construction; who prompted, nil for the gateway's own code.
 	span            *telemetry.Turn // Static after construction; nil when tracing is off.
+	usage           *TurnUsage      // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
 	result          TurnResult      // Written once before done is closed.
 }
 
@@ -46,6 +48,8 @@ type TurnResult struct {
 	Text    string `json:"text"`
 	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
 	Truncated bool `json:"truncated"`
+	// Usage is the turn's token usage when the agent reported it.
+	Usage *TurnUsage `json:"usage,omitempty"`
 	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
 	// StopReason is then error and Outcome failed.
 	Err error `json:"-"`
@@ -178,7 +182,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	if !who.IsZero() {
 		ref := who.Ref()
 		t.startedBy = &ref
@@ -209,6 +213,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 
 type promptOutcome struct {
 	stopReason string
+	usage      *TurnUsage
 	err        error
 }
 
@@ -232,7 +237,14 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 				err = fmt.Errorf("malformed session/prompt response: %w", uerr)
 			}
 		}
-		answered <- promptOutcome{stopReason: r.StopReason, err: err}
+		o := promptOutcome{stopReason: r.StopReason, err: err}
+		if err == nil {
+			var ok bool
+			if o.usage, ok = turnUsageOf(res); !ok {
+				s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
+			}
+		}
+		answered <- o
 	}()
 	cancelCh := t.cancelCh
 	var grace <-chan time.Time
@@ -246,6 +258,9 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 			if o.err != nil {
 				conn.DrainUpdates()
 			}
+			s.mu.Lock()
+			t.usage = o.usage
+			s.mu.Unlock()
 			s.finishTurn(t, o.stopReason, o.err, "")
 			return
 		case <-cancelCh:
@@ -298,6 +313,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		ended["error"] = turnError(callErr)
 		s.lastTurn.Error = ended["error"].(map[string]any)
 	}
+	if t.usage != nil {
+		ended["usage"], s.lastTurn.Usage = t.usage, t.usage
+	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
 	s.lastActive = s.reg.now()
@@ -310,7 +328,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	case s.status == store.StatusRunning:
 		s.status = store.StatusIdle
 	}
-	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated}
+	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
 	t.text.release()
 	if turnFailed {
 		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
@@ -321,6 +339,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
+	if u := t.result.Usage; u != nil {
+		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.tokens())
+	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed
 }
@@ -383,4 +404,12 @@ func textOf(blocks []json.RawMessage) string {
 		}
 	}
 	return b.String()
+}
+
+// payer is who a turn's spending is counted for: who prompted it, else the session's owner.
+func (t *Turn) payer(owner string) string {
+	if t.by != "" {
+		return t.by
+	}
+	return owner
 }

@@ -25,6 +25,7 @@ type TurnState struct {
 	Outcome     string           `json:"turnOutcome,omitempty"` // set once ended: completed, cancelled or failed
 	Text        string           `json:"text"`
 	Truncated   bool             `json:"truncated"`
+	Usage       *TurnUsage       `json:"usage,omitempty"` // set once ended, when the agent reported it
 	Permissions []PermissionView `json:"permissions,omitempty"`
 	// Elicitations are the turn's pending elicitations (status awaiting_elicitation, or alongside permissions).
 	Elicitations []ElicitationView `json:"elicitations,omitempty"`
@@ -63,7 +64,7 @@ func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
 	select {
 	case <-t.done: // closed under mu by finishTurn, together with result
 		r := t.result
-		return TurnState{TurnID: t.ID, Status: TurnEnded, StopReason: r.StopReason, Outcome: r.Outcome, Text: r.Text, Truncated: r.Truncated, Err: r.Err}, nil
+		return TurnState{TurnID: t.ID, Status: TurnEnded, StopReason: r.StopReason, Outcome: r.Outcome, Text: r.Text, Truncated: r.Truncated, Usage: r.Usage, Err: r.Err}, nil
 	default:
 	}
 	st := TurnState{TurnID: t.ID, Status: TurnRunning, Text: t.text.String(), Truncated: t.textTruncated}

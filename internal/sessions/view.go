@@ -13,6 +13,7 @@ type View struct {
 	Title              string           `json:"title,omitempty"`
 	Agent              string           `json:"agent"`
 	Cwd                string           `json:"cwd"`
+	AdditionalDirs     []string         `json:"additionalDirectories,omitempty"`
 	Status             store.Status     `json:"status"`
 	StatusReason       string           `json:"statusReason,omitempty"`
 	Epoch              string           `json:"epoch"`
@@ -50,6 +51,7 @@ type LastTurnView struct {
 	Outcome    string         `json:"turnOutcome"`
 	EndedAt    time.Time      `json:"endedAt"`
 	Error      map[string]any `json:"error,omitempty"`
+	Usage      *TurnUsage     `json:"usage,omitempty"`
 }
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
@@ -62,7 +64,7 @@ func (s *Session) View() View {
 func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
-		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, Status: s.status, StatusReason: s.statusReason, Epoch: s.epochLocked(),
+		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.status, StatusReason: s.statusReason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),

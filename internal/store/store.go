@@ -78,6 +78,7 @@ type DirEntry struct {
 	ID             string          `json:"id"`
 	Agent          string          `json:"agent"`
 	Cwd            string          `json:"cwd"`
+	AdditionalDirs []string        `json:"additionalDirectories,omitempty"` // checked again before a re-attach uses them
 	Policy         string          `json:"policy"`
 	CreatedAt      time.Time       `json:"createdAt"`
 	Owner          string          `json:"owner,omitempty"`       // node id

@@ -43,14 +43,38 @@ func (a *agent) echoPrompt(ctx context.Context, p acp.PromptRequest) (acp.Prompt
 			fmt.Fprintf(&b, "meta %s %s\n", k, v)
 		}
 	}
+	if a.hangMode {
+		if err := a.update(context.Background(), p.SessionId, acp.UpdateAgentMessageText("waiting for a cancelled set_mode\n")); err != nil {
+			return acp.PromptResponse{}, err
+		}
+		select {
+		case <-a.modeGone:
+			b.WriteString("set_mode cancelled\n")
+		case <-ctx.Done():
+			return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+	}
 	a.mu.Lock()
-	caps := a.clientCaps
+	caps, dirs := a.clientCaps, a.dirs[p.SessionId]
 	a.mu.Unlock()
+	if len(dirs) > 0 {
+		fmt.Fprintf(&b, "additionalDirectories %v\n", dirs)
+	}
 	fmt.Fprintf(&b, "clientCapabilities %s", caps)
 	if err := a.update(context.Background(), p.SessionId, acp.UpdateAgentMessageText(b.String())); err != nil {
 		return acp.PromptResponse{}, err
 	}
 	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// recordDirs keeps the additionalDirectories session/new, load or resume gave a session, for echoPrompt.
+func (a *agent) recordDirs(sid acp.SessionId, dirs []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.dirs == nil {
+		a.dirs = map[acp.SessionId][]string{}
+	}
+	a.dirs[sid] = dirs
 }
 
 // recordClientCaps keeps the clientCapabilities of initialize for echoPrompt.

@@ -39,7 +39,13 @@
 //	          "url") and reports the answer in a message chunk (elicit.go).
 //	echo      answers each prompt with one message chunk describing the blocks it received (type, mime type,
 //	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
-//	          initialize (echo.go), then ends the turn.
+//	          initialize (echo.go), then ends the turn. A session opened with additionalDirectories (-additional-dirs
+//	          advertises them) gets a line "additionalDirectories [a b]" before the last one.
+//	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
+//	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
+//
+// -hang-set-mode makes session/set_mode wait until it is cancelled ($/cancel_request), and the echo mode's
+// next prompt wait for that and then say "set_mode cancelled" on a line of its own.
 //
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
@@ -126,6 +132,10 @@ type agent struct {
 	mcpCaps    string                            // -mcp-caps
 	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
 	afterLoad  bool                              // -after-load
+	addDirs    bool                              // -additional-dirs
+	hangMode   bool                              // -hang-set-mode
+	modeGone   chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
+	dirs       map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
 	loadGate   string                            // -load-gate
 	out        *lockedWriter
 	conn       *acp.AgentSideConnection
@@ -182,6 +192,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.resumeOnly {
 		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
 	}
+	if a.addDirs {
+		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
@@ -206,6 +219,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
 	a.recordMCP(acp.SessionId(id), p.McpServers)
+	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
 	}
@@ -240,6 +254,7 @@ func loadedModes() *acp.SessionModeState {
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	sid := p.SessionId
 	a.recordMCP(sid, p.McpServers)
+	a.recordDirs(sid, p.AdditionalDirectories)
 	if a.loadGate != "" {
 		_, _ = os.ReadFile(a.loadGate) // a FIFO: blocks until the test opens it for writing and closes it
 	}
@@ -272,6 +287,7 @@ func afterLoadUpdate(sid acp.SessionId) string {
 // ResumeSession implements acp.Agent: it answers without a replay.
 func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
 	a.recordMCP(p.SessionId, p.McpServers)
+	a.recordDirs(p.SessionId, p.AdditionalDirectories)
 	if a.failLoad {
 		return acp.ResumeSessionResponse{}, acp.NewInternalError(map[string]string{"error": "no such session " + string(p.SessionId)})
 	}
@@ -279,6 +295,11 @@ func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (
 }
 
 func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	if a.hangMode {
+		<-ctx.Done() // the SDK ends it on the client's $/cancel_request
+		a.modeGone <- struct{}{}
+		return acp.SetSessionModeResponse{}, acp.NewInternalError(map[string]string{"reason": "cancelled"})
+	}
 	if a.mode == "rpcerrors" {
 		return acp.SetSessionModeResponse{}, acp.NewInternalError(map[string]any{"reason": "mode locked", "detail": errData})
 	}
@@ -325,6 +346,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return a.echoPrompt(ctx, p)
 	case "elicit":
 		return a.elicitTurn(ctx, sid, promptText(p.Prompt))
+	case "usage":
+		return a.usageTurn(bg, sid, promptText(p.Prompt))
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
@@ -468,6 +491,8 @@ func main() {
 	ignoreTerm := flag.Bool("ignore-term", false, "with -print: ignore SIGTERM")
 	exit := flag.Int("exit", 0, "with -print: the exit status")
 	getenv := flag.String("getenv", "", "with -print: print these environment variables (comma-separated) first")
+	addDirs := flag.Bool("additional-dirs", false, "advertise sessionCapabilities.additionalDirectories")
+	hangMode := flag.Bool("hang-set-mode", false, "session/set_mode answers only when cancelled ($/cancel_request); echo waits for one")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
@@ -506,7 +531,8 @@ func main() {
 	}
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
-		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate}
+		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
+		addDirs: *addDirs, hangMode: *hangMode, modeGone: make(chan struct{}, 16)}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

@@ -26,10 +26,12 @@ func (c *Context) Note(method string, params []byte) {
 			TurnID     string          `json:"turnId"`
 			StopReason string          `json:"stopReason"`
 			Error      json.RawMessage `json:"error"`
+			Usage      json.RawMessage `json:"usage"`
 		}
 		if json.Unmarshal(params, &p) != nil || p.TurnID == "" {
 			return
 		}
+		c.foldTurnUsage(p.TurnID, p.Usage)
 		t := c.turns.lookup(p.TurnID)
 		if t == nil {
 			return

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"slices"
 )
 
 // The snapshot folds everything a client would have seen into one document, so a client that joins late or
@@ -10,7 +11,7 @@ import (
 //	{"seq":N,
 //	 "entries":[{"kind":"user_message"|"agent_message"|"agent_thought","messageId","turnId","content":[ContentBlock…]}
 //	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall}}],
-//	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"?, "sessionInfo"?,
+//	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"? (snapshot_usage.go), "sessionInfo"?,
 //	 "availableCommands"?, "terminals"?:[…] (terminalsnap.go), "truncated"?:true}
 //
 // Entries are in order of first appearance; consecutive text blocks of one message are merged into one text
@@ -100,7 +101,8 @@ type snapshot struct {
 	plan              []byte // raw entries array of the last plan; nil = no plan
 	currentModeID     []byte
 	configOptions     []byte
-	usage             []byte
+	usage             []byte      // the last usage_update without sessionUpdate and lastTurn
+	turnUsage         []byte      // the last ended turn's token usage, {"turnId",…} (snapshot_usage.go)
 	sessionInfo       []toolField // merged; null clears a field
 	availableCommands []byte
 	terminals         []*terminalSnap // gateway-served terminals, oldest first (terminalsnap.go)
@@ -302,7 +304,7 @@ func (c *Context) foldState(kind string, upd []byte) {
 			s.availableCommands = append([]byte(nil), v...)
 		}
 	case "usage_update":
-		s.usage = objectWithout(upd, "sessionUpdate")
+		s.usage = objectWithout(upd, "sessionUpdate", "lastTurn")
 	case "session_info_update":
 		_ = eachMember(upd, func(m member) bool {
 			k := string(m.key(upd))
@@ -328,12 +330,12 @@ func (c *Context) foldState(kind string, upd []byte) {
 	}
 }
 
-// objectWithout copies obj without its top-level member key.
-func objectWithout(obj []byte, key string) []byte {
+// objectWithout copies obj without its top-level members named keys.
+func objectWithout(obj []byte, keys ...string) []byte {
 	out := []byte{'{'}
 	first := true
 	if eachMember(obj, func(m member) bool {
-		if string(m.key(obj)) == key {
+		if slices.Contains(keys, string(m.key(obj))) {
 			return true
 		}
 		if !first {

@@ -19,6 +19,7 @@ type SnapshotView struct {
 	currentModeID     []byte
 	configOptions     []byte
 	usage             []byte
+	turnUsage         []byte
 	sessionInfo       []toolField
 	availableCommands []byte
 	terminals         []terminalSnap
@@ -52,7 +53,7 @@ func (c *Context) FreezeSnapshot(seq uint64) *SnapshotView {
 	blocks, fields := make([]block, 0, nBlocks), make([]toolField, 0, nFields)
 	v := &SnapshotView{
 		seq: seq, entries: make([]frozenEntry, len(live)), bytes: s.bytes, truncated: s.truncated,
-		plan: s.plan, currentModeID: s.currentModeID, configOptions: s.configOptions, usage: s.usage,
+		plan: s.plan, currentModeID: s.currentModeID, configOptions: s.configOptions, usage: s.usage, turnUsage: s.turnUsage,
 		availableCommands: s.availableCommands, terminals: freezeTerminals(s.terminals),
 	}
 	for i, e := range live {
@@ -105,7 +106,7 @@ func (v *SnapshotView) JSON() json.RawMessage {
 	}
 	appendOpt("currentModeId", v.currentModeID)
 	appendOpt("configOptions", v.configOptions)
-	appendOpt("usage", v.usage)
+	out = appendUsage(out, v.usage, v.turnUsage)
 	if len(v.sessionInfo) > 0 {
 		info := &toolCall{fields: v.sessionInfo}
 		appendOpt("sessionInfo", info.appendObject(nil, ""))

@@ -57,7 +57,7 @@
 //	session_info_update   "Demo: <first 40 chars of the session's first prompt>" (first full turn only)
 //	agent_message_chunk   the closing markdown (differs when the edit was not applied)
 //	plan                  [completed, completed, completed]
-//	→ stopReason end_turn
+//	→ stopReason end_turn, usage {inputTokens: 1000 + len(text), outputTokens: 100, totalTokens: their sum}
 //
 // The concatenated agent_message_chunk text of a turn is therefore
 // "You said: " + text + closing, with closing one of [ClosingApplied] or

@@ -85,8 +85,16 @@ func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespon
 	case err != nil:
 		return acp.PromptResponse{}, err
 	}
-	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	res := acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
+	if kind == kindFull {
+		in := 1000 + len(text) // what the context grew by, as usage_update says
+		res.Usage = &acp.Usage{InputTokens: in, OutputTokens: demoOutputTokens, TotalTokens: in + demoOutputTokens}
+	}
+	return res, nil
 }
+
+// demoOutputTokens is the made-up output of a full turn, reported in its PromptResponse.usage.
+const demoOutputTokens = 100
 
 // promptKind selects the script a prompt runs; see the package comment.
 type promptKind int

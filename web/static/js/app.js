@@ -775,6 +775,10 @@ class Current {
       }
       case '_gateway/turn_ended':
         this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
+        if (this.usage || p.usage) { // the snapshot's usage.lastTurn: the last turn's tokens, or none
+          this.usage = { ...this.usage, lastTurn: p.usage ? { turnId: p.turnId, ...p.usage } : undefined };
+          renderUsage();
+        }
         this.turn = idleTurn();
         this.lastStop = p.stopReason || null;
         if (this.status === 'running') this.status = 'idle';
@@ -843,7 +847,7 @@ class Current {
         }
         break;
       case 'usage_update':
-        this.usage = { used: u.used, size: u.size, cost: u.cost };
+        this.usage = { used: u.used, size: u.size, cost: u.cost, lastTurn: this.usage && this.usage.lastTurn };
         renderUsage();
         break;
       case 'available_commands_update':
@@ -1066,12 +1070,16 @@ function renderUsage() {
   clear(els.usage);
   els.usage.hidden = false;
   const pct = typeof u.used === 'number' && typeof u.size === 'number' && u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
-  els.usage.title = `Context: ${u.used ?? '?'} of ${u.size ?? '?'} tokens${u.cost ? ', cost ' + fmtCost(u.cost) : ''}`;
-  els.usage.appendChild(h('span.usage-tokens', `${fmtTokens(u.used)} / ${fmtTokens(u.size)} tokens`));
+  const last = u.lastTurn && typeof u.lastTurn.totalTokens === 'number' ? u.lastTurn : null;
+  const hasContext = u.used !== undefined || u.size !== undefined;
+  els.usage.title = [hasContext && `Context: ${u.used ?? '?'} of ${u.size ?? '?'} tokens${u.cost ? ', cost ' + fmtCost(u.cost) : ''}`,
+    last && `Last turn: ${last.inputTokens} in, ${last.outputTokens} out, ${last.totalTokens} tokens in all`].filter(Boolean).join('; ');
+  if (hasContext) els.usage.appendChild(h('span.usage-tokens', `${fmtTokens(u.used)} / ${fmtTokens(u.size)} tokens`));
   if (pct !== null) {
     els.usage.appendChild(h('progress.usage-bar', { max: '100', value: String(pct), 'aria-label': `${pct}% of the context used` }));
   }
   if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
+  if (last) els.usage.appendChild(h('span.usage-turn', `last turn ${fmtTokens(last.totalTokens)} tokens`));
 }
 
 /**

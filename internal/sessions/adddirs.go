@@ -1,0 +1,83 @@
+package sessions
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// A session's additionalDirectories (ACP): more workspace roots for the agent besides its cwd. Each is confined
+// by the workspace roots exactly as the cwd is, granted to a confined agent as its cwd is (read and write), and
+// checked again against today's roots before a re-attach passes them to the agent again.
+
+// maxAdditionalDirs bounds how many a session may name.
+const maxAdditionalDirs = 32
+
+// ErrAdditionalDirsUnsupported is a session that names additionalDirectories for an agent that does not
+// advertise sessionCapabilities.additionalDirectories (422 additional_directories_unsupported, -32602 on /acp).
+var ErrAdditionalDirsUnsupported = fmt.Errorf("agent does not support additionalDirectories")
+
+// confineDirs resolves and confines each directory as Create does a cwd, in order, without duplicates (nor
+// the cwd itself).
+func (r *Registry) confineDirs(cwd string, dirs []string) ([]string, error) {
+	if len(dirs) > maxAdditionalDirs {
+		return nil, fmt.Errorf("%w: at most %d additionalDirectories", ErrBadRequest, maxAdditionalDirs)
+	}
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("%w: additionalDirectories: %q must be an absolute path", ErrBadRequest, d)
+		}
+		real, err := r.confine(d)
+		if err != nil {
+			return nil, fmt.Errorf("additionalDirectories: %w", err)
+		}
+		if real != cwd && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out, nil
+}
+
+// recheckDirs checks stored additionalDirectories against today's workspace roots: each must still resolve to
+// itself (no symlink swapped in on its path) inside them.
+func (r *Registry) recheckDirs(dirs []string) error {
+	for _, d := range dirs {
+		real, err := r.confine(d)
+		if err != nil {
+			return fmt.Errorf("additionalDirectories: %w", err)
+		}
+		if real != filepath.Clean(d) {
+			return fmt.Errorf("%w: additionalDirectories: %q now resolves to %q (a symlink on its path)", ErrForbiddenCwd, d, real)
+		}
+	}
+	return nil
+}
+
+// checkAdditionalDirs refuses additionalDirectories for an agent whose initialize did not advertise them.
+func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	var c struct {
+		Session struct {
+			Dirs json.RawMessage `json:"additionalDirectories"`
+		} `json:"sessionCapabilities"`
+	}
+	_ = json.Unmarshal(caps, &c) // absent or malformed: not advertised
+	if len(nullToNil(c.Session.Dirs)) == 0 {
+		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", ErrAdditionalDirsUnsupported)
+	}
+	return nil
+}
+
+// sessionParams are the params of session/new, session/load and session/resume: cwd, mcpServers and, when the
+// session has some, additionalDirectories.
+func (s *Session) sessionParams() map[string]any {
+	p := map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()}
+	if len(s.AdditionalDirs) > 0 {
+		p["additionalDirectories"] = s.AdditionalDirs
+	}
+	return p
+}
