@@ -6,12 +6,12 @@
 // breaks, GitHub-style tables. Inlines: emphasis and strong (* and _), ~~strikethrough~~, inline code, links and
 // autolinks with http(s) URLs only, hard breaks, backslash escapes. Anything else is text. Agent text is untrusted
 // and can be megabytes, so every pass is linear in it (inlines: inline.js); MarkdownStream parses a streaming
-// message's unfinished end only.
+// message's unfinished end only, also inside a long paragraph.
 
 import { safeHref } from './href.js';
-import { parseInline } from './inline.js';
+import { parseInline, parseWork, inlineSegment, appendMerged } from './inline.js';
 
-export { safeHref, parseInline };
+export { safeHref, parseInline, parseWork };
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
@@ -19,15 +19,25 @@ const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const QUOTE = /^ {0,3}> ?(.*)$/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*))?$/;
 const BLANK = /^[ \t]*$/;
+// A longer line never heads a table, so a streaming line past this length is known to be paragraph text.
+const TABLE_LINE_MAX = 1000;
 
-function expandTabs(line) {
+// col: the column the line starts at (a streamed line may be handled in pieces).
+function expandTabs(line, col = 0) {
   if (line.indexOf('\t') < 0) return line;
   let out = '';
   for (const ch of line) {
-    if (ch === '\t') out += ' '.repeat(4 - (out.length % 4));
+    if (ch === '\t') out += ' '.repeat(4 - ((col + out.length) % 4));
     else out += ch;
   }
   return out;
+}
+
+// Trailing spaces and tabs off, in one pass from the end (a regex would try every run of spaces in a long text).
+function trimEnd(s) {
+  let e = s.length;
+  while (e > 0 && (s[e - 1] === ' ' || s[e - 1] === '\t')) e--;
+  return e === s.length ? s : s.slice(0, e);
 }
 
 function indentOf(line) {
@@ -49,18 +59,20 @@ export function parse(text) {
   return parseBlocks(splitLines(String(text ?? '')).lines, 0, null);
 }
 
-// Lines with CR LF and CR normalised, tabs expanded, and the offset in text where each starts.
-function splitLines(text) {
+// Lines with CR LF and CR normalised, tabs expanded, and the offset in text where each starts; the first line
+// starts at column col.
+function splitLines(text, col = 0) {
+  parseWork.lines += text.length;
   const lines = [];
   const offsets = [];
   const eol = /\r\n?|\n/g;
   let start = 0;
   for (let m = eol.exec(text); m; m = eol.exec(text)) {
-    lines.push(expandTabs(text.slice(start, m.index)));
+    lines.push(expandTabs(text.slice(start, m.index), start === 0 ? col : 0));
     offsets.push(start);
     start = m.index + m[0].length;
   }
-  lines.push(expandTabs(text.slice(start)));
+  lines.push(expandTabs(text.slice(start), start === 0 ? col : 0));
   offsets.push(start);
   return { lines, offsets };
 }
@@ -69,27 +81,140 @@ function splitLines(text) {
  * Parses a message while it streams in, so the cost per chunk does not grow with the message: text goes in with
  * push, and only the unfinished end is parsed again. A top-level block is final once the block after it has begun
  * on a line that, with the line after it, is complete: what ends a block is decided by at most those two lines, and
- * the block parser keeps no state across blocks, so no later text can change it.
+ * the block parser keeps no state across blocks, so no later text can change it. A paragraph still open keeps its
+ * inline segments (inline.js) that no later text can change, and its lines that are known to stay in it leave the
+ * tail, so a paragraph of a megabyte costs per chunk what its last segments cost.
  */
 export class MarkdownStream {
   constructor() {
-    this.tail = ''; // Owned by the stream: the text of the blocks that may still change.
+    this.tail = ''; // Owned by the stream: the text of the blocks that may still change (after para's).
+    this.col = 0; // the column the tail starts at: inside a line when para.mid
+    // The last block when it is a paragraph whose first lines have left the tail: {done, src, mid, empty}: the
+    // nodes of its final segments, its text after them, whether the tail starts inside one of its lines, and
+    // whether it has no text yet.
+    this.para = null;
   }
 
-  /** Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them. */
+  /**
+   * Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them.
+   */
   push(text) {
     this.tail += String(text ?? '');
-    const { lines, offsets } = splitLines(this.tail);
+    const done = [];
+    for (;;) {
+      const open = this.para ? this.pushPara(done) : this.pushBlocks(done);
+      if (open) return { done, open };
+    }
+  }
+
+  // Parses the tail as blocks; returns the open ones, or null when a paragraph was opened to go on with.
+  pushBlocks(done) {
+    const { lines, offsets } = splitLines(this.tail, this.col);
+    const decided = decidedLines(lines, false);
     const starts = [];
     const blocks = parseBlocks(lines, 0, starts);
-    const last = lines.length - 1; // may still grow
     let cut = 0;
     for (let b = blocks.length - 1; b >= 1; b--) {
-      if (starts[b] + 1 < last) { cut = b; break; }
+      if (decided(starts[b])) { cut = b; break; }
+    }
+    done.push(...blocks.slice(0, cut));
+    const last = blocks.length - 1;
+    if (last === cut && last >= 0 && blocks[last].type === 'paragraph' && decided(starts[last])
+      && paraEnd(lines, starts[last] + 1) === lines.length) {
+      this.tail = this.tail.slice(offsets[starts[last]]);
+      this.col = 0;
+      this.para = { done: [], src: '', mid: false, empty: true };
+      return null;
     }
     if (cut > 0) this.tail = this.tail.slice(offsets[starts[cut]]);
-    return { done: blocks.slice(0, cut), open: blocks.slice(cut) };
+    return blocks.slice(cut);
   }
+
+  // Goes on with the open paragraph; returns the open blocks, or null when the paragraph ended.
+  pushPara(done) {
+    const para = this.para;
+    // A CR at the end may be the first half of a CR LF: it stays in the tail, unread, until the next push.
+    const cr = this.tail.endsWith('\r') ? '\r' : '';
+    const tail = cr ? this.tail.slice(0, -1) : this.tail;
+    const { lines, offsets } = splitLines(tail, this.col);
+    const last = lines.length - 1;
+    const decided = decidedLines(lines, para.mid);
+    const from = para.mid ? 1 : 0;
+    const end = Math.max(from, paraEnd(lines, from)); // lines before end go on with the paragraph
+    let src = para.src;
+    let known = src.length; // how much of src is the paragraph's whatever follows
+    let knownLines = 0;
+    for (let j = 0; j < end; j++) {
+      if (j === 0 && para.mid) src += lines[0];
+      else src += (para.empty && j === 0 ? '' : '\n') + lines[j].trimStart();
+      if ((j === 0 && para.mid) || decided(j)) { known = src.length; knownLines = j + 1; }
+    }
+    const text = trimEnd(src);
+    if (end < lines.length && decided(end)) {
+      // The paragraph ended: all of it is final.
+      const children = para.done;
+      for (let s = 0; s < text.length;) {
+        const seg = inlineSegment(text, s);
+        appendMerged(children, seg.nodes);
+        s = seg.end;
+      }
+      done.push({ type: 'paragraph', children });
+      this.tail = tail.slice(offsets[end]) + cr;
+      this.col = 0;
+      this.para = null;
+      return null;
+    }
+    // Segments decided by known text are final; the rest is parsed again next time.
+    const stable = Math.min(known, text.length);
+    const open = [];
+    let finalEnd = 0;
+    for (let s = 0; s < text.length;) {
+      const seg = inlineSegment(text, s);
+      if (s === finalEnd && seg.decidedBy < stable) {
+        appendMerged(para.done, seg.nodes);
+        finalEnd = seg.end;
+      } else appendMerged(open, seg.nodes);
+      s = seg.end;
+    }
+    if (knownLines > 0) {
+      if (knownLines - 1 === last) {
+        this.col = (last === 0 ? this.col : 0) + lines[last].length;
+        this.tail = cr;
+        para.mid = true;
+      } else {
+        this.tail = tail.slice(offsets[knownLines]) + cr;
+        this.col = 0;
+        para.mid = false;
+      }
+      para.empty = false;
+    }
+    para.src = src.slice(finalEnd, known);
+    const children = appendMerged(para.done.slice(), open);
+    return [{ type: 'paragraph', children }, ...parseBlocks(lines.slice(end), 0, null)];
+  }
+}
+
+// Whether line j of a streamed text is decided: it and the line after it are complete, or it is the last line or
+// the one before it and the last line can only be paragraph text (or, midLine, the continuation of such a line).
+function decidedLines(lines, midLine) {
+  const last = lines.length - 1;
+  const plain = (midLine && last === 0) || plainLine(lines[last]);
+  return (j) => j + 1 < last || (plain && j <= last);
+}
+
+// Whether an unfinished line is paragraph text whatever follows: too long to head a table, and neither blank nor
+// anything its start could make a block start or a table's delimiter row.
+function plainLine(line) {
+  if (line.length <= TABLE_LINE_MAX || BLANK.test(line) || !/[^-*_ \t]/.test(line) || !/[^|:\- \t]/.test(line)) return false;
+  const head = line.slice(0, 64);
+  return !/^ {0,3}(```|~~~|#)/.test(head) && !QUOTE.test(head) && !ITEM.test(head);
+}
+
+// The first line from i on that does not go on with a paragraph.
+function paraEnd(lines, i) {
+  const n = lines.length;
+  while (i < n && !BLANK.test(lines[i]) && !isBlockStart(lines[i]) && !(i + 1 < n && isTableStart(lines[i], lines[i + 1]))) i++;
+  return i;
 }
 
 // starts, when given, receives the index of the first line of each block.
@@ -173,13 +298,10 @@ function parseBlocks(lines, depth, starts) {
     }
 
     // Paragraph: runs until a blank line or the start of another block.
-    const para = [line];
-    i++;
-    while (i < n && !BLANK.test(lines[i]) && !isBlockStart(lines[i]) && !(i + 1 < n && isTableStart(lines[i], lines[i + 1]))) {
-      para.push(lines[i]);
-      i++;
-    }
-    blocks.push({ type: 'paragraph', children: parseInline(para.map((l) => l.trimStart()).join('\n').replace(/[ \t]+$/, '')) });
+    const end = paraEnd(lines, i + 1);
+    const para = lines.slice(i, end);
+    i = end;
+    blocks.push({ type: 'paragraph', children: parseInline(trimEnd(para.map((l) => l.trimStart()).join('\n'))) });
   }
   return blocks;
 }
@@ -211,7 +333,7 @@ function splitRow(line) {
 }
 
 function isTableStart(line, next) {
-  if (line.indexOf('|') < 0 || !isTableDelim(next) || next.indexOf('-') < 0) return false;
+  if (line.length > TABLE_LINE_MAX || line.indexOf('|') < 0 || !isTableDelim(next) || next.indexOf('-') < 0) return false;
   if (next.indexOf('|') < 0 && line.trim().indexOf('|') <= 0) return false;
   return splitRow(line).length === splitRow(next).length;
 }
