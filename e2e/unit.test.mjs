@@ -243,6 +243,14 @@ const STREAM_PATTERNS = {
   'backticks of two lengths': () => 'a `b ``c ',
   'no whitespace': () => 'a*b_c~~d[e`f',
 };
+// Blocks that grow line by line.
+const GROWING_BLOCKS = {
+  list: (i) => `- item ${i} with *em* and \`code\`\n`,
+  table: (i) => (i === 0 ? '| a | b |\n|---|---|\n' : `| ${i} *x* | \`y\` |\n`),
+  'code fence': (i) => (i === 0 ? '```js\n' : `const x${i} = f(*args);\n`),
+  'quoted paragraph': (i) => `> quoted ${i} *line*\n`,
+  'lines of one paragraph': (i) => `line ${i} with *em\n`,
+};
 
 // Characters the parser reads per 120-byte chunk once `size` characters of `gen` have streamed in.
 function workPerChunk(gen, size) {
@@ -255,8 +263,8 @@ function workPerChunk(gen, size) {
   return (parseWork.inline + parseWork.lines - before) / 10;
 }
 
-test('streaming work per chunk does not grow with the answer, whatever the inline pattern', () => {
-  for (const [name, gen] of Object.entries(STREAM_PATTERNS)) {
+test('streaming work per chunk does not grow with the answer, whatever the inline pattern or block', () => {
+  for (const [name, gen] of Object.entries({ ...STREAM_PATTERNS, ...GROWING_BLOCKS })) {
     const small = workPerChunk(gen, 10_000);
     const large = workPerChunk(gen, 300_000);
     assert.ok(large <= small * 1.5 + 2000, `${name}: ${small} chars read per chunk at 10 KB, ${large} at 300 KB`);
@@ -266,12 +274,17 @@ test('streaming work per chunk does not grow with the answer, whatever the inlin
 test('a long paragraph streamed in chunks of any size parses to the same blocks as the whole', () => {
   const body = Object.values(STREAM_PATTERNS).map((gen) => {
     let t = '';
-    for (let i = 0; t.length < 9000; i++) t += gen(i);
+    for (let i = 0; t.length < 5000; i++) t += gen(i);
     return t;
   });
   // One paragraph of every pattern, a paragraph of long lines with a line break, tabs and CR LF, a list, a table.
   const doc = body.join('') + '\n\n' + 'x\ty **b\r\nc** '.repeat(300) + 'w'.repeat(1500) + '  \nend\n\n'
-    + '- item *a*\n'.repeat(50) + '\n| a | b |\n|---|---|\n' + '| `1` | **2** |\n'.repeat(50) + '\nlast *x';
+    + '- item *a*\n'.repeat(50) + '\n| a | b |\n|---|---|\n' + '| `1` | **2** |\n'.repeat(50) + '\n'
+    + '```js\n' + '\tconst x = f(*args); // ``` not a fence\n'.repeat(60) + '```\n'
+    + '> quoted *a* with a long line '.repeat(60) + '\nlazy **b**\n>\n> - item\n>   more\n>\n> > inner\n> ```\n>\tcode\n'
+    + '>\n' + '> | h | k |\n> |---|---|\n' + '> | 1 | 2 |\n'.repeat(20) + '>\n> ' + 'x_y '.repeat(700) + '\n\n'
+    + '1. one\n   - nested *a*\n\n'.repeat(20) + '~~~\nopen fence\r\n' + 'code\r\n'.repeat(30) + '~~~\n'
+    + 'last *x';
   const whole = parse(doc);
   for (const size of [7, 97, 1000, 4099]) {
     const stream = new MarkdownStream();
@@ -281,7 +294,7 @@ test('a long paragraph streamed in chunks of any size parses to the same blocks 
       const r = stream.push(doc.slice(i, i + size));
       done.push(...r.done);
       open = r.open;
-      if (size > 7 || i % 707 === 0) {
+      if (size > 97 || i % (size * 5) === 0 || i + size >= doc.length) {
         assert.deepEqual([...done, ...open], parse(doc.slice(0, i + size)), `after ${i + size} chars in chunks of ${size}`);
       }
     }

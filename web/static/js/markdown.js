@@ -86,13 +86,16 @@ function splitLines(text, col = 0) {
  * tail, so a paragraph of a megabyte costs per chunk what its last segments cost.
  */
 export class MarkdownStream {
-  constructor() {
+  // depth: how deep in block quotes the text is (a quote's text streams through a stream of its own).
+  constructor(depth = 0) {
+    this.depth = depth; // Static after construction.
     this.tail = ''; // Owned by the stream: the text of the blocks that may still change (after para's).
     this.col = 0; // the column the tail starts at: inside a line when para.mid
     // The last block when it is a paragraph whose first lines have left the tail: {done, src, mid, empty}: the
     // nodes of its final segments, its text after them, whether the tail starts inside one of its lines, and
     // whether it has no text yet.
     this.para = null;
+    this.cur = null; // the last block when it is a fence, table, list or quote that goes on: {kind, ...}
   }
 
   /**
@@ -102,9 +105,189 @@ export class MarkdownStream {
     this.tail += String(text ?? '');
     const done = [];
     for (;;) {
-      const open = this.para ? this.pushPara(done) : this.pushBlocks(done);
+      const open = this.para ? this.pushPara(done) : this.cur ? this[this.cur.kind](done) : this.pushBlocks(done);
       if (open) return { done, open };
     }
+  }
+
+  // The tail in lines. A CR at the end may be the first half of a CR LF: it stays in the tail, unread, until the
+  // next push; with a line end there the lines would be the same, with one empty line more.
+  split(midLine = false) {
+    const cr = this.tail.endsWith('\r') ? '\r' : '';
+    const tail = cr ? this.tail.slice(0, -1) : this.tail;
+    const { lines, offsets } = splitLines(tail, this.col);
+    return { cr, tail, lines, offsets, last: lines.length - 1, decided: decidedLines(lines, midLine) };
+  }
+
+  // Keeps the tail from line j on.
+  keep(t, j) {
+    this.tail = t.tail.slice(t.offsets[j]) + t.cr;
+    this.col = 0;
+  }
+
+  // Goes on with an unclosed fenced code block; its complete lines leave the tail.
+  fence(done) {
+    const c = this.cur;
+    const t = this.split();
+    for (let j = 0; j <= t.last; j++) {
+      const l = t.lines[j];
+      if (isFenceClose(l, c.fence)) {
+        const block = { type: 'code', lang: c.lang, text: c.text, closed: true };
+        if (j === t.last) {
+          this.keep(t, j);
+          return [block]; // may still become a line of code
+        }
+        done.push(block);
+        this.keep(t, j + 1);
+        this.cur = null;
+        return null;
+      }
+      if (j === t.last) break;
+      c.text = c.lines ? c.text + '\n' + fenceLine(l, c.indent) : fenceLine(l, c.indent);
+      c.lines++;
+    }
+    this.keep(t, t.last);
+    const end = fenceLine(t.lines[t.last], c.indent) + (t.cr ? '\n' : '');
+    return [{ type: 'code', lang: c.lang, text: c.lines ? c.text + '\n' + end : end, closed: false }];
+  }
+
+  // Goes on with a table; its complete rows leave the tail.
+  table(done) {
+    const c = this.cur;
+    const t = this.split();
+    let row = null;
+    for (let j = 0; j <= t.last; j++) {
+      const l = t.lines[j];
+      if (!isTableRow(l)) {
+        const block = { type: 'table', align: c.align, head: c.head, rows: c.rows.slice() };
+        this.keep(t, j);
+        if (j === t.last) return [block, ...parseBlocks(t.lines.slice(j), this.depth, null)];
+        done.push(block);
+        this.cur = null;
+        return null;
+      }
+      if (j === t.last) row = parseRow(l, c.head.length);
+      else c.rows.push(parseRow(l, c.head.length));
+    }
+    this.keep(t, t.last);
+    return [{ type: 'table', align: c.align, head: c.head, rows: row ? [...c.rows, row] : c.rows.slice() }];
+  }
+
+  // Goes on with a list; its items that no later line can change leave the tail.
+  list(done) {
+    const c = this.cur;
+    const t = this.split();
+    const res = parseList(t.lines, 0, this.depth);
+    const items = res.node.items;
+    const node = () => ({ ...res.node, start: c.start, loose: c.loose || res.node.loose, items: [...c.items, ...items] });
+    if (res.next < t.lines.length && t.decided(res.next)) {
+      done.push(node());
+      this.keep(t, res.next);
+      this.cur = null;
+      return null;
+    }
+    const open = [node(), ...parseBlocks(t.lines.slice(res.next), this.depth, null)];
+    let m = 0;
+    while (m + 1 < items.length && t.decided(res.starts[m + 1])) {
+      c.items.push(items[m]);
+      if (res.blankAfter[m] || paragraphsIn(items[m]) > 1) c.loose = true;
+      m++;
+    }
+    if (m > 0) this.keep(t, res.starts[m]);
+    return open;
+  }
+
+  // Goes on with a block quote: the text inside it streams through a stream of its own (c.inner), fed the lines
+  // known to be in the quote; a last line that may yet turn out not to be is tried and taken back.
+  quote(done) {
+    const c = this.cur;
+    const t = this.split(c.mid);
+    let feed = '';
+    let lastBlank = c.lastBlank;
+    let any = c.any;
+    let lazy = null; // the last line's text, when it is in the quote for now only
+    let j = 0;
+    for (; j <= t.last; j++) {
+      const l = t.lines[j];
+      let text;
+      let cont = false;
+      const q = j === 0 && c.mid ? null : QUOTE.exec(l);
+      if (j === 0 && c.mid) {
+        text = c.dropSpace && l[0] === ' ' ? l.slice(1) : l;
+        cont = true;
+      } else if (q) text = q[1];
+      else if (!BLANK.test(l) && !isBlockStart(l) && any && !lastBlank) {
+        if (j === t.last) { lazy = l; j++; break; }
+        text = l;
+      } else break;
+      feed += (cont || !any ? '' : '\n') + text;
+      lastBlank = cont ? lastBlank && BLANK.test(text) : BLANK.test(text);
+      any = true;
+    }
+    const end = j; // the first line not in the quote
+    const r = c.inner.push(feed);
+    c.done.push(...r.done);
+    c.any = any;
+    c.lastBlank = lastBlank;
+    if (end < t.last) {
+      // A complete line that is not in the quote ends it.
+      done.push({ type: 'blockquote', children: [...c.done, ...r.open] });
+      this.keep(t, end);
+      this.cur = null;
+      return null;
+    }
+    let children = [...c.done, ...r.open];
+    let after = [];
+    if (end === t.last) {
+      // The last line is not in the quote, for now.
+      after = parseBlocks(t.lines.slice(end), this.depth, null);
+      this.keep(t, t.last);
+      c.mid = false;
+    } else if (lazy !== null) {
+      const mark = c.inner.snapshot();
+      const p = c.inner.push('\n' + lazy);
+      children = [...c.done, ...p.done, ...p.open];
+      c.inner.restore(mark);
+      this.keep(t, t.last);
+      c.mid = false;
+    } else {
+      // Every line went in, the last one as far as it has come.
+      const l = t.lines[t.last];
+      c.dropSpace = t.last === 0 && c.mid ? c.dropSpace && l === '' : /^ {0,3}>$/.test(l);
+      this.col = (t.last === 0 ? this.col : 0) + l.length;
+      this.tail = t.cr;
+      c.mid = true;
+    }
+    return [{ type: 'blockquote', children }, ...after];
+  }
+
+  // What push changes, to take a push back with restore (a quote tries a line that may not be in it).
+  snapshot() {
+    const snap = { tail: this.tail, col: this.col, para: this.para, cur: this.cur, fields: null, n: 0, last: null, inner: null };
+    const o = this.para || this.cur;
+    if (o) {
+      snap.fields = { ...o };
+      const arr = this.para ? o.done : o.rows || o.items || o.done;
+      if (arr) { snap.n = arr.length; snap.last = arr[arr.length - 1]; }
+      if (o.inner) snap.inner = o.inner.snapshot();
+    }
+    return snap;
+  }
+
+  restore(snap) {
+    this.tail = snap.tail;
+    this.col = snap.col;
+    this.para = snap.para;
+    this.cur = snap.cur;
+    const o = this.para || this.cur;
+    if (!o) return;
+    Object.assign(o, snap.fields);
+    const arr = this.para ? o.done : o.rows || o.items || o.done;
+    if (arr) {
+      arr.length = snap.n;
+      if (snap.n) arr[snap.n - 1] = snap.last;
+    }
+    if (o.inner) o.inner.restore(snap.inner);
   }
 
   // Parses the tail as blocks; returns the open ones, or null when a paragraph was opened to go on with.
@@ -112,19 +295,36 @@ export class MarkdownStream {
     const { lines, offsets } = splitLines(this.tail, this.col);
     const decided = decidedLines(lines, false);
     const starts = [];
-    const blocks = parseBlocks(lines, 0, starts);
+    const ends = [];
+    const blocks = parseBlocks(lines, this.depth, starts, ends);
     let cut = 0;
     for (let b = blocks.length - 1; b >= 1; b--) {
       if (decided(starts[b])) { cut = b; break; }
     }
     done.push(...blocks.slice(0, cut));
     const last = blocks.length - 1;
-    if (last === cut && last >= 0 && blocks[last].type === 'paragraph' && decided(starts[last])
-      && paraEnd(lines, starts[last] + 1) === lines.length) {
-      this.tail = this.tail.slice(offsets[starts[last]]);
-      this.col = 0;
-      this.para = { done: [], src: '', mid: false, empty: true };
-      return null;
+    if (last === cut && last >= 0 && decided(starts[last]) && ends[last] === lines.length) {
+      // The last block runs to the end: it goes on in a form that keeps what no later text can change.
+      const b = blocks[last];
+      const j = starts[last];
+      let from = j;
+      if (b.type === 'paragraph') this.para = { done: [], src: '', mid: false, empty: true };
+      else if (b.type === 'code' && !b.closed) {
+        const m = FENCE.exec(lines[j]);
+        this.cur = { kind: 'fence', fence: m[2], indent: m[1].length, lang: b.lang, text: '', lines: 0 };
+        from = j + 1;
+      } else if (b.type === 'table') {
+        this.cur = { kind: 'table', align: b.align, head: b.head, rows: [] };
+        from = j + 2;
+      } else if (b.type === 'list') this.cur = { kind: 'list', start: b.start, loose: false, items: [] };
+      else if (b.type === 'blockquote') {
+        this.cur = { kind: 'quote', inner: new MarkdownStream(this.depth + 1), done: [], any: false, lastBlank: false, mid: false, dropSpace: false };
+      }
+      if (this.para || this.cur) {
+        this.tail = this.tail.slice(offsets[from]);
+        this.col = 0;
+        return null;
+      }
     }
     if (cut > 0) this.tail = this.tail.slice(offsets[starts[cut]]);
     return blocks.slice(cut);
@@ -190,7 +390,7 @@ export class MarkdownStream {
     }
     para.src = src.slice(finalEnd, known);
     const children = appendMerged(para.done.slice(), open);
-    return [{ type: 'paragraph', children }, ...parseBlocks(lines.slice(end), 0, null)];
+    return [{ type: 'paragraph', children }, ...parseBlocks(lines.slice(end), this.depth, null)];
   }
 }
 
@@ -217,12 +417,13 @@ function paraEnd(lines, i) {
   return i;
 }
 
-// starts, when given, receives the index of the first line of each block.
-function parseBlocks(lines, depth, starts) {
+// starts and ends, when given, receive the index of the first line of each block and of the line after it.
+function parseBlocks(lines, depth, starts, ends = null) {
   const blocks = [];
   let i = 0;
   const n = lines.length;
   while (i < n) {
+    if (ends && blocks.length && ends[blocks.length - 1] === undefined) ends[blocks.length - 1] = i;
     const line = lines[i];
     if (BLANK.test(line)) { i++; continue; }
     if (starts) starts[blocks.length] = i;
@@ -237,15 +438,12 @@ function parseBlocks(lines, depth, starts) {
       let closed = false;
       while (i < n) {
         const l = lines[i];
-        const t = l.trim();
-        if (indentOf(l) < 4 && t.length >= fence.length && t[0] === fence[0] && /^(`+|~+)$/.test(t) && t.startsWith(fence)) {
+        if (isFenceClose(l, fence)) {
           i++;
           closed = true;
           break;
         }
-        let k = 0;
-        while (k < indent && l[k] === ' ') k++;
-        body.push(l.slice(k));
+        body.push(fenceLine(l, indent));
         i++;
       }
       blocks.push({ type: 'code', lang: lang.toLowerCase(), text: body.join('\n'), closed });
@@ -303,7 +501,37 @@ function parseBlocks(lines, depth, starts) {
     i = end;
     blocks.push({ type: 'paragraph', children: parseInline(trimEnd(para.map((l) => l.trimStart()).join('\n'))) });
   }
+  if (ends && blocks.length && ends[blocks.length - 1] === undefined) ends[blocks.length - 1] = i;
   return blocks;
+}
+
+function isFenceClose(line, fence) {
+  const t = line.trim();
+  return indentOf(line) < 4 && t.length >= fence.length && t[0] === fence[0] && /^(`+|~+)$/.test(t) && t.startsWith(fence);
+}
+
+// A line of a fenced block, less up to the fence's own indent.
+function fenceLine(line, indent) {
+  let k = 0;
+  while (k < indent && line[k] === ' ') k++;
+  return line.slice(k);
+}
+
+function isTableRow(line) {
+  return !BLANK.test(line) && line.indexOf('|') >= 0 && !FENCE.test(line);
+}
+
+function parseRow(line, ncols) {
+  const cells = splitRow(line);
+  const row = [];
+  for (let k = 0; k < ncols; k++) row.push(parseInline(cells[k] || ''));
+  return row;
+}
+
+function paragraphsIn(item) {
+  let paras = 0;
+  for (const b of item) if (b.type === 'paragraph') paras++;
+  return paras;
 }
 
 // GitHub-style tables: a header row, a delimiter row (---, :--, --:, :-:), then rows until a blank line.
@@ -347,11 +575,8 @@ function parseTable(lines, start) {
   });
   const rows = [];
   let i = start + 2;
-  while (i < lines.length && !BLANK.test(lines[i]) && lines[i].indexOf('|') >= 0 && !FENCE.test(lines[i])) {
-    const cells = splitRow(lines[i]);
-    const row = [];
-    for (let k = 0; k < head.length; k++) row.push(parseInline(cells[k] || ''));
-    rows.push(row);
+  while (i < lines.length && isTableRow(lines[i])) {
+    rows.push(parseRow(lines[i], head.length));
     i++;
   }
   return { node: { type: 'table', align, head: head.map((c) => parseInline(c)), rows }, next: i };
@@ -366,12 +591,15 @@ function parseList(lines, start, depth) {
   let i = start;
   const n = lines.length;
   let sawBlankBetween = false;
+  const starts = []; // first line of each item
+  const blankAfter = []; // whether blank lines follow each item
   while (i < n) {
     const m = ITEM.exec(lines[i]);
     if (!m || m[1].length !== baseIndent) break;
     const isOrd = /\d/.test(m[2]);
     if (isOrd !== ordered || (ordered ? m[2].slice(-1) : m[2]) !== delim) break;
     if (sawBlankBetween) node.loose = true;
+    starts.push(i);
     const pad = m[3] ? Math.min(m[3].length, 4) : 1;
     const contentIndent = m[1].length + m[2].length + pad;
     const itemLines = [m[4] !== undefined ? (m[3] && m[3].length > 4 ? ' '.repeat(m[3].length - 1) + m[4] : m[4]) : ''];
@@ -398,16 +626,13 @@ function parseList(lines, start, depth) {
     // Trailing blank lines belong between items, not to this item.
     while (itemLines.length && BLANK.test(itemLines[itemLines.length - 1])) itemLines.pop();
     sawBlankBetween = blankRun > 0;
+    blankAfter.push(sawBlankBetween);
     const children = parseBlocks(itemLines, depth + 1, null);
     node.items.push(children);
   }
   // A list whose items hold blank-separated paragraphs is loose too.
-  for (const item of node.items) {
-    let paras = 0;
-    for (const b of item) if (b.type === 'paragraph') paras++;
-    if (paras > 1) node.loose = true;
-  }
-  return { node, next: i };
+  for (const item of node.items) if (paragraphsIn(item) > 1) node.loose = true;
+  return { node, next: i, starts, blankAfter };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
