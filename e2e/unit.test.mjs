@@ -283,6 +283,7 @@ test('a long paragraph streamed in chunks of any size parses to the same blocks 
     + '```js\n' + '\tconst x = f(*args); // ``` not a fence\n'.repeat(60) + '```\n'
     + '> quoted *a* with a long line '.repeat(60) + '\nlazy **b**\n>\n> - item\n>   more\n>\n> > inner\n> ```\n>\tcode\n'
     + '>\n' + '> | h | k |\n> |---|---|\n' + '> | 1 | 2 |\n'.repeat(20) + '>\n> ' + 'x_y '.repeat(700) + '\n\n'
+    + '> first\n> second *x*\nlazy **c** line\nmore lazy\n> > nested\n> > more\n> lazy2 *y*\n> > deeper\nlazy3\n\n'
     + '1. one\n   - nested *a*\n\n'.repeat(20) + '~~~\nopen fence\r\n' + 'code\r\n'.repeat(30) + '~~~\n'
     + 'last *x';
   const whole = parse(doc);
