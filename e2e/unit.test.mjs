@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse, parseInline, safeHref, MarkdownStream, parseWork } from '../web/static/js/markdown.js';
+import { parseInlineWhole } from '../web/static/js/inline.js';
 import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
 import { fmtElapsed } from '../web/static/js/elapsed.js';
@@ -301,6 +302,25 @@ test('a long paragraph streamed in chunks of any size parses to the same blocks 
     }
     assert.deepEqual([...done, ...open], whole, `chunks of ${size}`);
   }
+});
+
+test('a long text parsed in segments gives the nodes of the text parsed whole', () => {
+  const tokens = ['*', '**', '_', '__', '`', '``', '~~', '[', '](https://x.example/)', '![', '<https://q.example/>',
+    'https://r.example/a_b', '\\*', '  \n', '\n', '(', ')', '*a*', '**b**',
+    ...'a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T'.split(' ').map((w) => `${w}${w} `)];
+  let seed = 7;
+  const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  let forcedRounds = 0;
+  for (let round = 0; round < 6; round++) {
+    let text = '';
+    while (text.length < 40_000) text += tokens[rand(tokens.length)];
+    const forced = parseWork.forced;
+    const nodes = parseInline(text);
+    // Where every place to cut is spanned (here by long runs of nested ~~), a cut is forced and may differ.
+    if (parseWork.forced === forced) assert.deepEqual(nodes, parseInlineWhole(text), `round ${round}`);
+    else forcedRounds++;
+  }
+  assert.ok(forcedRounds <= 1, `${forcedRounds} of 6 texts had a forced cut`);
 });
 
 test('emphasis, code and links span up to 1 KB anywhere in a long paragraph; longer ones stay literal', () => {

@@ -8,7 +8,8 @@
 // character, and a long text is parsed in segments of about SEGMENT characters, each cut where a whitespace run
 // starts and nothing spans it: a segment's nodes are the nodes of that stretch of the whole text, and where it ends
 // depends only on the SEGMENT + SPAN_CAP characters after its start, so a streaming paragraph re-parses its
-// unfinished end only (MarkdownStream).
+// unfinished end only (MarkdownStream). Where something spans every such place in reach, or there is no whitespace,
+// the segment is cut anyway, at the last one or at SEGMENT characters, and what spans the cut stays literal.
 
 import { safeHref } from './href.js';
 
@@ -27,13 +28,19 @@ const MAX_DEST_PARENS = 32;
 const SPAN_CAP = 1024;
 const SEGMENT = 2048;
 // A segment may end at the first whitespace run past each multiple of CUT_STRIDE characters into it.
-const CUT_STRIDE = 128;
+const CUT_STRIDE = 64;
 
 /**
  * Characters each pass has read since the module loaded: inline is what the inline parser scanned, lines what the
- * block parser split into lines. Tests read it to check that streaming work per chunk does not grow with the message.
+ * block parser split into lines; and forced, how many segments were cut where something spanned the cut. Tests
+ * read it to check that streaming work per chunk does not grow with the message.
  */
-export const parseWork = { inline: 0, lines: 0 };
+export const parseWork = { inline: 0, lines: 0, forced: 0 };
+
+/** Parses inline Markdown in one segment, however long: what parseInline must equal where it need not force a cut. */
+export function parseInlineWhole(src) {
+  return new InlineParser(String(src ?? '')).run();
+}
 
 /** Parses inline Markdown into an array of inline nodes. */
 export function parseInline(src) {
@@ -69,6 +76,7 @@ export function inlineSegment(src, s) {
   cut = cut || weak;
   if (cut) return { end: s + cut.pos, nodes: cut.item.next ? p.collect(p.head.next, cut.item.next) : all, decidedBy: limit };
   // Everything spans a cut or there is no whitespace: cut anyway, between two UTF-16 units of one character never.
+  parseWork.forced++;
   let end = last ? last.pos : SEGMENT;
   const c = src.charCodeAt(s + end - 1);
   if (!last && c >= 0xd800 && c <= 0xdbff) end--;
@@ -319,7 +327,9 @@ class InlineParser {
       const stop = Math.max(floor, openersBottom.has(key) ? openersBottom.get(key) : -1);
       let opener = closer.prev;
       let found = false;
-      while (opener && opener.seq > stop && closer.pos - opener.pos < SPAN_CAP) {
+      // The span ends where the closing run does: the character after it, which decides whether it closes, is
+      // then within SPAN_CAP of the opener too.
+      while (opener && opener.seq > stop && closer.pos + closer.orig - opener.pos < SPAN_CAP) {
         const odd = (opener.canClose || closer.canOpen) && closer.orig % 3 !== 0 && (opener.orig + closer.orig) % 3 === 0;
         if (opener.ch === closer.ch && opener.canOpen && (closer.ch === '~' || !odd)) { found = true; break; }
         opener = opener.prev;
