@@ -30,7 +30,8 @@ export class MarkdownStream {
   }
 
   /**
-   * Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them.
+   * Appends text; returns {done, open}: the blocks that became final with it, and the blocks after them. The open
+   * blocks share arrays with the stream, which the next push changes: render or copy them before pushing again.
    */
   push(text) {
     this.tail += String(text ?? '');
