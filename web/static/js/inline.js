@@ -6,7 +6,7 @@
 //
 // Emphasis, code spans, links and <autolinks> span at most SPAN_CAP characters from their first to their last
 // character, and a long text is parsed in segments of about SEGMENT characters, each cut where a whitespace run
-// starts and nothing spans it: a segment's nodes are the nodes of that stretch of the whole text, and where it ends
+// starts (failing that, before a bracket) and nothing spans it: a segment's nodes are the nodes of that stretch of the whole text, and where it ends
 // depends only on the SEGMENT + SPAN_CAP characters after its start, so a streaming paragraph re-parses its
 // unfinished end only (MarkdownStream). Where something spans every such place in reach, or there is no whitespace,
 // the segment is cut anyway, at the last one or at SEGMENT characters, and what spans the cut stays literal.

@@ -7,14 +7,14 @@ import {
   paragraphsIn, trimEnd, isBlockStart, FENCE, QUOTE, BLANK,
 } from './blocks.js';
 
-
 /**
  * Parses a message while it streams in, so the cost per chunk does not grow with the message: text goes in with
  * push, and only the unfinished end is parsed again. A top-level block is final once the block after it has begun
  * on a line that, with the line after it, is complete: what ends a block is decided by at most those two lines, and
- * the block parser keeps no state across blocks, so no later text can change it. A paragraph still open keeps its
- * inline segments (inline.js) that no later text can change, and its lines that are known to stay in it leave the
- * tail, so a paragraph of a megabyte costs per chunk what its last segments cost.
+ * the block parser keeps no state across blocks, so no later text can change it. The last block is not parsed
+ * whole either: a paragraph keeps its inline segments (inline.js) that no later text can change, and its lines
+ * known to stay in it leave the tail; a fence keeps its complete lines, a table its complete rows, a list its
+ * finished items, a quote its finished inner blocks. So a block of a megabyte costs per chunk what its end costs.
  */
 export class MarkdownStream {
   // depth: how deep in block quotes the text is (a quote's text streams through a stream of its own).
@@ -22,9 +22,9 @@ export class MarkdownStream {
     this.depth = depth; // Static after construction.
     this.tail = ''; // Owned by the stream: the text of the blocks that may still change (after para's).
     this.col = 0; // the column the tail starts at: inside a line when para.mid
-    // The last block when it is a paragraph whose first lines have left the tail: {done, src, mid, empty}: the
-    // nodes of its final segments, its text after them, whether the tail starts inside one of its lines, and
-    // whether it has no text yet.
+    // The last block when it is a paragraph whose first lines have left the tail: {done, fixed, seam, src, mid,
+    // empty}: its nodes (see reopen), its text after its final segments, whether the tail starts inside one of its
+    // lines, and whether it has no text yet.
     this.para = null;
     this.cur = null; // the last block when it is a fence, table, list or quote that goes on: {kind, ...}
   }
