@@ -1,6 +1,7 @@
 // Benchmark of the UI's Markdown renderer while an answer streams: the parse work per chunk (what the transcript
-// does on each animation frame) at 10 KB, 100 KB and 1 MB of answer, for prose and for hostile inline patterns.
-// Not a test: run `node e2e/markdown.bench.mjs [path/to/markdown.js]` (default: the UI's module). A module without
+// does on each animation frame) at 10 KB, 100 KB and 1 MB of answer, for prose, for hostile inline patterns (each
+// one paragraph as long as the answer) and for blocks that grow line by line.
+// Not a test: run `node e2e/markdown.bench.mjs [path/to/markdown.js [pattern-regexp]]` (default: the UI's module). A module without
 // `MarkdownStream` is measured the way the old UI used it: the whole message parsed on every chunk.
 // Each case runs in a worker with a time budget; a case over budget prints ">budget".
 
@@ -9,7 +10,7 @@ import { pathToFileURL, fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 const CHUNK = 120; // bytes per streamed chunk, about what agents send
-const MEASURED = 10; // chunks timed per case
+const MEASURED = 20; // chunks timed per case
 const BUDGET_MS = 60_000;
 
 const PATTERNS = {
@@ -17,6 +18,18 @@ const PATTERNS = {
     + `- item ${i}\n- another _item_\n\n\`\`\`js\nconst x${i} = f(${i});\n\`\`\`\n\n`,
   'f(*args, **kwargs)': () => 'f(*args, **kwargs) ',
   '**a _b': () => '**a _b ',
+  '*a **b** c* _x': () => '*a **b** c* _x ',
+  '[a [x](y ![z': (i) => `[a [x](y ${i} ![z `,
+  'a `b ``c': () => 'a `b ``c ',
+  '<a <https://x': (i) => `<a <https://x.example/${i} `,
+  'no whitespace': () => 'a*b_c~~d[e`f(',
+  'a | b (one line)': () => 'a | b ',
+  'lines of one para': (i) => `line ${i} with *em\n`,
+  'list growing': (i) => `- item ${i} with *em* and \`code\`\n`,
+  'nested list': (i) => `- item ${i}\n  - sub *a*\n`,
+  'table growing': (i) => (i === 0 ? '| a | b |\n|---|---|\n' : `| ${i} *x* | \`y\` |\n`),
+  'fence growing': (i) => (i === 0 ? '```js\n' : `const x${i} = f(*args);\n`),
+  'quote growing': (i) => `> quoted ${i} *line*\n`,
 };
 
 function build(pattern, size) {
@@ -68,8 +81,10 @@ if (!isMainThread) {
   const sizes = [10_000, 100_000, 1_000_000];
   console.log(`module ${modulePath}`);
   console.log(`median ms per ${CHUNK}-byte chunk (${MEASURED} chunks) at each answer size`);
+  const only = process.argv[3] ? new RegExp(process.argv[3]) : null; // a pattern name filter
   console.log(['pattern'.padEnd(20), ...sizes.map((s) => `${s / 1000} KB`.padStart(10))].join(''));
   for (const pattern of Object.keys(PATTERNS)) {
+    if (only && !only.test(pattern)) continue;
     const cells = [];
     for (const size of sizes) {
       const ms = await runInWorker({ modulePath, pattern, size });

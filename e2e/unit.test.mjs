@@ -4,7 +4,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parse, parseInline, safeHref, MarkdownStream } from '../web/static/js/markdown.js';
+import { parse, parseInline, safeHref, MarkdownStream, parseWork } from '../web/static/js/markdown.js';
+import { parseInlineWhole } from '../web/static/js/inline.js';
 import { tokenize, languageOf } from '../web/static/js/highlight.js';
 import { unifiedDiff, formatUnified, diffLines } from '../web/static/js/diff.js';
 import { fmtElapsed } from '../web/static/js/elapsed.js';
@@ -231,6 +232,108 @@ test('a streamed message parses to the same blocks as the whole, and finished bl
   const stream = new MarkdownStream();
   for (let i = 0; i < 1000; i++) stream.push(`Paragraph ${i} with **bold**.\n\n`);
   assert.ok(stream.tail.length < 100, `tail of ${stream.tail.length} chars`);
+});
+
+// Answers that stream in as one long paragraph of hostile inline text (code-heavy prose is full of unclosed * _ ` [),
+// and long blocks that grow line by line.
+const STREAM_PATTERNS = {
+  'f(*args, **kwargs)': () => 'f(*args, **kwargs) ',
+  '**a _b': () => '**a _b ',
+  'matched among unmatched': () => '*a **b** c* _x ',
+  'unclosed brackets and links': (i) => `[a [x](y ${i} ![z `,
+  'backticks of two lengths': () => 'a `b ``c ',
+  'no whitespace': () => 'a*b_c~~d[e`f',
+};
+// Blocks that grow line by line.
+const GROWING_BLOCKS = {
+  list: (i) => `- item ${i} with *em* and \`code\`\n`,
+  table: (i) => (i === 0 ? '| a | b |\n|---|---|\n' : `| ${i} *x* | \`y\` |\n`),
+  'code fence': (i) => (i === 0 ? '```js\n' : `const x${i} = f(*args);\n`),
+  'quoted paragraph': (i) => `> quoted ${i} *line*\n`,
+  'lines of one paragraph': (i) => `line ${i} with *em\n`,
+};
+
+// Characters the parser reads per 120-byte chunk once `size` characters of `gen` have streamed in.
+function workPerChunk(gen, size) {
+  let text = '';
+  for (let i = 0; text.length < size + 1200; i++) text += gen(i);
+  const stream = new MarkdownStream();
+  stream.push(text.slice(0, size));
+  const before = parseWork.inline + parseWork.lines;
+  for (let k = 0; k < 10; k++) stream.push(text.slice(size + k * 120, size + (k + 1) * 120));
+  return (parseWork.inline + parseWork.lines - before) / 10;
+}
+
+test('streaming work per chunk does not grow with the answer, whatever the inline pattern or block', () => {
+  for (const [name, gen] of Object.entries({ ...STREAM_PATTERNS, ...GROWING_BLOCKS })) {
+    const small = workPerChunk(gen, 10_000);
+    const large = workPerChunk(gen, 300_000);
+    assert.ok(large <= small * 1.5 + 2000, `${name}: ${small} chars read per chunk at 10 KB, ${large} at 300 KB`);
+  }
+});
+
+test('a long paragraph streamed in chunks of any size parses to the same blocks as the whole', () => {
+  const body = Object.values(STREAM_PATTERNS).map((gen) => {
+    let t = '';
+    for (let i = 0; t.length < 5000; i++) t += gen(i);
+    return t;
+  });
+  // One paragraph of every pattern, a paragraph of long lines with a line break, tabs and CR LF, a list, a table.
+  const doc = body.join('') + '\n\n' + 'x\ty **b\r\nc** '.repeat(300) + 'w'.repeat(1500) + '  \nend\n\n'
+    + '- item *a*\n'.repeat(50) + '\n| a | b |\n|---|---|\n' + '| `1` | **2** |\n'.repeat(50) + '\n'
+    + '```js\n' + '\tconst x = f(*args); // ``` not a fence\n'.repeat(60) + '```\n'
+    + '> quoted *a* with a long line '.repeat(60) + '\nlazy **b**\n>\n> - item\n>   more\n>\n> > inner\n> ```\n>\tcode\n'
+    + '>\n' + '> | h | k |\n> |---|---|\n' + '> | 1 | 2 |\n'.repeat(20) + '>\n> ' + 'x_y '.repeat(700) + '\n\n'
+    + '> first\n> second *x*\nlazy **c** line\nmore lazy\n> > nested\n> > more\n> lazy2 *y*\n> > deeper\nlazy3\n\n'
+    + '1. one\n   - nested *a*\n\n'.repeat(20) + '~~~\nopen fence\r\n' + 'code\r\n'.repeat(30) + '~~~\n'
+    + 'last *x';
+  const whole = parse(doc);
+  for (const size of [7, 97, 1000, 4099]) {
+    const stream = new MarkdownStream();
+    const done = [];
+    let open = [];
+    for (let i = 0; i < doc.length; i += size) {
+      const r = stream.push(doc.slice(i, i + size));
+      done.push(...r.done);
+      open = r.open;
+      if (size > 97 || i % (size * 5) === 0 || i + size >= doc.length) {
+        assert.deepEqual([...done, ...open], parse(doc.slice(0, i + size)), `after ${i + size} chars in chunks of ${size}`);
+      }
+    }
+    assert.deepEqual([...done, ...open], whole, `chunks of ${size}`);
+  }
+});
+
+test('a long text parsed in segments gives the nodes of the text parsed whole', () => {
+  const tokens = ['*', '**', '_', '__', '`', '``', '~~', '[', '](https://x.example/)', '![', '<https://q.example/>',
+    'https://r.example/a_b', '\\*', '  \n', '\n', '(', ')', '*a*', '**b**',
+    ...'a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T'.split(' ').map((w) => `${w}${w} `)];
+  let seed = 7;
+  const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  let forcedRounds = 0;
+  for (let round = 0; round < 6; round++) {
+    let text = '';
+    while (text.length < 40_000) text += tokens[rand(tokens.length)];
+    const forced = parseWork.forced;
+    const nodes = parseInline(text);
+    // Where every place to cut is spanned (here by long runs of nested ~~), a cut is forced and may differ.
+    if (parseWork.forced === forced) assert.deepEqual(nodes, parseInlineWhole(text), `round ${round}`);
+    else forcedRounds++;
+  }
+  assert.ok(forcedRounds <= 1, `${forcedRounds} of 6 texts had a forced cut`);
+});
+
+test('emphasis, code and links span up to 1 KB anywhere in a long paragraph; longer ones stay literal', () => {
+  const filler = 'f(*args) and `x` '.repeat(400);
+  const span = 'word '.repeat(190).trim();
+  for (let shift = 0; shift < 3000; shift += 250) {
+    const nodes = parseInline(filler.slice(0, shift) + ` **${span}** and [${span}](https://x.example/) \`${span}\` z`);
+    const types = nodes.map((n) => n.type).filter((t) => t !== 'text' && t !== 'code');
+    assert.deepEqual(types, ['strong', 'link'], `at ${shift}`);
+    assert.equal(nodes.filter((n) => n.type === 'code').at(-1).text, span);
+  }
+  const long = 'word '.repeat(250).trim();
+  assert.deepEqual(parseInline(`**${long}**`), [{ type: 'text', text: `**${long}**` }]);
 });
 
 // --- the ANSI terminal (ansi.js, term.js) ---------------------------------------------------------------------------

@@ -3,6 +3,13 @@
 // delimiter stack and brackets on a bracket stack, and emphasis is resolved from the stack as CommonMark does, with
 // an "openers bottom" per delimiter kind so a failed search for an opener is never repeated. Every lookahead either
 // consumes what it scans or is memoised (next index of a character, code-span closers by run length).
+//
+// Emphasis, code spans, links and <autolinks> span at most SPAN_CAP characters from their first to their last
+// character, and a long text is parsed in segments of about SEGMENT characters, each cut where a whitespace run
+// starts (failing that, before a bracket) and nothing spans it: a segment's nodes are the nodes of that stretch of the whole text, and where it ends
+// depends only on the SEGMENT + SPAN_CAP characters after its start, so a streaming paragraph re-parses its
+// unfinished end only (MarkdownStream). Where something spans every such place in reach, or there is no whitespace,
+// the segment is cut anyway, at the last one or at SEGMENT characters, and what spans the cut stays literal.
 
 import { safeHref } from './href.js';
 
@@ -18,11 +25,77 @@ const SPECIAL = new Set([...'\\\n`*_~[!]<hH'].map((c) => c.charCodeAt(0)));
 const MAX_NEST = 32;
 // Link destinations nest parentheses at most this deep (as commonmark.js does); it bounds the rescans.
 const MAX_DEST_PARENS = 32;
+const SPAN_CAP = 1024;
+const SEGMENT = 2048;
+// A segment may end at the first whitespace run past each multiple of CUT_STRIDE characters into it.
+const CUT_STRIDE = 64;
+
+/**
+ * Characters each pass has read since the module loaded: inline is what the inline parser scanned, lines what the
+ * block parser split into lines; and forced, how many segments were cut where something spanned the cut. Tests
+ * read it to check that streaming work per chunk does not grow with the message.
+ */
+export const parseWork = { inline: 0, lines: 0, forced: 0 };
+
+/** Parses inline Markdown in one segment, however long: what parseInline must equal where it need not force a cut. */
+export function parseInlineWhole(src) {
+  return new InlineParser(String(src ?? '')).run();
+}
 
 /** Parses inline Markdown into an array of inline nodes. */
 export function parseInline(src) {
-  return new InlineParser(String(src ?? '')).run();
+  src = String(src ?? '');
+  const out = [];
+  for (let s = 0; s < src.length;) {
+    const seg = inlineSegment(src, s);
+    appendMerged(out, seg.nodes);
+    s = seg.end;
+  }
+  return out;
 }
+
+/**
+ * The segment of src that starts at s: {end, nodes, decidedBy}. Where it ends depends on src up to decidedBy only
+ * (Infinity: the segment runs to the end of src, wherever that will be).
+ */
+export function inlineSegment(src, s) {
+  const limit = s + SEGMENT + SPAN_CAP;
+  if (limit >= src.length) return { end: src.length, nodes: new InlineParser(src.slice(s)).run(), decidedBy: Infinity };
+  const p = new InlineParser(src.slice(s, limit), CUT_STRIDE);
+  const all = p.run();
+  let cut = null;
+  let weak = null;
+  let last = null;
+  for (const c of p.cands) {
+    if (c.pos > SEGMENT) break;
+    last = c;
+    if (c.covered) continue;
+    if (c.weak) weak = c;
+    else cut = c;
+  }
+  cut = cut || weak;
+  if (cut) return { end: s + cut.pos, nodes: cut.item.next ? p.collect(p.head.next, cut.item.next) : all, decidedBy: limit };
+  // Everything spans a cut or there is no whitespace: cut anyway, between two UTF-16 units of one character never.
+  parseWork.forced++;
+  let end = last ? last.pos : SEGMENT;
+  const c = src.charCodeAt(s + end - 1);
+  if (!last && c >= 0xd800 && c <= 0xdbff) end--;
+  return { end: s + end, nodes: new InlineParser(src.slice(s, s + end)).run(), decidedBy: limit };
+}
+
+/** Appends nodes to out, joining a text node at the seam with the text node before it (into a new node). */
+export function appendMerged(out, nodes) {
+  let k = 0;
+  const last = out[out.length - 1];
+  if (last && last.type === 'text' && nodes.length && nodes[0].type === 'text') {
+    out[out.length - 1] = { type: 'text', text: last.text + nodes[0].text };
+    k = 1;
+  }
+  for (; k < nodes.length; k++) out.push(nodes[k]);
+  return out;
+}
+
+function isCutSpace(c) { return c === ' ' || c === '\t' || c === '\n'; }
 
 // Memoised src.indexOf(ch, from) for lookaheads that would otherwise rescan the rest of the input each time.
 class NextIndex {
@@ -78,9 +151,12 @@ function isSpace(c) { return c === undefined || SPACE.test(c); }
 function isPunct(c) { return c !== undefined && (PUNCT.test(c) || UNICODE_PUNCT.test(c)); }
 
 class InlineParser {
-  constructor(src) {
+  // stride > 0: note where the text could be cut (see the top), in cands.
+  constructor(src, stride = 0) {
+    parseWork.inline += src.length;
     // Static after construction.
     this.src = src;
+    this.stride = stride;
     this.next = new NextIndex(src);
     this.ticks = new BacktickRuns(src);
     // The output as a doubly linked list of items {node, prev, next}: emphasis wraps a stretch of it in O(1) each.
@@ -91,6 +167,22 @@ class InlineParser {
     this.seq = 0; // position of the next delimiter on the stack
     this.spacesBeforeBreak = 0; // spaces dropped before the line break at the end of the last plain text
     this.brackets = null; // top of the bracket stack
+    this.cands = []; // {pos, item, covered}: places to cut, each after an empty marker item
+    this.nextCand = stride;
+  }
+
+  // A place to cut at pos, unless something found later spans it. Weak: not at whitespace, a last resort.
+  mark(pos, weak = false) {
+    this.flush();
+    this.cands.push({ pos, item: this.append({ type: 'text', text: '' }), covered: false, weak });
+    this.nextCand = pos + this.stride;
+  }
+
+  // Something runs from `from` to `to`: no cut in between.
+  cover(from, to) {
+    for (let k = this.cands.length - 1; k >= 0 && this.cands[k].pos > from; k--) {
+      if (this.cands[k].pos < to) this.cands[k].covered = true;
+    }
   }
 
   append(node) {
@@ -114,7 +206,11 @@ class InlineParser {
         if (nx === '\n') { this.flush(); this.append({ type: 'br' }); i += 2; continue; }
         if (PUNCT.test(nx)) { this.text += nx; i += 2; continue; }
       }
-      if (c === '\n') { i = this.lineBreak(i); continue; }
+      if (c === '\n') {
+        if (this.stride && i >= this.nextCand && !isCutSpace(src[i - 1])) this.mark(i);
+        i = this.lineBreak(i);
+        continue;
+      }
       if (c === '`') { i = this.codeSpan(i); continue; }
       if (c === '*' || c === '_' || c === '~') { i = this.delimiterRun(i); continue; }
       if (c === '[' || (c === '!' && src[i + 1] === '[')) { i = this.openBracket(i); continue; }
@@ -130,6 +226,16 @@ class InlineParser {
       // Plain text up to the next character that may start something, in one slice.
       let j = i + 1;
       while (j < src.length && !SPECIAL.has(src.charCodeAt(j))) j++;
+      if (this.stride && j > this.nextCand) {
+        let p = Math.max(i, this.nextCand, 1);
+        while (p < j && !(isCutSpace(src[p]) && !isCutSpace(src[p - 1]))) p++;
+        if (p < j) {
+          this.text += src.slice(i, p);
+          this.mark(p);
+          i = p;
+          continue;
+        }
+      }
       let end = j;
       if (src[j] === '\n') {
         // Spaces before a line break are dropped here, counted for lineBreak: the text so far is never rescanned.
@@ -159,7 +265,8 @@ class InlineParser {
     let j = i;
     while (src[j] === '`') j++;
     const at = this.ticks.closer(j - i, j);
-    if (at < 0) { this.text += src.slice(i, j); return j; }
+    if (at < 0 || at + (j - i) - i > SPAN_CAP) { this.text += src.slice(i, j); return j; }
+    this.cover(i, at);
     let text = src.slice(j, at).replace(/\n/g, ' ');
     if (text.length > 1 && text[0] === ' ' && text[text.length - 1] === ' ' && text.trim() !== '') text = text.slice(1, -1);
     this.flush();
@@ -188,7 +295,7 @@ class InlineParser {
     this.flush();
     const item = this.append({ type: 'text', text: run });
     if (canOpen || canClose) {
-      const d = { seq: this.seq++, ch, count: run.length, orig: run.length, canOpen, canClose, item, prev: this.delims, next: null };
+      const d = { seq: this.seq++, pos: i, ch, count: run.length, orig: run.length, canOpen, canClose, item, prev: this.delims, next: null };
       if (this.delims) this.delims.next = d;
       this.delims = d;
     }
@@ -220,7 +327,9 @@ class InlineParser {
       const stop = Math.max(floor, openersBottom.has(key) ? openersBottom.get(key) : -1);
       let opener = closer.prev;
       let found = false;
-      while (opener && opener.seq > stop) {
+      // The span ends where the closing run does: the character after it, which decides whether it closes, is
+      // then within SPAN_CAP of the opener too.
+      while (opener && opener.seq > stop && closer.pos + closer.orig - opener.pos < SPAN_CAP) {
         const odd = (opener.canClose || closer.canOpen) && closer.orig % 3 !== 0 && (opener.orig + closer.orig) % 3 === 0;
         if (opener.ch === closer.ch && opener.canOpen && (closer.ch === '~' || !odd)) { found = true; break; }
         opener = opener.prev;
@@ -246,6 +355,7 @@ class InlineParser {
     else if (opener.count >= 3 && closer.count >= 3) { use = 1; type = 'em'; } // ***x*** is strong(em(x))
     else if (opener.count >= 2 && closer.count >= 2) { use = 2; type = 'strong'; }
     else { use = 1; type = 'em'; }
+    this.cover(opener.pos, closer.pos);
     // Delimiters between the two can no longer match anything.
     for (let d = closer.prev; d !== opener; d = d.prev) this.removeDelim(d);
     const children = this.collect(opener.item.next, closer.item);
@@ -292,11 +402,13 @@ class InlineParser {
   }
 
   openBracket(i) {
+    // Before a bracket the text may be cut too, unless a delimiter run there would lose what follows it.
+    if (this.stride && i >= this.nextCand && !'*_~\\'.includes(this.src[i - 1])) this.mark(i, true);
     const image = this.src[i] === '!';
     const len = image ? 2 : 1;
     this.flush();
     const item = this.append({ type: 'text', text: this.src.slice(i, i + len) });
-    this.brackets = { item, image, active: true, labelStart: i + len, delims: this.delims, prev: this.brackets };
+    this.brackets = { item, image, active: true, pos: i, labelStart: i + len, delims: this.delims, prev: this.brackets };
     return i + len;
   }
 
@@ -304,8 +416,10 @@ class InlineParser {
     const opener = this.brackets;
     if (!opener) { this.text += ']'; return i + 1; }
     this.brackets = opener.prev;
-    const dest = opener.active && this.src[i + 1] === '(' ? this.linkDest(i + 1) : null;
+    let dest = opener.active && this.src[i + 1] === '(' && i - opener.pos < SPAN_CAP ? this.linkDest(i + 1) : null;
+    if (dest && dest.end - opener.pos > SPAN_CAP) dest = null;
     if (!dest) { this.text += ']'; return i + 1; }
+    this.cover(opener.pos, dest.end);
     this.flush();
     this.processEmphasis(opener.delims);
     const label = this.src.slice(opener.labelStart, i);
@@ -375,7 +489,7 @@ class InlineParser {
   // <https://…> — returns the index after it, or i when it is not one.
   angleAutolink(i) {
     const e = this.next.of('>', i);
-    if (e < 0) return i;
+    if (e < 0 || e - i >= SPAN_CAP) return i;
     const inside = this.src.slice(i + 1, e);
     const href = /^https?:\/\/[^\s<>]+$/i.test(inside) ? safeHref(inside) : null;
     if (!href) return i;
