@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// The gateway serves ACP terminals to its agents (internal/sessions/terminal.go). These tests drive them with
+// The gateway serves ACP terminals to its agents (internal/agentsvc/terminals.go). These tests drive them with
 // internal/testagent in its term mode (the prompt is a list of terminal steps, the answer their results) and
 // run the test agent binary itself as the command (its -print mode), so no test depends on the host's tools.
 

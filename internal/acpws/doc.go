@@ -140,7 +140,7 @@
 //
 // # Terminals
 //
-// The gateway also serves every agent's terminal/* itself (sessions/terminal.go). A client that advertised
+// The gateway also serves every agent's terminal/* itself (agentsvc/terminals.go). A client that advertised
 // `clientCapabilities.terminal: true` is delegated them by the same rule as fs/* (the same delegate: the
 // socket that attached last among those that advertised fs or terminal): terminal/create goes to it, and
 // so does every later terminal/* whose terminalId the gateway does not hold; ids the gateway minted stay

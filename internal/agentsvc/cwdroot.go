@@ -6,8 +6,8 @@ import (
 )
 
 // cwdRoot holds the session's cwd opened as an os.Root, so fs/* keeps to that directory even if its path is
-// later swapped for a symlink. A session made here opens it at once; a restored one opens it when a re-attach
-// has checked the stored cwd again (recheck.go).
+// later swapped for a symlink. NewWorkspace opens it at once, or, for a restored session, Reopen does once the
+// session core has checked the stored cwd again.
 type cwdRoot struct {
 	mu     sync.Mutex
 	root   *os.Root // Guarded by mu; nil when none is open.

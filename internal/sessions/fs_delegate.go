@@ -46,7 +46,7 @@ const maxDelegateTries = 3
 // DelegateFS offers d, a connection of who, to serve the session's fs/* (and terminal/*, for a
 // TerminalDelegate) until release. The latest offer whose principal may act on the session serves; offering
 // d again moves it to the top. Requests no delegate may serve are served by the gateway itself, confined to
-// the cwd.
+// the cwd. A follower offers nothing: the owner's node serves its agent.
 func (s *Session) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
 	return s.run.delegateFS(who, d)
 }

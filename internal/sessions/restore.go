@@ -77,6 +77,10 @@ func (e errNotFolded) Unwrap() error { return e.err }
 // calls that logged it did. A frame it cannot read is logged all the same (KindUnknown: readers decode it)
 // and the error is an errNotFolded. The caller holds mu.
 func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
+	// Checked before the fold, which Put would refuse: the snapshot must never hold a frame the log does not.
+	if head := s.log.Head(); head > 0 && seq <= head {
+		return fmt.Errorf("%w: seq %d is not after the head %d", eventlog.ErrSeqOrder, seq, head)
+	}
 	info, readErr := s.tctx.Restore(frame)
 	kind := eventlog.KindUnknown
 	if readErr == nil {

@@ -50,7 +50,7 @@ type Session struct {
 	// remote makes the session a follower of another node's session (follower.go); nil for the sessions
 	// this node owns. Set before the session is shared.
 	remote *follower
-	// run is where the session's actions run: here, or on the owner for a follower (runner.go). Set with remote.
+	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower.
 	run runner
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
@@ -120,8 +120,8 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
+	s.run = localRunner{s} // newFollower makes it a remoteRunner
 	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
-	s.run = localRunner{s}
 	s.workspace = agentsvc.NewWorkspace(opts.Cwd, !opts.follower && !opts.restored)
 	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
 	s.terms = s.newTerminals()
