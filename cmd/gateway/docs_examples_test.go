@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -361,7 +362,7 @@ func TestRestDocExamples(t *testing.T) {
 	}{
 		{`"permissionPolicy"`, session},
 		{`"awaiting_permission"`, turn},
-		{`"deadline"`, perms},
+		{`"allow-always"`, perms},
 		{`"/problems/turn_running"`, problem},
 	} {
 		have := map[string]bool{}
@@ -375,6 +376,12 @@ func TestRestDocExamples(t *testing.T) {
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(restDocBlock(t, `"/problems/turn_running"`)), &doc); err != nil {
 		t.Fatalf("the problem example is not JSON: %v", err)
+	}
+	// The detail names the running turn: the page's elided id stands for the real one.
+	if id, ok := problem["turnId"].(string); ok && id != "" {
+		if d, ok := problem["detail"].(string); ok {
+			problem["detail"] = strings.ReplaceAll(d, id, fmt.Sprint(doc["turnId"]))
+		}
 	}
 	for _, k := range []string{"type", "title", "status", "detail", "code"} {
 		if doc[k] != problem[k] {
