@@ -376,7 +376,7 @@ func (w *writer) resync(afterRefusal bool) error {
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		if afterRefusal && w.last > 0 {
-			return &fencedError{other: "none (the log was removed)"}
+			return &fencedError{}
 		}
 		m = lastMsg{}
 	case err != nil:
@@ -391,14 +391,18 @@ func (w *writer) resync(afterRefusal bool) error {
 	return nil
 }
 
-// fencedError is a publish the store refused because another writer appended to the session's log.
+// fencedError is a publish the store refused because another writer appended to the session's log, or
+// removed it.
 type fencedError struct {
-	other     string // the msg-id of the subject's last message (the other writer's)
+	other     string // the msg-id of the subject's last message (the other writer's); "" when none is left
 	streamSeq uint64
 }
 
 func (e *fencedError) Error() string {
-	return fmt.Sprintf("jsstore: the log was appended to by another writer (last message %s at stream seq %d)", e.other, e.streamSeq)
+	if e.streamSeq == 0 {
+		return "jsstore: the log was removed under this writer"
+	}
+	return fmt.Sprintf("jsstore: the log was appended to by another writer (last message %q at stream seq %d)", e.other, e.streamSeq)
 }
 
 func (e *fencedError) Unwrap() error { return store.ErrFenced }
