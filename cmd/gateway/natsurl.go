@@ -101,7 +101,7 @@ func (c *config) joinCluster(ctx context.Context, logger *slog.Logger, advertise
 		URLs: urls, Creds: c.natsCreds, TLSCA: c.natsTLSCA, TLSCert: c.natsTLSCert, TLSKey: c.natsTLSKey,
 	}, jsstore.Options{
 		Prefix: c.natsPrefix, Replicas: c.natsReplicas, LogMaxFrames: c.logMaxFrames, LogMaxBytes: c.logMaxBytes,
-		Inflight: c.storeInflight, MaxLag: c.storeMaxLag,
+		Inflight: c.storeInflight, MaxLag: c.storeMaxLag, Fence: true,
 	})
 	if rerr := replicasError(c, err); rerr != nil {
 		return nil, joinConfigError{rerr}

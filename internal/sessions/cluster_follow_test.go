@@ -73,7 +73,7 @@ func newClusterNodeConnWith(t *testing.T, nc *nats.Conn, workdir, id string, wra
 // none) before the registry is made.
 func newClusterNodeConfig(t *testing.T, nc *nats.Conn, workdir, id string, wrap func(store.Store) store.Store, edit func(*sessions.Config)) *clusterNode {
 	t.Helper()
-	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{})
+	js, err := jsstore.Open(context.Background(), nc, jsstore.Options{Fence: true}) // as a node of a cluster opens it
 	if err != nil {
 		t.Fatal(err)
 	}

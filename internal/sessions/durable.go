@@ -82,6 +82,22 @@ func (d *durable) startPersister(sid, epoch string, l *eventlog.Log, from uint64
 	return true
 }
 
+// watchFence stands the session down when the store refuses its write-behind: another node appended to the
+// log (it took the session over) while this node still ran it, as after a pause longer than the heartbeat
+// TTL. It returns when the writer is stopped.
+func (d *durable) watchFence(s *Session, p store.Persister) {
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.Fenced():
+		s.logger.Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
+			"durable", p.Durable(), "head", s.log.Head())
+		s.standDown()
+	case <-d.stop:
+	}
+}
+
 // stats is the persister's, with the frames it stored; zero for a cold session.
 func (d *durable) stats() (store.PersistStats, uint64) {
 	d.mu.Lock()
@@ -280,8 +296,10 @@ func (s *Session) createDurable(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
 	d.rev = rev
-	d.setPersister(d.st.Persist(s.ID, s.Epoch, s.log, 0), 0)
+	p := d.st.Persist(s.ID, s.Epoch, s.log, 0)
+	d.setPersister(p, 0)
 	go d.runWriter(s)
+	go d.watchFence(s, p)
 	return nil
 }
 

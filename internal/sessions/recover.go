@@ -184,6 +184,7 @@ func (s *Session) load() error {
 	if !s.dur.startPersister(s.ID, s.Epoch, s.log, head) {
 		return ErrShuttingDown
 	}
+	go s.dur.watchFence(s, s.dur.persister())
 	return nil
 }
 

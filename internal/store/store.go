@@ -49,6 +49,9 @@ type Persister interface {
 	Flush(ctx context.Context) error // waits until Durable() reaches the log head seen at the call
 	Stats() PersistStats
 	Stop()
+	// Fenced is closed when the store refused a write because another node appended to the session's log
+	// (it took the session over): the writer has stopped, and Flush returns an ErrFenced.
+	Fenced() <-chan struct{}
 }
 
 // PersistStats is what a persister reports for metrics and GET /v1/nodes.
@@ -105,6 +108,7 @@ type DirEntry struct {
 
 // Store errors.
 var (
+	// ErrFenced is a write the store refused because another writer appended to the log since the fence.
 	ErrFenced   = errors.New("store: a frame landed after the fence")
 	ErrRevision = errors.New("store: directory entry changed (revision mismatch)")
 	// ErrNotFound is a directory without the session's entry; the session core's ErrNotFound is this value.

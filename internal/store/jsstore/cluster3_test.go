@@ -15,10 +15,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
-// connect opens the store through server i of the cluster with R3 streams and buckets (mode c's Connect).
+// connect opens the store through server i of the cluster with R3 streams and buckets, fenced (mode c's Connect).
 func (c *natsCluster) connect(t testing.TB, i int) *jsstore.Store {
 	t.Helper()
-	st, closeConn, err := jsstore.Connect(ctxT(t), jsstore.Remote{URLs: []string{c.urls[i]}}, jsstore.Options{Replicas: 3})
+	st, closeConn, err := jsstore.Connect(ctxT(t), jsstore.Remote{URLs: []string{c.urls[i]}}, jsstore.Options{Replicas: 3, Fence: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestThreeNodeCluster(t *testing.T) {
 		waitGuardOpen(t, b)
 		waitGuardOpen(t, c)
 		for run := range 3 {
-			victim, closeConn, err := jsstore.Connect(ctxT(t), jsstore.Remote{URLs: []string{nc.urls[0]}}, jsstore.Options{Replicas: 3})
+			victim, closeConn, err := jsstore.Connect(ctxT(t), jsstore.Remote{URLs: []string{nc.urls[0]}}, jsstore.Options{Replicas: 3, Fence: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,8 +199,14 @@ func BenchmarkCallThreeNodes(b *testing.B) {
 	}
 }
 
+// On R3 streams too, a writer whose log another node forked (through another server) is refused and fenced.
+func TestPersistRefusedAfterTakeoverR3(t *testing.T) {
+	nc := startNATSCluster(t)
+	refusedAfterTakeover(t, nc.connect(t, 0), nc.connect(t, 1))
+}
+
 // BenchmarkPersistR3 is BenchmarkPersist on a real 3-node cluster with an R3 log stream (256-byte frames,
-// append to acknowledged by a quorum), the writer connected to n2.
+// append to acknowledged by a quorum), the writer connected to n2 and fenced as in mode c.
 func BenchmarkPersistR3(b *testing.B) {
 	nc := startNATSCluster(b)
 	st := nc.connect(b, 1)

@@ -3,6 +3,7 @@ package jsstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,30 @@ import (
 // so during an election the read waits (up to leaderGetTimeout when ctx has no deadline). A deleted, purged
 // or expired key is jetstream.ErrKeyNotFound, as from KeyValue.Get.
 func leaderGet(ctx context.Context, nc *nats.Conn, bucket, key string) (jetstream.KeyValueEntry, error) {
+	m, err := leaderLast(ctx, nc, "KV_"+bucket, "$KV."+bucket+"."+key)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, jetstream.ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("message get %s: %w", key, err)
+	}
+	if op := m.header.Get("KV-Operation"); op == "DEL" || op == "PURGE" || m.header.Get(jetstream.MarkerReasonHeader) != "" {
+		return nil, jetstream.ErrKeyNotFound // a delete, a purge, or a TTL's marker
+	}
+	return leaderEntry{bucket: bucket, key: key, value: m.data, rev: m.seq, created: m.time}, nil
+}
+
+// lastMsg is a stream's last message on a subject as its leader holds it.
+type lastMsg struct {
+	seq    uint64
+	header nats.Header
+	data   []byte
+	time   time.Time
+}
+
+// leaderLast reads the last message of subject in stream from the stream's leader; none is
+// jetstream.ErrMsgNotFound.
+func leaderLast(ctx context.Context, nc *nats.Conn, stream, subject string) (lastMsg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, leaderGetTimeout)
@@ -24,10 +49,10 @@ func leaderGet(ctx context.Context, nc *nats.Conn, bucket, key string) (jetstrea
 	}
 	req, _ := json.Marshal(struct {
 		LastFor string `json:"last_by_subj"`
-	}{"$KV." + bucket + "." + key})
-	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+	}{subject})
+	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
 	if err != nil {
-		return nil, err
+		return lastMsg{}, err
 	}
 	var resp struct {
 		Error *struct {
@@ -42,27 +67,23 @@ func leaderGet(ctx context.Context, nc *nats.Conn, bucket, key string) (jetstrea
 		} `json:"message"`
 	}
 	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return nil, fmt.Errorf("message get %s: %w", key, err)
+		return lastMsg{}, err
 	}
 	switch {
 	case resp.Error != nil && resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound):
-		return nil, jetstream.ErrKeyNotFound
+		return lastMsg{}, jetstream.ErrMsgNotFound
 	case resp.Error != nil:
-		return nil, fmt.Errorf("message get %s: %s (%d)", key, resp.Error.Description, resp.Error.ErrCode)
+		return lastMsg{}, fmt.Errorf("%s (%d)", resp.Error.Description, resp.Error.ErrCode)
 	case resp.Message == nil:
-		return nil, fmt.Errorf("message get %s: %w", key, jetstream.ErrInvalidJetStreamResponse)
+		return lastMsg{}, jetstream.ErrInvalidJetStreamResponse
 	}
+	m := lastMsg{seq: resp.Message.Seq, data: resp.Message.Data, time: resp.Message.Time, header: nats.Header{}}
 	if len(resp.Message.Header) > 0 {
-		h, err := nats.DecodeHeadersMsg(resp.Message.Header)
-		if err != nil {
-			return nil, fmt.Errorf("message get %s: %w", key, err)
-		}
-		if op := h.Get("KV-Operation"); op == "DEL" || op == "PURGE" || h.Get(jetstream.MarkerReasonHeader) != "" {
-			return nil, jetstream.ErrKeyNotFound // a delete, a purge, or a TTL's marker
+		if m.header, err = nats.DecodeHeadersMsg(resp.Message.Header); err != nil {
+			return lastMsg{}, err
 		}
 	}
-	m := resp.Message
-	return leaderEntry{bucket: bucket, key: key, value: m.Data, rev: m.Seq, created: m.Time}, nil
+	return m, nil
 }
 
 // leaderGetTimeout bounds a leader read whose context has none, as jetstream's own API requests are.

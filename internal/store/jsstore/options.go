@@ -13,6 +13,10 @@ type Options struct {
 	LogMaxBytes  int64  // bytes kept per session subject, enforced by the writer's purges; 0 = unlimited
 	Inflight     int    // unacknowledged publishes per session; default 256
 	MaxLag       int64  // bytes an unacknowledged tail may pin in a session's ring; default 16 MiB
+	// Fence makes each publish of a session's writer expect the subject's last stream sequence, so a writer
+	// stops once another node appended to the log (a takeover): for many nodes on one store. It costs the
+	// pipelining: one publish in flight per session. false: nothing else writes the store (one process).
+	Fence bool
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)

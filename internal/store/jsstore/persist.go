@@ -3,6 +3,7 @@ package jsstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,10 @@ const (
 
 // persister is the write-behind of one session's log: one goroutine (run) reads the ring after the last seq it
 // published and publishes each frame in order, at most Inflight unacknowledged, and moves Durable() and the
-// ring's pin as acks come back in order.
+// ring's pin as acks come back in order. With Options.Fence each publish expects the subject's last stream
+// sequence to be the one this writer stored last (docs/cluster.md §5): once another node appended to the log
+// (a takeover's fork), the store refuses this writer's next publish and the writer stops, fenced. The store
+// checks one such publish per subject at a time, so a fenced writer has one in flight.
 type persister struct {
 	st       *Store         // Static after construction.
 	epoch    string         // Static after construction.
@@ -45,6 +49,8 @@ type persister struct {
 	stopOnce sync.Once
 	stop     chan struct{} // Closed by Stop.
 	done     chan struct{} // Closed when run returns.
+	fenced   chan struct{} // Closed by run before done when another writer appended to the subject.
+	fenceErr error         // Written by run before fenced is closed: what the store holds last instead.
 }
 
 // inflight is one published message waiting for its ack.
@@ -65,7 +71,7 @@ func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) store.P
 	p := &persister{
 		st: s, epoch: epoch, subject: s.opts.logSubject(sid), log: l,
 		partSize: max(1, int(s.nc.MaxPayload())-partOverhead),
-		advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), fenced: make(chan struct{}),
 	}
 	p.pin = l.Pin(s.opts.MaxLag)
 	p.pin.Store(from)
@@ -75,6 +81,9 @@ func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) store.P
 }
 
 func (p *persister) Durable() uint64 { return p.durable.Load() }
+
+// Fenced is closed when the store refused a publish because another writer appended to the session's log.
+func (p *persister) Fenced() <-chan struct{} { return p.fenced }
 
 // Flush waits until every frame the log held at the call is acknowledged.
 func (p *persister) Flush(ctx context.Context) error {
@@ -91,7 +100,12 @@ func (p *persister) Flush(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.done:
-			return errStopped
+			select {
+			case <-p.fenced:
+				return p.fenceErr
+			default:
+				return errStopped
+			}
 		}
 	}
 }
@@ -140,7 +154,12 @@ func (p *persister) run(from uint64) {
 			return
 		case err != nil:
 			p.errs.Add(1)
-			if w.recover(err) != nil {
+			if err := w.recover(err); err != nil {
+				var fenced *fencedError
+				if errors.As(err, &fenced) {
+					p.fenceErr = err
+					close(p.fenced)
+				}
 				return
 			}
 			if !p.sleep(backoff) {
@@ -186,6 +205,10 @@ type writer struct {
 	// messages than the budget holds, which another purge drops once the queue is empty.
 	keptInFlight int
 	lost         *time.Timer // fires when the awaited ack is past ackWait
+	// last is the stream sequence of the subject's last message as this writer knows it: what its next
+	// publish expects. synced is false until it was read from the store (at the start, after a refusal).
+	last   uint64
+	synced bool
 }
 
 // ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server
@@ -199,6 +222,11 @@ var errAckLost = errors.New("jsstore: no ack and no error for a publish")
 // publish failed: the caller drains the queue and republishes from Durable().
 func (w *writer) step() error {
 	p := w.p
+	if p.st.opts.Fence && !w.synced {
+		if err := w.resync(false); err != nil {
+			return err
+		}
+	}
 	res, err := p.log.Read(w.pos, readBatch, w.buf)
 	if errors.Is(err, eventlog.ErrTruncated) {
 		first, _ := p.log.Bounds()
@@ -238,14 +266,23 @@ func (w *writer) step() error {
 	return w.awaitOldest(wake)
 }
 
-// publish sends one message, first waiting while Inflight publishes are unacknowledged.
+// publish sends one message, first waiting while Inflight publishes are unacknowledged. Fenced, it expects
+// the subject's last sequence, which is known once the publish before it is acknowledged.
 func (w *writer) publish(m *nats.Msg, seq uint64, last bool) error {
-	for len(w.queue) >= w.p.st.opts.Inflight {
+	limit := w.p.st.opts.Inflight
+	var opts []jetstream.PublishOpt
+	if w.p.st.opts.Fence {
+		limit = 1
+	}
+	for len(w.queue) >= limit {
 		if err := w.awaitOldest(nil); err != nil {
 			return err
 		}
 	}
-	fut, err := w.p.st.js.PublishMsgAsync(m)
+	if w.p.st.opts.Fence {
+		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(w.last))
+	}
+	fut, err := w.p.st.js.PublishMsgAsync(m, opts...)
 	if err != nil {
 		return err
 	}
@@ -263,7 +300,8 @@ func (w *writer) awaitOldest(wake <-chan struct{}) error {
 	head := w.queue[0]
 	w.lost.Reset(time.Until(head.sent.Add(ackWait)))
 	select {
-	case <-head.fut.Ok():
+	case ack := <-head.fut.Ok():
+		w.stored(ack)
 	case err := <-head.fut.Err():
 		w.popHead()
 		return &headFailedError{err}
@@ -300,15 +338,74 @@ func (e *headFailedError) Error() string { return e.err.Error() }
 func (e *headFailedError) Unwrap() error { return e.err }
 
 // recover follows a failed step: it waits out the publishes still in flight and rewinds to Durable(), so the
-// next step republishes what was not acknowledged.
+// next step republishes what was not acknowledged. A publish the store refused for its expected sequence
+// reads the subject's last message: another writer's is a *fencedError, and the writer stops.
 func (w *writer) recover(err error) error {
 	var headFailed *headFailedError
 	if err := w.drain(!errors.As(err, &headFailed)); err != nil {
 		return err
 	}
 	w.pos = w.p.durable.Load()
+	if w.p.st.opts.Fence && isWrongLastSequence(err) {
+		w.synced = false
+		var fenced *fencedError
+		if err := w.resync(true); errors.As(err, &fenced) {
+			return err
+		}
+	}
 	return nil
 }
+
+// stored takes an ack's stream sequence as the subject's last, unless the ack is a duplicate's: the store
+// kept an earlier message with the same msg-id, which names no new last message (a refusal resyncs).
+func (w *writer) stored(ack *jetstream.PubAck) {
+	if ack != nil && !ack.Duplicate {
+		w.last = ack.Sequence
+	}
+}
+
+// resync reads the subject's last message from the stream's leader and expects it from now on. At the start
+// any message is the log this writer continues (its session was just claimed). After a refusal (afterRefusal),
+// a last message of another epoch, or none once this writer had stored one (the log was removed), means
+// another node owns the log now: a *fencedError.
+func (w *writer) resync(afterRefusal bool) error {
+	p := w.p
+	ctx, cancel := context.WithTimeout(context.Background(), publishAckTimeout)
+	defer cancel()
+	m, err := leaderLast(ctx, p.st.nc, p.st.opts.logStream(), p.subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		if afterRefusal && w.last > 0 {
+			return &fencedError{}
+		}
+		m = lastMsg{}
+	case err != nil:
+		return fmt.Errorf("jsstore: last message of %s: %w", p.subject, err)
+	case afterRefusal:
+		r, perr := parseRecord(m.seq, m.header, nil)
+		if perr != nil || r.epoch != p.epoch {
+			return &fencedError{other: m.header.Get(jetstream.MsgIDHeader), streamSeq: m.seq}
+		}
+	}
+	w.last, w.synced = m.seq, true
+	return nil
+}
+
+// fencedError is a publish the store refused because another writer appended to the session's log, or
+// removed it.
+type fencedError struct {
+	other     string // the msg-id of the subject's last message (the other writer's); "" when none is left
+	streamSeq uint64
+}
+
+func (e *fencedError) Error() string {
+	if e.streamSeq == 0 {
+		return "jsstore: the log was removed under this writer"
+	}
+	return fmt.Sprintf("jsstore: the log was appended to by another writer (last message %q at stream seq %d)", e.other, e.streamSeq)
+}
+
+func (e *fencedError) Unwrap() error { return store.ErrFenced }
 
 // acked applies one acknowledged publish: the byte budget first, then Durable() if it ends a frame, so a
 // Flush that returns has seen the purge too.
@@ -330,7 +427,7 @@ func (w *writer) acked(in inflight) {
 func (w *writer) purge() {
 	ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
 	defer cancel()
-	keep := uint64(w.budget.count() + len(w.queue))
+	keep := uint64(max(1, w.budget.count()+len(w.queue))) // the last message stays: the next publish expects it
 	if err := w.p.st.stream.Purge(ctx, jetstream.WithPurgeSubject(w.p.subject), jetstream.WithPurgeKeep(keep)); err != nil {
 		w.p.errs.Add(1)
 		return
@@ -349,7 +446,8 @@ func (w *writer) drain(countAcks bool) error {
 	for _, in := range w.queue {
 		w.lost.Reset(time.Until(in.sent.Add(ackWait)))
 		select {
-		case <-in.fut.Ok():
+		case ack := <-in.fut.Ok():
+			w.stored(ack)
 			if !failed {
 				w.acked(in)
 			}
