@@ -73,7 +73,7 @@ func TestPersistFenceStartsAfterStoredLog(t *testing.T) {
 
 	l2 := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 100})
 	for _, f := range mustStored(t, st, "s1") {
-		if err := l2.Put(f.Seq, f.Frame); err != nil {
+		if err := l2.Put(f.Seq, eventlog.KindUpdate, f.Frame); err != nil {
 			t.Fatal(err)
 		}
 	}
