@@ -44,16 +44,16 @@ type durable struct {
 	// rev is the entry's revision as last written: the writer owns it while it runs, then stopWriter's
 	// caller.
 	rev uint64
-	// noted counts noteDir calls; the writer's last stored write covered the first wrote of them, at
-	// revision wroteRev, and closes written (then replaces it) after each: dirRevision waits on them.
-	noted    atomic.Uint64
-	wrote    uint64        // Guarded by mu.
-	wroteRev uint64        // Guarded by mu.
-	written  chan struct{} // Guarded by mu.
+	// changes counts noteDir calls. The writer's last stored write held the first storedChanges of them, at
+	// revision storedRev; it closes stored (then replaces it) after each write: dirRevision waits on them.
+	changes       atomic.Uint64
+	storedChanges uint64        // Guarded by mu.
+	storedRev     uint64        // Guarded by mu.
+	stored        chan struct{} // Guarded by mu.
 }
 
 func newDurable(st store.Store, rev uint64) *durable {
-	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), written: make(chan struct{})}
+	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), stored: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
@@ -123,7 +123,7 @@ func (d *durable) durableSeq(head uint64) uint64 {
 func (s *Session) noteDir() {
 	if d := s.dur; d != nil {
 		d.dirty.Store(true)
-		d.noted.Add(1)
+		d.changes.Add(1)
 		select {
 		case d.wake <- struct{}{}:
 		default:
@@ -145,15 +145,15 @@ func (d *durable) runWriter(s *Session) {
 		}
 		retry = nil
 		d.dirty.Store(false)
-		noted := d.noted.Load() // the entry is read after: it holds every change noted so far
+		changes := d.changes.Load() // the entry is read after: it holds every change counted so far
 		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
 		err := d.write(ctx, s)
 		cancel()
 		if err == nil {
 			d.mu.Lock()
-			d.wrote, d.wroteRev = noted, d.rev
-			close(d.written)
-			d.written = make(chan struct{})
+			d.storedChanges, d.storedRev = changes, d.rev
+			close(d.stored)
+			d.stored = make(chan struct{})
 			d.mu.Unlock()
 		}
 		if errors.Is(err, errTakenOver) {
@@ -180,10 +180,10 @@ func (s *Session) dirRevision(ctx context.Context) uint64 {
 	if d == nil {
 		return 0
 	}
-	want := d.noted.Load()
+	want := d.changes.Load()
 	for {
 		d.mu.Lock()
-		rev, ok, written, stopped := d.wroteRev, d.wrote >= want, d.written, d.stopped
+		rev, ok, stored, stopped := d.storedRev, d.storedChanges >= want, d.stored, d.stopped
 		d.mu.Unlock()
 		switch {
 		case ok:
@@ -192,7 +192,7 @@ func (s *Session) dirRevision(ctx context.Context) uint64 {
 			return 0
 		}
 		select {
-		case <-written:
+		case <-stored:
 		case <-d.stop:
 		case <-ctx.Done():
 			return 0
