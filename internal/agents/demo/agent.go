@@ -75,6 +75,7 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	defer a.work.Leave()
 
 	s := newSession(inproc.NewSessionID("demo"), p.Cwd)
+	s.announced = make(chan struct{})
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	resp := acp.NewSessionResponse{SessionId: s.id, Modes: s.modeState(), ConfigOptions: s.configOptions()}
@@ -88,6 +89,7 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	a.work.Enter()
 	go func() {
 		defer a.work.Leave()
+		defer close(s.announced)
 		select {
 		case <-written:
 		case <-a.base.Done():

@@ -59,6 +59,12 @@ func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespon
 		}
 	}
 	a.mu.Unlock()
+	if s.announced != nil {
+		select {
+		case <-s.announced:
+		case <-ctx.Done():
+		}
+	}
 
 	var err error
 	switch kind {

@@ -32,6 +32,9 @@ type session struct {
 	titled      bool               // A session_info_update title was sent.
 	used        int                // Made-up context tokens, reported in usage_update.
 	cancelTurn  context.CancelFunc // Non-nil while a turn runs.
+	// announced is closed once the available_commands_update that follows session/new is sent (nil for a
+	// loaded session): a prompt waits for it, so a client that prompts at once still sees the commands first.
+	announced chan struct{}
 }
 
 func newSession(id acp.SessionId, cwd string) *session {
