@@ -56,6 +56,9 @@
 // "after-load") right behind the session/load answer, with nothing between them on the wire. -load-gate
 // PATH makes session/load first read PATH, a FIFO: it waits until the test opens the FIFO for writing.
 //
+// -protocol-version N makes initialize answer protocolVersion N instead of the SDK's (1), as an agent that
+// speaks only ACP v2 answers 2 whatever the client asked for.
+//
 // -init NAME makes initialize answer with distinctive values a test can recognise: agentInfo {name: NAME,
 // title: "Test agent NAME"}, every promptCapability true, loadSession true and one auth method "key-NAME".
 // -pid-dir DIR writes an empty file named after the agent's pid into DIR at start, and -init-child makes
@@ -121,28 +124,29 @@ func (l *lockedWriter) writeAfter(marker, line string) {
 }
 
 type agent struct {
-	acp.Agent  // nil: methods the gateway never calls panic, which a test would notice
-	mode       string
-	initName   string                            // -init
-	pidDir     string                            // -pid-dir
-	initChild  bool                              // -init-child
-	noLoad     bool                              // -no-load
-	resumeOnly bool                              // -resume-only
-	failLoad   bool                              // -fail-load
-	mcpCaps    string                            // -mcp-caps
-	mcp        map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
-	afterLoad  bool                              // -after-load
-	addDirs    bool                              // -additional-dirs
-	hangMode   bool                              // -hang-set-mode
-	modeGone   chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
-	dirs       map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
-	loadGate   string                            // -load-gate
-	out        *lockedWriter
-	conn       *acp.AgentSideConnection
-	deaf       chan struct{} // closed when the agent stops reading stdin (deaf mode)
-	mu         sync.Mutex
-	n          int    // Guarded by mu.
-	clientCaps string // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
+	acp.Agent    // nil: methods the gateway never calls panic, which a test would notice
+	mode         string
+	initName     string                            // -init
+	pidDir       string                            // -pid-dir
+	initChild    bool                              // -init-child
+	noLoad       bool                              // -no-load
+	resumeOnly   bool                              // -resume-only
+	failLoad     bool                              // -fail-load
+	mcpCaps      string                            // -mcp-caps
+	mcp          map[acp.SessionId][]acp.McpServer // Guarded by mu; what session/new, load or resume gave (mcp mode).
+	afterLoad    bool                              // -after-load
+	addDirs      bool                              // -additional-dirs
+	protoVersion acp.ProtocolVersion               // -protocol-version
+	hangMode     bool                              // -hang-set-mode
+	modeGone     chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
+	dirs         map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
+	loadGate     string                            // -load-gate
+	out          *lockedWriter
+	conn         *acp.AgentSideConnection
+	deaf         chan struct{} // closed when the agent stops reading stdin (deaf mode)
+	mu           sync.Mutex
+	n            int    // Guarded by mu.
+	clientCaps   string // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
 }
 
 // deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
@@ -196,7 +200,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
 	}
 	return acp.InitializeResponse{
-		ProtocolVersion:   acp.ProtocolVersionNumber,
+		ProtocolVersion:   a.protoVersion,
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "testagent-" + a.mode, Version: "0"},
 		AuthMethods:       []acp.AuthMethod{},
@@ -476,6 +480,7 @@ func main() {
 	middle := flag.Bool("escape-middle", false, "internal: the middle process of doublefork")
 	sleep := flag.Int("sleep", 0, "internal: sleep this many seconds and exit (the processes the modes start)")
 	initName := flag.String("init", "", "answer initialize with distinctive values under this agent name")
+	protoVersion := flag.Int("protocol-version", int(acp.ProtocolVersionNumber), "the protocolVersion initialize answers")
 	pidDir := flag.String("pid-dir", "", "directory to record the agent's pid (and -init-child's) in")
 	envFile := flag.String("env-file", "", "write the agent's environment (one entry a line) to this file at start")
 	initChild := flag.Bool("init-child", false, "start a sleeper in the agent's process group on initialize")
@@ -532,7 +537,7 @@ func main() {
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
 		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
-		addDirs: *addDirs, hangMode: *hangMode, modeGone: make(chan struct{}, 16)}
+		addDirs: *addDirs, hangMode: *hangMode, protoVersion: acp.ProtocolVersion(*protoVersion), modeGone: make(chan struct{}, 16)}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
