@@ -20,8 +20,9 @@ const (
 	hdrBatchCommit = "Nats-Batch-Commit"   // "1" on the last message: the only one that is acknowledged
 )
 
-// Bounds of one atomic batch: the server refuses more than 1000 messages (its default max_batch_size), and
-// the whole batch is one replication proposal, so its bytes stay small too.
+// Bounds of one atomic batch: the server refuses more than 1000 messages (its default max_batch_size; a
+// server set lower refuses the batch and the writer goes on without batches), and the whole batch is one
+// replication proposal, so its bytes stay small too.
 const (
 	atomicBatchMsgs  = 256
 	atomicBatchBytes = 1 << 20
@@ -114,15 +115,18 @@ func isBatchDuplicate(err error) bool {
 		apiErr.ErrorCode == errCodeDuplicateMessageConflict)
 }
 
-// isAtomicPublishDisabled is a batch refused because the stream no longer allows atomic batches.
-func isAtomicPublishDisabled(err error) bool {
+// isBatchUnsupported is a batch refused because the stream no longer allows atomic batches, or because the
+// server was configured with a smaller max_batch_size than atomicBatchMsgs.
+func isBatchUnsupported(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeAtomicPublishDisabled
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeAtomicPublishDisabled ||
+		apiErr.ErrorCode == errCodeAtomicPublishTooLarge)
 }
 
 // nats-server's error codes for atomic batches, which nats.go does not name.
 const (
 	errCodeAtomicPublishDisabled          jetstream.ErrorCode = 10174
+	errCodeAtomicPublishTooLarge          jetstream.ErrorCode = 10199
 	errCodeAtomicPublishContainsDuplicate jetstream.ErrorCode = 10201
 	errCodeDuplicateMessageConflict       jetstream.ErrorCode = 10158 // a duplicate staged, not yet stored
 )

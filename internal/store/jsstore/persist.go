@@ -211,8 +211,8 @@ type writer struct {
 	// publish expects. synced is false until it was read from the store (at the start, after a refusal).
 	last   uint64
 	synced bool
-	// noBatches is set once the stream refused an atomic batch as disabled (an older gateway reconfigured it):
-	// this writer publishes one message at a time from then on.
+	// noBatches is set once the stream refused an atomic batch as disabled (an older gateway reconfigured it)
+	// or too large: this writer publishes one message at a time from then on.
 	noBatches bool
 }
 
@@ -371,7 +371,7 @@ func (w *writer) recover(err error) error {
 		return err
 	}
 	w.pos = w.p.durable.Load()
-	if isAtomicPublishDisabled(err) {
+	if isBatchUnsupported(err) {
 		w.noBatches = true
 	}
 	if w.p.st.opts.Fence && (isWrongLastSequence(err) || isBatchDuplicate(err)) {
