@@ -179,7 +179,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep sessions across restarts: an embedded NATS JetStream store in this directory (created 0700); restarted, the gateway lists them detached and a prompt re-attaches them")
 	fs.DurationVar(&c.retention, "retention", 720*time.Hour, "with --data-dir or --nats-url: remove detached and failed sessions not updated for this long (0 = keep until DELETE)")
 	fs.Int64Var(&c.storeMaxLag, "store-max-lag", 16<<20, "with --data-dir or --nats-url: bytes of frames not yet stored a session may hold; past it frames are trimmed unstored (a gap in the stored log)")
-	fs.IntVar(&c.storeInflight, "store-inflight", 256, "with --data-dir: publishes to the store in flight per session (with --nats-url each publish is fenced: one in flight)")
+	fs.IntVar(&c.storeInflight, "store-inflight", 256, "with --data-dir: publishes to the store in flight per session (with --nats-url each publish is fenced: one atomic batch in flight)")
 	fs.StringVar(&c.natsPrefix, "nats-prefix", "acpgw", "with --data-dir or --nats-url: prefix of the store's streams, buckets and subjects ([a-z0-9-]{1,32})")
 	fs.StringVar(&c.natsURL, "nats-url", "", "run as one node of a cluster: comma-separated URLs of an external NATS JetStream cluster the nodes share (not with --data-dir)")
 	fs.StringVar(&c.natsCreds, "nats-creds", "", "with --nats-url: NATS credentials file (JWT and nkey seed)")

@@ -205,6 +205,12 @@ func TestPersistRefusedAfterTakeoverR3(t *testing.T) {
 	refusedAfterTakeover(t, nc.connect(t, 0), nc.connect(t, 1))
 }
 
+// A fenced writer on an R3 log batches as on one server: the cluster's servers allow atomic batches.
+func TestPersistFencedStoresBatchesR3(t *testing.T) {
+	nc := startNATSCluster(t)
+	persistAndCheckBatch(t, nc.connect(t, 1), 100)
+}
+
 // BenchmarkPersistR3 is BenchmarkPersist on a real 3-node cluster with an R3 log stream (256-byte frames,
 // append to acknowledged by a quorum), the writer connected to n2 and fenced as in mode c.
 func BenchmarkPersistR3(b *testing.B) {

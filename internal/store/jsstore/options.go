@@ -14,8 +14,9 @@ type Options struct {
 	Inflight     int    // unacknowledged publishes per session; default 256
 	MaxLag       int64  // bytes an unacknowledged tail may pin in a session's ring; default 16 MiB
 	// Fence makes each publish of a session's writer expect the subject's last stream sequence, so a writer
-	// stops once another node appended to the log (a takeover): for many nodes on one store. It costs the
-	// pipelining: one publish in flight per session. false: nothing else writes the store (one process).
+	// stops once another node appended to the log (a takeover): for many nodes on one store. One publish is in
+	// flight per session, an atomic batch of what the ring holds. false: nothing else writes the store (one
+	// process).
 	Fence bool
 }
 

@@ -29,7 +29,8 @@ const (
 // ring's pin as acks come back in order. With Options.Fence each publish expects the subject's last stream
 // sequence to be the one this writer stored last (docs/cluster.md §5): once another node appended to the log
 // (a takeover's fork), the store refuses this writer's next publish and the writer stops, fenced. The store
-// checks one such publish per subject at a time, so a fenced writer has one in flight.
+// checks one such publish per subject at a time, so a fenced writer has one in flight: an atomic batch of the
+// frames one ring read holds (batch.go), or one message where the stream has no atomic batches.
 type persister struct {
 	st       *Store         // Static after construction.
 	epoch    string         // Static after construction.
@@ -60,6 +61,7 @@ type inflight struct {
 	last  bool   // the frame's (or gap marker's) last message
 	sent  time.Time
 	bytes int
+	sizes []int // an atomic batch's message sizes, in order; nil for one message of bytes
 }
 
 // Persist implements store.Store: it pins l's unacknowledged frames and starts the writer after seq from.
@@ -209,6 +211,9 @@ type writer struct {
 	// publish expects. synced is false until it was read from the store (at the start, after a refusal).
 	last   uint64
 	synced bool
+	// noBatches is set once the stream refused an atomic batch as disabled (an older gateway reconfigured it)
+	// or too large: this writer publishes one message at a time from then on.
+	noBatches bool
 }
 
 // ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server
@@ -238,14 +243,12 @@ func (w *writer) step() error {
 		return nil
 	}
 	w.buf = res.Entries[:0]
-	for _, e := range res.Entries {
-		msgs := frameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)
-		for i, m := range msgs {
-			if err := w.publish(m, e.Seq, i == len(msgs)-1); err != nil {
-				return err
-			}
-		}
-		w.pos = e.Seq
+	publish := w.publishEach
+	if w.batching() {
+		publish = w.publishBatches
+	}
+	if err := publish(res.Entries); err != nil {
+		return err
 	}
 	clear(res.Entries) // the ring's frames are not held past this step
 	if len(res.Entries) > 0 {
@@ -264,6 +267,28 @@ func (w *writer) step() error {
 		}
 	}
 	return w.awaitOldest(wake)
+}
+
+// publishEach publishes entries one message at a time.
+func (w *writer) publishEach(entries []eventlog.Entry) error {
+	for _, e := range entries {
+		if err := w.publishFrame(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishFrame publishes one frame's messages one at a time and moves pos past it.
+func (w *writer) publishFrame(e eventlog.Entry) error {
+	msgs := frameMsgs(w.p.subject, w.p.epoch, e.Seq, e.Frame, w.p.partSize)
+	for i, m := range msgs {
+		if err := w.publish(m, e.Seq, i == len(msgs)-1); err != nil {
+			return err
+		}
+	}
+	w.pos = e.Seq
+	return nil
 }
 
 // publish sends one message, first waiting while Inflight publishes are unacknowledged. Fenced, it expects
@@ -346,12 +371,16 @@ func (w *writer) recover(err error) error {
 		return err
 	}
 	w.pos = w.p.durable.Load()
-	if w.p.st.opts.Fence && isWrongLastSequence(err) {
+	if isBatchUnsupported(err) {
+		w.noBatches = true
+	}
+	if w.p.st.opts.Fence && (isWrongLastSequence(err) || isBatchDuplicate(err)) {
 		w.synced = false
 		var fenced *fencedError
 		if err := w.resync(true); errors.As(err, &fenced) {
 			return err
 		}
+		w.pos = w.p.durable.Load()
 	}
 	return nil
 }
@@ -367,7 +396,8 @@ func (w *writer) stored(ack *jetstream.PubAck) {
 // resync reads the subject's last message from the stream's leader and expects it from now on. At the start
 // any message is the log this writer continues (its session was just claimed). After a refusal (afterRefusal),
 // a last message of another epoch, or none once this writer had stored one (the log was removed), means
-// another node owns the log now: a *fencedError.
+// another node owns the log now: a *fencedError. One of this epoch is this writer's own: everything up to it
+// is stored (a publish whose ack was lost), so Durable() moves there and it is not published again.
 func (w *writer) resync(afterRefusal bool) error {
 	p := w.p
 	ctx, cancel := context.WithTimeout(context.Background(), publishAckTimeout)
@@ -385,6 +415,9 @@ func (w *writer) resync(afterRefusal bool) error {
 		r, perr := parseRecord(m.seq, m.header, nil)
 		if perr != nil || r.epoch != p.epoch {
 			return &fencedError{other: m.header.Get(jetstream.MsgIDHeader), streamSeq: m.seq}
+		}
+		if end := max(r.seq, r.gapTo); r.part == r.parts && end > p.durable.Load() {
+			p.advance(end)
 		}
 	}
 	w.last, w.synced = m.seq, true
@@ -411,7 +444,12 @@ func (e *fencedError) Unwrap() error { return store.ErrFenced }
 // Flush that returns has seen the purge too.
 func (w *writer) acked(in inflight) {
 	if w.p.st.opts.LogMaxBytes > 0 {
-		w.budget.add(in.bytes)
+		if in.sizes == nil {
+			w.budget.add(in.bytes)
+		}
+		for _, size := range in.sizes {
+			w.budget.add(size)
+		}
 		if w.budget.purgeDue() || (w.keptInFlight > 0 && len(w.queue) == 0) {
 			w.purge()
 		}

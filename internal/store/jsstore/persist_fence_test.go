@@ -96,6 +96,16 @@ func mustStored(t *testing.T, st *jsstore.Store, sid string) []store.StoredFrame
 // stream's leader (a direct get may be answered by a replica that is behind).
 func storedIDs(t *testing.T, nc *nats.Conn, stream, subject string) []string {
 	t.Helper()
+	var ids []string
+	for _, h := range storedHeaders(t, nc, stream, subject) {
+		ids = append(ids, h.Get(jetstream.MsgIDHeader))
+	}
+	return ids
+}
+
+// storedHeaders lists the headers of every message stored on subject, as storedIDs reads them.
+func storedHeaders(t *testing.T, nc *nats.Conn, stream, subject string) []nats.Header {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +118,7 @@ func storedIDs(t *testing.T, nc *nats.Conn, stream, subject string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
+	var hs []nats.Header
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
 		req, _ := json.Marshal(map[string]uint64{"seq": seq})
 		msg, err := nc.RequestWithContext(ctxT(t), "$JS.API.STREAM.MSG.GET."+stream, req)
@@ -138,7 +148,7 @@ func storedIDs(t *testing.T, nc *nats.Conn, stream, subject string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, h.Get(jetstream.MsgIDHeader))
+		hs = append(hs, h)
 	}
-	return ids
+	return hs
 }

@@ -28,6 +28,9 @@ type Store struct {
 	js     jetstream.JetStream // Static after construction.
 	stream jetstream.Stream    // Static after construction.
 	dir    *directory          // Static after construction.
+	// atomicBatches is whether the log stream allows atomic batch publish: a server before 2.12 drops the
+	// setting, and a fenced writer then publishes one message at a time. Static after construction.
+	atomicBatches bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -59,6 +62,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 		MaxMsgsPerSubject: maxPerSubject,
 		Duplicates:        duplicateWindow,
 		AllowDirect:       true,
+		// Fenced writers store a ring read as one batch (docs/cluster.md §5); set on a stream an older
+		// gateway created too, by the update.
+		AllowAtomicPublish: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: stream %s: %w", opts.logStream(), err)
@@ -72,7 +78,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", opts.dirBucket(), err)
 	}
-	return &Store{opts: opts, nc: nc, js: js, stream: stream, dir: &directory{kv: kv, nc: nc, bucket: opts.dirBucket()}}, nil
+	return &Store{opts: opts, nc: nc, js: js, stream: stream, dir: &directory{kv: kv, nc: nc, bucket: opts.dirBucket()},
+		atomicBatches: stream.CachedInfo().Config.AllowAtomicPublish}, nil
 }
 
 // Dir is the KV-backed session directory.

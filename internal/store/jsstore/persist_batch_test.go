@@ -1,0 +1,122 @@
+package jsstore_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store/jsstore"
+	"github.com/acp-gateway/gateway/internal/store/natstest"
+)
+
+// A fenced writer stores what one ring read holds as one atomic batch, so its one publish in flight carries
+// many frames.
+func TestPersistFencedStoresBatches(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{Fence: true})
+	persistAndCheckBatch(t, st, 100)
+}
+
+// persistAndCheckBatch stores n frames that the ring holds before the writer starts and checks that they
+// were stored as one batch.
+func persistAndCheckBatch(t *testing.T, st *jsstore.Store, n uint64) {
+	t.Helper()
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
+	appendFrames(t, l, 1, n, never)
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	flush(t, p)
+	stored, _ := feedAll(t, st, "s1")
+	checkFrames(t, stored, "e1", n, never)
+	var batches []string
+	for _, h := range storedHeaders(t, st.Conn(), "acpgw-log", "acpgw.log.s1") {
+		if id := h.Get("Nats-Batch-Id"); !slices.Contains(batches, id) {
+			batches = append(batches, id)
+		}
+	}
+	if len(batches) != 1 || batches[0] == "" {
+		t.Fatalf("%d frames stored in batches %q, want one batch", n, batches)
+	}
+}
+
+// A log stream an older gateway created (no atomic batches) is updated when the store opens, and a fenced
+// writer batches on it.
+func TestOpenAllowsAtomicPublishOnOlderStream(t *testing.T) {
+	srv := natstest.Embedded(t)
+	js, err := jetstream.New(srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctxT(t), jetstream.StreamConfig{
+		Name: "acpgw-log", Subjects: []string{"acpgw.log.*"}, Storage: jetstream.FileStorage,
+		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, MaxMsgsPerSubject: -1, AllowDirect: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := open(t, srv, jsstore.Options{Fence: true})
+	s, err := js.Stream(ctxT(t), "acpgw-log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctxT(t)); err != nil || !info.Config.AllowAtomicPublish {
+		t.Fatalf("log stream after Open: AllowAtomicPublish false (%v)", err)
+	}
+	persistAndCheckBatch(t, st, 50)
+}
+
+// A stream whose atomic batches were turned off after the store opened (an older gateway updated it) refuses
+// the writer's batch: the writer goes on one message at a time and stores every frame once.
+func TestPersistFencedWithoutAtomicPublish(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{Fence: true})
+	js, err := jetstream.New(srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctxT(t), "acpgw-log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.AllowAtomicPublish = false
+	if _, err := js.UpdateStream(ctxT(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 100})
+	appendFrames(t, l, 1, 20, never)
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	flush(t, p)
+	if got, want := len(storedIDs(t, st.Conn(), "acpgw-log", "acpgw.log.s1")), 20; got != want {
+		t.Fatalf("%d messages stored, want %d", got, want)
+	}
+	stored, _ := feedAll(t, st, "s1")
+	checkFrames(t, stored, "e1", 20, never)
+}
+
+// A writer of the same epoch that starts behind what the store holds (a batch stored whose ack was lost)
+// has its batch refused for the duplicates, finds its own last frame stored and goes on after it: nothing
+// is stored twice.
+func TestPersistFencedBatchAfterLostAck(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{Fence: true})
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 100})
+	appendFrames(t, l, 1, 3, never)
+	p := st.Persist("s1", "e1", l, 0)
+	flush(t, p)
+	p.Stop()
+
+	appendFrames(t, l, 4, 6, never)
+	p2 := st.Persist("s1", "e1", l, 0) // from 0: frames 1..3 look unacknowledged
+	defer p2.Stop()
+	flush(t, p2)
+	want := []string{"e1.1", "e1.2", "e1.3", "e1.4", "e1.5", "e1.6"}
+	if got := storedIDs(t, st.Conn(), "acpgw-log", "acpgw.log.s1"); !slices.Equal(got, want) {
+		t.Fatalf("stored messages %v, want %v", got, want)
+	}
+	if d := p2.Durable(); d != 6 {
+		t.Fatalf("Durable() = %d, want 6", d)
+	}
+}
