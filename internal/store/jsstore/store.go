@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -28,7 +29,12 @@ type Store struct {
 	js     jetstream.JetStream // Static after construction.
 	stream jetstream.Stream    // Static after construction.
 	dir    *directory          // Static after construction.
+	// feedStalls counts feeds that failed with ErrFeedStalled: a pull nobody answered, found by a timer.
+	feedStalls atomic.Uint64
 }
+
+// FeedStalls is how many feeds failed with ErrFeedStalled (gateway_store_feed_stalls_total).
+func (s *Store) FeedStalls() uint64 { return s.feedStalls.Load() }
 
 var _ store.Store = (*Store)(nil)
 
