@@ -12,12 +12,32 @@ import (
 )
 
 // Feed implements store.Store: an ephemeral consumer filtered on the session's subject, read in order
-// through fold; a delivery missing on the way or a stall fails it.
+// through fold; a delivery missing on the way fails it.
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
+//
+// A read that stalls (ErrFeedStalled) is read again, at most feedAttempts times in all; the frames fn already
+// had are not given to it twice.
 func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error) (uint64, error) {
-	return s.feed(ctx, sid, live, fn, nil)
+	var done uint64 // the last seq fn was given, a gap's end included
+	once := func(f store.StoredFrame) error {
+		end := max(f.Seq, f.GapTo)
+		if end <= done {
+			return nil
+		}
+		done = end
+		return fn(f)
+	}
+	for attempt := 1; ; attempt++ {
+		fence, err := s.feed(ctx, sid, live, once, nil)
+		if !errors.Is(err, ErrFeedStalled) || attempt == feedAttempts || ctx.Err() != nil {
+			return fence, err
+		}
+	}
 }
+
+// feedAttempts bounds how often Feed reads a log again after a stall.
+const feedAttempts = 3
 
 // Follow implements store.Store: a live Feed that calls caughtUp once, when it has read what was stored
 // when it began (at once for an empty log). It returns when ctx ends (nil) or the read fails.
