@@ -30,14 +30,16 @@ type clusterNode struct {
 	exited <-chan struct{}
 }
 
-// clusterGateways starts the NATS cluster and one gateway per server, nodes "a", "b", "c".
-func clusterGateways(t *testing.T) ([]*gateway, []*clusterNode) {
+// clusterGateways starts the NATS cluster and one gateway per server, nodes "a", "b", "c", each with the
+// flags extra adds.
+func clusterGateways(t *testing.T, extra ...string) ([]*gateway, []*clusterNode) {
 	t.Helper()
 	nc := natstest.StartCluster(t, 3)
 	var gws []*gateway
 	var nodes []*clusterNode
 	for i, id := range []string{"a", "b", "c"} {
 		n := &clusterNode{args: []string{"--nats-url", nc.URLs[i], "--node-id", id, "--nats-replicas", "3", "--workdir", t.TempDir()}}
+		n.args = append(n.args, extra...)
 		var g *gateway
 		g, n.cmd, n.exited = startChildGateway(t, n.args...)
 		gws, nodes = append(gws, g), append(nodes, n)

@@ -194,10 +194,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if sb.store != nil {
 		m.WatchStore(func() metrics.StoreStats {
 			st := reg.StoreStats()
-			return metrics.StoreStats{
+			out := metrics.StoreStats{
 				LagFrames: st.LagFrames, LagBytes: st.LagBytes, LagSeconds: st.OldestUnacked.Seconds(),
 				PublishErrors: st.Errors, Frames: st.Frames, Gaps: st.Gaps, Up: sb.up(),
 			}
+			if fs, ok := sb.store.(interface{ FeedStalls() uint64 }); ok {
+				out.FeedStalls = fs.FeedStalls()
+			}
+			return out
 		})
 		n, err := reg.Recover(ctx)
 		if err != nil {

@@ -11,6 +11,7 @@ type StoreStats struct {
 	PublishErrors uint64
 	Frames        uint64
 	Gaps          uint64
+	FeedStalls    uint64
 	Up            bool
 }
 
@@ -28,6 +29,7 @@ func (m *Metrics) WatchStore(fn func() StoreStats) {
 		d("gateway_store_frames_total", "Frames acknowledged by the store."),
 		d("gateway_store_gaps_total", "Ranges of frames trimmed before they were stored (--store-max-lag)."),
 		d("gateway_store_up", "1 while the store connection is up."),
+		d("gateway_store_feed_stalls_total", "Reads of a session's stored log that got nothing from the store, not even a heartbeat, until a timer gave up on them."),
 	}})
 }
 
@@ -55,7 +57,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		{prometheus.GaugeValue, float64(s.LagFrames)}, {prometheus.GaugeValue, float64(s.LagBytes)},
 		{prometheus.GaugeValue, s.LagSeconds}, {prometheus.CounterValue, float64(s.PublishErrors)},
 		{prometheus.CounterValue, float64(s.Frames)}, {prometheus.CounterValue, float64(s.Gaps)},
-		{prometheus.GaugeValue, up},
+		{prometheus.GaugeValue, up}, {prometheus.CounterValue, float64(s.FeedStalls)},
 	}
 	for i, d := range c.descs {
 		ch <- prometheus.MustNewConstMetric(d, vals[i].t, vals[i].v)

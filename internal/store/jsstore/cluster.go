@@ -71,12 +71,14 @@ type Cluster struct {
 	displaced     chan struct{} // Closed by the beat loop when another incarnation took the id.
 	displacedOnce sync.Once
 
-	cancel    context.CancelFunc // Ends the beat and watch loops and every Serve.
-	ctx       context.Context    // Done on Close.
-	wg        sync.WaitGroup     // The loops and Serve's handlers.
-	sweeps    atomic.Uint64      // Sweeps the watch loop finished (tests wait on it).
-	running   atomic.Int64       // Command handlers running.
-	closeOnce sync.Once
+	cancel  context.CancelFunc // Ends the beat and watch loops and every Serve.
+	ctx     context.Context    // Done on Close.
+	wg      sync.WaitGroup     // The loops and Serve's handlers.
+	sweeps  atomic.Uint64      // Sweeps the watch loop finished (tests wait on it).
+	running atomic.Int64       // Command handlers running.
+	// callRetries counts commands sent again to a live node whose subject had no listener (request).
+	callRetries atomic.Uint64
+	closeOnce   sync.Once
 }
 
 var _ store.Cluster = (*Cluster)(nil)

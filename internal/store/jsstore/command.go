@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -36,8 +37,10 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd store.Command) (sto
 		}
 	}
 	telemetry.InjectNATS(ctx, req) // the owner's spans (a routed prompt's turn) continue the caller's trace
-	msg, err := c.conn().RequestMsgWithContext(ctx, req)
+	msg, err := c.request(ctx, node, req)
 	switch {
+	case errors.Is(err, nats.ErrNoResponders) && c.live(node):
+		return store.Reply{}, fmt.Errorf("%w: node %q beats but nothing listened for its commands on this NATS server before the call ended", store.ErrOwnerUnavailable, node)
 	case errors.Is(err, nats.ErrNoResponders):
 		return store.Reply{}, fmt.Errorf("%w: no gateway answers for node %q", store.ErrOwnerUnavailable, node)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
@@ -55,6 +58,47 @@ func (c *Cluster) Call(ctx context.Context, node string, cmd store.Command) (sto
 	}
 	return reply, nil
 }
+
+// Bounds of the pause between requests to a live node whose command subject had no listener.
+const (
+	noListenerRetryMin = 20 * time.Millisecond
+	noListenerRetryMax = 500 * time.Millisecond
+)
+
+// request sends req and waits for the reply. A live node whose subject has no listener on this NATS server
+// yet (its subscription still on its way between servers) is asked again: nobody received the command, so
+// sending it again cannot run it twice. Each such retry counts in CallRetries.
+func (c *Cluster) request(ctx context.Context, node string, req *nats.Msg) (*nats.Msg, error) {
+	wait := noListenerRetryMin
+	for {
+		msg, err := c.conn().RequestMsgWithContext(ctx, req)
+		if !errors.Is(err, nats.ErrNoResponders) || !c.live(node) {
+			return msg, err
+		}
+		c.callRetries.Add(1)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, noListenerRetryMax)
+	}
+}
+
+// live reports whether node beats in the cluster, as this node last saw it.
+func (c *Cluster) live(node string) bool {
+	for _, n := range c.Nodes() {
+		if n.ID == node {
+			return true
+		}
+	}
+	return false
+}
+
+// CallRetries is how many commands were sent again because a live node had no listener yet.
+func (c *Cluster) CallRetries() uint64 { return c.callRetries.Load() }
 
 // Serve subscribes this node's command subject and answers each command with h on its own goroutine, at most
 // MaxConcurrentCommands at once (more wait in the subscription's queue). It returns once the server has the

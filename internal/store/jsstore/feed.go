@@ -2,6 +2,7 @@ package jsstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,12 +11,33 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// Feed implements store.Store: an ordered consumer filtered on the session's subject, read through fold.
+// Feed implements store.Store: an ephemeral consumer filtered on the session's subject, read in order
+// through fold; a delivery missing on the way fails it.
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
+//
+// A read that stalls (ErrFeedStalled) is read again, at most feedAttempts times in all; the frames fn already
+// had are not given to it twice.
 func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error) (uint64, error) {
-	return s.feed(ctx, sid, live, fn, nil)
+	var done uint64 // the last seq fn was given, a gap's end included
+	once := func(f store.StoredFrame) error {
+		end := max(f.Seq, f.GapTo)
+		if end <= done {
+			return nil
+		}
+		done = end
+		return fn(f)
+	}
+	for attempt := 1; ; attempt++ {
+		fence, err := s.feed(ctx, sid, live, once, nil)
+		if !errors.Is(err, ErrFeedStalled) || attempt == feedAttempts || ctx.Err() != nil {
+			return fence, err
+		}
+	}
 }
+
+// feedAttempts bounds how often Feed reads a log again after a stall.
+const feedAttempts = 3
 
 // Follow implements store.Store: a live Feed that calls caughtUp once, when it has read what was stored
 // when it began (at once for an empty log). It returns when ctx ends (nil) or the read fails.
@@ -28,19 +50,22 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 	if err := checkSID(sid); err != nil {
 		return 0, err
 	}
-	cons, err := s.js.OrderedConsumer(ctx, s.opts.logStream(), jetstream.OrderedConsumerConfig{
+	cons, err := s.js.CreateConsumer(ctx, s.opts.logStream(), jetstream.ConsumerConfig{
 		FilterSubjects:    []string{s.opts.logSubject(sid)},
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
 		InactiveThreshold: feedInactive,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
-	it, err := cons.Messages()
+	defer s.dropConsumer(cons) // after the iterator stops
+	it, err := cons.Messages(jetstream.PullHeartbeat(feedHeartbeat), jetstream.WithMessagesErrOnMissingHeartbeat(true))
 	if err != nil {
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
-	defer s.dropConsumer(cons) // after the iterator stops
 	defer it.Stop()
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		if !live {
@@ -52,12 +77,16 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		}
 	}
 	f := newFolder(s.opts.Inflight, fn)
-	var fence uint64
+	var fence, delivered uint64
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil && live {
 				return fence, nil
+			}
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				s.feedStalls.Add(1)
+				return fence, fmt.Errorf("jsstore: feed %s: %w: nothing from the server, not even a heartbeat, for %s", sid, ErrFeedStalled, 2*feedHeartbeat)
 			}
 			return fence, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 		}
@@ -65,6 +94,10 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		if err != nil {
 			return fence, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 		}
+		if meta.Sequence.Consumer != delivered+1 {
+			return fence, fmt.Errorf("jsstore: feed %s: delivery %d after %d: messages were lost on the way", sid, meta.Sequence.Consumer, delivered)
+		}
+		delivered = meta.Sequence.Consumer
 		fence = meta.Sequence.Stream
 		if r, err := parseRecord(fence, msg.Headers(), msg.Data()); err != nil {
 			f.anomalies++
@@ -89,6 +122,13 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 // feedInactive is how long the server keeps a feed's consumer that nobody pulls from: the safety net for a
 // feed whose dropConsumer did not reach the server (the client library's default is 5 minutes).
 const feedInactive = 10 * time.Second
+
+// feedHeartbeat is how often the server tells an idle feed it is there. A feed that hears nothing for twice
+// that fails with ErrFeedStalled (a follower logs it and follows again) rather than wait without a word.
+const feedHeartbeat = time.Second
+
+// ErrFeedStalled is a feed that heard nothing from the server for twice feedHeartbeat: a pull lost on the way.
+var ErrFeedStalled = errors.New("the store's feed stalled")
 
 // dropConsumer deletes a finished feed's consumer at once: a hydration or a paused follower leaves nothing
 // on the server.

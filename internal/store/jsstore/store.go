@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,7 +32,12 @@ type Store struct {
 	// atomicBatches is whether the log stream allows atomic batch publish: a server before 2.12 drops the
 	// setting, and a fenced writer then publishes one message at a time. Static after construction.
 	atomicBatches bool
+	// feedStalls counts feeds that failed with ErrFeedStalled: a pull nobody answered, found by a timer.
+	feedStalls atomic.Uint64
 }
+
+// FeedStalls is how many feeds failed with ErrFeedStalled (gateway_store_feed_stalls_total).
+func (s *Store) FeedStalls() uint64 { return s.feedStalls.Load() }
 
 var _ store.Store = (*Store)(nil)
 
