@@ -31,11 +31,19 @@ func (c *Cluster) claim(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("jsstore: watch node %s: %w", c.opts.Node, err)
 	}
 	defer func() { _ = w.Stop() }()
+	var firstRev, lastRev uint64 // the key's revisions seen while waiting: a live holder beats, changing it
 	for {
 		select {
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return 0, ctx.Err()
+			}
+			if firstRev != 0 && lastRev == firstRev {
+				// No beat for a whole TTL and a beat: the holder is gone and the server has not expired its key
+				// yet (it can be late under load). Take the key over by revision, so a beat that lands now wins.
+				if rev, err := c.kv.Update(ctx, c.opts.Node, value, lastRev); err == nil {
+					return rev, nil
+				}
 			}
 			return 0, fmt.Errorf("%w: %q still beats after %s", ErrNodeIDInUse, c.opts.Node, NodeTTL+BeatInterval)
 		case kve, ok := <-w.Updates():
@@ -43,6 +51,10 @@ func (c *Cluster) claim(ctx context.Context) (uint64, error) {
 				return 0, fmt.Errorf("jsstore: watch node %s ended", c.opts.Node)
 			}
 			if kve != nil && kve.Operation() == jetstream.KeyValuePut {
+				if firstRev == 0 {
+					firstRev = kve.Revision()
+				}
+				lastRev = kve.Revision()
 				continue // still held
 			}
 			// The key is gone (or the watch's initial pass ended): try again.
