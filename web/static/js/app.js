@@ -15,6 +15,7 @@ import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planView } from './plan.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
+import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -98,6 +99,7 @@ const els = {
   accountName: $('account-name'),
   accountVia: $('account-via'),
   signOut: $('sign-out'),
+  notifyToggle: $('notify-toggle'),
 };
 
 const state = {
@@ -111,7 +113,17 @@ const state = {
   queue: new PromptQueue(), // prompts typed while their session could not take them
   signedOut: false, // the sign-in view is up: the gateway refused the page's credential, or it has none
   started: false, // agents, sessions and the route have been loaded once (after the first accepted credential)
+  seen: new SeenTurns(null, ''), // the last ended turn shown of each session (markers.js); per principal once known
 };
+
+const notifier = new WaitNotifier({
+  storage: localStorageOrNull(),
+  onOpen: (id) => { location.hash = '#/s/' + encodeURIComponent(id); },
+});
+
+function localStorageOrNull() {
+  try { return window.localStorage; } catch { return null; }
+}
 
 const tray = new AttachmentTray(
   { list: els.attachments, error: els.attachError, button: els.attach, input: els.attachInput },
@@ -245,28 +257,34 @@ function renderSessions() {
   clear(els.sessionList);
   els.sessionsEmpty.hidden = list.length > 0;
   const curId = state.cur && state.cur.id;
+  const watching = !document.hidden;
   for (const s of list) {
     let status = s.status;
-    let pending = Array.isArray(s.pendingPermissions) ? s.pendingPermissions.length : 0;
+    let waiting = waitingRequests(s).length;
     let running = !!s.currentTurn;
+    let unread = false;
     if (s.id === curId) {
       status = state.cur.status || status;
-      pending = state.cur.pending.size;
+      waiting = state.cur.pending.size + state.cur.elicit.cards.size;
       running = state.cur.turn.running;
+      if (watching) state.seen.see(s);
+      else unread = state.seen.unread(s);
+    } else {
+      unread = state.seen.unread(s);
     }
     const view = statusView(status, running);
     const a = h('a.session-item', {
       href: '#/s/' + encodeURIComponent(s.id),
-      dataset: { sessionId: s.id, status: status || '' },
+      dataset: { sessionId: s.id, status: status || '', needsYou: waiting ? 'true' : null, unread: unread ? 'true' : null },
       'aria-current': s.id === curId ? 'page' : null,
       on: { click: () => { if (isNarrow()) setSidebar(false); } },
     },
     h('span.session-dot', { dataset: { status: view.key }, title: view.title || null, 'aria-hidden': 'true' }),
     h('span.session-item-main',
-      h('span.session-item-title', sessionTitle(s)),
+      h('span.session-item-title', unread ? h('span.unread-mark', { title: 'A turn ended here since you last looked', 'aria-label': 'unread' }) : null, sessionTitle(s)),
       h('span.session-item-meta', view.key === 'detached' ? h('span.status-badge', { dataset: { status: 'detached' }, title: view.title }, view.label) : view.label,
         ` · ${baseName(s.cwd)}${s.node ? ` · on ${s.node}` : ''} · ${fmtTime(s.createdAt)}`)),
-    pending ? h('span.badge.badge-warn', { title: `${pending} permission request(s) waiting`, 'aria-label': `${pending} pending permission requests` }, String(pending)) : null);
+    waiting ? h('span.badge.badge-warn.needs-you', { title: `Needs you: ${waiting} request(s) waiting for an answer`, 'aria-label': `needs you: ${waiting} waiting` }, String(waiting)) : null);
     els.sessionList.appendChild(h('li', a));
   }
 }
@@ -286,6 +304,8 @@ async function refreshSessions() {
       }
     }
     renderSessions();
+    notifier.update(state.sessions, { current: state.cur ? state.cur.id : '', visible: !document.hidden });
+    updateDocTitle();
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 0)) toast('Could not list sessions: ' + errorText(err), 'error');
   }
@@ -296,6 +316,7 @@ const VIA_TEXT = { token: 'the gateway token', users: 'users file', oidc: 'OIDC'
 
 /** Shows who is signed in: the name in the top bar and the sidebar's account area (sign-out where the tab holds a token). */
 function applyMe(me) {
+  if (!state.me || state.me.id !== me.id) state.seen = new SeenTurns(localStorageOrNull(), me.id);
   state.me = me;
   const name = me.name || me.id;
   els.me.textContent = name;
@@ -435,6 +456,27 @@ function signOut() {
   setConn('idle');
   if (isNarrow()) setSidebar(false);
   showSignIn('signedout');
+}
+
+/** Shows whether waiting requests are announced by the browser, and whether the browser lets them be. */
+function renderNotifyToggle() {
+  const b = els.notifyToggle;
+  b.hidden = !notifier.supported;
+  const p = notifier.permission;
+  b.setAttribute('aria-pressed', notifier.on ? 'true' : 'false');
+  b.title = notifier.on ? 'Notifications on: the browser tells you when an agent waits for you (click to turn off)'
+    : p === 'denied' ? 'Notifications are blocked for this site in the browser\'s settings'
+      : 'Notify me when an agent waits for me';
+}
+
+async function toggleNotifications() {
+  if (notifier.on) {
+    notifier.disable();
+  } else {
+    const p = await notifier.enable();
+    if (p === 'denied') toast('The browser blocks notifications for this page; allow them in its site settings.', 'error');
+  }
+  renderNotifyToggle();
 }
 
 async function loadAgents() {
@@ -737,7 +779,11 @@ class Current {
 
   onFrame(msg) {
     if (this.disposed) return;
-    if (this.elicit.onFrame(msg)) return; // elicitation/* (elicit.js)
+    if (this.elicit.onFrame(msg)) { // elicitation/* (elicit.js)
+      renderSessions();
+      updateDocTitle();
+      return;
+    }
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
     if (HOLD_ENDS.has(msg.method)) this.held = false;
@@ -955,12 +1001,14 @@ function renderAll() {
   updateDocTitle();
 }
 
+/** The tab's title counts every request waiting for the person, in this session and the others listed. */
 function updateDocTitle() {
   const cur = state.cur;
-  if (!cur) { document.title = 'ACP Gateway'; return; }
-  const s = cur.session || { id: cur.id };
-  const n = cur.pending.size;
-  document.title = `${n ? `(${n}) ` : ''}${sessionTitle(s)} — ACP Gateway`;
+  let n = cur ? cur.pending.size + cur.elicit.cards.size : 0;
+  for (const s of state.sessions) if (!cur || s.id !== cur.id) n += waitingRequests(s).length;
+  const count = n ? `(${n}) ` : '';
+  if (!cur) { document.title = `${count}ACP Gateway`; return; }
+  document.title = `${count}${sessionTitle(cur.session || { id: cur.id })} — ACP Gateway`;
 }
 
 function renderHeader() {
@@ -1501,6 +1549,7 @@ function wire() {
   els.signinForm.addEventListener('submit', submitSignIn);
   els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });
   els.signOut.addEventListener('click', signOut);
+  els.notifyToggle.addEventListener('click', toggleNotifications);
 
   els.composer.addEventListener('submit', (ev) => { ev.preventDefault(); sendPrompt(); });
   els.input.addEventListener('keydown', (ev) => {
@@ -1579,7 +1628,8 @@ function wire() {
     ev.returnValue = '';
   });
   window.matchMedia('(max-width: 860px)').addEventListener('change', () => setSidebar(false));
-  const poll = () => { if (!document.hidden && state.started && !state.signedOut) refreshSessions(); };
+  // A hidden tab keeps listing only to notify: markers are redrawn when it is shown.
+  const poll = () => { if ((!document.hidden || notifier.on) && state.started && !state.signedOut) refreshSessions(); };
   setInterval(poll, 5000);
   document.addEventListener('visibilitychange', poll);
 }
@@ -1587,6 +1637,7 @@ function wire() {
 /** Who is calling decides what loads: without an accepted credential, only the sign-in view. */
 async function boot() {
   wire();
+  renderNotifyToggle();
   setUnauthorizedHandler(onUnauthorized);
   if (!(await loadMe())) return; // the sign-in view is up; signedIn() loads the rest
   state.started = true;

@@ -16,7 +16,7 @@ export function h(tag, props, ...children) {
     for (const [k, v] of Object.entries(props)) {
       if (v === undefined || v === null || v === false) continue;
       if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
-      else if (k === 'dataset') Object.assign(el.dataset, v);
+      else if (k === 'dataset') { for (const [dk, dv] of Object.entries(v)) if (dv !== null && dv !== undefined) el.dataset[dk] = dv; }
       else if (k === 'class') el.className = [el.className, v].filter(Boolean).join(' ');
       else if (k === 'text') el.textContent = v;
       else if (k === 'style') throw new Error('inline styles are not allowed');
