@@ -253,10 +253,11 @@ func TestForkAndDeleteOverACP(t *testing.T) {
 
 // TestForkSurvivesRestart: with --data-dir, a fork is stored like any session (its inherited transcript
 // included) and a deleted session is not: after a restart the fork is listed with its history and the
-// deleted source is 404.
+// deleted source is 404. Deleting the restored fork (no agent running, none started in this process yet)
+// starts one to delete the agent's copy.
 func TestForkSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	args, _ := forkAgents(t, t.TempDir())
+	args, rec := forkAgents(t, t.TempDir())
 	args = append(args, "--data-dir", dir)
 	g1 := startGateway(t, args...)
 	src := g1.createSession(map[string]any{})
@@ -266,6 +267,7 @@ func TestForkSurvivesRestart(t *testing.T) {
 	if st != 201 || json.Unmarshal([]byte(body), &fork) != nil {
 		t.Fatalf("fork: %d %s", st, body)
 	}
+	forkAgent := agentSessionOf(t, promptText(t, g1, fork.ID, "in the fork", nil))
 	if st, _, body := g1.request("DELETE", "/v1/sessions/"+src.ID+"?agent=delete", nil, nil); st != 200 {
 		t.Fatalf("delete the source: %d %s", st, body)
 	}
@@ -282,5 +284,14 @@ func TestForkSurvivesRestart(t *testing.T) {
 	}
 	if st, _, _ := g2.request("GET", "/v1/sessions/"+src.ID, nil, nil); st != 404 {
 		t.Fatalf("the deleted source after the restart: %d", st)
+	}
+	if st, _, body := g2.request("DELETE", "/v1/sessions/"+fork.ID+"?agent=delete", nil, nil); st != 200 || !strings.Contains(body, `"status":"deleted"`) {
+		t.Fatalf("delete the restored fork: %d %s", st, body)
+	}
+	if !recorded(rec, "deleted-"+forkAgent) {
+		t.Fatalf("the agent recorded no session/delete of %s", forkAgent)
+	}
+	if code := g2.do("GET", "/v1/sessions", nil, &list); code != 200 || len(list.Sessions) != 0 {
+		t.Fatalf("listed after deleting the fork: %d %+v", code, list)
 	}
 }
