@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // forkAgents are the flags of the fork and delete tests: the workdir wd and agents that are the test agent
@@ -132,6 +136,35 @@ func TestForkREST(t *testing.T) {
 	}
 }
 
+// callCollect is call, also returning the notifications and requests that came before the answer.
+func (rc *rpcClient) callCollect(method string, params any) (rpcReply, []string) {
+	rc.t.Helper()
+	rc.next++
+	id := rc.next
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err := rc.c.Write(ctx, websocket.MessageText, req); err != nil {
+		rc.t.Fatalf("%s: write: %v", method, err)
+	}
+	var seen []string
+	for {
+		_, data, err := rc.c.Read(ctx)
+		if err != nil {
+			rc.t.Fatalf("%s: read: %v", method, err)
+		}
+		var m struct {
+			ID     *int    `json:"id"`
+			Method *string `json:"method"`
+			rpcReply
+		}
+		if json.Unmarshal(data, &m) == nil && m.ID != nil && m.Method == nil && *m.ID == id {
+			return m.rpcReply, seen
+		}
+		seen = append(seen, string(data))
+	}
+}
+
 // createOn creates a session of agent as hdr.
 func createOn(t *testing.T, g *gateway, agent string, hdr map[string]string) string {
 	t.Helper()
@@ -208,9 +241,14 @@ func TestForkAndDeleteOverACP(t *testing.T) {
 	if snap := snapshotOf(t, g, forked.SessionID, ann); !strings.Contains(snap, "over rest first") {
 		t.Fatalf("the fork's snapshot lacks the source's turn: %s", snap)
 	}
-	p := c.call("session/prompt", map[string]any{"sessionId": forked.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "in the fork"}}})
+	// The socket gets the fork's own frames, not the history it inherited (the client has that).
+	p, seen := c.callCollect("session/prompt", map[string]any{"sessionId": forked.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "in the fork"}}})
 	if p.Error != nil {
 		t.Fatalf("prompt in the fork: %+v", p.Error)
+	}
+	all := strings.Join(seen, "\n")
+	if strings.Contains(all, "over rest first") || !strings.Contains(all, "text 11 bytes") {
+		t.Fatalf("what the fork's socket got during its prompt:\n%s", all)
 	}
 	text := promptText(t, g, forked.SessionID, "again", ann)
 	forkAgent := agentSessionOf(t, text)
