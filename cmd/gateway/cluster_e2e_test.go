@@ -72,8 +72,9 @@ func waitNodeCount(t *testing.T, g *gateway, n int) {
 
 // TestCluster runs the mode c scenarios on one cluster: they take seconds to start.
 func TestCluster(t *testing.T) {
-	gws, nodes := clusterGateways(t)
+	gws, nodes := clusterGateways(t, "--agent", "fa="+testAgentBinary(t)+" -mode echo -fork")
 	t.Run("every face on every node", func(t *testing.T) { clusterFaces(t, gws) })
+	t.Run("a fork through another node", func(t *testing.T) { clusterFork(t, gws) })
 	t.Run("chaos resume on another node each time", func(t *testing.T) { clusterChaos(t, gws) })
 	t.Run("a keyed prompt runs once through any node", func(t *testing.T) { clusterIdempotency(t, gws) })
 	t.Run("kill -9 of the owner", func(t *testing.T) { clusterKillOwner(t, gws, nodes) }) // last: it kills a

@@ -159,7 +159,11 @@ func TestOwnershipOnEveryACPMethod(t *testing.T) {
 		"session/resume": func(id string) map[string]any {
 			return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}
 		},
-		"session/close": func(id string) map[string]any { return map[string]any{"sessionId": id} },
+		"session/close":  func(id string) map[string]any { return map[string]any{"sessionId": id} },
+		"session/delete": func(id string) map[string]any { return map[string]any{"sessionId": id} },
+		"session/fork": func(id string) map[string]any {
+			return map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}
+		},
 		"session/prompt": func(id string) map[string]any {
 			return map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}
 		},

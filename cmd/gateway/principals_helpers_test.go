@@ -92,13 +92,19 @@ type rpcClient struct {
 
 func dialACPAs(t *testing.T, g *gateway, hdr map[string]string) *rpcClient {
 	t.Helper()
+	return dialACPPathAs(t, g, "/acp", hdr)
+}
+
+// dialACPPathAs is dialACPAs at path (/acp/{agent} for an agent of its own).
+func dialACPPathAs(t *testing.T, g *gateway, path string, hdr map[string]string) *rpcClient {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h := http.Header{}
 	for k, v := range hdr {
 		h.Set(k, v)
 	}
-	c, _, err := websocket.Dial(ctx, g.wsURL("/acp"), &websocket.DialOptions{HTTPHeader: h})
+	c, _, err := websocket.Dial(ctx, g.wsURL(path), &websocket.DialOptions{HTTPHeader: h})
 	if err != nil {
 		t.Fatalf("dial /acp: %v", err)
 	}

@@ -29,6 +29,8 @@ var methodTable = map[string]methodFunc{
 	"session/load":              (*conn).loadSession,
 	"session/resume":            (*conn).resumeSession,
 	"session/close":             (*conn).closeSession,
+	"session/delete":            (*conn).deleteSession,
+	"session/fork":              (*conn).forkSession,
 	"session/list":              (*conn).listSessions,
 	"session/prompt":            (*conn).prompt,
 	"session/set_mode":          (*conn).setMode,
@@ -112,6 +114,9 @@ func rpcErrorOf(err error) (int, string, any) {
 	switch {
 	case errors.As(err, &pe):
 		return codeInvalidParams, "Invalid params: " + pe.msg, nil
+	case errors.Is(err, sessions.ErrForkUnsupported):
+		// What an agent without session/fork answers; the gateway advertises fork only where the agent does.
+		return codeMethodNotFound, "Method not found: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrTurnRunning):
 		return codeInvalidParams, "a turn is already running", nil
 	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
@@ -194,6 +199,9 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 			HTTP bool `json:"http"`
 			SSE  bool `json:"sse"`
 		} `json:"mcpCapabilities"`
+		Session struct {
+			Fork json.RawMessage `json:"fork"`
+		} `json:"sessionCapabilities"`
 	}
 	if ok {
 		_ = json.Unmarshal(known.Capabilities, &agentCaps)
@@ -221,12 +229,23 @@ func (c *conn) initialize(ctx context.Context, id, params json.RawMessage) {
 			"loadSession":         true,
 			"promptCapabilities":  prompt,
 			"mcpCapabilities":     map[string]any{"http": agentCaps.MCP.HTTP, "sse": agentCaps.MCP.SSE},
-			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
+			"sessionCapabilities": sessionCaps(agentCaps.Session.Fork),
 			"_meta":               map[string]any{"gateway": gw},
 		},
 		"agentInfo":   info,
 		"authMethods": []any{},
 	}))
+}
+
+// sessionCaps are the sessionCapabilities `/acp` advertises: list, resume, close and delete of its registry
+// sessions always, and fork where the agent advertises it (fork is the agent's work; a delete without the
+// agent's support still deletes the gateway's session).
+func sessionCaps(agentFork json.RawMessage) map[string]any {
+	caps := map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}, "delete": map[string]any{}}
+	if len(agentFork) > 0 && string(agentFork) != "null" {
+		caps["fork"] = map[string]any{}
+	}
+	return caps
 }
 
 func (c *conn) authenticate(ctx context.Context, id, params json.RawMessage) {

@@ -70,6 +70,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusUnprocessableEntity, "mcp_name_conflict", err.Error())
 	case errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
 		return problem(http.StatusUnprocessableEntity, "additional_directories_unsupported", err.Error())
+	case errors.Is(err, sessions.ErrForkUnsupported):
+		return problem(http.StatusUnprocessableEntity, "fork_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrMCPUnsupported):
 		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
 	case errors.Is(err, sessions.ErrMCPFixed):

@@ -73,9 +73,16 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	deleteAgent, err := agentDeleteParam(r)
+	if err != nil {
+		return err
+	}
 	sess, err := s.session(r)
 	if err != nil {
 		return err
+	}
+	if deleteAgent {
+		return s.deleteSessionAgent(w, r, sess)
 	}
 	if err := sess.CloseAs(principal.From(r.Context()), "closed by client"); err != nil {
 		return err

@@ -12,8 +12,11 @@ import (
 // serveCommand runs a command another node routed to a session this node owns (route.go), with the same
 // method and the same checks of who asked as a local face, and answers with the result and the log's head.
 func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Reply {
-	if cmd.Op == opCreate {
+	switch cmd.Op {
+	case opCreate:
 		return r.serveCreate(ctx, cmd)
+	case opFork:
+		return r.serveFork(ctx, cmd)
 	}
 	s, err := r.owned(cmd.SID)
 	if err != nil {
@@ -76,6 +79,9 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 		var a closeArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
+		}
+		if a.Delete {
+			return s.DeleteAs(ctx, who, a.Reason)
 		}
 		return nil, s.CloseAs(who, a.Reason)
 	case opShare, opUnshare:

@@ -37,6 +37,7 @@ var sentinelCodes = []SentinelCode{
 	{"mcp_name_conflict", ErrMCPNameConflict},
 	{"mcp_unsupported", ErrMCPUnsupported},
 	{"additional_directories_unsupported", ErrAdditionalDirsUnsupported},
+	{"fork_unsupported", ErrForkUnsupported},
 	{"mcp_fixed", ErrMCPFixed},
 	{store.CodeBadRequest, ErrBadRequest}, // the code the command layer replies with itself
 	{"turn_running", ErrTurnRunning},

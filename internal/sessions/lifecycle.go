@@ -22,11 +22,23 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	method, params := acp.AgentMethodSessionNew, s.sessionParams()
+	if s.forkOf != "" {
+		// A fork asks its agent to fork the source's agent session (fork.go).
+		s.mu.Lock()
+		caps := s.initInfo.AgentCapabilities
+		s.mu.Unlock()
+		if !canFork(caps) {
+			conn.Stop()
+			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", ErrForkUnsupported, s.Agent)
+		}
+		method, params["sessionId"] = acp.AgentMethodSessionFork, s.forkOf
+	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, s.sessionParams())
+	newRes, err := conn.Call(nctx, method, params)
 	if err != nil {
-		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
+		return fail(method, callError(nctx, err, cfg.StartTimeout))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -34,7 +46,7 @@ func (s *Session) start(ctx context.Context) error {
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
-		return fail("session/new", errors.New("malformed response: no sessionId"))
+		return fail(method, errors.New("malformed response: no sessionId"))
 	}
 	if h := s.reg.beforeAttach; h != nil {
 		h(s)

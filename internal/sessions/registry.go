@@ -142,6 +142,9 @@ type CreateOptions struct {
 	// restored: the session comes from a stored entry (recover.go); its cwd is opened only once a re-attach
 	// has checked it again (recheck.go).
 	restored bool
+	// fork: the session is a fork of another (fork.go): its agent forks that session instead of opening a
+	// new one, and its log starts with the source's transcript.
+	fork *forkPoint
 }
 
 // Create starts a session: launches its agent, sends initialize and session/new (each bounded by
@@ -217,6 +220,9 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 			s.closeRoot()
 			return nil, err
 		}
+	}
+	if opts.fork != nil {
+		s.logHistory(opts.fork.history) // behind the store's write-behind, so a restart keeps the history
 	}
 	sctx, span := r.cfg.Tracer.StartCreateAgent(ctx, spec.Name, s.ID)
 	err = s.start(sctx)

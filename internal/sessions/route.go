@@ -33,6 +33,7 @@ const (
 	opUnshare      = "unshare"
 	opAuthenticate = "authenticate"
 	opAttachMCP    = "attach_mcp"
+	opFork         = "fork" // SID is the source; the owner forks it (fork.go)
 )
 
 type promptArgs struct {
@@ -58,6 +59,8 @@ type setConfigArgs struct {
 
 type closeArgs struct {
 	Reason string `json:"reason"`
+	// Delete also removes the agent's own copy of the session (DeleteAs, delete.go).
+	Delete bool `json:"delete,omitempty"`
 }
 
 type shareArgs struct {
@@ -87,6 +90,8 @@ type turnResult struct {
 type createResult struct {
 	ID     string       `json:"id"`
 	Status store.Status `json:"status"` // as the owner returned it: starting → idle is not in the log
+	// ForkedAt is a fork's ForkedAt (fork.go); 0 for a session that is no fork.
+	ForkedAt uint64 `json:"forkedAt,omitempty"`
 }
 
 // route sends op on s to its owner and decodes the result into out (nil = none).
@@ -379,6 +384,12 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 	if err != nil {
 		return nil, err
 	}
+	return r.followCreated(ctx, opts, rep)
+}
+
+// followCreated is the follower of the session another node created (or forked) for a caller here, once
+// this copy holds what the owner's reply says it logged.
+func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep store.Reply) (*Session, error) {
 	if rep.Error != nil {
 		return nil, ReplyErr(rep.Error)
 	}
@@ -397,6 +408,9 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 		// The entry this copy was made from may predate the start; what changes the status after it is
 		// logged (a turn, a failure, the close), and none of it says starting.
 		s.status = res.Status
+	}
+	if res.ForkedAt > 0 {
+		s.forkedAt = res.ForkedAt
 	}
 	s.mu.Unlock()
 	return s, nil

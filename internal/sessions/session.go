@@ -52,6 +52,8 @@ type Session struct {
 	remote *follower
 	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower.
 	run runner
+	// forkOf is the agent session a fork's agent forks (fork.go); "" for a session that is no fork.
+	forkOf string
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 
@@ -96,6 +98,7 @@ type Session struct {
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
+	forkedAt      uint64                 // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce     sync.Once
 }
 
@@ -119,6 +122,9 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		lastActive:     r.now(),
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
+	}
+	if opts.fork != nil {
+		s.forkOf = opts.fork.agentSID
 	}
 	s.run = localRunner{s} // newFollower makes it a remoteRunner
 	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).

@@ -60,6 +60,7 @@ func (a *agent) echoPrompt(ctx context.Context, p acp.PromptRequest) (acp.Prompt
 	if len(dirs) > 0 {
 		fmt.Fprintf(&b, "additionalDirectories %v\n", dirs)
 	}
+	b.WriteString(a.sessionLines(p.SessionId))
 	fmt.Fprintf(&b, "clientCapabilities %s", caps)
 	if err := a.update(context.Background(), p.SessionId, acp.UpdateAgentMessageText(b.String())); err != nil {
 		return acp.PromptResponse{}, err

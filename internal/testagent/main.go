@@ -47,6 +47,9 @@
 // -hang-set-mode makes session/set_mode wait until it is cancelled ($/cancel_request), and the echo mode's
 // next prompt wait for that and then say "set_mode cancelled" on a line of its own.
 //
+// -fork and -delete advertise and answer session/fork and session/delete; -record DIR makes both leave a
+// file in DIR, session ids unique across processes, and echo turns name their session (fork.go).
+//
 // Taking a session back: initialize advertises loadSession unless -no-load; -resume-only advertises
 // sessionCapabilities.resume instead. session/load replays a made-up earlier conversation of the session
 // (a user_message_chunk, an agent_message_chunk and a completed tool_call) as session/update notifications
@@ -145,8 +148,12 @@ type agent struct {
 	conn         *acp.AgentSideConnection
 	deaf         chan struct{} // closed when the agent stops reading stdin (deaf mode)
 	mu           sync.Mutex
-	n            int    // Guarded by mu.
-	clientCaps   string // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
+	n            int                             // Guarded by mu.
+	clientCaps   string                          // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
+	canFork      bool                            // -fork
+	canDelete    bool                            // -delete
+	recordDir    string                          // -record
+	forkedFrom   map[acp.SessionId]acp.SessionId // Guarded by mu; a forked session's source (fork.go).
 }
 
 // deafReader is the agent's stdin: once deaf is closed, reads block forever, so the pipe fills up.
@@ -199,6 +206,12 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.addDirs {
 		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
 	}
+	if a.canFork {
+		caps.SessionCapabilities.Fork = &acp.SessionForkCapabilities{}
+	}
+	if a.canDelete {
+		caps.SessionCapabilities.Delete = &acp.SessionDeleteCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   a.protoVersion,
 		AgentCapabilities: caps,
@@ -220,7 +233,7 @@ func (a *agent) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (ac
 func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	a.mu.Lock()
 	a.n++
-	id := "ta-" + strconv.Itoa(a.n)
+	id := a.sessionID(a.n)
 	a.mu.Unlock()
 	a.recordMCP(acp.SessionId(id), p.McpServers)
 	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
@@ -500,6 +513,9 @@ func main() {
 	hangMode := flag.Bool("hang-set-mode", false, "session/set_mode answers only when cancelled ($/cancel_request); echo waits for one")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
+	canFork := flag.Bool("fork", false, "advertise and answer session/fork (fork.go)")
+	canDelete := flag.Bool("delete", false, "advertise and answer session/delete (fork.go)")
+	recordDir := flag.String("record", "", "directory where session/fork and session/delete leave a file; echo names the session (fork.go)")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
 	writePath := flag.String("write", "", "be a terminal command: write \"written\" to this file and print one line saying whether it could")
 	flag.Parse()
@@ -537,7 +553,8 @@ func main() {
 	out := &lockedWriter{w: os.Stdout}
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
 		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
-		addDirs: *addDirs, hangMode: *hangMode, protoVersion: acp.ProtocolVersion(*protoVersion), modeGone: make(chan struct{}, 16)}
+		addDirs: *addDirs, hangMode: *hangMode, protoVersion: acp.ProtocolVersion(*protoVersion), modeGone: make(chan struct{}, 16),
+		canFork: *canFork, canDelete: *canDelete, recordDir: *recordDir}
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

@@ -4119,6 +4119,8 @@ type SessionCapabilities struct {
 	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
 	// Whether the agent supports 'session/close'.
 	Close *SessionCloseCapabilities `json:"close,omitempty"`
+	// Whether the agent supports 'session/delete' (session_delete.go).
+	Delete *SessionDeleteCapabilities `json:"delete,omitempty"`
 	// **UNSTABLE**
 	//
 	// This capability is not part of the spec yet, and may be removed or changed at any point.

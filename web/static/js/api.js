@@ -83,6 +83,7 @@ export const api = {
   session: (id) => request('GET', `/v1/sessions/${enc(id)}`),
   createSession: (body) => request('POST', '/v1/sessions', body),
   closeSession: (id) => request('DELETE', `/v1/sessions/${enc(id)}`),
+  forkSession: (id) => request('POST', `/v1/sessions/${enc(id)}/fork`),
   prompt: (id, text) => request('POST', `/v1/sessions/${enc(id)}/prompt`, { text }),
   promptBlocks: (id, blocks) => request('POST', `/v1/sessions/${enc(id)}/prompt`, { prompt: blocks }),
   cancel: (id) => request('POST', `/v1/sessions/${enc(id)}/cancel`),

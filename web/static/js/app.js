@@ -16,6 +16,7 @@ import { ShareDialog } from './shareview.js';
 import { planView } from './plan.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
+import { canFork, forkErrorText } from './fork.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -36,6 +37,7 @@ const els = {
   pill: $('conn-pill'),
   pillText: $('conn-text'),
   closeSession: $('close-session'),
+  forkSession: $('fork-session'),
   shareSession: $('share-session'),
   me: $('me'),
   toolbar: $('toolbar'),
@@ -613,6 +615,22 @@ function openCreated(s) {
   route();
 }
 
+/** Forks the current session and opens the fork. */
+async function forkCurrent() {
+  const cur = state.cur;
+  if (!cur) return;
+  els.forkSession.disabled = true;
+  try {
+    openCreated(await api.forkSession(cur.id));
+    toast('Forked: this session starts with the conversation so far.', 'info');
+  } catch (err) {
+    if (isForbidden(err)) cur.setReadOnly();
+    toast(forkErrorText(err) || 'Could not fork the session: ' + errorText(err), 'error');
+  } finally {
+    els.forkSession.disabled = false;
+  }
+}
+
 function confirmClose() {
   const cur = state.cur;
   if (!cur) return;
@@ -1016,6 +1034,7 @@ function renderHeader() {
   els.emptyState.hidden = !!cur;
   // A viewer may not close the session nor switch its mode or options: only the owner or an admin may.
   els.closeSession.hidden = !cur || !cur.usable || cur.readOnly;
+  els.forkSession.hidden = !cur || !cur.usable || cur.readOnly || !canFork(cur.session);
   els.shareSession.hidden = !cur || !cur.usable || !cur.sharing;
   clear(els.meta);
   if (!cur) {
@@ -1545,6 +1564,7 @@ function wire() {
   els.newForm.addEventListener('submit', createSession);
   els.newCancel.addEventListener('click', () => els.newDialog.close());
   els.closeSession.addEventListener('click', confirmClose);
+  els.forkSession.addEventListener('click', forkCurrent);
   els.shareSession.addEventListener('click', () => shares.open());
   els.signinForm.addEventListener('submit', submitSignIn);
   els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });

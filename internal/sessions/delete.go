@@ -1,0 +1,123 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Deleting a session (ACP session/delete): the gateway closes it, which removes it everywhere (log, store,
+// directory), and then asks the agent to delete its own copy when the agent advertises
+// sessionCapabilities.delete. The agent that served the session is stopped by the close, so a short-lived
+// agent process of the same configuration, in the same cwd, is started for the request, as a re-attach
+// starts one to load the session.
+
+// What became of the agent's own copy of a deleted session (AgentDeletion.Status).
+const (
+	AgentDeleted     = "deleted"     // the agent answered session/delete
+	AgentUnsupported = "unsupported" // the agent does not advertise session/delete (or never opened the session)
+	AgentDeleteError = "failed"      // the agent could not be started or answered an error; Detail says which
+)
+
+// AgentDeletion says what became of the agent's own copy of a deleted session.
+type AgentDeletion struct {
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// DeleteAs deletes s for who (the owner or an admin, as for a close), audited: the session is closed and
+// removed as CloseAs does, then the agent's copy is deleted where the agent supports it. The session is gone
+// whatever the agent answers; the result says what became of the agent's copy.
+func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+	if err := s.allow(who, AccessOwn); err != nil {
+		return AgentDeletion{}, err
+	}
+	if s.remote != nil {
+		return s.deleteRemote(ctx, who, reason)
+	}
+	s.mu.Lock()
+	agentSID, caps := s.agentSID, s.initInfo.AgentCapabilities
+	s.mu.Unlock()
+	if len(nullToNil(caps)) == 0 {
+		if known := s.reg.probes.known(s.spec); known != nil {
+			caps = known.Capabilities
+		}
+	}
+	s.audit(who, "delete", "reason", reason)
+	s.Close(reason)
+	switch {
+	case agentSID == "":
+		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent never opened the session"}, nil
+	case len(nullToNil(caps)) > 0 && !canDelete(caps):
+		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}, nil
+	}
+	return s.deleteAgentCopy(ctx, agentSID), nil
+}
+
+// deleteAgentCopy starts the session's agent again, in its cwd checked anew against the workspace roots,
+// sends session/delete for agentSID when its initialize advertises it, and stops it.
+func (s *Session) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
+	failed := func(err error) AgentDeletion {
+		s.logger.Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
+		if IsStartFailure(err) { // its text names the gateway's paths
+			return AgentDeletion{Status: AgentDeleteError, Detail: "the agent could not be started; the gateway log has the reason"}
+		}
+		return AgentDeletion{Status: AgentDeleteError, Detail: err.Error()}
+	}
+	if _, err := s.reg.confine(s.Cwd); err != nil {
+		return failed(err)
+	}
+	conn, fail, err := s.launchAgent(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	defer s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+	s.mu.Lock()
+	caps := s.initInfo.AgentCapabilities
+	s.mu.Unlock()
+	if !canDelete(caps) {
+		conn.Stop()
+		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	defer cancel()
+	if _, err := conn.Call(cctx, acp.AgentMethodSessionDelete, map[string]any{"sessionId": agentSID}); err != nil {
+		return failed(fail(acp.AgentMethodSessionDelete, callError(cctx, err, s.reg.cfg.CallTimeout)))
+	}
+	conn.Stop()
+	s.logger.Info("the agent deleted its copy of the session", "agentSession", agentSID)
+	return AgentDeletion{Status: AgentDeleted}
+}
+
+// canDelete reads sessionCapabilities.delete (an object when supported) from an agent's agentCapabilities.
+func canDelete(caps json.RawMessage) bool {
+	var c struct {
+		Session struct {
+			Delete json.RawMessage `json:"delete"`
+		} `json:"sessionCapabilities"`
+	}
+	return json.Unmarshal(caps, &c) == nil && len(nullToNil(c.Session.Delete)) > 0
+}
+
+// deleteRemote deletes a follower's session on its owner, which deletes the agent's copy there. With the
+// owner gone, the session is removed as a close removes it, and the agent's copy stays.
+func (s *Session) deleteRemote(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+	s.mu.Lock()
+	node, st := s.remote.node, s.status
+	s.mu.Unlock()
+	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
+		if err := s.removeForGoneOwner(who, reason); err != nil {
+			return AgentDeletion{}, err
+		}
+		return AgentDeletion{Status: AgentDeleteError, Detail: fmt.Sprintf("node %q, which ran the agent, is not live", node)}, nil
+	}
+	var d AgentDeletion
+	cfg := s.reg.cfg // the close, then an agent start and its answer
+	bound := cfg.CancelGrace + 6*cfg.StopGrace + dirWriteTimeout + s.reg.startBound() + cfg.CallTimeout
+	err := s.route(context.WithoutCancel(ctx), opClose, who, closeArgs{Reason: reason, Delete: true}, bound, &d)
+	return d, err
+}

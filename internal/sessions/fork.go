@@ -1,0 +1,196 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// Forking a session (ACP session/fork): a new gateway session, with an agent process of its own like every
+// session, whose agent is asked to fork the source's agent session instead of opening a new one. Its log
+// starts with the source's transcript up to the fork (the same updates a session/load replays), so every
+// face shows the history; from then on the two sessions are independent.
+
+// ErrForkUnsupported is a fork of a session whose agent does not advertise sessionCapabilities.fork.
+var ErrForkUnsupported = errors.New("agent does not support session/fork")
+
+// ForkOptions are a client's choices for a fork; what they leave out comes from the source.
+type ForkOptions struct {
+	Cwd string // "" = the source's; else absolute, confined by the workspace roots
+	// AdditionalDirs nil = the source's; an empty slice = none.
+	AdditionalDirs []string
+	// MCPServers are the forker's own; the source's client servers are not carried over (they may hold
+	// its owner's secrets).
+	MCPServers []agents.MCPServer
+}
+
+// forkPoint is what a fork takes from its source: the agent session to fork and the transcript so far.
+type forkPoint struct {
+	agentSID string
+	history  [][]byte // session/update params, as Replay gives them
+}
+
+// ForkAs forks src for who, who must be allowed to act on it (a viewer observes only), and returns the new
+// session, owned by who. A turn running in src is ErrTurnRunning: the agent's copy of a turn in progress
+// would not match the transcript the fork starts with.
+func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
+	if err := src.allow(who, AccessAct); err != nil {
+		return nil, err
+	}
+	if src.remote != nil {
+		if err := src.ended(); err != nil {
+			return nil, err
+		}
+		return r.forkRemote(ctx, who, src, opts)
+	}
+	point, err := src.forkPoint(r.agentCaps(ctx, src))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Cwd == "" {
+		opts.Cwd = src.Cwd
+	}
+	if opts.AdditionalDirs == nil {
+		opts.AdditionalDirs = src.AdditionalDirs
+	}
+	s, err := r.Create(ctx, CreateOptions{
+		Agent: src.Agent, Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs, PermissionPolicy: src.Policy,
+		Owner: who, MCPServers: opts.MCPServers, fork: point,
+	})
+	if err == nil {
+		src.audit(who, "fork", "into", s.ID)
+	}
+	return s, err
+}
+
+// agentCaps are the agentCapabilities s's agent answered at its last start here, else those of a probe of
+// the agent (a session restored from the store has not started its agent in this process).
+func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
+	s.mu.Lock()
+	caps := s.initInfo.AgentCapabilities
+	s.mu.Unlock()
+	if len(nullToNil(caps)) > 0 {
+		return caps
+	}
+	if ai, ok := r.AgentInit(ctx, s.Agent); ok {
+		return ai.Capabilities
+	}
+	return nil
+}
+
+// forkPoint checks src can be forked now (its agent's capabilities are caps) and takes the point to fork at,
+// under one lock so no turn starts between the check and the transcript.
+func (s *Session) forkPoint(caps json.RawMessage) (*forkPoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.status == store.StatusClosed:
+		return nil, ErrClosed
+	case s.status == store.StatusFailed:
+		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
+		return nil, fmt.Errorf("%w: a session is forked between turns", ErrTurnRunning)
+	case s.status == store.StatusStarting || s.agentSID == "":
+		return nil, ErrNotReady
+	}
+	if !canFork(caps) {
+		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", ErrForkUnsupported, s.Agent)
+	}
+	return &forkPoint{agentSID: s.agentSID, history: s.tctx.Replay()}, nil
+}
+
+// canFork reads sessionCapabilities.fork (an object when supported) from an agent's agentCapabilities.
+func canFork(caps json.RawMessage) bool {
+	var c struct {
+		Session struct {
+			Fork json.RawMessage `json:"fork"`
+		} `json:"sessionCapabilities"`
+	}
+	return json.Unmarshal(caps, &c) == nil && len(nullToNil(c.Session.Fork)) > 0
+}
+
+// logHistory logs a fork's inherited transcript as the first frames of its log, translated and folded as
+// an agent's updates are (outside any turn), and records where the fork's own frames begin.
+func (s *Session) logHistory(history [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	meta := translate.GatewayMeta{Epoch: s.Epoch}
+	for _, params := range history {
+		u, err := s.tctx.UpdateFrame(params, meta)
+		if err != nil {
+			s.logger.Warn("fork: dropping a malformed transcript update", "err", err)
+			continue
+		}
+		if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+			s.logger.Error("append to log", "method", "session/update", "err", err)
+		}
+	}
+	_, s.forkedAt = s.log.Bounds()
+}
+
+// ForkedAt is the seq of the last inherited frame of a fork's log (0 for a session that is no fork): an ACP
+// client of the fork, which has the source's history already, streams from there.
+func (s *Session) ForkedAt() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forkedAt
+}
+
+// forkArgs are a routed fork's options (opFork).
+type forkArgs struct {
+	Cwd            string          `json:"cwd,omitempty"`
+	AdditionalDirs []string        `json:"additionalDirectories"`
+	MCPServers     json.RawMessage `json:"mcpServers,omitempty"`
+}
+
+// forkRemote has the node that owns src fork it there; the fork is that node's session and this node serves
+// a follower of it, as for a create routed to another node.
+func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
+	args := forkArgs{Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs}
+	if len(opts.MCPServers) > 0 {
+		args.MCPServers, _ = json.Marshal(opts.MCPServers)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	src.mu.Lock()
+	node := src.remote.node
+	src.mu.Unlock()
+	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
+	if err != nil {
+		return nil, err
+	}
+	return r.followCreated(ctx, CreateOptions{Owner: who, Node: node}, rep)
+}
+
+// serveFork forks a session this node owns for the node that received the fork.
+func (r *Registry) serveFork(ctx context.Context, cmd store.Command) store.Reply {
+	var a forkArgs
+	if err := decodeArgs(cmd, &a); err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	opts := ForkOptions{Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs}
+	if len(a.MCPServers) > 0 {
+		var err error
+		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
+			return ReplyTo(nil, 0, fmt.Errorf("%w: %v", ErrBadRequest, err))
+		}
+	}
+	src, err := r.owned(cmd.SID)
+	if err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	s, err := r.ForkAs(ctx, cmd.Principal, src, opts)
+	if err != nil {
+		return ReplyTo(nil, 0, err)
+	}
+	return ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.log.Head(), nil)
+}
