@@ -378,10 +378,18 @@ func (c *config) checkIdentity() error {
 	return nil
 }
 
-// isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot.
+// isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot, and
+// each "per-principal" one a directory there for its principals' HOMEs.
 func (c *config) isolateHomes(specs []agents.Spec) error {
 	for i := range specs {
-		if specs[i].Home != "isolated" {
+		if specs[i].Home == agents.HomePerPrincipal {
+			specs[i].SetHomeRoot(c.homeRoot)
+			if err := os.MkdirAll(specs[i].Env["HOME"], 0o700); err != nil {
+				return fmt.Errorf("agent %q: per-principal home: %v", specs[i].Name, err)
+			}
+			continue
+		}
+		if specs[i].Home != agents.HomeIsolated {
 			continue
 		}
 		dir := filepath.Join(c.homeRoot, specs[i].Name)

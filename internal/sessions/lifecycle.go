@@ -64,6 +64,9 @@ func (s *Session) start(ctx context.Context) error {
 // agent and describes a failed step.
 func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	cfg := s.reg.cfg
+	if err := s.spec.MakeHome(); err != nil {
+		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
+	}
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
 		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
