@@ -262,3 +262,48 @@ func TestTerminalLoginCallback(t *testing.T) {
 		t.Fatalf("ann's session after the OAuth login: %d %s %s", st, code, body)
 	}
 }
+
+// TestPerPrincipalHomeKeepsTheProbe: a session's start refreshes what GET /v1/agents reports about its agent;
+// with a HOME per principal that start must not make the agent's answer look stale, so listing the agents
+// after it starts no further process.
+func TestPerPrincipalHomeKeepsTheProbe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	if err := os.Mkdir(pids, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agentsFile := filepath.Join(dir, "agents.json")
+	b, _ := json.Marshal(map[string]any{"agent_servers": map[string]any{"ta": map[string]any{
+		"command": testAgentBinary(t), "args": []string{"-mode", "echo", "-pid-dir", pids}, "home": "per-principal",
+		"confine": map[string]any{"write": []string{pids}}}}})
+	if err := os.WriteFile(agentsFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := startWithUsers(t, "--agents", agentsFile, "--default-agent", "ta", "--home-root", filepath.Join(dir, "homes"))
+	started := func() int {
+		entries, err := os.ReadDir(pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	if st, _, body := g.request("POST", "/v1/sessions", []byte(`{}`), as("ann")); st != http.StatusCreated {
+		t.Fatalf("ann's session: %d %s", st, body)
+	}
+	before := started()
+	if before == 0 {
+		t.Fatal("the agent recorded no pid")
+	}
+	for range 2 {
+		if st, _, body := g.request("GET", "/v1/agents", nil, as("bob")); st != http.StatusOK || !strings.Contains(body, `"probedAt"`) {
+			t.Fatalf("GET /v1/agents: %d %s", st, body)
+		}
+	}
+	if n := started(); n != before {
+		t.Errorf("listing the agents started %d more agent processes after ann's session", n-before)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "homes", "ta", "ann")); err != nil {
+		t.Errorf("ann's HOME: %v", err)
+	}
+}

@@ -95,7 +95,11 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
 	s.canLoad, s.canResume = canLoad, canResume
 	s.mu.Unlock()
-	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
+	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
+	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
+	if base, ok := s.reg.agents[s.Agent]; ok {
+		s.reg.probes.record(base, ai)
+	}
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
 		conn.Stop()
 		return nil, nil, err
