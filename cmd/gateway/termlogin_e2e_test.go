@@ -157,8 +157,14 @@ func TestTerminalLoginOverWebSocket(t *testing.T) {
 		t.Errorf("the terminal did not echo the code and the result:\n%s", s.out.String())
 	}
 
-	if st, code, body := g.request("POST", "/v1/sessions", []byte(`{}`), as("ann")); st != http.StatusCreated {
+	st, code, body := g.request("POST", "/v1/sessions", []byte(`{}`), as("ann"))
+	var sess struct{ ID string }
+	if st != http.StatusCreated || json.Unmarshal([]byte(body), &sess) != nil {
 		t.Fatalf("ann's session after her login: %d %s %s", st, code, body)
+	}
+	if st, _, events := g.request("GET", "/v1/sessions/"+sess.ID+"/events", nil, as("ann")); st != http.StatusOK ||
+		strings.Contains(events, loginBanner) || strings.Contains(events, loginCode) {
+		t.Errorf("ann's event log: %d, holds the login's output: %s", st, events)
 	}
 	if st, _, body := g.request("POST", "/v1/sessions", []byte(`{}`), as("bob")); st == http.StatusCreated {
 		t.Errorf("bob's session started on ann's login: %s", body)

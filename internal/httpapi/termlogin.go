@@ -274,7 +274,9 @@ func (s *Server) loginCallback(w http.ResponseWriter, r *http.Request) error {
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Del("Set-Cookie") // never set on the gateway's origin by a login command
+			// Whatever the command answers is shown on the gateway's origin: no scripts, no sniffing.
 			resp.Header.Set("Content-Security-Policy", "sandbox")
+			resp.Header.Set("X-Content-Type-Options", "nosniff")
 			return nil
 		},
 	}
