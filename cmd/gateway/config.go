@@ -189,7 +189,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.natsReplicas, "nats-replicas", 3, "with --nats-url: replicas of the log stream and the buckets (at least 1)")
 	fs.StringVar(&c.nodeID, "node-id", "", "with --nats-url: this node's id, unique among live nodes ([A-Za-z0-9_-]{1,64}; default: the hostname, other characters as -)")
 	fs.StringVar(&c.advertiseURL, "advertise-url", "", "with --nats-url: the URL GET /v1/nodes shows for this node (default: http://<the listen address>, https:// with --tls-cert)")
-	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
+	fs.StringVar(&c.homeRoot, "home-root", "", `parent of the HOME directories of agents with "home": "isolated" or "per-principal" (default: $XDG_STATE_HOME/acp-gateway/homes or ~/.local/state/acp-gateway/homes)`)
 
 	fs.StringVar(&c.confine, "confine", confineAuto, "confinement of agents, their terminals and the MCP servers they start: auto (Landlock when the kernel has it), landlock (refuse to start without it) or off")
 
@@ -378,10 +378,18 @@ func (c *config) checkIdentity() error {
 	return nil
 }
 
-// isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot.
+// isolateHomes gives each agent configured with "home": "isolated" a HOME of its own under homeRoot, and
+// each "per-principal" one a directory there for its principals' HOMEs.
 func (c *config) isolateHomes(specs []agents.Spec) error {
 	for i := range specs {
-		if specs[i].Home != "isolated" {
+		if specs[i].Home == agents.HomePerPrincipal {
+			specs[i].SetHomeRoot(c.homeRoot)
+			if err := os.MkdirAll(specs[i].Env["HOME"], 0o700); err != nil {
+				return fmt.Errorf("agent %q: per-principal home: %v", specs[i].Name, err)
+			}
+			continue
+		}
+		if specs[i].Home != agents.HomeIsolated {
 			continue
 		}
 		dir := filepath.Join(c.homeRoot, specs[i].Name)

@@ -50,6 +50,9 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 			}
 		},
 		"GET /acp": nil, "GET /acp/{agent}": nil, // the JSON-RPC table below
+		// Terminal logins: TestTerminalLoginOverWebSocket (another's login is not found on every route).
+		"POST /v1/agents/{agent}/login/terminal": nil, "GET /v1/agents/{agent}/login/terminal/{loginId}": nil,
+		"DELETE /v1/agents/{agent}/login/terminal/{loginId}": nil, "GET /v1/agents/{agent}/login/terminal/{loginId}/callback/{port}/*": nil,
 		// Streamable HTTP: TestOwnershipOverStreamableHTTP (another's connection id is unknown; its sessions are
 		// not there).
 		"POST /acp": nil, "DELETE /acp": nil, "POST /acp/{agent}": nil, "DELETE /acp/{agent}": nil,

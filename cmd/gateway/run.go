@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/termlogin"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/acp-gateway/gateway/web"
 )
@@ -231,7 +233,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer ident.stop()
 	auth := ident.auth
+	logins := termlogin.New(termlogin.Config{
+		Specs: specs, Env: cfg.agentEnv, Workdir: cfg.workdir, Confiner: confiner, Logger: logger,
+		AuthMethods: func(ctx context.Context, agent string) (json.RawMessage, bool) {
+			ai, ok := reg.AgentInit(ctx, agent)
+			return ai.AuthMethods, ok
+		},
+	})
 	api := &httpapi.Server{
+		Logins:   logins,
 		Registry: reg, WS: wsh, ACP: acph, Logger: logger, OpenAPI: root.OpenAPI, Web: web.FS(),
 		MaxBodyBytes: cfg.maxBodyBytes, Version: version, Commit: build.Commit, BuildDate: build.Date,
 		SSEHeartbeat: cfg.sseHeartbeat, StreamWriteTimeout: cfg.writeTimeout, StreamQueueFrames: cfg.wsQueueFrames, StreamQueueBytes: cfg.wsQueueBytes, Auth: auth, Metrics: m, Tracer: tracer, AllowedOrigins: splitList(cfg.allowedOrigins),
@@ -281,7 +291,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// ends, /acp and event streams right after).
 	api.SetDraining()
 	var errs [4]error
-	errs[0] = reg.Shutdown(sctx)
+	errs[0] = errors.Join(reg.Shutdown(sctx), logins.Shutdown(sctx))
 	api.EndStreams()
 	wsh.Drain()
 	var wg sync.WaitGroup

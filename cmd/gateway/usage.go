@@ -21,7 +21,9 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
                   are passed on from the gateway's own)
   "kind"          "acp" (default): it speaks ACP over stdio; "events": it speaks the native event dialect
                   (docs/events.md) and the gateway adapts it
-  "home"          "isolated": it gets a HOME of its own under --home-root, its state and logins kept apart
+  "home"          "isolated": it gets a HOME of its own under --home-root, its state and logins kept apart;
+                  "per-principal": each principal gets its own HOME there (<root>/<name>/<principal>), so
+                  one user's login (a terminal login from the UI) is never used for another's sessions
   "authenticate"  an ACP auth method id sent as "authenticate" before session/new (e.g. "openai-api-key")
   "mcpServers"    MCP servers passed to it on every session/new, in ACP's shape: [{"name", "command", "args",
                   "env": [{"name", "value"}]}] or [{"type": "http"|"sse", "name", "url", "headers": [...]}]

@@ -31,8 +31,10 @@ type Spec struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"-"` // added to the allowlisted environment; never shown to clients
 	// Home is "isolated" for an agent that gets a HOME of its own (its state kept apart from the user's),
-	// or "" for the gateway's HOME.
+	// "per-principal" for one HOME per principal under HomeRoot (home.go), or "" for the gateway's HOME.
 	Home string `json:"-"`
+	// HomeRoot holds the per-principal HOMEs of a "per-principal" agent; "" otherwise.
+	HomeRoot string `json:"-"`
 	// AuthMethod, when set, is sent as ACP `authenticate {methodId}` after initialize and before
 	// session/new (codex-acp with an API key in its env: "openai-api-key").
 	AuthMethod string `json:"-"`
@@ -95,8 +97,11 @@ func parseAgentServers(data []byte) ([]Spec, error) {
 		if a.Command == "" {
 			return nil, fmt.Errorf("agent %q has no command", n)
 		}
-		if a.Home != "" && a.Home != "isolated" {
-			return nil, fmt.Errorf(`agent %q: "home" must be "isolated" or absent`, n)
+		if a.Home != "" && a.Home != HomeIsolated && a.Home != HomePerPrincipal {
+			return nil, fmt.Errorf(`agent %q: "home" must be "isolated", "per-principal" or absent`, n)
+		}
+		if a.Home == HomePerPrincipal && kind != KindACP {
+			return nil, fmt.Errorf(`agent %q: "home": "per-principal" needs kind "acp"`, n)
 		}
 		mcp, err := ParseMCPServers(a.MCP)
 		if err != nil {

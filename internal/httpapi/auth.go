@@ -105,8 +105,8 @@ func boolInt(b bool) int {
 const bearerProtocolPrefix = "bearer."
 
 // streamRoute reports whether r is a GET of a stream route a browser opens without headers
-// (`/v1/sessions/{id}/ws`, `/v1/sessions/{id}/events`, `/acp`, `/acp/{agent}`), and the session it names.
-// It reads the path itself: authentication runs before routing.
+// (`/v1/sessions/{id}/ws`, `/v1/sessions/{id}/events`, `/acp`, `/acp/{agent}`, a terminal login's socket),
+// and the session it names. It reads the path itself: authentication runs before routing.
 func streamRoute(r *http.Request) (session string, ok bool) {
 	if r.Method != http.MethodGet {
 		return "", false
@@ -117,6 +117,9 @@ func streamRoute(r *http.Request) (session string, ok bool) {
 	}
 	if agent, found := strings.CutPrefix(p, "/acp/"); found {
 		return "", agent != "" && !strings.Contains(agent, "/")
+	}
+	if rest, found := strings.CutPrefix(p, "/v1/agents/"); found {
+		return "", isLoginSocket(rest) // a terminal login's socket (termlogin.go)
 	}
 	rest, found := strings.CutPrefix(p, "/v1/sessions/")
 	if !found {

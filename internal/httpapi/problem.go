@@ -30,6 +30,8 @@ type Problem struct {
 	// StartedBy, with TurnID, names the running turn of a turn_running and who started it: the client joins it
 	// (GET /turn?wait=true) and prompts again once it ended.
 	StartedBy *principal.Ref `json:"startedBy,omitempty"`
+	// LoginID names the caller's running terminal login of a login_in_progress: attach to it or cancel it.
+	LoginID string `json:"loginId,omitempty"`
 }
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/telemetry"
+	"github.com/acp-gateway/gateway/internal/termlogin"
 	"github.com/acp-gateway/gateway/internal/ws"
 	"github.com/go-chi/chi/v5"
 )
@@ -35,6 +36,8 @@ type Server struct {
 	Auth              *Auth             // nil = no authentication
 	Metrics           *metrics.Metrics  // nil = no metrics
 	Tracer            *telemetry.Tracer // nil = no traces: no span per request
+	// Logins runs agents' terminal logins (termlogin.go); nil = none (their routes answer 404).
+	Logins *termlogin.Manager
 	// SSEHeartbeat is the interval of the comment that keeps idle event streams alive through proxies;
 	// 0 = 15 s.
 	SSEHeartbeat time.Duration
@@ -130,6 +133,12 @@ func (s *Server) Handler() http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		r.Method(http.MethodGet, "/me", handlerFunc(s.me))
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
+		r.Route("/agents/{agent}/login/terminal", func(r chi.Router) {
+			r.Method(http.MethodPost, "/", handlerFunc(s.startTerminalLogin))
+			r.Method(http.MethodGet, "/{loginId}", requireUpgrade(s.serveTerminalLogin))
+			r.Method(http.MethodDelete, "/{loginId}", handlerFunc(s.cancelTerminalLogin))
+			r.Method(http.MethodGet, "/{loginId}/callback/{port}/*", handlerFunc(s.loginCallback))
+		})
 		r.Method(http.MethodGet, "/nodes", handlerFunc(s.listNodes))
 		r.Method(http.MethodPost, "/ws-tickets", handlerFunc(s.wsTicket))
 		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))

@@ -25,11 +25,12 @@ type AgentInit struct {
 func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
 	// The gateway serves fs/* and terminal/* itself, confined to the session cwd (fs.go, terminal.go).
 	// `_meta.terminal_output`: the UI renders a tool call's `_meta.terminal_output` as live terminal output
-	// (docs/ui.md). `elicitation`: both modes are put to the session's users (elicitation.go).
+	// (docs/ui.md). `elicitation`: both modes are put to the session's users (elicitation.go). `auth.terminal`:
+	// the gateway runs a terminal auth method's login command in a PTY for the browser (package termlogin).
 	res, err := conn.Call(ctx, acp.AgentMethodInitialize, map[string]any{
 		"protocolVersion": acp.ProtocolVersionNumber,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": true, "_meta": map[string]bool{"terminal_output": true},
-			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}, "auth": map[string]bool{"terminal": true}},
 		"clientInfo": map[string]string{"name": "acp-gateway", "version": version},
 	})
 	if err != nil {

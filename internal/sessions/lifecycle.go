@@ -76,6 +76,9 @@ func (s *Session) start(ctx context.Context) error {
 // agent and describes a failed step.
 func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	cfg := s.reg.cfg
+	if err := s.spec.MakeHome(); err != nil {
+		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
+	}
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
 		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
@@ -104,7 +107,11 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
 	s.canLoad, s.canResume = canLoad, canResume
 	s.mu.Unlock()
-	s.reg.probes.record(s.spec, ai) // every start refreshes what faces report about the agent
+	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
+	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
+	if base, ok := s.reg.agents[s.Agent]; ok {
+		s.reg.probes.record(base, ai)
+	}
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
 		conn.Stop()
 		return nil, nil, err

@@ -103,6 +103,7 @@ type Session struct {
 }
 
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
+	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
 	s := &Session{
 		ID:             id,
 		Agent:          spec.Name,

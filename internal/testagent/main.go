@@ -41,6 +41,8 @@
 //	          byte length), the prompt's _meta traceparent and tracestate, and the clientCapabilities of
 //	          initialize (echo.go), then ends the turn. A session opened with additionalDirectories (-additional-dirs
 //	          advertises them) gets a line "additionalDirectories [a b]" before the last one.
+//	login     offers terminal auth methods and answers session/new with auth_required until their login
+//	          command (-login-code, -login-oauth) wrote a credential under $HOME (login.go).
 //	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
 //	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
 //
@@ -180,6 +182,10 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		os.Exit(4)
 	}
 	a.recordClientCaps(p.ClientCapabilities)
+	if a.mode == "login" {
+		return acp.InitializeResponse{ProtocolVersion: a.protoVersion, AgentInfo: &acp.Implementation{Name: "testagent-login", Version: "0"},
+			AuthMethods: loginMethods()}, nil
+	}
 	if a.initChild {
 		child := sleeper(1000)
 		if err := child.Start(); err != nil {
@@ -239,6 +245,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
 		return acp.NewSessionResponse{}, acp.NewInternalError(errData)
+	}
+	if a.mode == "login" && !loggedIn() {
+		return acp.NewSessionResponse{}, acp.NewAuthRequired(map[string]string{"reason": "log in first: no credential under $HOME"})
 	}
 	if a.mode == "mcp" {
 		if err := refuseMCP(a.out, p.McpServers); err != nil {
@@ -518,8 +527,15 @@ func main() {
 	recordDir := flag.String("record", "", "directory where session/fork and session/delete leave a file; echo names the session (fork.go)")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
 	writePath := flag.String("write", "", "be a terminal command: write \"written\" to this file and print one line saying whether it could")
+	loginCmd := flag.Bool("login-code", false, "be the login mode's login command: prompt for a code (login.go)")
+	loginHang := flag.Bool("login-hang", false, "with -login-code: never read the code")
+	loginOAuth := flag.Bool("login-oauth", false, "be the login mode's loopback OAuth login command (login.go)")
 	flag.Parse()
 	switch {
+	case *loginCmd:
+		os.Exit(loginWithCode(*loginHang))
+	case *loginOAuth:
+		os.Exit(loginWithOAuth())
 	case *readPaths != "" || *writePath != "":
 		tryAccess(*readPaths, *writePath)
 		return

@@ -98,4 +98,7 @@ export const api = {
   shares: (id) => request('GET', `/v1/sessions/${enc(id)}/shares`),
   share: (id, principal, role) => request('PUT', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`, { role }),
   unshare: (id, principal) => request('DELETE', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`),
+  startTerminalLogin: (agent, methodId, cols, rows) =>
+    request('POST', `/v1/agents/${enc(agent)}/login/terminal`, { methodId, cols, rows }),
+  cancelTerminalLogin: (agent, loginId) => request('DELETE', `/v1/agents/${enc(agent)}/login/terminal/${enc(loginId)}`),
 };
