@@ -137,6 +137,8 @@ func (s *Server) Handler() http.Handler {
 		r.Route("/sessions/{id}", func(r chi.Router) {
 			r.Method(http.MethodGet, "/", handlerFunc(s.getSession))
 			r.Method(http.MethodDelete, "/", handlerFunc(s.deleteSession))
+			r.Method(http.MethodPatch, "/", handlerFunc(s.renameSession))
+			r.Method(http.MethodGet, "/files", handlerFunc(s.listFiles))
 			r.Method(http.MethodPost, "/prompt", handlerFunc(s.prompt))
 			r.Method(http.MethodGet, "/turn", handlerFunc(s.getTurn))
 			r.Method(http.MethodPost, "/cancel", handlerFunc(s.cancel))

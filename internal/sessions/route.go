@@ -33,6 +33,8 @@ const (
 	opUnshare      = "unshare"
 	opAuthenticate = "authenticate"
 	opAttachMCP    = "attach_mcp"
+	opRename       = "rename"
+	opListFiles    = "list_files"
 )
 
 type promptArgs struct {
