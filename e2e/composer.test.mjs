@@ -215,6 +215,41 @@ test('sessions: rename inline (others see it live, it is kept), search by title,
   await closePage(page);
 });
 
+test('new session: Browse picks a cwd within the workspace roots', { timeout: 90000 }, async () => {
+  const page = await openPage(ctx);
+  await page.setViewportSize({ width: 390, height: 780 });
+  await page.goto(gw.base + '/');
+  await page.click('#menu-toggle');
+  await page.click('#new-session');
+  await page.waitForSelector('#new-dialog[open]');
+  await page.click('.cwd-browse');
+  await page.waitForSelector('.cwd-dir');
+  const names = () => page.$$eval('.cwd-dir .cwd-name', (els) => els.map((e) => e.textContent));
+  // It opens at the default cwd (--workdir): its folders, not node_modules.
+  assert.deepEqual(await names(), ['docs', 'projects', 'src']);
+  await page.click('.cwd-dir[data-path$="/projects"]');
+  await page.waitForSelector('.cwd-dir[data-path$="/alpha"]');
+  assert.deepEqual(await names(), ['alpha', 'beta']);
+  await page.click('.cwd-up');
+  await page.waitForSelector('.cwd-dir[data-path$="/src"]');
+  await page.click('.cwd-dir[data-path$="/projects"]');
+  await page.click('.cwd-dir[data-path$="/beta"]');
+  await page.waitForSelector('.cwd-none');
+  const inView = await page.$eval('.cwd-picker', (e) => { const r = e.getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; });
+  assert.ok(inView, 'the picker is off screen');
+  await shot(page, 'composer-07-cwd-picker');
+  await page.click('.cwd-use');
+  await page.waitForSelector('.cwd-picker', { state: 'hidden' });
+  const picked = await page.inputValue('#new-cwd');
+  assert.ok(picked.endsWith(path.join('projects', 'beta')), picked);
+  await page.selectOption('#new-policy', 'approve-all');
+  await page.click('#new-create');
+  await page.waitForFunction(() => /^#\/s\//.test(location.hash));
+  const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#\/s\//, ''));
+  assert.equal((await snapshotOf(id)).cwd, picked);
+  await closePage(page);
+});
+
 test('narrow screen: commands, mentions, message actions and the session tools fit 390 px', { timeout: 90000 }, async () => {
   const page = await openPage(ctx);
   await page.setViewportSize({ width: 390, height: 780 });

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -208,5 +209,62 @@ func TestSessionRenameRights(t *testing.T) {
 	var res struct{ Title string }
 	if st != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Title != "by bob" {
 		t.Fatalf("collaborator renames: %d %s", st, body)
+	}
+}
+
+// TestWorkspaceDirs: GET /v1/workspace/dirs lists the workspace roots, then the real directories under one
+// (no files, symlinks, hidden directories, .git or node_modules), and refuses a path outside the roots or one
+// that a symlink leads out of.
+func TestWorkspaceDirs(t *testing.T) {
+	workdir, outside := t.TempDir(), t.TempDir()
+	writeTree(t, workdir, "projects/alpha/x", "projects/beta/x", ".hidden/x", "node_modules/x", "file.txt")
+	if err := os.Symlink(outside, filepath.Join(workdir, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, "--workdir", workdir)
+	real, _ := filepath.EvalSymlinks(workdir)
+	type dirs struct {
+		Roots   []string
+		Default string
+		Path    string
+		Parent  string
+		Dirs    []struct{ Path, Name string }
+	}
+	get := func(q string) dirs {
+		t.Helper()
+		var d dirs
+		if code := g.do("GET", "/v1/workspace/dirs"+q, nil, &d); code != http.StatusOK {
+			t.Fatalf("%s: %d", q, code)
+		}
+		return d
+	}
+	names := func(d dirs) string {
+		var n []string
+		for _, e := range d.Dirs {
+			n = append(n, e.Name)
+		}
+		return strings.Join(n, " ")
+	}
+	if d := get(""); len(d.Roots) != 1 || d.Roots[0] != real || len(d.Dirs) != 1 || d.Dirs[0].Path != real {
+		t.Fatalf("roots: %+v", d)
+	}
+	if d := get("?path=" + real); names(d) != "projects" || d.Parent != "" || d.Path != real {
+		t.Fatalf("the root: %+v", d)
+	}
+	if d := get("?path=" + filepath.Join(real, "projects")); names(d) != "alpha beta" || d.Parent != real || d.Dirs[0].Path != filepath.Join(real, "projects", "alpha") {
+		t.Fatalf("projects: %+v", d)
+	}
+	for q, want := range map[string]string{
+		outside:                            "403 forbidden_cwd",
+		filepath.Join(real, "link-out"):    "403 forbidden_cwd",
+		filepath.Join(real, "..", "other"): "403 forbidden_cwd",
+		"relative/path":                    "400 bad_request",
+		filepath.Join(real, "file.txt"):    "400 bad_request",
+		filepath.Join(real, "missing"):     "400 bad_request",
+	} {
+		st, code, body := g.request("GET", "/v1/workspace/dirs?path="+q, nil, nil)
+		if got := fmt.Sprintf("%d %s", st, code); got != want {
+			t.Errorf("%s: %s (%s), want %s", q, got, body, want)
+		}
 	}
 }

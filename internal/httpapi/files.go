@@ -54,3 +54,14 @@ func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{"id": sess.ID, "title": title})
 	return nil
 }
+
+// workspaceDirs is `GET /v1/workspace/dirs?path=`: the workspace roots, or the directories under path, for a
+// client's cwd picker.
+func (s *Server) workspaceDirs(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.Registry.WorkspaceDirs(r.URL.Query().Get("path"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

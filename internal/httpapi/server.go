@@ -131,6 +131,7 @@ func (s *Server) Handler() http.Handler {
 		r.Method(http.MethodGet, "/me", handlerFunc(s.me))
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
 		r.Method(http.MethodGet, "/nodes", handlerFunc(s.listNodes))
+		r.Method(http.MethodGet, "/workspace/dirs", handlerFunc(s.workspaceDirs))
 		r.Method(http.MethodPost, "/ws-tickets", handlerFunc(s.wsTicket))
 		r.Method(http.MethodGet, "/sessions", handlerFunc(s.listSessions))
 		r.Method(http.MethodPost, "/sessions", handlerFunc(s.createSession))

@@ -82,6 +82,7 @@ export const api = {
   sessions: () => request('GET', '/v1/sessions'),
   session: (id) => request('GET', `/v1/sessions/${enc(id)}`),
   createSession: (body) => request('POST', '/v1/sessions', body),
+  workspaceDirs: (path) => request('GET', `/v1/workspace/dirs${path ? `?path=${enc(path)}` : ''}`),
   rename: (id, title) => request('PATCH', `/v1/sessions/${enc(id)}`, { title }),
   files: (id, q, limit) => request('GET', `/v1/sessions/${enc(id)}/files?q=${enc(q)}&limit=${limit}`),
   closeSession: (id) => request('DELETE', `/v1/sessions/${enc(id)}`),

@@ -19,6 +19,7 @@ import { SlashMenu, commandHint } from './slash.js';
 import { MentionMenu } from './mentions.js';
 import { MessageActions } from './msgactions.js';
 import { SessionTools } from './sessionsearch.js';
+import { CwdPicker } from './cwdpicker.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -146,6 +147,11 @@ const sessionTools = new SessionTools(els.sessionList, els.sessionList, {
   },
   canRename: (s) => s.status !== 'closed' && !(state.cur && state.cur.id === s.id && state.cur.readOnly),
   onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
+});
+
+const cwdPicker = new CwdPicker(els.newCwd, (path) => api.workspaceDirs(path), (err) => {
+  els.newError.textContent = 'Could not list folders: ' + errorText(err);
+  els.newError.hidden = false;
 });
 
 // The open session's sharing dialog; a listing the gateway refuses (403, 404) hides the Share button.
@@ -522,6 +528,7 @@ function openNewDialog(agent) {
     return;
   }
   els.newError.hidden = true;
+  cwdPicker.reset();
   if (agent) els.newAgent.value = agent;
   else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
   els.newDialog.showModal();
