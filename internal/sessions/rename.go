@@ -59,7 +59,7 @@ func (r localRunner) rename(_ context.Context, _ principal.Principal, title stri
 	if err != nil {
 		return err
 	}
-	s.SessionUpdate(params)
+	s.logUpdate(params) // not counted as an update from the agent
 	s.noteDir() // the directory entry carries the title for session lists
 	return nil
 }
