@@ -268,3 +268,15 @@ func TestWorkspaceDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameCORS: a page of an allowed origin may rename (PATCH) and share (PUT): the preflight allows both.
+func TestRenameCORS(t *testing.T) {
+	g := startGateway(t, "--allowed-origins", "app.example")
+	s := g.createSession(map[string]any{})
+	for _, m := range []string{"PATCH", "PUT"} {
+		pre := g.rawResponse("OPTIONS", "/v1/sessions/"+s.ID, map[string]string{"Origin": "http://app.example", "Access-Control-Request-Method": m})
+		if allow := pre.Header.Get("Access-Control-Allow-Methods"); pre.StatusCode != http.StatusNoContent || !strings.Contains(allow, m) {
+			t.Errorf("preflight for %s: %d, Allow-Methods %q", m, pre.StatusCode, allow)
+		}
+	}
+}

@@ -76,7 +76,7 @@ export class SuggestList {
 
   /** Handles a keydown while open; returns whether it was the list's. */
   key(ev) {
-    if (!this.open) return false;
+    if (!this.open || ev.isComposing) return false; // an IME's Enter ends its composition, not a pick
     const n = this.items.length;
     switch (ev.key) {
       case 'ArrowDown':
