@@ -3,6 +3,7 @@ package agentsvc
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -55,16 +56,24 @@ type match struct {
 	depth int
 }
 
+// ErrRootUnreadable is a root whose own directory cannot be opened (its descriptor was closed, say).
+var ErrRootUnreadable = errors.New("the directory cannot be read")
+
 // SearchFiles walks roots breadth first, in order, and returns the entries whose relative path contains q
 // (case-insensitive; "" matches all), ranked: basename equal to q, basename starting with q, basename
-// containing q, then the path containing q; shallower and shorter first within a rank.
-func SearchFiles(roots []ListRoot, q string, b ListBounds) ListResult {
+// containing q, then the path containing q; shallower and shorter first within a rank. A directory below a
+// root that cannot be read is skipped; a root that cannot be read is an error naming its Base.
+func SearchFiles(roots []ListRoot, q string, b ListBounds) (ListResult, error) {
 	q = strings.ToLower(q)
 	var found []match
 	scanned := 0
 	cut := false
 	for _, r := range roots {
-		if walkRoot(r, q, b, &scanned, &found) {
+		stop, err := walkRoot(r, q, b, &scanned, &found)
+		if err != nil {
+			return ListResult{}, fmt.Errorf("%s: %w", r.Base, err)
+		}
+		if stop {
 			cut = true
 			break
 		}
@@ -79,11 +88,11 @@ func SearchFiles(roots []ListRoot, q string, b ListBounds) ListResult {
 	for i, m := range found {
 		out.Files[i] = m.e
 	}
-	return out
+	return out, nil
 }
 
 // walkRoot adds r's matches to found and reports whether MaxScan stopped it.
-func walkRoot(r ListRoot, q string, b ListBounds, scanned *int, found *[]match) bool {
+func walkRoot(r ListRoot, q string, b ListBounds, scanned *int, found *[]match) (bool, error) {
 	type dir struct {
 		rel   string
 		depth int
@@ -92,7 +101,10 @@ func walkRoot(r ListRoot, q string, b ListBounds, scanned *int, found *[]match) 
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		names, stop := readDir(r.Root, d.rel, b.MaxScan-*scanned)
+		names, stop, err := readDir(r.Root, d.rel, b.MaxScan-*scanned)
+		if err != nil && d.rel == "." {
+			return false, ErrRootUnreadable
+		}
 		*scanned += len(names)
 		for _, de := range names {
 			rel := path.Join(d.rel, de.Name())
@@ -123,32 +135,32 @@ func walkRoot(r ListRoot, q string, b ListBounds, scanned *int, found *[]match) 
 			}
 		}
 		if stop {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // readDir reads at most max entries of the directory rel, opened inside root as a directory only, and
-// reports whether max cut it short. A directory that cannot be opened is skipped.
-func readDir(root *os.Root, rel string, max int) ([]fs.DirEntry, bool) {
+// reports whether max cut it short, or why it could not be opened.
+func readDir(root *os.Root, rel string, max int) ([]fs.DirEntry, bool, error) {
 	if max <= 0 {
-		return nil, true
+		return nil, true, nil
 	}
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil, false
+		return nil, false, err
 	}
 	defer f.Close()
 	names, err := f.ReadDir(max)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return names, false
+		return names, false, nil // what was read before the error is listed
 	}
 	if len(names) < max {
-		return names, false
+		return names, false, nil
 	}
 	more, _ := f.ReadDir(1)
-	return names, len(more) > 0
+	return names, len(more) > 0, nil
 }
 
 // rank scores rel against q (lower is better) and reports whether it matches at all.

@@ -1,6 +1,7 @@
 package agentsvc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,20 +35,42 @@ func TestSearchFilesBounds(t *testing.T) {
 	}
 	roots := []ListRoot{{Root: openRoot(t, dir), Base: dir}}
 
-	res := SearchFiles(roots, "", ListBounds{MaxScan: 10, MaxDepth: 16, Limit: 100})
+	search := func(q string, b ListBounds) ListResult {
+		t.Helper()
+		res, err := SearchFiles(roots, q, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := search("", ListBounds{MaxScan: 10, MaxDepth: 16, Limit: 100})
 	if len(res.Files) != 10 || !res.Truncated {
 		t.Fatalf("MaxScan 10: %d entries, truncated %v", len(res.Files), res.Truncated)
 	}
-	res = SearchFiles(roots, "deep", ListBounds{MaxScan: 1000, MaxDepth: 16, Limit: 100})
+	res = search("deep", ListBounds{MaxScan: 1000, MaxDepth: 16, Limit: 100})
 	if len(res.Files) != 1 || res.Files[0].Rel != "a/b/c/deep.txt" || res.Truncated {
 		t.Fatalf("deep: %+v", res)
 	}
-	res = SearchFiles(roots, "deep", ListBounds{MaxScan: 1000, MaxDepth: 2, Limit: 100})
+	res = search("deep", ListBounds{MaxScan: 1000, MaxDepth: 2, Limit: 100})
 	if len(res.Files) != 0 {
 		t.Fatalf("MaxDepth 2 went to depth 3: %+v", res)
 	}
-	res = SearchFiles(roots, "f0", ListBounds{MaxScan: 1000, MaxDepth: 16, Limit: 3})
+	res = search("f0", ListBounds{MaxScan: 1000, MaxDepth: 16, Limit: 3})
 	if len(res.Files) != 3 || !res.Truncated || res.Files[0].Rel != "f00" {
 		t.Fatalf("limit 3: %+v", res)
+	}
+}
+
+// TestSearchFilesRootClosed: a root that cannot be read (its descriptor closed by a re-attach or a close) is
+// an error, not an empty listing.
+func TestSearchFilesRootClosed(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.Close()
+	if res, err := SearchFiles([]ListRoot{{Root: root, Base: dir}}, "", ListBounds{MaxScan: 10, MaxDepth: 2, Limit: 10}); !errors.Is(err, ErrRootUnreadable) {
+		t.Fatalf("a closed root: %+v, %v", res, err)
 	}
 }

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"unicode/utf8"
@@ -58,12 +59,23 @@ func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts
 }
 
 func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	s := r.s
+	res, err := r.s.listFilesOnce(opts)
+	if errors.Is(err, agentsvc.ErrRootUnreadable) {
+		res, err = r.s.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
+	}
+	if errors.Is(err, agentsvc.ErrRootUnreadable) {
+		err = fmt.Errorf("%w: %v", ErrForbiddenCwd, err)
+	}
+	return res, err
+}
+
+// listFilesOnce lists the session's roots: the cwd's open root (or, for a restored session not re-attached
+// yet, its stored cwd checked against today's roots) and each additional directory, checked the same way.
+func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) {
 	cwd, closed := s.workspace.RootForList()
 	if closed {
 		return agentsvc.ListResult{}, ErrClosed
 	}
-	var roots []agentsvc.ListRoot
 	var opened []*os.Root
 	defer func() {
 		for _, o := range opened {
@@ -71,7 +83,6 @@ func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts Fi
 		}
 	}()
 	if cwd == nil {
-		// A restored session not re-attached yet: its stored cwd is checked against today's roots first.
 		root, err := s.reg.reconfine(s.Cwd)
 		if err != nil {
 			return agentsvc.ListResult{}, err
@@ -79,7 +90,7 @@ func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts Fi
 		opened = append(opened, root)
 		cwd = root
 	}
-	roots = append(roots, agentsvc.ListRoot{Root: cwd, Base: s.Cwd})
+	roots := []agentsvc.ListRoot{{Root: cwd, Base: s.Cwd}}
 	for _, d := range s.AdditionalDirs {
 		root, err := s.reg.reconfine(d)
 		if err != nil {
@@ -88,7 +99,11 @@ func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts Fi
 		opened = append(opened, root)
 		roots = append(roots, agentsvc.ListRoot{Root: root, Base: d})
 	}
-	return agentsvc.SearchFiles(roots, opts.Query, agentsvc.ListBounds{MaxScan: maxFilesScanned, MaxDepth: maxFilesDepth, Limit: opts.Limit}), nil
+	res, err := agentsvc.SearchFiles(roots, opts.Query, agentsvc.ListBounds{MaxScan: maxFilesScanned, MaxDepth: maxFilesDepth, Limit: opts.Limit})
+	if _, closed := s.workspace.RootForList(); err != nil && closed {
+		return agentsvc.ListResult{}, ErrClosed
+	}
+	return res, err
 }
 
 // listFiles asks the owner, whose disk holds the session's cwd.

@@ -60,7 +60,7 @@ func (r localRunner) rename(_ context.Context, _ principal.Principal, title stri
 		return err
 	}
 	s.logUpdate(params) // not counted as an update from the agent
-	s.noteDir() // the directory entry carries the title for session lists
+	s.noteDir()         // the directory entry carries the title for session lists
 	return nil
 }
 
