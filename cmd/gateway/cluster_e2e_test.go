@@ -77,6 +77,7 @@ func TestCluster(t *testing.T) {
 	t.Run("a fork through another node", func(t *testing.T) { clusterFork(t, gws) })
 	t.Run("chaos resume on another node each time", func(t *testing.T) { clusterChaos(t, gws) })
 	t.Run("a keyed prompt runs once through any node", func(t *testing.T) { clusterIdempotency(t, gws) })
+	t.Run("rename and list files through another node", func(t *testing.T) { clusterRenameFiles(t, gws) })
 	t.Run("kill -9 of the owner", func(t *testing.T) { clusterKillOwner(t, gws, nodes) }) // last: it kills a
 }
 

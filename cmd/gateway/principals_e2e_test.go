@@ -37,6 +37,7 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		"POST /v1/sessions/{id}/permissions/{permissionId}":   `{"optionId":"allow"}`,
 		"POST /v1/sessions/{id}/elicitations/{elicitationId}": `{"action":"decline"}`,
 		"PUT /v1/sessions/{id}/shares/{principal}":            `{"role":"viewer"}`,
+		"PATCH /v1/sessions/{id}":                             `{"title":"renamed"}`,
 	}
 	// Routes that name no session, and what each must not leak.
 	sessionless := map[string]func(){
@@ -83,6 +84,14 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 				st, _, body := g.request("GET", "/v1/nodes", nil, as(who))
 				if st != 200 || !strings.Contains(body, `"nodes":[`) || strings.Contains(body, sid) {
 					t.Errorf("GET /v1/nodes as %s: %d %s", who, st, body)
+				}
+			}
+		},
+		"GET /v1/workspace/dirs": func() { // any principal may pick a cwd under the roots; no session is in it
+			for _, who := range []string{"ann", "bob"} {
+				st, _, body := g.request("GET", "/v1/workspace/dirs", nil, as(who))
+				if st != 200 || !strings.Contains(body, `"roots":[`) || strings.Contains(body, sid) {
+					t.Errorf("GET /v1/workspace/dirs as %s: %d %s", who, st, body)
 				}
 			}
 		},

@@ -111,6 +111,19 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 		}
 		return nil, s.AttachMCPAs(who, servers)
+	case opRename:
+		var a renameArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		_, err := s.RenameAs(ctx, who, a.Title)
+		return nil, err
+	case opListFiles:
+		var a FilesOptions
+		if err := decodeArgs(cmd, &a); err != nil {
+			return nil, err
+		}
+		return s.ListFilesAs(ctx, who, a)
 	}
 	return nil, fmt.Errorf("%w: unknown command %q", ErrBadRequest, cmd.Op)
 }

@@ -34,6 +34,8 @@ const (
 	opAuthenticate = "authenticate"
 	opAttachMCP    = "attach_mcp"
 	opFork         = "fork" // SID is the source; the owner forks it (fork.go)
+	opRename       = "rename"
+	opListFiles    = "list_files"
 )
 
 type promptArgs struct {

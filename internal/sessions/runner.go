@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -28,6 +29,9 @@ type runner interface {
 	// close closes the session for who; closeHere ends this node's session (a follower: only its copy).
 	close(who principal.Principal, reason string) error
 	closeHere(reason string)
+	// rename logs a title the caller checked (rename.go); listFiles lists the cwd's files (files.go).
+	rename(ctx context.Context, who principal.Principal, title string) error
+	listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error)
 	// delegateFS offers d to serve the agent's fs/* and terminal/* until release.
 	delegateFS(who principal.Principal, d FSDelegate) (release func())
 }

@@ -151,9 +151,14 @@ func (s *Session) closeRoot() {
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
+	s.reg.cfg.Metrics.UpdateIn()
+	s.logUpdate(params)
+}
+
+// logUpdate translates and logs a session/update, the agent's or one the gateway makes (a rename).
+func (s *Session) logUpdate(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reg.cfg.Metrics.UpdateIn()
 	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).

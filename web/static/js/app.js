@@ -17,6 +17,11 @@ import { planView } from './plan.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
 import { canFork, forkErrorText } from './fork.js';
+import { SlashMenu, commandHint } from './slash.js';
+import { MentionMenu } from './mentions.js';
+import { MessageActions } from './msgactions.js';
+import { SessionTools } from './sessionsearch.js';
+import { CwdPicker } from './cwdpicker.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -132,6 +137,37 @@ const tray = new AttachmentTray(
   () => renderComposer(),
 );
 
+// Slash commands, @-mentions, per-message actions, and the session list's search and rename.
+const slash = new SlashMenu(els.input, els.composer, () => (state.cur ? state.cur.commands : []));
+const mentions = new MentionMenu(els.input, els.composer, {
+  sessionId: () => (state.cur && state.cur.usable && !state.cur.readOnly ? state.cur.id : ''),
+  search: (id, q, limit) => api.files(id, q, limit),
+  onPick: (item) => tray.addItem(item),
+});
+const msgActions = new MessageActions(els.transcript, {
+  entryOf: (el) => state.cur && state.cur.transcript.entryOf.get(el),
+  isOwn: (el) => !el.dataset.prompter || (!!state.me && el.dataset.prompter === (state.me.name || state.me.id)),
+  edit: (text, blocks) => editPrompt(text, blocks),
+  resend: (text, blocks) => resendPrompt(text, blocks),
+});
+const sessionTools = new SessionTools(els.sessionList, els.sessionList, {
+  rename: async (id, title) => (await api.rename(id, title)).title,
+  renamed: (id, title) => {
+    state.titles.set(id, title);
+    const s = state.sessions.find((x) => x.id === id);
+    if (s) s.title = title;
+    renderSessions();
+    if (state.cur && state.cur.id === id) renderHeader();
+  },
+  canRename: (s) => s.status !== 'closed' && !(state.cur && state.cur.id === s.id && state.cur.readOnly),
+  onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
+});
+
+const cwdPicker = new CwdPicker(els.newCwd, (path) => api.workspaceDirs(path), (err) => {
+  els.newError.textContent = 'Could not list folders: ' + errorText(err);
+  els.newError.hidden = false;
+});
+
 // The open session's sharing dialog; a listing the gateway refuses (403, 404) hides the Share button.
 const shares = new ShareDialog({
   dialog: els.shareDialog, owner: els.shareOwner, list: els.shareList, form: els.shareForm,
@@ -203,7 +239,9 @@ function baseName(p) {
 }
 
 function sessionTitle(s) {
-  return state.titles.get(s.id) || `${s.agent || 'agent'} · ${shortId(s.id)}`;
+  // The open session's title is live from its frames; the others' come with each listing.
+  const live = state.cur && state.cur.id === s.id ? state.titles.get(s.id) : '';
+  return live || s.title || state.titles.get(s.id) || `${s.agent || 'agent'} · ${shortId(s.id)}`;
 }
 
 // --- sidebar -------------------------------------------------------------------------------------------------------
@@ -244,6 +282,7 @@ function renderAgents() {
 }
 
 function renderSessions() {
+  if (sessionTools.editing) return; // a title is being edited in the list: the next render follows it
   const all = [...state.sessions];
   const cur0 = state.cur;
   if (cur0 && cur0.session && !all.some((s) => s.id === cur0.id)) {
@@ -287,8 +326,11 @@ function renderSessions() {
       h('span.session-item-meta', view.key === 'detached' ? h('span.status-badge', { dataset: { status: 'detached' }, title: view.title }, view.label) : view.label,
         ` · ${baseName(s.cwd)}${s.node ? ` · on ${s.node}` : ''} · ${fmtTime(s.createdAt)}`)),
     waiting ? h('span.badge.badge-warn.needs-you', { title: `Needs you: ${waiting} request(s) waiting for an answer`, 'aria-label': `needs you: ${waiting} waiting` }, String(waiting)) : null);
-    els.sessionList.appendChild(h('li', a));
+    const li = h('li', a);
+    sessionTools.decorate(li, s, sessionTitle(s));
+    els.sessionList.appendChild(li);
   }
+  sessionTools.filter();
 }
 
 async function refreshSessions() {
@@ -530,6 +572,7 @@ function openNewDialog(agent) {
     return;
   }
   els.newError.hidden = true;
+  cwdPicker.reset();
   if (agent) els.newAgent.value = agent;
   else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
   els.newDialog.showModal();
@@ -1203,6 +1246,7 @@ function renderComposer() {
   else if (running) els.input.placeholder = 'Queue a prompt for when the turn ends…  (Enter to queue)';
   else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
   els.composer.dataset.running = String(running);
+  els.transcript.dataset.canPrompt = String(!!cur && usable && !readOnly);
   // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
   const since = running && usable ? cur.turn.startedAt : null;
   if (since !== null) {
@@ -1323,10 +1367,9 @@ function updateHint() {
   const cur = state.cur;
   const v = els.input.value;
   let text = '';
-  if (cur && v.startsWith('/') && cur.commands.length) {
-    const word = v.slice(1).split(/\s/)[0];
-    const m = cur.commands.filter((c) => c && typeof c.name === 'string' && c.name.startsWith(word)).slice(0, 3);
-    text = m.map((c) => `/${c.name}${c.description ? ' — ' + c.description : ''}`).join('   ');
+  const picked = cur && /^\/\S+\s/.test(v) ? commandHint(cur.commands, v.slice(1).split(/\s/)[0]) : '';
+  if (picked) {
+    text = picked; // the list of commands is slash.js's; once one is written, what it takes
   } else if (cur && cur.turn.running) {
     text = cur.turn.cancelRequested ? 'Stopping the turn…' : 'The agent is working. Esc stops it; Enter queues a prompt.';
   }
@@ -1513,6 +1556,36 @@ async function submitPrompt(cur, text, attached, item) {
     }
   }
   if (state.cur === cur) renderComposer();
+}
+
+/** Blocks of a sent message as composer items (the shape of attachments), to send or edit again. */
+function itemsOf(blocks) {
+  return (blocks || []).filter((b) => b && typeof b === 'object' && b.type)
+    .map((b) => ({ kind: b.type === 'resource_link' ? 'mention' : b.type, name: b.name || '', size: 0, block: b }));
+}
+
+/** Edit and resend: a sent prompt goes back into the composer; sending it makes a new turn. */
+function editPrompt(text, blocks) {
+  const cur = state.cur;
+  if (!cur || !cur.usable || cur.readOnly) return;
+  els.input.value = text;
+  tray.restore(itemsOf(blocks));
+  updateHint();
+  els.input.focus();
+  els.input.setSelectionRange(text.length, text.length);
+}
+
+/** Retry: the same prompt again, now or (a turn runs, others wait) queued. */
+function resendPrompt(text, blocks) {
+  const cur = state.cur;
+  if (!cur || !cur.usable || cur.readOnly || (!text.trim() && !blocks.length)) return;
+  const items = itemsOf(blocks);
+  if (state.queue.of(cur.id).length || !canSendQueued(sendability(cur))) {
+    state.queue.add(cur.id, text, items);
+    renderComposer();
+    return;
+  }
+  submitPrompt(cur, text, items, null);
 }
 
 async function cancelTurn() {

@@ -39,6 +39,11 @@ export function attachmentChip(block, onRemove = null, name = '') {
     label = name || resourceName(r.uri);
     const size = typeof r.text === 'string' ? new TextEncoder().encode(r.text).length : b64Size(r.blob);
     body = [icon('read'), h('span.attach-name', { title: String(r.uri || '') }, label), h('span.attach-size', fmtBytes(size))];
+  } else if (block.type === 'resource_link' && typeof block.uri === 'string') {
+    // A file mentioned with "@": a link the agent reads itself, no content.
+    kind = 'mention';
+    label = name || block.name || resourceName(block.uri);
+    body = [icon('at'), h('span.attach-name', { title: block.uri }, label)];
   } else {
     return null;
   }
@@ -87,6 +92,13 @@ export class AttachmentTray {
       }
     }
     this.showError(errors.join(' '));
+    this.render();
+  }
+
+  /** Adds a prepared item (a mention): kept once per uri, not counted against the attachment limit. */
+  addItem(item) {
+    const uri = item.block && item.block.uri;
+    if (!uri || !this.items.some((x) => x.block && x.block.uri === uri)) this.items.push(item);
     this.render();
   }
 

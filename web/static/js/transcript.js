@@ -182,6 +182,8 @@ export class Transcript {
     this.root.appendChild(this.list);
     // turnId → who prompted it (`_gateway/turn_started` actor). Kept across a resync: a snapshot names nobody.
     this.turnActors = new Map();
+    // A message element → its entry (kind, text, extras, turnId), for the actions on a message (copy, edit).
+    this.entryOf = new WeakMap();
     this.reset();
   }
 
@@ -284,6 +286,7 @@ export class Transcript {
         h('div.msg-role.sr-only', 'Agent'), entry.body);
     }
     if (messageId) this.messages.set(kind + ':' + messageId, entry);
+    this.entryOf.set(entry.el, entry);
     this.last = entry;
     this.add(entry.el);
     return entry;

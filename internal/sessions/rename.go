@@ -1,0 +1,74 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/store"
+)
+
+// MaxTitleRunes bounds a title a person gives a session.
+const MaxTitleRunes = 200
+
+// A rename is logged as the agent's own title is, a session_info_update, so the title folds the same way live,
+// after a restart and on other nodes (the log is the session's only state), and a title the agent sets
+// later replaces it as one it set before would.
+
+type renameArgs struct {
+	Title string `json:"title"`
+}
+
+// cleanTitle trims title and checks it is 1 to MaxTitleRunes characters with no control characters.
+func cleanTitle(title string) (string, error) {
+	t := strings.TrimSpace(title)
+	if t == "" || !utf8.ValidString(t) || utf8.RuneCountInString(t) > MaxTitleRunes {
+		return "", fmt.Errorf("%w: title must be 1 to %d characters", ErrBadRequest, MaxTitleRunes)
+	}
+	if strings.IndexFunc(t, unicode.IsControl) >= 0 {
+		return "", fmt.Errorf("%w: title must not contain control characters", ErrBadRequest)
+	}
+	return t, nil
+}
+
+// RenameAs sets the session's title for who (a collaborator at least) and returns it as stored.
+func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title string) (string, error) {
+	t, err := cleanTitle(title)
+	if err != nil {
+		return "", err
+	}
+	if err := s.allow(who, AccessAct); err != nil {
+		return "", err
+	}
+	if s.Status() == store.StatusClosed {
+		return "", ErrClosed
+	}
+	return t, s.run.rename(ctx, who, t)
+}
+
+func (r localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
+	s := r.s
+	s.mu.Lock()
+	sid := s.agentSID
+	s.mu.Unlock()
+	params, err := json.Marshal(map[string]any{"sessionId": sid, "update": map[string]any{"sessionUpdate": "session_info_update", "title": title}})
+	if err != nil {
+		return err
+	}
+	s.logUpdate(params) // not counted as an update from the agent
+	s.noteDir()         // the directory entry carries the title for session lists
+	return nil
+}
+
+// rename has the owner log the title; the caller's copy holds it when this returns.
+func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
+	s := r.s
+	if err := s.ended(); err != nil {
+		return err
+	}
+	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.reg.cfg.CallTimeout, nil)
+}
