@@ -24,9 +24,9 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, s.sessionParams())
+	newRes, err := s.openAgentSession(nctx, conn, acp.AgentMethodSessionNew, s.sessionParams(), false)
 	if err != nil {
-		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
+		return s.loginRequired(err, fail("session/new", callError(nctx, err, cfg.StartTimeout)))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -64,10 +64,14 @@ func (s *Session) start(ctx context.Context) error {
 // agent and describes a failed step.
 func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	cfg := s.reg.cfg
+	loginEnv := s.reg.logins.env(s.spec, s.Owner)
+	s.mu.Lock()
+	s.loginSecrets = secretsOf(loginEnv)
+	s.mu.Unlock()
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
-		ExtraDirs: s.AdditionalDirs,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: s.agentSecrets(), Confiner: cfg.Confiner,
+		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
 		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})

@@ -68,7 +68,10 @@ type Session struct {
 		AuthMethods       json.RawMessage
 	}
 
-	mu            sync.Mutex
+	mu sync.Mutex
+	// loginSecrets are the values of the login variables its agent was last started with (loginvault.go):
+	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
+	loginSecrets  []string
 	status        store.Status           // Guarded by mu.
 	statusReason  string                 // Guarded by mu.
 	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.

@@ -56,6 +56,9 @@
 // "after-load") right behind the session/load answer, with nothing between them on the wire. -load-gate
 // PATH makes session/load first read PATH, a FIFO: it waits until the test opens the FIFO for writing.
 //
+// -login KEY makes the agent demand a login: auth methods of each kind the gateway serves, and
+// auth_required on session/new, load and resume until it has one (login.go).
+//
 // -protocol-version N makes initialize answer protocolVersion N instead of the SDK's (1), as an agent that
 // speaks only ACP v2 answers 2 whatever the client asked for.
 //
@@ -141,6 +144,7 @@ type agent struct {
 	modeGone     chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
 	dirs         map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
 	loadGate     string                            // -load-gate
+	login        loginState                        // -login (login.go)
 	out          *lockedWriter
 	conn         *acp.AgentSideConnection
 	deaf         chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -199,11 +203,16 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.addDirs {
 		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
 	}
+	methods := []acp.AuthMethod{}
+	if a.login.key != "" {
+		caps.Auth.Logout = &acp.LogoutCapabilities{}
+		methods = loginAuthMethods()
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   a.protoVersion,
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "testagent-" + a.mode, Version: "0"},
-		AuthMethods:       []acp.AuthMethod{},
+		AuthMethods:       methods,
 	}, nil
 }
 
@@ -211,6 +220,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 const authMethod = "testagent-login"
 
 func (a *agent) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if a.login.authenticateLogin(string(p.MethodId)) {
+		return acp.AuthenticateResponse{}, nil
+	}
 	if p.MethodId != authMethod {
 		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]string{"methodId": "unknown auth method " + p.MethodId})
 	}
@@ -222,6 +234,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.n++
 	id := "ta-" + strconv.Itoa(a.n)
 	a.mu.Unlock()
+	if err := a.login.checkLogin(); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	a.recordMCP(acp.SessionId(id), p.McpServers)
 	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
@@ -256,6 +271,9 @@ func loadedModes() *acp.SessionModeState {
 
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if err := a.login.checkLogin(); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
 	sid := p.SessionId
 	a.recordMCP(sid, p.McpServers)
 	a.recordDirs(sid, p.AdditionalDirectories)
@@ -290,6 +308,9 @@ func afterLoadUpdate(sid acp.SessionId) string {
 
 // ResumeSession implements acp.Agent: it answers without a replay.
 func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	if err := a.login.checkLogin(); err != nil {
+		return acp.ResumeSessionResponse{}, err
+	}
 	a.recordMCP(p.SessionId, p.McpServers)
 	a.recordDirs(p.SessionId, p.AdditionalDirectories)
 	if a.failLoad {
@@ -500,6 +521,7 @@ func main() {
 	hangMode := flag.Bool("hang-set-mode", false, "session/set_mode answers only when cancelled ($/cancel_request); echo waits for one")
 	afterLoad := flag.Bool("after-load", false, "send an available_commands_update right behind the session/load answer")
 	loadGate := flag.String("load-gate", "", "session/load first reads this file (a FIFO a test holds shut) before it replays and answers")
+	loginKey := flag.String("login", "", "demand a login: session/new answers auth_required until TEST_API_KEY is this or agent-login was authenticated (login.go)")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
 	writePath := flag.String("write", "", "be a terminal command: write \"written\" to this file and print one line saying whether it could")
 	flag.Parse()
@@ -538,6 +560,7 @@ func main() {
 	a := &agent{mode: *mode, out: out, deaf: make(chan struct{}), initName: *initName, pidDir: *pidDir, initChild: *initChild,
 		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
 		addDirs: *addDirs, hangMode: *hangMode, protoVersion: acp.ProtocolVersion(*protoVersion), modeGone: make(chan struct{}, 16)}
+	a.login.key = *loginKey
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }
