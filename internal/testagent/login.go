@@ -26,6 +26,7 @@ func loginAuthMethods() []acp.AuthMethod {
 			Description: acp.Ptr("A key for the test agent"), Link: acp.Ptr("https://example.com/keys"),
 			Vars: []acp.AuthEnvVar{
 				{Name: "TEST_API_KEY", Label: acp.Ptr("API key"), Secret: true},
+				// Secret false is dropped by the SDK's omitempty (read back as true): Initialize puts it back.
 				{Name: "TEST_REGION", Label: acp.Ptr("Region"), Secret: false, Optional: true},
 			}}},
 		{Agent: &acp.AuthMethodAgent{Id: loginMethodAgent, Name: "Log in with the agent", Description: acp.Ptr("The agent logs itself in")}},

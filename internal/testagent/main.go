@@ -106,17 +106,34 @@ type lockedWriter struct {
 	// tail is written right behind the next message that contains tailAfter (-after-load), in the same
 	// critical section, so nothing comes between them on the wire. Guarded by mu.
 	tail, tailAfter []byte
+	// rewriteOld is replaced by rewriteNew in the next message that holds it (-login: a "secret": false the
+	// SDK's omitempty would drop). Guarded by mu.
+	rewriteOld, rewriteNew []byte
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.rewriteOld != nil && bytes.Contains(p, l.rewriteOld) {
+		if _, err := l.w.Write(bytes.Replace(p, l.rewriteOld, l.rewriteNew, 1)); err != nil {
+			return 0, err
+		}
+		l.rewriteOld, l.rewriteNew = nil, nil
+		return len(p), nil
+	}
 	n, err := l.w.Write(p)
 	if err == nil && l.tail != nil && bytes.Contains(p, l.tailAfter) {
 		_, err = l.w.Write(l.tail)
 		l.tail, l.tailAfter = nil, nil
 	}
 	return n, err
+}
+
+// rewriteOnce replaces old by new in the next message that holds old.
+func (l *lockedWriter) rewriteOnce(old, new string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rewriteOld, l.rewriteNew = []byte(old), []byte(new)
 }
 
 // writeAfter makes line follow the next message that contains marker.
@@ -207,6 +224,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.login.key != "" {
 		caps.Auth.Logout = &acp.LogoutCapabilities{}
 		methods = loginAuthMethods()
+		a.out.rewriteOnce(`"name":"TEST_REGION"`, `"name":"TEST_REGION","secret":false`)
 	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   a.protoVersion,
