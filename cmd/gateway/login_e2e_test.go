@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The test agent's -login key, and a wrong one a user might type: neither may show anywhere.
@@ -18,6 +22,13 @@ const (
 // loginGateway runs a gateway with users ann, bob (users) and root (admin), a data dir, and two agents that
 // demand a login (testagent -login): "ta" with per-principal logins and "tashared" with "login": {"shared": true}.
 func loginGateway(t *testing.T) (g *gateway, dataDir, workdir string) {
+	t.Helper()
+	dataDir, workdir = t.TempDir(), t.TempDir()
+	return loginGatewayOn(t, dataDir, workdir), dataDir, workdir
+}
+
+// loginGatewayOn is loginGateway on a given data dir and workdir (a restart).
+func loginGatewayOn(t *testing.T, dataDir, workdir string) *gateway {
 	t.Helper()
 	bin := testAgentBinary(t)
 	args := []string{"-mode", "echo", "-login", loginKey}
@@ -31,9 +42,8 @@ func loginGateway(t *testing.T) (g *gateway, dataDir, workdir string) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dataDir, workdir = t.TempDir(), t.TempDir()
-	g, _ = startWithUsers(t, "--agents", file, "--default-agent", "ta", "--data-dir", dataDir, "--workdir", workdir, "--log-level", "debug")
-	return g, dataDir, workdir
+	g, _ := startWithUsers(t, "--agents", file, "--default-agent", "ta", "--data-dir", dataDir, "--workdir", workdir, "--log-level", "debug")
+	return g
 }
 
 // loginRecorder keeps every response body a test saw, to check that no secret is in any.
@@ -252,5 +262,97 @@ func TestAgentLoginShared(t *testing.T) {
 	r.wantLoginRequired("bob", "ta") // the shared login is tashared's only
 	if code, _, _ := r.do("bob", "DELETE", "/v1/agents/tashared/login", nil); code != http.StatusForbidden {
 		t.Fatalf("bob forgetting the shared login: %d, want 403", code)
+	}
+}
+
+// TestAgentLoginOverStreamableHTTP: /acp over Streamable HTTP answers session/new of an agent that wants a
+// login with the agent's -32000 and the methods in its data, as the WebSocket does.
+func TestAgentLoginOverStreamableHTTP(t *testing.T) {
+	g, _, workdir := loginGateway(t)
+	post := func(conn, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", g.base+"/acp", strings.NewReader(body))
+		for k, v := range as("ann") {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if conn != "" {
+			req.Header.Set("Acp-Connection-Id", conn)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, body := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	conn := resp.Header.Get("Acp-Connection-Id")
+	if resp.StatusCode != http.StatusOK || conn == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sreq, _ := http.NewRequestWithContext(ctx, "GET", g.base+"/acp", nil)
+	for k, v := range as("ann") {
+		sreq.Header.Set(k, v)
+	}
+	sreq.Header.Set("Accept", "text/event-stream")
+	sreq.Header.Set("Acp-Connection-Id", conn)
+	stream, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	newReq, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 5, "method": "session/new", "params": map[string]any{"cwd": workdir, "mcpServers": []any{}}})
+	if resp, body := post(conn, string(newReq)); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/new: %d %s", resp.StatusCode, body)
+	}
+	sc := bufio.NewScanner(stream.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || !strings.Contains(line, `"id":5`) {
+			continue
+		}
+		var rep rpcReply
+		if json.Unmarshal([]byte(line), &rep) != nil || rep.Error == nil || rep.Error.Code != -32000 ||
+			!strings.Contains(string(rep.Error.Data), `"id":"test-key"`) || !strings.Contains(string(rep.Error.Data), `"agent":"ta"`) {
+			t.Fatalf("session/new over HTTP: %s, want -32000 with the agent and its authMethods in data", line)
+		}
+		return
+	}
+	t.Fatalf("no session/new answer on the stream: %v", sc.Err())
+}
+
+// TestAgentLoginAfterRestart: logins live in memory only. After a restart ann's stored session is detached;
+// her prompt re-attaches it, the agent answers auth_required to session/load, and the prompt is a 409
+// agent_login_required with the methods. Once she logs in again the same prompt is answered.
+func TestAgentLoginAfterRestart(t *testing.T) {
+	g, dataDir, workdir := loginGateway(t)
+	r := &loginRecorder{t: t, g: g}
+	put := map[string]any{"methodId": "test-key", "vars": map[string]string{"TEST_API_KEY": loginKey}}
+	if code, _, body := r.do("ann", "PUT", "/v1/agents/ta/login/env", put); code != http.StatusOK {
+		t.Fatalf("PUT key: %d %s", code, body)
+	}
+	sid := r.create("ann", "ta")
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	g = loginGatewayOn(t, dataDir, workdir)
+	r = &loginRecorder{t: t, g: g}
+	code, _, body := r.do("ann", "POST", "/v1/sessions/"+sid+"/prompt?wait=true", map[string]string{"text": "hello again"})
+	var p loginProblem
+	_ = json.Unmarshal([]byte(body), &p)
+	if code != http.StatusConflict || p.Code != "agent_login_required" || len(p.AuthMethods) != 2 {
+		t.Fatalf("prompt re-attaching without a login: %d %s, want 409 agent_login_required with the methods", code, body)
+	}
+	if code, _, body := r.do("ann", "PUT", "/v1/agents/ta/login/env", put); code != http.StatusOK {
+		t.Fatalf("PUT key again: %d %s", code, body)
+	}
+	if code, _, body := r.do("ann", "POST", "/v1/sessions/"+sid+"/prompt?wait=true", map[string]string{"text": "hello again"}); code != http.StatusOK || !strings.Contains(body, "end_turn") {
+		t.Fatalf("prompt after logging in again: %d %s", code, body)
 	}
 }

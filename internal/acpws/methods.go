@@ -116,6 +116,8 @@ func rpcErrorOf(err error) (int, string, any) {
 		// /v1/agents/{agent}/login) and sends session/new again.
 		return sessions.CodeAuthRequired, "Authentication required", map[string]any{
 			"code": "agent_login_required", "agent": le.Agent, "authMethods": le.AuthMethods}
+	case errors.Is(err, sessions.ErrLoginRequired):
+		return sessions.CodeAuthRequired, "Authentication required", map[string]any{"code": "agent_login_required"}
 	case errors.As(err, &pe):
 		return codeInvalidParams, "Invalid params: " + pe.msg, nil
 	case errors.Is(err, sessions.ErrTurnRunning):
