@@ -163,8 +163,8 @@ func TestAgentLoginEnvVar(t *testing.T) {
 	}
 	sid := r.create("ann", "ta")
 	code, _, body = r.do("ann", "POST", "/v1/sessions/"+sid+"/prompt?wait=true", map[string]string{"text": "hello"})
-	if code != http.StatusOK || !strings.Contains(body, "end_turn") {
-		t.Fatalf("prompt after login: %d %s", code, body)
+	if code != http.StatusOK || !strings.Contains(body, "end_turn") || !strings.Contains(body, "my key is [REDACTED]") {
+		t.Fatalf("prompt after login: %d %s; want the turn's text with the key the agent quoted redacted", code, body)
 	}
 	if !strings.Contains(g.logs.String(), "logged in with key [REDACTED]") {
 		t.Errorf("the agent's stderr line quoting its key is not in the log, redacted:\n%s", grepLines(g.logs.String(), "logged in"))
@@ -185,6 +185,11 @@ func TestAgentLoginEnvVar(t *testing.T) {
 		t.Fatalf("logout: %d %s", code, body)
 	}
 	r.wantLoginRequired("ann", "ta")
+	for _, action := range []string{"agent_login_env", "agent_logout"} {
+		if !strings.Contains(g.logs.String(), "audit=true action="+action+" principal=ann ") {
+			t.Errorf("no audit line %s by ann:\n%s", action, grepLines(g.logs.String(), "audit"))
+		}
+	}
 
 	// Everything seen, the session's whole log, the metrics, the gateway log and the data dir: no key.
 	code, _, body = r.do("ann", "GET", "/v1/sessions/"+sid+"/events?after=0&limit=1000", nil)

@@ -103,7 +103,7 @@ func (r *Registry) SetLoginEnv(ctx context.Context, p principal.Principal, agent
 		return LoginStatus{}, err
 	}
 	r.logins.setEnv(spec, p, methodID, kept)
-	r.cfg.Logger.Info("agent login variables set", "agent", agent, "principal", p.ID, "method", methodID, "vars", slices.Sorted(maps.Keys(kept)), "shared", spec.LoginShared)
+	principal.Audit(r.cfg.Logger, p, "agent_login_env", "agent", agent, "method", methodID, "vars", slices.Sorted(maps.Keys(kept)), "shared", spec.LoginShared)
 	return r.loginStatus(spec, ai, p), nil
 }
 
@@ -176,7 +176,7 @@ func (r *Registry) LoginAgentMethod(ctx context.Context, p principal.Principal, 
 		return nil, err
 	}
 	r.logins.setAgentMethod(spec, p, methodID)
-	r.cfg.Logger.Info("agent login method succeeded", "agent", agent, "principal", p.ID, "method", methodID, "shared", spec.LoginShared)
+	principal.Audit(r.cfg.Logger, p, "agent_login_agent", "agent", agent, "method", methodID, "shared", spec.LoginShared)
 	return res, nil
 }
 
@@ -197,7 +197,7 @@ func (r *Registry) Logout(ctx context.Context, p principal.Principal, agent stri
 		res.AgentLogout = agentErr == nil
 	}
 	res.Forgotten = r.logins.forget(spec, p)
-	r.cfg.Logger.Info("agent logout", "agent", agent, "principal", p.ID, "forgotten", res.Forgotten, "agentLogout", res.AgentLogout)
+	principal.Audit(r.cfg.Logger, p, "agent_logout", "agent", agent, "forgotten", res.Forgotten, "agentLogout", res.AgentLogout)
 	switch {
 	case agentErr != nil:
 		return LogoutResult{}, agentErr

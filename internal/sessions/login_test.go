@@ -67,3 +67,21 @@ func TestLoginVaultPerPrincipal(t *testing.T) {
 		t.Errorf("secretsOf: %q", got)
 	}
 }
+
+// TestScrubLoginSecrets: a login secret an agent quotes in an update is replaced, unless that would break
+// the JSON; params without one come back as they are.
+func TestScrubLoginSecrets(t *testing.T) {
+	secrets := []string{"sk-abcdef123"}
+	for _, c := range []struct{ in, want string }{
+		{`{"text":"key sk-abcdef123 and sk-abcdef123"}`, `{"text":"key [REDACTED] and [REDACTED]"}`},
+		{`{"text":"nothing here"}`, `{"text":"nothing here"}`},
+	} {
+		if got := string(scrubLoginSecrets(json.RawMessage(c.in), secrets)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.in, got, c.want)
+		}
+	}
+	odd := []string{`a","b`}
+	if in := `{"x":"a","b":1}`; string(scrubLoginSecrets(json.RawMessage(in), odd)) != in {
+		t.Error("a secret spanning JSON syntax was replaced into invalid JSON")
+	}
+}

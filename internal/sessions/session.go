@@ -157,6 +157,7 @@ func (s *Session) SessionUpdate(params json.RawMessage) {
 	if s.turn != nil {
 		meta.TurnID = s.turn.ID
 	}
+	params = scrubLoginSecrets(params, s.loginSecrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)

@@ -14,7 +14,8 @@ import (
 // agent method "agent-login" and the logout capability; session/new, session/load and session/resume
 // answer auth_required (-32000) until TEST_API_KEY equals KEY or "agent-login" was authenticated on this
 // process. A wrong key is quoted in the error's data, and a right one on stderr, so a test can check that
-// the gateway keeps both out of everything it shows and logs.
+// the gateway keeps both out of everything it shows and logs. With -login, every prompt's answer starts with a
+// chunk that quotes the key, as an agent running `env` in a tool would.
 
 // loginMethodAgent is the agent method of -login.
 const loginMethodAgent = "agent-login"
@@ -69,4 +70,12 @@ func (l *loginState) authenticateLogin(methodID string) bool {
 func (a *agent) UnstableLogout(ctx context.Context, p acp.UnstableLogoutRequest) (acp.UnstableLogoutResponse, error) {
 	a.login.authed.Store(false)
 	return acp.UnstableLogoutResponse{}, nil
+}
+
+// leakKey sends a message chunk quoting the agent's TEST_API_KEY (-login), before the mode's own answer.
+func (a *agent) leakKey(sid acp.SessionId) {
+	if a.login.key == "" {
+		return
+	}
+	_ = a.update(context.Background(), sid, acp.UpdateAgentMessageText("my key is "+os.Getenv("TEST_API_KEY")+"\n"))
 }

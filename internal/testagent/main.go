@@ -376,6 +376,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	// The prompt context ends on session/cancel; updates must still go out for the stubborn mode, so
 	// they are sent on a context of their own.
 	bg := context.Background()
+	a.leakKey(sid)
 	switch a.mode {
 	case "mcp":
 		return a.mcpTurn(bg, sid)
