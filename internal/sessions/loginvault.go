@@ -117,23 +117,3 @@ func (v *loginVault) state(spec agents.Spec, p principal.Principal) (envMethod s
 	sort.Strings(names)
 	return e.envMethod, names, e.agentMethod
 }
-
-// secretsOf returns the values of env ("NAME=value") that Scrub removes from what an agent says back. Every
-// value counts, secret or not: none is ever shown again.
-func secretsOf(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		for i := 0; i < len(kv); i++ {
-			if kv[i] == '=' {
-				if val := kv[i+1:]; len(val) >= minSecretBytes {
-					out = append(out, val)
-				}
-				break
-			}
-		}
-	}
-	return out
-}
-
-// minSecretBytes is agents' shortest value treated as a secret: shorter ones would blank out common words.
-const minSecretBytes = 4
