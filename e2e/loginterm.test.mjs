@@ -1,7 +1,7 @@
 // The terminal login pane (web/static/js/loginterm.js) against a real gateway whose agent "ta" is the test
 // agent in login mode (internal/testagent/login.go, HOME per principal) and real Chromium. The page is the
 // app itself, signed in as ann through `#token=`; the pane is rendered by calling renderTerminalLogin, as the
-// login view does for a `terminal` auth method.
+// login view does for a `terminal` auth method; the last test goes through that view from New session.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -118,5 +118,30 @@ test('terminal login: a loopback OAuth redirect is explained and delivered throu
   await page.waitForSelector('#login-box .login-term-status[data-state="ok"]');
   await shot(page, 'loginterm-oauth');
   assert.deepEqual(page.problems(), []);
+  await page.close();
+});
+
+test('terminal login: New session answers 409, the login dialog opens the terminal, and the session starts', { timeout: 120000 }, async () => {
+  assert.notEqual(await createSessionAs('bob'), 201, 'bob is logged in already');
+  const page = await openPage(ctx);
+  await page.goto(`${gw.base}/#token=${tokenOf('bob')}`);
+  await page.waitForSelector('.agent-item[data-agent="ta"]');
+  await page.click('#new-session');
+  await page.waitForSelector('#new-dialog[open]');
+  await page.click('#new-create');
+  await page.waitForSelector('#login-dialog[open]');
+  // Opening the dialog starts no login; the method's button does.
+  assert.equal(await page.$('#login-dialog .login-term'), null);
+  await page.click('#login-dialog [data-method="code"] .login-term-start');
+  await page.waitForSelector('#login-dialog .login-term-status[data-state="running"]');
+  await page.waitForFunction(() => document.querySelector('#login-dialog .terminal-out').textContent.includes('Enter code:'));
+  await page.fill('#login-dialog .login-term-input', CODE);
+  await page.press('#login-dialog .login-term-input', 'Enter');
+  // Exit 0 retries the creation: the dialog goes and the new session opens.
+  await page.waitForSelector('#login-dialog', { state: 'detached' });
+  await page.waitForFunction(() => /^#\/s\//.test(location.hash));
+  await page.waitForSelector('#conn-pill[data-state="live"]');
+  // The browser logs the expected 409 of the first creation as a failed load.
+  assert.deepEqual(page.problems().filter((p) => !p.includes('409')), []);
   await page.close();
 });

@@ -57,6 +57,10 @@ func TestOwnershipOnEveryRoute(t *testing.T) {
 		// Streamable HTTP: TestOwnershipOverStreamableHTTP (another's connection id is unknown; its sessions are
 		// not there).
 		"POST /acp": nil, "DELETE /acp": nil, "POST /acp/{agent}": nil, "DELETE /acp/{agent}": nil,
+		// Agent login: TestAgentLoginEnvVar, TestAgentLoginAgentMethod and TestAgentLoginShared (a login serves
+		// only who supplied it; bob's state shows none of ann's; a shared one only an admin changes).
+		"GET /v1/agents/{agent}/login": nil, "DELETE /v1/agents/{agent}/login": nil,
+		"PUT /v1/agents/{agent}/login/env": nil, "POST /v1/agents/{agent}/login/agent": nil,
 		"GET /v1/sessions": func() {
 			for who, want := range map[string]bool{"ann": true, "bob": false, "root": true} {
 				st, _, body := g.request("GET", "/v1/sessions", nil, as(who))

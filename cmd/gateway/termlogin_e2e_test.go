@@ -23,9 +23,9 @@ const (
 	loginBanner = "testagent login banner 9f1c"
 )
 
-// loginGateway runs ann, bob and root (users file) with agent "ta", the test agent in login mode with a HOME
+// termLoginGateway runs ann, bob and root (users file) with agent "ta", the test agent in login mode with a HOME
 // per principal, and a data dir. It returns the gateway and the data dir.
-func loginGateway(t *testing.T) (*gateway, string) {
+func termLoginGateway(t *testing.T) (*gateway, string) {
 	t.Helper()
 	dir := t.TempDir()
 	agentsFile := filepath.Join(dir, "agents.json")
@@ -127,7 +127,7 @@ func startLogin(t *testing.T, g *gateway, who, method string) string {
 // the terminal showed is in neither the gateway's log nor its data dir.
 func TestTerminalLoginOverWebSocket(t *testing.T) {
 	t.Parallel()
-	g, dataDir := loginGateway(t)
+	g, dataDir := termLoginGateway(t)
 	if st, code, body := g.request("POST", "/v1/sessions", []byte(`{}`), as("ann")); st == http.StatusCreated {
 		t.Fatalf("a session started before any login: %d %s %s", st, code, body)
 	}
@@ -210,7 +210,7 @@ func grepDir(dir, s string) error {
 // agent still needs a login. A second start while one runs is 409 login_in_progress naming it.
 func TestTerminalLoginWrongCode(t *testing.T) {
 	t.Parallel()
-	g, _ := loginGateway(t)
+	g, _ := termLoginGateway(t)
 	id := startLogin(t, g, "ann", "code")
 	st, code, body := g.request("POST", "/v1/agents/ta/login/terminal", []byte(`{"methodId":"code"}`), as("ann"))
 	if st != http.StatusConflict || code != "login_in_progress" || !strings.Contains(body, `"loginId":"`+id+`"`) {
@@ -240,7 +240,7 @@ var redirectPort = regexp.MustCompile(`redirect_uri=http://localhost:(\d+)/callb
 // through the gateway, for the login's principal and only on a port the login itself listens on.
 func TestTerminalLoginCallback(t *testing.T) {
 	t.Parallel()
-	g, _ := loginGateway(t)
+	g, _ := termLoginGateway(t)
 	id := startLogin(t, g, "ann", "oauth")
 	s := dialLogin(t, g, "ta", id, as("ann"))
 	s.readUntil("/callback\r") // the redirect URL printed whole

@@ -30,6 +30,9 @@ const agentsFileHelp = `Agents file (--agents), the shape of Zed's agent_servers
                   (docs/agents.md); their env and headers are never shown to clients
   "confine"       {"read": [...], "write": [...]}: absolute paths its processes may also read (and execute)
                   or write when confined (--confine); they always have their cwd, HOME and TMPDIR
+  "login"         {"shared": true}: what one user supplies to log the agent in (its env_var and agent auth
+                  methods, /v1/agents/{agent}/login) serves every user's sessions; only admins change it.
+                  Absent: each user's login serves only their own sessions (docs/agents.md)
 `
 
 // usage prints how to run the gateway: every flag with its environment variable, then the agents file.

@@ -21,6 +21,8 @@ func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 		&sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
 		&sessions.AgentError{Op: "session/new", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
 		errors.New("something internal"),
+		&sessions.LoginRequiredError{Agent: "ta", AuthMethods: []byte(`[{"id":"k","name":"Key","type":"env_var","vars":[{"name":"K"}]}]`),
+			Err: &sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required"}}},
 	)
 	id := []byte(`7`)
 	for _, err := range errs {
@@ -43,4 +45,17 @@ func TestNotResumableRPCError(t *testing.T) {
 func reply(id []byte, err error) string {
 	code, msg, data := rpcErrorOf(err)
 	return string(rpcError(id, code, msg, data))
+}
+
+// TestLoginRequiredRPCError: an agent's auth_required reaches an /acp client as ACP's -32000 with the agent
+// and its authMethods in data, whatever data the agent's own error carried.
+func TestLoginRequiredRPCError(t *testing.T) {
+	methods := []byte(`[{"id":"agent-login","name":"Log in"}]`)
+	err := &sessions.LoginRequiredError{Agent: "ta", AuthMethods: methods,
+		Err: &sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required", Data: "no key"}}}
+	got := reply([]byte(`3`), fmt.Errorf("create: %w", err))
+	want := `{"error":{"code":-32000,"data":{"agent":"ta","authMethods":[{"id":"agent-login","name":"Log in"}],"code":"agent_login_required"},"message":"Authentication required"},"id":3,"jsonrpc":"2.0"}`
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
 }

@@ -111,7 +111,15 @@ func rpcErrorOf(err error) (int, string, any) {
 	var pe *paramsError
 	var re *acp.RequestError
 	var ae *sessions.AgentError
+	var le *sessions.LoginRequiredError
 	switch {
+	case errors.As(err, &le):
+		// ACP's auth_required, with the methods the agent offered: the client logs in (REST
+		// /v1/agents/{agent}/login) and sends session/new again.
+		return sessions.CodeAuthRequired, "Authentication required", map[string]any{
+			"code": "agent_login_required", "agent": le.Agent, "authMethods": le.AuthMethods}
+	case errors.Is(err, sessions.ErrLoginRequired):
+		return sessions.CodeAuthRequired, "Authentication required", map[string]any{"code": "agent_login_required"}
 	case errors.As(err, &pe):
 		return codeInvalidParams, "Invalid params: " + pe.msg, nil
 	case errors.Is(err, sessions.ErrForkUnsupported):

@@ -75,6 +75,9 @@ type Options struct {
 	// Secrets (MCP env and header values) are replaced by [REDACTED] in the agent's stderr as it is logged
 	// and returned by Stderr: an agent may print the configuration it was given.
 	Secrets []string
+	// LoginEnv ("NAME=value") is what a principal supplied to log the agent in (env_var auth methods): added
+	// after Env and Spec.Env, so it overrides only the names it holds. Never trusted for confinement (PATH).
+	LoginEnv []string
 	// Confiner confines an external agent and what it starts (package confine); nil = unconfined.
 	Confiner *confine.Confiner
 	// ExtraDirs are granted to a confined agent as its cwd is, read and write: the session's
@@ -151,13 +154,14 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		cmd.Dir = opts.Cwd
 		tree := NewProcessTree(c.grace)
 		// Never nil (the marker is always there): a nil Env would hand the agent the gateway's whole environment.
-		cmd.Env = append(append(append([]string(nil), opts.Env...), envList(spec.Env)...), tree.Env())
+		trusted := append(append(append([]string(nil), opts.Env...), envList(spec.Env)...), tree.Env())
+		cmd.Env = append(append(slices.Clip(trusted), opts.LoginEnv...), tree.Env()) // the marker last: nothing overrides it
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = &stderrSink{tail: c.stderr, lines: &lineLogger{log: c.log, secrets: opts.Secrets}}
 		cmd.WaitDelay = c.grace
 		extra := spec.Confine
 		extra.Write = append(slices.Clip(extra.Write), opts.ExtraDirs...)
-		confined, err := opts.Confiner.Wrap(cmd, extra, cmd.Env) // the operator's environment: nothing a client chose
+		confined, err := opts.Confiner.Wrap(cmd, extra, trusted) // the operator's environment: nothing a client chose
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
 		}

@@ -44,7 +44,15 @@ type Spec struct {
 	// Confine is what the agent's processes may use besides their cwd, HOME, TMPDIR and the system
 	// directories, when the gateway confines them (agents file: "confine": {"read": [...], "write": [...]}).
 	Confine confine.Extra `json:"-"`
-	Builtin BuiltinFunc   `json:"-"` // KindBuiltin only
+	// LoginShared makes what one principal supplies to log the agent in (its env_var methods) serve every
+	// principal's sessions of it (agents file: "login": {"shared": true}); false keeps it to that principal.
+	LoginShared bool        `json:"-"`
+	Builtin     BuiltinFunc `json:"-"` // KindBuiltin only
+}
+
+// LoginConfig is an agent's "login" object in the agents file.
+type LoginConfig struct {
+	Shared bool `json:"shared"` // one principal's login serves everyone's sessions of the agent
 }
 
 // agentServersFile is the shape of Zed's `agent_servers` setting, which users already have.
@@ -58,6 +66,7 @@ type agentServersFile struct {
 		Auth    string            `json:"authenticate"`
 		MCP     json.RawMessage   `json:"mcpServers"`
 		Confine confine.Extra     `json:"confine"`
+		Login   LoginConfig       `json:"login"`
 	} `json:"agent_servers"`
 }
 
@@ -111,7 +120,7 @@ func parseAgentServers(data []byte) ([]Spec, error) {
 			return nil, fmt.Errorf("agents file: agent %q: %w", n, err)
 		}
 		specs = append(specs, Spec{Name: n, Kind: kind, Command: a.Command, Args: a.Args, Env: a.Env, Home: a.Home,
-			AuthMethod: a.Auth, MCPServers: mcp, Confine: a.Confine})
+			AuthMethod: a.Auth, MCPServers: mcp, Confine: a.Confine, LoginShared: a.Login.Shared})
 	}
 	return specs, nil
 }

@@ -32,6 +32,8 @@ func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 		&sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
 		&sessions.AgentError{Op: "authenticate api-key", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
 		errors.New("something internal"),
+		&sessions.LoginRequiredError{Agent: "ta", AuthMethods: []byte(`[{"id":"k","name":"Key","type":"env_var","vars":[{"name":"K"}]}]`),
+			Err: &sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required"}}},
 	)
 	for _, err := range errs {
 		back := sessions.ErrorFromCode(sessions.ErrorCode(err), sessions.ErrorMessage(err))

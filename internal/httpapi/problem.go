@@ -32,6 +32,10 @@ type Problem struct {
 	StartedBy *principal.Ref `json:"startedBy,omitempty"`
 	// LoginID names the caller's running terminal login of a login_in_progress: attach to it or cancel it.
 	LoginID string `json:"loginId,omitempty"`
+	// Agent and AuthMethods (as the agent described them) go with agent_login_required: the client logs in
+	// with one of the methods (/v1/agents/{agent}/login) and tries again.
+	Agent       string          `json:"agent,omitempty"`
+	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
 }
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
@@ -53,7 +57,18 @@ func toProblem(err error) *Problem {
 	}
 	var ae *sessions.AgentError
 	var mbe *http.MaxBytesError
+	var le *sessions.LoginRequiredError
 	switch {
+	case errors.As(err, &le):
+		p := problem(http.StatusConflict, "agent_login_required", le.Error()+"; log in with one of authMethods (/v1/agents/"+le.Agent+"/login), then try again")
+		p.Agent, p.AuthMethods = le.Agent, le.AuthMethods
+		return p
+	case errors.Is(err, sessions.ErrLoginRequired):
+		return problem(http.StatusConflict, "agent_login_required", err.Error())
+	case errors.Is(err, sessions.ErrUnknownLoginMethod):
+		return problem(http.StatusBadRequest, "unknown_login_method", err.Error())
+	case errors.Is(err, sessions.ErrInvalidLoginVars):
+		return problem(http.StatusBadRequest, "invalid_login_vars", err.Error())
 	case errors.As(err, &mbe):
 		return problem(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 	case errors.Is(err, sessions.ErrNotFound):

@@ -133,6 +133,10 @@ func (s *Server) Handler() http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		r.Method(http.MethodGet, "/me", handlerFunc(s.me))
 		r.Method(http.MethodGet, "/agents", handlerFunc(s.listAgents))
+		r.Method(http.MethodGet, "/agents/{agent}/login", handlerFunc(s.getLogin))
+		r.Method(http.MethodDelete, "/agents/{agent}/login", handlerFunc(s.deleteLogin))
+		r.Method(http.MethodPut, "/agents/{agent}/login/env", handlerFunc(s.putLoginEnv))
+		r.Method(http.MethodPost, "/agents/{agent}/login/agent", handlerFunc(s.postLoginAgent))
 		r.Route("/agents/{agent}/login/terminal", func(r chi.Router) {
 			r.Method(http.MethodPost, "/", handlerFunc(s.startTerminalLogin))
 			r.Method(http.MethodGet, "/{loginId}", requireUpgrade(s.serveTerminalLogin))

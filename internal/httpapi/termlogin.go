@@ -75,15 +75,15 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 	p := principal.From(r.Context())
 	l, err := m.Start(ctx, p, agent, req.MethodID, req.Cols, req.Rows)
 	if err != nil {
-		return loginProblem(err)
+		return termLoginProblem(err)
 	}
 	principal.Audit(s.Logger, p, "terminal login", "agent", agent, "method", req.MethodID, "login", l.ID)
 	writeJSON(w, http.StatusCreated, map[string]any{"loginId": l.ID, "agent": agent, "methodId": req.MethodID, "deadline": l.Deadline})
 	return nil
 }
 
-// loginProblem maps termlogin's errors to problems.
-func loginProblem(err error) error {
+// termLoginProblem maps termlogin's errors to problems.
+func termLoginProblem(err error) error {
 	var busy *termlogin.InProgressError
 	switch {
 	case errors.As(err, &busy):
@@ -112,7 +112,7 @@ func (s *Server) cancelTerminalLogin(w http.ResponseWriter, r *http.Request) err
 	}
 	l, err := m.Get(principal.From(r.Context()), chi.URLParam(r, "agent"), chi.URLParam(r, "loginId"))
 	if err != nil {
-		return loginProblem(err)
+		return termLoginProblem(err)
 	}
 	l.Kill(termlogin.ReasonCancelled)
 	w.WriteHeader(http.StatusNoContent)
@@ -249,7 +249,7 @@ func (s *Server) loginCallback(w http.ResponseWriter, r *http.Request) error {
 	}
 	l, err := m.Get(principal.From(r.Context()), chi.URLParam(r, "agent"), chi.URLParam(r, "loginId"))
 	if err != nil {
-		return loginProblem(err)
+		return termLoginProblem(err)
 	}
 	port, err := strconv.Atoi(chi.URLParam(r, "port"))
 	if err != nil || port < 1 || port > 65535 {

@@ -34,7 +34,7 @@ func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage
 	s.mu.Lock()
 	p := s.newRequestLocked()
 	p.elicit = &req
-	clientParams, err := s.tctx.PermissionParams(params) // the session id rewritten, the rest as sent
+	clientParams, err := s.tctx.PermissionParams(scrubLoginSecrets(params, s.loginSecrets)) // the session id rewritten, the rest as sent
 	if err != nil || perr != nil {
 		s.mu.Unlock()
 		s.logger.Warn("declining malformed elicitation request", "err", errors.Join(err, perr))

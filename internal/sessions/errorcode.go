@@ -31,6 +31,9 @@ var sentinelCodes = []SentinelCode{
 	{"session_not_found", ErrNotFound},
 	{"agent_unavailable", ErrAgentUnavailable},
 	{"unknown_agent", ErrUnknownAgent},
+	{"agent_login_required", ErrLoginRequired}, // its message is the JSON of loginWire
+	{"unknown_login_method", ErrUnknownLoginMethod},
+	{"invalid_login_vars", ErrInvalidLoginVars},
 	{"forbidden_cwd", ErrForbiddenCwd},
 	{"forbidden", ErrForbidden},
 	{"mcp_stdio_forbidden", ErrMCPStdioForbidden},
@@ -88,6 +91,11 @@ func ErrorMessage(err error) string {
 	if err == nil {
 		return ""
 	}
+	var le *LoginRequiredError
+	if errors.As(err, &le) {
+		b, _ := json.Marshal(loginWire{Agent: le.Agent, AuthMethods: le.AuthMethods, Message: le.Err.Error()})
+		return string(b)
+	}
 	var ae *AgentError
 	if ErrorCode(err) == CodeAgentError && errors.As(err, &ae) {
 		w := agentErrorWire{Op: ae.Op, Message: ae.Err.Error(), Stderr: ae.Stderr, Start: IsStartFailure(ae.Err)}
@@ -113,6 +121,12 @@ func ErrorFromCode(code, msg string) error {
 			return w.agentError()
 		}
 		return errors.New(msg)
+	}
+	if code == "agent_login_required" {
+		var w loginWire
+		if json.Unmarshal([]byte(msg), &w) == nil && w.Agent != "" {
+			return &LoginRequiredError{Agent: w.Agent, AuthMethods: authMethodsArray(w.AuthMethods), Err: errors.New(w.Message)}
+		}
 	}
 	for _, sc := range sentinelCodes {
 		if sc.Code == code {

@@ -36,9 +36,9 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, method, params)
+	newRes, err := s.openAgentSession(nctx, conn, method, params, false)
 	if err != nil {
-		return fail(method, callError(nctx, err, cfg.StartTimeout))
+		return s.loginRequired(err, fail(method, callError(nctx, err, cfg.StartTimeout)))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -79,10 +79,14 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	if err := s.spec.MakeHome(); err != nil {
 		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
+	loginEnv := s.reg.logins.env(s.spec, s.Owner)
+	s.mu.Lock()
+	s.loginSecrets = secretsOf(loginEnv)
+	s.mu.Unlock()
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout, Secrets: agents.MCPSecrets(s.mcpServers()), Confiner: cfg.Confiner,
-		ExtraDirs: s.AdditionalDirs,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: s.agentSecrets(), Confiner: cfg.Confiner,
+		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
 		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})

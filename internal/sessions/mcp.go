@@ -141,7 +141,7 @@ func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 // that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
 // client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
 func (s *Session) scrubMCPSecrets(ae *AgentError) *AgentError {
-	secrets := agents.MCPSecrets(s.mcpServers())
+	secrets := s.agentSecrets()
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
 		ae.Err = errors.New(msg)

@@ -17,7 +17,7 @@ func (s *Session) AgentNoise(prefix []byte, total int) {
 		if s.turn != nil {
 			turnID = s.turn.ID
 		}
-		line, _ := agents.Scrub(string(prefix), agents.MCPSecrets(s.mcpServers())) // an agent may print its MCP config
+		line, _ := agents.Scrub(string(prefix), s.agentSecretsLocked()) // an agent may print its MCP config or login
 		s.appendGatewayLocked("_gateway/agent_output", turnID, map[string]any{
 			"stream": "stdout", "line": line, "bytes": total, "truncated": total > len(prefix),
 		})

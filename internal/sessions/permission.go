@@ -59,6 +59,7 @@ func deliver(as []answerTo) {
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, perr := translate.ParsePermissionRequest(params)
 	s.mu.Lock()
+	params = scrubLoginSecrets(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
 	p := s.newRequestLocked()
 	p.req = req
 	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.

@@ -212,9 +212,9 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	defer cancelLoad()
 	params := s.sessionParams()
 	params["sessionId"] = sid
-	res, err := conn.CallDroppingUpdates(lctx, method, params)
+	res, err := s.openAgentSession(lctx, conn, method, params, true)
 	if err != nil {
-		return loaded{}, s.reattachError(ctx, fail(method, callError(lctx, err, cfg.StartTimeout)))
+		return loaded{}, s.reattachError(ctx, s.loginRequired(err, fail(method, callError(lctx, err, cfg.StartTimeout))))
 	}
 	var lr struct {
 		Modes         json.RawMessage `json:"modes"`

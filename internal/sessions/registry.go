@@ -38,6 +38,7 @@ type Registry struct {
 	defaultAgent string
 
 	probes *probeCache // what each agent answered to initialize
+	logins *loginVault // what principals supplied to log agents in (login.go)
 	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
 	// right before it takes the session's mu to make the agent the session's.
 	beforeAttach func(*Session)
@@ -76,6 +77,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		r.incarnation = cfg.Cluster.Self().Incarnation
 	}
 	r.probes = newProbeCache(r)
+	r.logins = newLoginVault()
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)

@@ -70,7 +70,10 @@ type Session struct {
 		AuthMethods       json.RawMessage
 	}
 
-	mu            sync.Mutex
+	mu sync.Mutex
+	// loginSecrets are the values of the login variables its agent was last started with (loginvault.go):
+	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
+	loginSecrets  []string
 	status        store.Status           // Guarded by mu.
 	statusReason  string                 // Guarded by mu.
 	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
@@ -166,6 +169,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if s.turn != nil {
 		meta.TurnID = s.turn.ID
 	}
+	params = scrubLoginSecrets(params, s.loginSecrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)

@@ -331,7 +331,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
 	t.text.release()
 	if turnFailed {
-		t.result.Err = cleanAgentError(callErr) // REST details and `/acp` errors show it
+		t.result.Err = scrubErr(cleanAgentError(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
 	s.keys.ended(t.result)
 	close(t.done)

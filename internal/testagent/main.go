@@ -61,6 +61,9 @@
 // "after-load") right behind the session/load answer, with nothing between them on the wire. -load-gate
 // PATH makes session/load first read PATH, a FIFO: it waits until the test opens the FIFO for writing.
 //
+// -login KEY makes the agent demand a login: auth methods of each kind the gateway serves, and
+// auth_required on session/new, load and resume until it has one (login.go).
+//
 // -protocol-version N makes initialize answer protocolVersion N instead of the SDK's (1), as an agent that
 // speaks only ACP v2 answers 2 whatever the client asked for.
 //
@@ -108,17 +111,34 @@ type lockedWriter struct {
 	// tail is written right behind the next message that contains tailAfter (-after-load), in the same
 	// critical section, so nothing comes between them on the wire. Guarded by mu.
 	tail, tailAfter []byte
+	// rewriteOld is replaced by rewriteNew in the next message that holds it (-login: a "secret": false the
+	// SDK's omitempty would drop). Guarded by mu.
+	rewriteOld, rewriteNew []byte
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.rewriteOld != nil && bytes.Contains(p, l.rewriteOld) {
+		if _, err := l.w.Write(bytes.Replace(p, l.rewriteOld, l.rewriteNew, 1)); err != nil {
+			return 0, err
+		}
+		l.rewriteOld, l.rewriteNew = nil, nil
+		return len(p), nil
+	}
 	n, err := l.w.Write(p)
 	if err == nil && l.tail != nil && bytes.Contains(p, l.tailAfter) {
 		_, err = l.w.Write(l.tail)
 		l.tail, l.tailAfter = nil, nil
 	}
 	return n, err
+}
+
+// rewriteOnce replaces old by new in the next message that holds old.
+func (l *lockedWriter) rewriteOnce(old, new string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rewriteOld, l.rewriteNew = []byte(old), []byte(new)
 }
 
 // writeAfter makes line follow the next message that contains marker.
@@ -146,6 +166,7 @@ type agent struct {
 	modeGone     chan struct{}                     // -hang-set-mode: one value per session/set_mode cancelled
 	dirs         map[acp.SessionId][]string        // Guarded by mu; the additionalDirectories a session was opened with.
 	loadGate     string                            // -load-gate
+	login        loginState                        // -login (login.go)
 	out          *lockedWriter
 	conn         *acp.AgentSideConnection
 	deaf         chan struct{} // closed when the agent stops reading stdin (deaf mode)
@@ -218,11 +239,17 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.canDelete {
 		caps.SessionCapabilities.Delete = &acp.SessionDeleteCapabilities{}
 	}
+	methods := []acp.AuthMethod{}
+	if a.login.key != "" {
+		caps.Auth.Logout = &acp.LogoutCapabilities{}
+		methods = loginAuthMethods()
+		a.out.rewriteOnce(`"name":"TEST_REGION"`, `"name":"TEST_REGION","secret":false`)
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   a.protoVersion,
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "testagent-" + a.mode, Version: "0"},
-		AuthMethods:       []acp.AuthMethod{},
+		AuthMethods:       methods,
 	}, nil
 }
 
@@ -230,6 +257,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 const authMethod = "testagent-login"
 
 func (a *agent) Authenticate(ctx context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if a.login.authenticateLogin(string(p.MethodId)) {
+		return acp.AuthenticateResponse{}, nil
+	}
 	if p.MethodId != authMethod {
 		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]string{"methodId": "unknown auth method " + p.MethodId})
 	}
@@ -241,6 +271,9 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.n++
 	id := a.sessionID(a.n)
 	a.mu.Unlock()
+	if err := a.login.checkLogin(); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	a.recordMCP(acp.SessionId(id), p.McpServers)
 	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
@@ -278,6 +311,9 @@ func loadedModes() *acp.SessionModeState {
 
 // LoadSession implements acp.AgentLoader: it replays an earlier conversation, then answers.
 func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if err := a.login.checkLogin(); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
 	sid := p.SessionId
 	a.recordMCP(sid, p.McpServers)
 	a.recordDirs(sid, p.AdditionalDirectories)
@@ -312,6 +348,9 @@ func afterLoadUpdate(sid acp.SessionId) string {
 
 // ResumeSession implements acp.Agent: it answers without a replay.
 func (a *agent) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	if err := a.login.checkLogin(); err != nil {
+		return acp.ResumeSessionResponse{}, err
+	}
 	a.recordMCP(p.SessionId, p.McpServers)
 	a.recordDirs(p.SessionId, p.AdditionalDirectories)
 	if a.failLoad {
@@ -359,6 +398,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	// The prompt context ends on session/cancel; updates must still go out for the stubborn mode, so
 	// they are sent on a context of their own.
 	bg := context.Background()
+	a.leakKey(sid)
 	switch a.mode {
 	case "mcp":
 		return a.mcpTurn(bg, sid)
@@ -525,11 +565,12 @@ func main() {
 	canFork := flag.Bool("fork", false, "advertise and answer session/fork (fork.go)")
 	canDelete := flag.Bool("delete", false, "advertise and answer session/delete (fork.go)")
 	recordDir := flag.String("record", "", "directory where session/fork and session/delete leave a file; echo names the session (fork.go)")
+	loginKey := flag.String("login", "", "demand a login: session/new answers auth_required until TEST_API_KEY is this or agent-login was authenticated (loginkey.go)")
 	readPaths := flag.String("read", "", "be a terminal command: for each path (comma-separated) print one line, its contents or why it could not be read")
 	writePath := flag.String("write", "", "be a terminal command: write \"written\" to this file and print one line saying whether it could")
-	loginCmd := flag.Bool("login-code", false, "be the login mode's login command: prompt for a code (login.go)")
+	loginCmd := flag.Bool("login-code", false, "be the login mode's login command: prompt for a code (loginkey.go)")
 	loginHang := flag.Bool("login-hang", false, "with -login-code: never read the code")
-	loginOAuth := flag.Bool("login-oauth", false, "be the login mode's loopback OAuth login command (login.go)")
+	loginOAuth := flag.Bool("login-oauth", false, "be the login mode's loopback OAuth login command (loginkey.go)")
 	flag.Parse()
 	switch {
 	case *loginCmd:
@@ -571,6 +612,7 @@ func main() {
 		noLoad: *noLoad, resumeOnly: *resumeOnly, failLoad: *failLoad, mcpCaps: *mcpCaps, afterLoad: *afterLoad, loadGate: *loadGate,
 		addDirs: *addDirs, hangMode: *hangMode, protoVersion: acp.ProtocolVersion(*protoVersion), modeGone: make(chan struct{}, 16),
 		canFork: *canFork, canDelete: *canDelete, recordDir: *recordDir}
+	a.login.key = *loginKey
 	a.conn = acp.NewAgentSideConnection(a, out, deafReader{r: os.Stdin, deaf: a.deaf})
 	<-a.conn.Done()
 }

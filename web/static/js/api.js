@@ -101,6 +101,10 @@ export const api = {
   shares: (id) => request('GET', `/v1/sessions/${enc(id)}/shares`),
   share: (id, principal, role) => request('PUT', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`, { role }),
   unshare: (id, principal) => request('DELETE', `/v1/sessions/${enc(id)}/shares/${enc(principal)}`),
+  agentLogin: (agent) => request('GET', `/v1/agents/${enc(agent)}/login`),
+  loginEnv: (agent, methodId, vars) => request('PUT', `/v1/agents/${enc(agent)}/login/env`, { methodId, vars }),
+  loginAgent: (agent, methodId) => request('POST', `/v1/agents/${enc(agent)}/login/agent`, { methodId }),
+  logout: (agent) => request('DELETE', `/v1/agents/${enc(agent)}/login`),
   startTerminalLogin: (agent, methodId, cols, rows) =>
     request('POST', `/v1/agents/${enc(agent)}/login/terminal`, { methodId, cols, rows }),
   cancelTerminalLogin: (agent, loginId) => request('DELETE', `/v1/agents/${enc(agent)}/login/terminal/${enc(loginId)}`),

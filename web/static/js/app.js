@@ -11,6 +11,7 @@ import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows, initials } from './people.js';
 import { Elicitations } from './elicit.js';
+import { withLogin } from './login.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planView } from './plan.js';
@@ -599,7 +600,7 @@ async function createSession(ev) {
   const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
   els.newStarting.focus();
   try {
-    const s = await api.createSession(body);
+    const s = await withLogin(() => api.createSession(body));
     // The dialog may have been dismissed while the agent started: then list the session but stay where we are,
     // unless prompts typed meanwhile in the empty state wait for it.
     const wanted = els.newDialog.open || state.queue.of(NEW_SESSION).length > 0;
@@ -637,7 +638,7 @@ async function quickStart() {
   renderComposer();
   let s;
   try {
-    s = await api.createSession({ agent, permissionPolicy: 'ask' });
+    s = await withLogin(() => api.createSession({ agent, permissionPolicy: 'ask' }));
   } catch (err) {
     toast(`Could not start a session with ${agent}: ` + errorText(err), 'error');
     return;

@@ -1,0 +1,323 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Agent login from a client: an agent that answers auth_required names its authMethods; a principal
+// completes one (env_var: supplies the variables; agent: the agent's own authenticate) and opens the
+// session again. What a principal supplies serves only their own sessions of the agent, unless the agents
+// file shares the agent's login (agents.Spec.LoginShared); then only admins change it.
+
+// maxLoginValue bounds one login variable's value.
+const maxLoginValue = 16 << 10
+
+// LoginStatus is what GET /v1/agents/{agent}/login shows a principal.
+type LoginStatus struct {
+	Agent string `json:"agent"`
+	// AuthMethods are the agent's, as it described them in initialize.
+	AuthMethods json.RawMessage `json:"authMethods"`
+	// Satisfied are the ids of the methods this principal (or, shared, anyone) completed: an env_var
+	// method whose variables the gateway holds, the agent method whose authenticate last succeeded.
+	Satisfied []string `json:"satisfied"`
+	// Vars are the names of the variables held, never their values.
+	Vars []string `json:"vars"`
+	// Shared is the agents file's "login": {"shared": true}: one login serves every principal.
+	Shared bool `json:"shared"`
+	// Logout is whether the agent advertises ACP logout (agentCapabilities.auth.logout).
+	Logout bool `json:"logout"`
+}
+
+// LogoutResult is what DELETE /v1/agents/{agent}/login answers.
+type LogoutResult struct {
+	Agent string `json:"agent"`
+	// Forgotten: the gateway held a login of this principal (variables or an agent method) and dropped it.
+	Forgotten bool `json:"forgotten"`
+	// AgentLogout: the agent advertises logout and answered it.
+	AgentLogout bool   `json:"agentLogout"`
+	Detail      string `json:"detail"`
+}
+
+// authMethod is the part of an agent's AuthMethod the gateway interprets.
+type authMethod struct {
+	ID   string `json:"id"`
+	Type string `json:"type"` // "" = agent
+	Vars []struct {
+		Name     string `json:"name"`
+		Secret   *bool  `json:"secret"` // ACP: true when absent
+		Optional bool   `json:"optional"`
+	} `json:"vars"`
+}
+
+// LoginStatus returns the agent's auth methods and which of them p completed.
+func (r *Registry) LoginStatus(ctx context.Context, p principal.Principal, agent string) (LoginStatus, error) {
+	spec, ai, err := r.loginAgent(ctx, agent)
+	if err != nil {
+		return LoginStatus{}, err
+	}
+	return r.loginStatus(spec, ai, p), nil
+}
+
+func (r *Registry) loginStatus(spec agents.Spec, ai AgentInit, p principal.Principal) LoginStatus {
+	envMethod, names, agentMethod := r.logins.state(spec, p)
+	st := LoginStatus{Agent: spec.Name, AuthMethods: authMethodsArray(ai.AuthMethods), Satisfied: []string{}, Vars: names,
+		Shared: spec.LoginShared, Logout: advertisesLogout(ai.Capabilities)}
+	if st.Vars == nil {
+		st.Vars = []string{}
+	}
+	for _, m := range parseAuthMethods(ai.AuthMethods) {
+		if m.ID != "" && (m.Type == "env_var" && m.ID == envMethod || m.Type == "" && m.ID == agentMethod) {
+			st.Satisfied = append(st.Satisfied, m.ID)
+		}
+	}
+	return st
+}
+
+// SetLoginEnv keeps vars, the variables of the agent's env_var method methodID, for p's sessions of the
+// agent: each agent process started for them gets them as environment from now on. The variables must be
+// the method's (no unknown names, every required one), else ErrInvalidLoginVars.
+func (r *Registry) SetLoginEnv(ctx context.Context, p principal.Principal, agent, methodID string, vars map[string]string) (LoginStatus, error) {
+	spec, ai, err := r.loginAgent(ctx, agent)
+	if err != nil {
+		return LoginStatus{}, err
+	}
+	if err := mayChangeLogin(spec, p); err != nil {
+		return LoginStatus{}, err
+	}
+	m, ok := findAuthMethod(ai.AuthMethods, methodID, "env_var")
+	if !ok {
+		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+	}
+	kept, err := checkLoginVars(m, vars)
+	if err != nil {
+		return LoginStatus{}, err
+	}
+	r.logins.setEnv(spec, p, methodID, kept)
+	principal.Audit(r.cfg.Logger, p, "agent_login_env", "agent", agent, "method", methodID, "vars", slices.Sorted(maps.Keys(kept)), "shared", spec.LoginShared)
+	return r.loginStatus(spec, ai, p), nil
+}
+
+// checkLoginVars checks vars against method m and returns those to keep (empty optional ones dropped).
+func checkLoginVars(m authMethod, vars map[string]string) (map[string]string, error) {
+	declared := map[string]bool{}
+	kept := map[string]string{}
+	for _, v := range m.Vars {
+		declared[v.Name] = true
+		val, given := vars[v.Name]
+		if !given || val == "" {
+			if !v.Optional {
+				return nil, fmt.Errorf("%w: %s is required by method %q", ErrInvalidLoginVars, v.Name, m.ID)
+			}
+			continue
+		}
+		if reservedLoginVar(v.Name) {
+			return nil, fmt.Errorf("%w: %s is set by the gateway, not by a login", ErrInvalidLoginVars, v.Name)
+		}
+		secret := v.Secret == nil || *v.Secret
+		switch {
+		case len(val) > maxLoginValue:
+			return nil, fmt.Errorf("%w: the value of %s is over %d bytes", ErrInvalidLoginVars, v.Name, maxLoginValue)
+		case !utf8.ValidString(val) || strings.ContainsRune(val, 0):
+			return nil, fmt.Errorf("%w: the value of %s is not text (invalid UTF-8 or a NUL byte)", ErrInvalidLoginVars, v.Name)
+		case secret && len(val) < minSecretBytes:
+			return nil, fmt.Errorf("%w: the value of %s is shorter than %d bytes, too short to be kept out of logs", ErrInvalidLoginVars, v.Name, minSecretBytes)
+		}
+		kept[v.Name] = val
+	}
+	var unknown []string
+	for n := range vars {
+		if !declared[n] {
+			unknown = append(unknown, clip(n, 64))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("%w: method %q declares no variable %s", ErrInvalidLoginVars, m.ID, strings.Join(unknown, ", "))
+	}
+	return kept, nil
+}
+
+// reservedLoginVar reports whether name is one the gateway sets itself (or that would change how the
+// agent's executable is found or loaded): no login may set it.
+func reservedLoginVar(name string) bool {
+	switch name {
+	case "", "PATH", "HOME", "TMPDIR", agents.OwnerVar:
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.ContainsAny(name, "=\x00")
+}
+
+// LoginAgentMethod runs the agent's agent method methodID for p: a fresh agent process (with p's login
+// variables) gets initialize and authenticate, and its answer is returned. On success the method is
+// remembered: a later session of p whose agent answers auth_required gets the same authenticate first.
+func (r *Registry) LoginAgentMethod(ctx context.Context, p principal.Principal, agent, methodID string) (json.RawMessage, error) {
+	spec, ai, err := r.loginAgent(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayChangeLogin(spec, p); err != nil {
+		return nil, err
+	}
+	if _, ok := findAuthMethod(ai.AuthMethods, methodID, ""); !ok {
+		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+	}
+	res, err := r.callOnLoginProcess(ctx, spec, p, "authenticate "+methodID, acp.AgentMethodAuthenticate, map[string]any{"methodId": methodID})
+	if err != nil {
+		return nil, err
+	}
+	r.logins.setAgentMethod(spec, p, methodID)
+	principal.Audit(r.cfg.Logger, p, "agent_login_agent", "agent", agent, "method", methodID, "shared", spec.LoginShared)
+	return res, nil
+}
+
+// Logout forgets p's login to the agent and, where the agent advertises logout, sends it ACP logout on a
+// fresh process started with p's login variables (before they are forgotten).
+func (r *Registry) Logout(ctx context.Context, p principal.Principal, agent string) (LogoutResult, error) {
+	spec, ai, err := r.loginAgent(ctx, agent)
+	if err != nil {
+		return LogoutResult{}, err
+	}
+	if err := mayChangeLogin(spec, p); err != nil {
+		return LogoutResult{}, err
+	}
+	res := LogoutResult{Agent: agent}
+	var agentErr error
+	if advertisesLogout(ai.Capabilities) {
+		_, agentErr = r.callOnLoginProcess(ctx, spec, p, "logout", acp.AgentMethodLogout, map[string]any{})
+		res.AgentLogout = agentErr == nil
+	}
+	res.Forgotten = r.logins.forget(spec, p)
+	principal.Audit(r.cfg.Logger, p, "agent_logout", "agent", agent, "forgotten", res.Forgotten, "agentLogout", res.AgentLogout)
+	switch {
+	case agentErr != nil:
+		return LogoutResult{}, agentErr
+	case res.AgentLogout:
+		res.Detail = "the agent logged out and the gateway forgot the login it held"
+	default:
+		res.Detail = "the agent does not support logout: the gateway forgot the login it held (variables, agent method); credentials the agent keeps itself stay"
+	}
+	return res, nil
+}
+
+// mayChangeLogin refuses a non-admin changing a shared login: it serves every principal's sessions.
+func mayChangeLogin(spec agents.Spec, p principal.Principal) error {
+	if spec.LoginShared && !p.IsAdmin() {
+		return loginForbidden{spec.Name}
+	}
+	return nil
+}
+
+// loginForbidden is ErrForbidden for a shared login, with a message that says so.
+type loginForbidden struct{ agent string }
+
+func (e loginForbidden) Error() string {
+	return "the login of agent " + e.agent + " is shared by every user (agents file); only an admin changes it"
+}
+func (e loginForbidden) Unwrap() error { return ErrForbidden }
+
+// loginAgent returns the agent's spec and initialize answer (probed when not known).
+func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, AgentInit, error) {
+	spec, ok := r.agents[agent]
+	if !ok {
+		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, clip(agent, 64))
+	}
+	if err := agents.CheckCommand(spec); err != nil {
+		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
+	}
+	ai, ok := r.AgentInit(ctx, agent)
+	if !ok {
+		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
+	}
+	return spec, ai, nil
+}
+
+// callOnLoginProcess starts the agent for p (with p's login variables, in the gateway's workdir), sends
+// initialize and then method, and stops it. A failure is an *AgentError named op, its secrets scrubbed.
+func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p principal.Principal, op, method string, params any) (json.RawMessage, error) {
+	cfg := r.cfg
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	defer context.AfterFunc(r.stopping, cancel)()
+	env := r.logins.env(spec, p)
+	secrets := append(agents.MCPSecrets(spec.MCPServers), secretsOf(env)...)
+	conn, err := agents.Start(spec, agents.Options{
+		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: probeHandler{}, StopGrace: cfg.StopGrace,
+		Logger: cfg.Logger.With("agent", spec.Name, "login", true), WriteTimeout: cfg.AgentWriteTimeout,
+		Confiner: cfg.Confiner, Secrets: secrets,
+	})
+	if err != nil {
+		return nil, scrubAgentError(&AgentError{Op: "start agent", Err: err}, secrets)
+	}
+	defer conn.Stop()
+	if _, err := initializeAgent(ctx, conn, cfg.Version); err != nil {
+		return nil, scrubAgentError(&AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+	}
+	res, err := conn.Call(ctx, method, params)
+	if err != nil {
+		return nil, scrubAgentError(&AgentError{Op: op, Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+	}
+	if res = nullToNil(res); res == nil {
+		res = json.RawMessage("{}")
+	}
+	return res, nil
+}
+
+// scrubAgentError removes secrets from an agent's failure (its stderr is already scrubbed by the
+// connection): an error that quoted one becomes text.
+func scrubAgentError(ae *AgentError, secrets []string) *AgentError {
+	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
+	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
+		ae.Err = fmt.Errorf("%s", msg)
+	}
+	return ae
+}
+
+// findAuthMethod finds the method id of the given type ("" = agent) among raw authMethods.
+func findAuthMethod(raw json.RawMessage, id, typ string) (authMethod, bool) {
+	for _, m := range parseAuthMethods(raw) {
+		if m.ID == id && m.Type == typ {
+			return m, true
+		}
+	}
+	return authMethod{}, false
+}
+
+// parseAuthMethods decodes what the gateway interprets of an agent's authMethods; entries it cannot read
+// are skipped (they still reach clients as the agent sent them).
+func parseAuthMethods(raw json.RawMessage) []authMethod {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	out := make([]authMethod, 0, len(list))
+	for _, e := range list {
+		var m authMethod
+		if json.Unmarshal(e, &m) == nil {
+			if m.Type == "agent" {
+				m.Type = ""
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// advertisesLogout reports whether an agent's capabilities hold auth.logout.
+func advertisesLogout(caps json.RawMessage) bool {
+	var c struct {
+		Auth struct {
+			Logout json.RawMessage `json:"logout"`
+		} `json:"auth"`
+	}
+	return json.Unmarshal(caps, &c) == nil && len(c.Auth.Logout) > 0 && string(c.Auth.Logout) != "null"
+}

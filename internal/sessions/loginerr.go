@@ -1,0 +1,73 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// CodeAuthRequired is ACP's auth_required: an agent's answer to session/new (load, resume) when it needs
+// its user logged in first.
+const CodeAuthRequired = -32000
+
+// Errors of agent login (login.go).
+var (
+	// ErrLoginRequired is an agent answering auth_required when a session opens: the caller logs in with
+	// one of LoginRequiredError.AuthMethods and tries again.
+	ErrLoginRequired = errors.New("agent login required")
+	// ErrUnknownLoginMethod names an auth method the agent does not offer, or one of another type.
+	ErrUnknownLoginMethod = errors.New("unknown login method")
+	// ErrInvalidLoginVars is an env_var login whose variables do not match the method's: unknown names,
+	// missing required ones, or unusable values.
+	ErrInvalidLoginVars = errors.New("invalid login variables")
+)
+
+// LoginRequiredError is ErrLoginRequired with what a client needs to log in: the agent and its authMethods
+// as the agent described them. It is also the agent's *AgentError (errors.As finds both).
+type LoginRequiredError struct {
+	Agent       string
+	AuthMethods json.RawMessage // a JSON array, never null
+	Err         error           // the agent's failure (an *AgentError on this node)
+}
+
+func (e *LoginRequiredError) Error() string {
+	return "agent " + e.Agent + " requires login: " + e.Err.Error()
+}
+
+// Unwrap lets errors.Is find ErrLoginRequired and errors.As the agent's error.
+func (e *LoginRequiredError) Unwrap() []error { return []error{ErrLoginRequired, e.Err} }
+
+// isAuthRequired reports whether err is the agent's auth_required answer.
+func isAuthRequired(err error) bool {
+	var re *acp.RequestError
+	return errors.As(err, &re) && re.Code == CodeAuthRequired
+}
+
+// loginRequired turns a session's failure to open into a LoginRequiredError when the agent answered
+// auth_required (raw is the agent call's own error), naming the methods its initialize offered.
+func (s *Session) loginRequired(raw, failed error) error {
+	if !isAuthRequired(raw) {
+		return failed
+	}
+	s.mu.Lock()
+	methods := s.initInfo.AuthMethods
+	s.mu.Unlock()
+	return &LoginRequiredError{Agent: s.Agent, AuthMethods: authMethodsArray(methods), Err: failed}
+}
+
+// authMethodsArray is an agent's authMethods as a JSON array: [] when it sent none or not an array.
+func authMethodsArray(raw json.RawMessage) json.RawMessage {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil || list == nil {
+		return json.RawMessage("[]")
+	}
+	return raw
+}
+
+// loginWire is a LoginRequiredError as ErrorMessage encodes it for a routed command.
+type loginWire struct {
+	Agent       string          `json:"agent"`
+	AuthMethods json.RawMessage `json:"authMethods"`
+	Message     string          `json:"message"`
+}

@@ -1,0 +1,33 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// openAgentSession sends session/new (load, resume: dropReplay) to a freshly started agent. When the agent
+// answers auth_required and the session's principal logged it in with an agent method before (login.go),
+// that authenticate is sent again on this process and the request retried once: agents whose login lives
+// in their process, not on disk, then open sessions as they did right after the login.
+func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool) (json.RawMessage, error) {
+	call := conn.Call
+	if dropReplay {
+		call = conn.CallDroppingUpdates
+	}
+	res, err := call(ctx, method, params)
+	if err == nil || !isAuthRequired(err) {
+		return res, err
+	}
+	m := s.reg.logins.agentMethod(s.spec, s.Owner)
+	if m == "" || m == s.spec.AuthMethod {
+		return res, err
+	}
+	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
+		s.logger.Info("remembered agent login refused", "method", m, "err", scrubErr(cleanAgentError(aerr), s.agentSecrets()))
+		return res, err
+	}
+	return call(ctx, method, params)
+}
