@@ -205,3 +205,20 @@ test('reduce: a terminal keeps its last output and counts all of it', () => {
   s = reduce(s, { jsonrpc: '2.0', method: '_gateway/terminal_output', params: { terminalId: 't', data: '', truncated: true } });
   assert.equal(s.terminals.t.data.split('[output not kept]').length, 2);
 });
+
+test('listWindow: the rows near the viewport, measured or estimated', async () => {
+  const { listWindow } = await import('../web/static/js/vlist.js');
+  const est = new Array(10000).fill(undefined);
+  // Pinned: the last rows, enough for the viewport and the overscan above it.
+  assert.deepEqual(listWindow(est, 100, 0, 800, 1000, true), { first: 9982, end: 10000, before: 998200, after: 0, total: 1000000 });
+  // At the top and in the middle.
+  assert.deepEqual(listWindow(est, 100, 0, 800, 1000, false), { first: 0, end: 19, before: 0, after: 998100, total: 1000000 });
+  const mid = listWindow(est, 100, 50000, 800, 1000, false);
+  assert.deepEqual([mid.first, mid.end], [490, 519]);
+  // Measured heights count: one tall row above pushes the window's rows down.
+  const hs = est.slice();
+  hs[0] = 10100;
+  const w = listWindow(hs, 100, 50000, 800, 1000, false);
+  assert.deepEqual([w.first, w.end, w.before], [390, 419, 10100 + 389 * 100]);
+  assert.deepEqual(listWindow([], 100, 0, 800, 1000, true), { first: 0, end: 0, before: 0, after: 0, total: 0 });
+});

@@ -3,6 +3,7 @@
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
+import { createStore, fromSnapshot } from './state.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
 import { legacyModesSuperseded } from './modes.js';
@@ -617,7 +618,10 @@ class Current {
     this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
-    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
+    // The transcript's rows live in the store (state.js); the transcript view renders them.
+    this.store = createStore();
+    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid), meId: () => state.me && state.me.id });
+    this.store.subscribe((st, frame) => this.transcript.show(st, !frame));
     this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
     this.socket = null;
   }
@@ -656,8 +660,7 @@ class Current {
   dispose() {
     this.disposed = true;
     if (this.socket) this.socket.stop();
-    this.transcript.reset();
-    this.transcript.list.remove();
+    this.transcript.dispose();
     this.elicit.dispose();
     closePermDialog();
   }
@@ -709,11 +712,20 @@ class Current {
     });
     if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
     this.replayed = false;
-    this.transcript.loadSnapshot(s.snapshot || { entries: [] });
-    for (const p of (s.pendingPermissions || [])) if (p && p.id) this.transcript.permissionRequested(p.id, p.toolCall);
+    this.loadSnapshot(s);
     this.applySession(s, true);
     console.info(`resynced from snapshot (${reason}) at seq ${s.snapshot ? s.snapshot.seq : 0}`);
     return { seq: (s.snapshot && s.snapshot.seq) || s.lastSeq || 0, epoch: s.epoch };
+  }
+
+  /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
+  loadSnapshot(s) {
+    this.store.reset(fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors));
+    // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
+    for (const p of (s.pendingPermissions || [])) {
+      if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });
+    }
+    this.transcript.scrollToEnd();
   }
 
   setStatus(status, reason) {
@@ -741,6 +753,7 @@ class Current {
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
     if (HOLD_ENDS.has(msg.method)) this.held = false;
+    this.store.dispatch(msg); // the transcript's rows (state.js)
     switch (msg.method) {
       case 'session/update':
         this.onUpdate(p.update || {}, meta);
@@ -749,7 +762,6 @@ class Current {
         const pid = msg.id !== undefined && msg.id !== null ? String(msg.id) : meta.permissionId;
         if (!pid) break;
         this.pending.set(pid, { id: pid, toolCall: p.toolCall || {}, options: p.options || [], deadline: meta.deadline, turnId: meta.turnId });
-        this.transcript.permissionRequested(pid, p.toolCall);
         if (this.replayed) {
           this.deferred.delete(pid);
           refreshPermDialog();
@@ -769,12 +781,10 @@ class Current {
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
         this.lastStop = null;
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
-        this.transcript.turnStarted(this.turn.turnId, p.actor);
         if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
         break;
       }
       case '_gateway/turn_ended':
-        this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
         if (this.usage || p.usage) { // the snapshot's usage.lastTurn: the last turn's tokens, or none
           this.usage = { ...this.usage, lastTurn: p.usage ? { turnId: p.turnId, ...p.usage } : undefined };
           renderUsage();
@@ -799,18 +809,6 @@ class Current {
         this.transcript.flush();
         this.transcript.scrollToEnd();
         renderAll();
-        break;
-      case '_gateway/fs_write':
-        this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
-        break;
-      case '_gateway/terminal_output':
-        this.transcript.terminalOutput(p.terminalId, p.data, p.truncated);
-        break;
-      case '_gateway/terminal_exit':
-        this.transcript.terminalExit(p.terminalId, p.exitCode, p.signal);
-        break;
-      case '_gateway/agent_output':
-        this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
         break;
       case '_gateway/presence':
         this.watchers = Array.isArray(p.watchers) ? p.watchers : [];
@@ -854,7 +852,7 @@ class Current {
         this.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
         break;
       default:
-        this.transcript.update(u, meta);
+        break; // messages and tool calls: the store's rows
     }
   }
 
@@ -866,7 +864,6 @@ class Current {
     const mine = this.answered.has(pid);
     const by = p.by || '';
     const v = permissionVerdict(p, (req && req.options) || [], state.me && state.me.id);
-    this.transcript.permissionResolved(pid, v.text, v.allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
@@ -1413,7 +1410,7 @@ async function submitPrompt(cur, text, attached, item) {
   cur.sending = false;
   if (!err) {
     if (!item && attached.length) tray.discard(attached);
-    if (!cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
+    if (!cur.turn.running && res && res.turnId && !cur.store.state.ended[res.turnId]) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }

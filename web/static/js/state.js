@@ -307,8 +307,12 @@ export function fromSnapshot(snapshot, actors = {}) {
     const ex = t.exitStatus && typeof t.exitStatus === 'object' ? t.exitStatus : null;
     if (ex) exitTerminal(s, t.terminalId, typeof ex.exitCode === 'number' ? ex.exitCode : null, typeof ex.signal === 'string' ? ex.signal : null);
   }
+  let prevTurn = null;
   for (const e of Array.isArray(snap.entries) ? snap.entries : []) {
     if (!e || typeof e !== 'object') continue;
+    // The snapshot keeps no turn boundaries; a new turnId starts a new turn, as a separator shows.
+    if (e.turnId && prevTurn && e.turnId !== prevTurn) addRow(s, { type: 'sep', turnId: e.turnId });
+    if (e.turnId) prevTurn = e.turnId;
     if (e.kind === 'tool_call' && e.toolCall) {
       toolCall(s, e.toolCall, false, e.turnId);
       continue;
