@@ -644,7 +644,11 @@ class Current {
       s = { id: this.id, status: 'starting' };
     }
     if (this.disposed) return;
-    this.applySession(s, false);
+    // A long log opens from the snapshot and streams on after its seq; a short one is replayed whole, which also
+    // says who prompted each turn and who answered each permission (a snapshot names nobody).
+    const fromSnap = s.snapshot && s.lastSeq > FULL_REPLAY_MAX;
+    if (fromSnap) this.loadSnapshot(s);
+    this.applySession(s, fromSnap);
     shares.probe(this.id);
     this.socket = new SessionSocket(this.id, {
       onFrame: (m) => this.onFrame(m),
@@ -654,7 +658,8 @@ class Current {
     if (this.status === 'closed') {
       // A closed session's log may still be readable; the socket reports 4009 if not.
     }
-    this.socket.start(0, null);
+    if (fromSnap) this.socket.start(s.snapshot.seq || s.lastSeq, s.epoch);
+    else this.socket.start(0, null);
   }
 
   dispose() {
@@ -921,6 +926,9 @@ class Current {
     return acceptsPrompt(this.status);
   }
 }
+
+// Past this many frames, a session opens from its snapshot rather than by replaying its log from the start.
+const FULL_REPLAY_MAX = 2000;
 
 // Frames after which a queued prompt the gateway refused as too early may be tried again.
 const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);

@@ -307,6 +307,9 @@ export function fromSnapshot(snapshot, actors = {}) {
     const ex = t.exitStatus && typeof t.exitStatus === 'object' ? t.exitStatus : null;
     if (ex) exitTerminal(s, t.terminalId, typeof ex.exitCode === 'number' ? ex.exitCode : null, typeof ex.signal === 'string' ? ex.signal : null);
   }
+  if (s.truncated) {
+    addRow(s, { type: 'note', noteKind: 'truncated', text: 'Earlier messages are not shown: the gateway keeps the latest part of a long session for clients that open it.' });
+  }
   let prevTurn = null;
   for (const e of Array.isArray(snap.entries) ? snap.entries : []) {
     if (!e || typeof e !== 'object') continue;
