@@ -11,7 +11,7 @@ import { startLongGateway, buildLongSession } from './longsession.mjs';
 
 const prompts = Number(process.argv[2] || 20);
 const perPrompt = Number(process.argv[3] || 499);
-const OPEN_LIMIT = 180000; // ms: give up on a page that never shows the last message
+const OPEN_LIMIT = Number(process.env.OPEN_LIMIT_MS || 600000); // give up on a page that never shows the last message
 
 const tmp = makeTmp();
 let gw;
@@ -30,11 +30,19 @@ try {
   const want = `Message ${s.lastMessage}:`;
   t0 = Date.now();
   await page.evaluate((id) => { location.hash = '#/s/' + encodeURIComponent(id); }, s.id);
-  await page.waitForFunction((w) => {
-    const msgs = document.querySelectorAll('.msg-agent');
-    const last = msgs[msgs.length - 1];
-    return !!last && last.textContent.includes(w) && document.querySelector('#conn-pill[data-state="live"]');
-  }, want, { timeout: OPEN_LIMIT, polling: 50 });
+  try {
+    await page.waitForFunction((w) => {
+      const msgs = document.querySelectorAll('.msg-agent');
+      const last = msgs[msgs.length - 1];
+      return !!last && last.textContent.includes(w) && document.querySelector('#conn-pill[data-state="live"]');
+    }, want, { timeout: OPEN_LIMIT, polling: 50 });
+  } catch (err) {
+    const dom = await page.evaluate(() => document.getElementsByTagName('*').length).catch(() => '?');
+    const pill = await page.textContent('#conn-text').catch(() => '?');
+    console.log(`open: the last message was not shown within ${OPEN_LIMIT} ms (${dom} DOM elements, connection "${pill}")`);
+    process.exitCode = 1;
+    throw err;
+  }
   const open = Date.now() - t0;
   const dom = await page.evaluate(() => document.getElementsByTagName('*').length);
   const rows = await page.evaluate(() => document.querySelectorAll('.entries > *').length);
@@ -48,7 +56,7 @@ try {
     let maxDom = 0;
     const run = async (dir) => {
       let last = performance.now();
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 20000; i++) {
         const before = el.scrollTop;
         el.scrollTop = before + dir * el.clientHeight * 0.8;
         await frame();

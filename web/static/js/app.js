@@ -605,13 +605,10 @@ class Current {
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
     this.showing = null; // permission id in the dialog
     this.replayed = false;
-    this.plan = null;
     this.planOpen = false; // the person opened the plan's checklist
     this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
     this.modes = null;
     this.configOptions = null;
-    this.usage = null;
-    this.commands = [];
     this.disposed = false;
     this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
@@ -691,12 +688,9 @@ class Current {
     this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
-      this.plan = snap.plan || null;
       if (snap.currentModeId && this.modes) this.modes.currentModeId = snap.currentModeId;
       if (Array.isArray(snap.configOptions)) this.configOptions = snap.configOptions;
-      if (snap.usage) this.usage = snap.usage;
       if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
-      if (Array.isArray(snap.availableCommands)) this.commands = snap.availableCommands;
     }
     const idx = state.sessions.findIndex((x) => x.id === s.id);
     const listed = { ...s };
@@ -790,10 +784,7 @@ class Current {
         break;
       }
       case '_gateway/turn_ended':
-        if (this.usage || p.usage) { // the snapshot's usage.lastTurn: the last turn's tokens, or none
-          this.usage = { ...this.usage, lastTurn: p.usage ? { turnId: p.turnId, ...p.usage } : undefined };
-          renderUsage();
-        }
+        if (this.usage) renderUsage(); // the last turn's tokens, or none (state.js)
         this.turn = idleTurn();
         this.lastStop = p.stopReason || null;
         if (this.status === 'running') this.status = 'idle';
@@ -830,7 +821,6 @@ class Current {
   onUpdate(u, meta) {
     switch (u.sessionUpdate) {
       case 'plan':
-        this.plan = { entries: Array.isArray(u.entries) ? u.entries : [] };
         renderPlan();
         break;
       case 'current_mode_update':
@@ -850,11 +840,7 @@ class Current {
         }
         break;
       case 'usage_update':
-        this.usage = { used: u.used, size: u.size, cost: u.cost, lastTurn: this.usage && this.usage.lastTurn };
         renderUsage();
-        break;
-      case 'available_commands_update':
-        this.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
         break;
       default:
         break; // messages and tool calls: the store's rows
@@ -921,6 +907,11 @@ class Current {
     renderComposer();
     refreshPermDialog();
   }
+
+  // What the session's frames (or its snapshot) say, folded by state.js.
+  get plan() { return this.store.state.plan; }
+  get usage() { return this.store.state.usage; }
+  get commands() { return this.store.state.commands; }
 
   get usable() {
     return acceptsPrompt(this.status);

@@ -38,6 +38,12 @@ export class Transcript {
       this.schedule();
     };
     this.root.addEventListener('scroll', this.onScroll, { passive: true });
+    // Rows change height without a new state: a thought opened, an image loaded, the width changed.
+    this.onResize = () => this.schedule();
+    this.list.addEventListener('toggle', this.onResize, true);
+    this.list.addEventListener('load', this.onResize, true);
+    this.resizes = typeof ResizeObserver === 'function' ? new ResizeObserver(this.onResize) : null;
+    if (this.resizes) this.resizes.observe(this.root);
     this.ctx = {
       terminal: (id) => this.terminal(id),
       onReview: (pid) => this.handlers.onReviewPermission && this.handlers.onReviewPermission(pid),
@@ -66,6 +72,7 @@ export class Transcript {
     if (this.raf) cancelAnimationFrame(this.raf);
     this.raf = 0;
     this.root.removeEventListener('scroll', this.onScroll);
+    if (this.resizes) this.resizes.disconnect();
     this.clearRows();
     this.list.remove();
   }
