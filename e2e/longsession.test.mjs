@@ -78,6 +78,32 @@ test('a 10 000-message session opens at its last message with a bounded DOM, scr
   await page.waitForSelector('.gw-note[data-kind="truncated"]');
   await shot(page, 'long-2-top');
 
+  // Scrolled up, new rows at the end do not move what one reads.
+  await page.evaluate(() => { const el = document.getElementById('transcript'); el.scrollTop = el.scrollHeight - el.clientHeight * 4; });
+  await page.waitForFunction(() => {
+    const el = document.getElementById('transcript');
+    return el.scrollHeight - el.scrollTop - el.clientHeight > el.clientHeight * 2;
+  });
+  const anchor = await page.evaluate(() => {
+    const el = document.getElementById('transcript');
+    const v = el.getBoundingClientRect();
+    const row = [...document.querySelectorAll('.msg-agent')].find((m) => m.getBoundingClientRect().top >= v.top);
+    return { id: row.dataset.messageId, top: row.getBoundingClientRect().top, scrollTop: el.scrollTop, padding: document.querySelector('.entries').style.paddingBottom };
+  });
+  const r = await fetch(`${gw.base}/v1/sessions/${encodeURIComponent(session.id)}/prompt?wait=true&timeout=2m`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: '2' }),
+  });
+  assert.equal(r.status, 200);
+  // The new rows are below the window: the list's room for them grows.
+  await page.waitForFunction((before) => document.querySelector('.entries').style.paddingBottom !== before, anchor.padding);
+  const after = await page.evaluate((id) => {
+    const el = document.getElementById('transcript');
+    const row = document.querySelector(`.msg-agent[data-message-id="${id}"]`);
+    return { top: row.getBoundingClientRect().top, scrollTop: el.scrollTop };
+  }, anchor.id);
+  assert.ok(Math.abs(after.top - anchor.top) <= 1, `the row read moved from ${anchor.top} to ${after.top}`);
+  session.lastMessage += 2;
+
   // Back to the end in one jump: the last message shows again.
   await page.evaluate(() => { const el = document.getElementById('transcript'); el.scrollTop = el.scrollHeight; });
   await page.waitForFunction((w) => {
