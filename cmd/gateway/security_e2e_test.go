@@ -148,7 +148,7 @@ func TestBadInputCorpus(t *testing.T) {
 			}
 		})
 	}
-	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET", sp + "/prompt": "POST", "/v1/me": "GET"} {
+	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET, PATCH", sp + "/prompt": "POST", "/v1/me": "GET"} {
 		if resp := g.rawResponse("PUT", path, nil); resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
 			t.Errorf("PUT %s: %d, Allow %q, want %q", path, resp.StatusCode, resp.Header.Get("Allow"), want)
 		}

@@ -45,6 +45,8 @@
 //	          command (-login-code, -login-oauth) wrote a credential under $HOME (login.go).
 //	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
 //	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
+//	transcript the prompt text is "N": writes N agent messages (Markdown), each followed by a completed edit tool
+//	          call with a diff, then ends the turn, so a test builds a long session quickly (transcript.go).
 //
 // -hang-set-mode makes session/set_mode wait until it is cancelled ($/cancel_request), and the echo mode's
 // next prompt wait for that and then say "set_mode cancelled" on a line of its own.
@@ -172,6 +174,7 @@ type agent struct {
 	deaf         chan struct{} // closed when the agent stops reading stdin (deaf mode)
 	mu           sync.Mutex
 	n            int                             // Guarded by mu.
+	written      int                             // Guarded by mu. Messages the transcript mode wrote so far (their numbers go on across turns).
 	clientCaps   string                          // Guarded by mu. The clientCapabilities of initialize, as JSON (echo mode).
 	canFork      bool                            // -fork
 	canDelete    bool                            // -delete
@@ -414,6 +417,8 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return a.elicitTurn(ctx, sid, promptText(p.Prompt))
 	case "usage":
 		return a.usageTurn(bg, sid, promptText(p.Prompt))
+	case "transcript":
+		return a.transcriptTurn(bg, sid, promptText(p.Prompt))
 	case "stubborn":
 		_ = a.update(bg, sid, acp.StartToolCall("stub_1", "Run forever",
 			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))

@@ -3,6 +3,7 @@
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
+import { createStore, fromSnapshot } from './state.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
 import { legacyModesSuperseded } from './modes.js';
@@ -146,7 +147,7 @@ const mentions = new MentionMenu(els.input, els.composer, {
   onPick: (item) => tray.addItem(item),
 });
 const msgActions = new MessageActions(els.transcript, {
-  entryOf: (el) => state.cur && state.cur.transcript.entryOf.get(el),
+  entryOf: (el) => state.cur && state.cur.transcript.rowOf.get(el),
   isOwn: (el) => !el.dataset.prompter || (!!state.me && el.dataset.prompter === (state.me.name || state.me.id)),
   edit: (text, blocks) => editPrompt(text, blocks),
   resend: (text, blocks) => resendPrompt(text, blocks),
@@ -708,20 +709,20 @@ class Current {
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
     this.showing = null; // permission id in the dialog
     this.replayed = false;
-    this.plan = null;
     this.planOpen = false; // the person opened the plan's checklist
     this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
     this.modes = null;
     this.configOptions = null;
-    this.usage = null;
-    this.commands = [];
     this.disposed = false;
     this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
     this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
     this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
-    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid) });
+    // The transcript's rows live in the store (state.js); the transcript view renders them.
+    this.store = createStore();
+    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid), meId: () => state.me && state.me.id });
+    this.store.subscribe((st, frame) => this.transcript.show(st, !frame));
     this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
     this.socket = null;
   }
@@ -744,7 +745,11 @@ class Current {
       s = { id: this.id, status: 'starting' };
     }
     if (this.disposed) return;
-    this.applySession(s, false);
+    // A long log opens from the snapshot and streams on after its seq; a short one is replayed whole, which also
+    // says who prompted each turn and who answered each permission (a snapshot names nobody).
+    const fromSnap = s.snapshot && s.lastSeq > FULL_REPLAY_MAX;
+    if (fromSnap) this.loadSnapshot(s);
+    this.applySession(s, fromSnap);
     shares.probe(this.id);
     this.socket = new SessionSocket(this.id, {
       onFrame: (m) => this.onFrame(m),
@@ -754,14 +759,14 @@ class Current {
     if (this.status === 'closed') {
       // A closed session's log may still be readable; the socket reports 4009 if not.
     }
-    this.socket.start(0, null);
+    if (fromSnap) this.socket.start(s.snapshot.seq || s.lastSeq, s.epoch);
+    else this.socket.start(0, null);
   }
 
   dispose() {
     this.disposed = true;
     if (this.socket) this.socket.stop();
-    this.transcript.reset();
-    this.transcript.list.remove();
+    this.transcript.dispose();
     this.elicit.dispose();
     closePermDialog();
   }
@@ -787,12 +792,9 @@ class Current {
     this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
-      this.plan = snap.plan || null;
       if (snap.currentModeId && this.modes) this.modes.currentModeId = snap.currentModeId;
       if (Array.isArray(snap.configOptions)) this.configOptions = snap.configOptions;
-      if (snap.usage) this.usage = snap.usage;
       if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
-      if (Array.isArray(snap.availableCommands)) this.commands = snap.availableCommands;
     }
     const idx = state.sessions.findIndex((x) => x.id === s.id);
     const listed = { ...s };
@@ -813,11 +815,20 @@ class Current {
     });
     if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
     this.replayed = false;
-    this.transcript.loadSnapshot(s.snapshot || { entries: [] });
-    for (const p of (s.pendingPermissions || [])) if (p && p.id) this.transcript.permissionRequested(p.id, p.toolCall);
+    this.loadSnapshot(s);
     this.applySession(s, true);
     console.info(`resynced from snapshot (${reason}) at seq ${s.snapshot ? s.snapshot.seq : 0}`);
     return { seq: (s.snapshot && s.snapshot.seq) || s.lastSeq || 0, epoch: s.epoch };
+  }
+
+  /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
+  loadSnapshot(s) {
+    this.store.reset(fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors));
+    // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
+    for (const p of (s.pendingPermissions || [])) {
+      if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });
+    }
+    this.transcript.scrollToEnd();
   }
 
   setStatus(status, reason) {
@@ -849,6 +860,7 @@ class Current {
     const p = msg.params || {};
     const meta = (p._meta && p._meta.gateway) || {};
     if (HOLD_ENDS.has(msg.method)) this.held = false;
+    this.store.dispatch(msg); // the transcript's rows (state.js)
     switch (msg.method) {
       case 'session/update':
         this.onUpdate(p.update || {}, meta);
@@ -857,7 +869,6 @@ class Current {
         const pid = msg.id !== undefined && msg.id !== null ? String(msg.id) : meta.permissionId;
         if (!pid) break;
         this.pending.set(pid, { id: pid, toolCall: p.toolCall || {}, options: p.options || [], deadline: meta.deadline, turnId: meta.turnId });
-        this.transcript.permissionRequested(pid, p.toolCall);
         if (this.replayed) {
           this.deferred.delete(pid);
           refreshPermDialog();
@@ -877,16 +888,11 @@ class Current {
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
         this.lastStop = null;
         if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
-        this.transcript.turnStarted(this.turn.turnId, p.actor);
         if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
         break;
       }
       case '_gateway/turn_ended':
-        this.transcript.turnEnded(p.turnId || meta.turnId, p.stopReason, p.error);
-        if (this.usage || p.usage) { // the snapshot's usage.lastTurn: the last turn's tokens, or none
-          this.usage = { ...this.usage, lastTurn: p.usage ? { turnId: p.turnId, ...p.usage } : undefined };
-          renderUsage();
-        }
+        if (this.usage) renderUsage(); // the last turn's tokens, or none (state.js)
         this.turn = idleTurn();
         this.lastStop = p.stopReason || null;
         if (this.status === 'running') this.status = 'idle';
@@ -908,18 +914,6 @@ class Current {
         this.transcript.scrollToEnd();
         renderAll();
         break;
-      case '_gateway/fs_write':
-        this.transcript.note('fs-write', `Wrote ${p.path} (${p.bytes} bytes)`);
-        break;
-      case '_gateway/terminal_output':
-        this.transcript.terminalOutput(p.terminalId, p.data, p.truncated);
-        break;
-      case '_gateway/terminal_exit':
-        this.transcript.terminalExit(p.terminalId, p.exitCode, p.signal);
-        break;
-      case '_gateway/agent_output':
-        this.transcript.note('agent-output', p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}`);
-        break;
       case '_gateway/presence':
         this.watchers = Array.isArray(p.watchers) ? p.watchers : [];
         renderHeader();
@@ -935,7 +929,6 @@ class Current {
   onUpdate(u, meta) {
     switch (u.sessionUpdate) {
       case 'plan':
-        this.plan = { entries: Array.isArray(u.entries) ? u.entries : [] };
         renderPlan();
         break;
       case 'current_mode_update':
@@ -955,14 +948,10 @@ class Current {
         }
         break;
       case 'usage_update':
-        this.usage = { used: u.used, size: u.size, cost: u.cost, lastTurn: this.usage && this.usage.lastTurn };
         renderUsage();
         break;
-      case 'available_commands_update':
-        this.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
-        break;
       default:
-        this.transcript.update(u, meta);
+        break; // messages and tool calls: the store's rows
     }
   }
 
@@ -974,7 +963,6 @@ class Current {
     const mine = this.answered.has(pid);
     const by = p.by || '';
     const v = permissionVerdict(p, (req && req.options) || [], state.me && state.me.id);
-    this.transcript.permissionResolved(pid, v.text, v.allowed);
     if (this.replayed && !mine) {
       const title = (req && req.toolCall && req.toolCall.title) || 'a tool call';
       if (by === 'deadline') toast(`The permission request for “${title}” timed out and was denied.`, 'warn');
@@ -1028,10 +1016,18 @@ class Current {
     refreshPermDialog();
   }
 
+  // What the session's frames (or its snapshot) say, folded by state.js.
+  get plan() { return this.store.state.plan; }
+  get usage() { return this.store.state.usage; }
+  get commands() { return this.store.state.commands; }
+
   get usable() {
     return acceptsPrompt(this.status);
   }
 }
+
+// Past this many frames, a session opens from its snapshot rather than by replaying its log from the start.
+const FULL_REPLAY_MAX = 2000;
 
 // Frames after which a queued prompt the gateway refused as too early may be tried again.
 const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);
@@ -1524,7 +1520,7 @@ async function submitPrompt(cur, text, attached, item) {
   cur.sending = false;
   if (!err) {
     if (!item && attached.length) tray.discard(attached);
-    if (!cur.turn.running && res && res.turnId && !cur.transcript.turnEnds.has(res.turnId)) {
+    if (!cur.turn.running && res && res.turnId && !cur.store.state.ended[res.turnId]) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
     }

@@ -1,0 +1,224 @@
+// Unit tests of the UI's state core (web/static/js/state.js) in node: every golden scenario of internal/translate,
+// its frames folded one by one with reduce(), must show what the gateway's own snapshot of the same scenario shows,
+// and the state built from that snapshot must show the same again.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { initialState, reduce, fromSnapshot, createStore } from '../web/static/js/state.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const goldenDir = path.join(here, '..', 'internal', 'translate', 'testdata');
+const goldens = readdirSync(goldenDir).filter((f) => f.endsWith('.golden.json')).sort();
+
+/** The frames a session's log holds for a golden scenario's steps, as its WebSocket sends them. */
+function framesOf(doc) {
+  const frames = [];
+  let seq = 0;
+  let turnId = null;
+  let perm = 0;
+  const meta = () => ({ gateway: { seq: ++seq, epoch: 'e', ...(turnId ? { turnId } : {}) } });
+  for (const st of doc.steps) {
+    const [kind, ...rest] = st.step.split(' ');
+    const out = st.out || [];
+    switch (kind) {
+      case 'BeginTurn':
+        turnId = rest[0];
+        break;
+      case 'Update':
+      case 'UserPrompt':
+      case 'EndTurn':
+        for (const p of out) frames.push({ jsonrpc: '2.0', method: 'session/update', params: { ...p, _meta: meta() } });
+        break;
+      case 'PermissionToolCall':
+        for (const tc of out) {
+          const id = `perm-${++perm}`;
+          frames.push({ jsonrpc: '2.0', id, method: 'session/request_permission', params: { sessionId: 's', toolCall: tc, options: [], _meta: meta() } });
+        }
+        break;
+      case 'Note': {
+        const method = rest[0];
+        const params = JSON.parse(rest.slice(1).join(' '));
+        frames.push({ jsonrpc: '2.0', method, params: { ...params, _meta: meta() } });
+        break;
+      }
+      default:
+        throw new Error(`unknown step ${st.step}`);
+    }
+  }
+  return frames;
+}
+
+const TOOL_FIELDS = ['toolCallId', 'title', 'kind', 'status', 'content', 'locations', 'rawInput', 'rawOutput'];
+
+/** What the transcript shows of a state, to compare: messages with their text and other blocks, tool calls. */
+function shown(state) {
+  const rows = [];
+  for (const r of state.rows) {
+    if (r.type === 'message') rows.push({ kind: r.kind, messageId: r.messageId, turnId: r.turnId, text: r.text, extras: r.extras });
+    else if (r.type === 'tool') {
+      const tc = {};
+      for (const k of TOOL_FIELDS) if (r.tc[k] !== undefined) tc[k] = r.tc[k];
+      rows.push({ kind: 'tool', turnId: r.turnId, tc, terminal: r.termId ? terminalOf(state, r.termId) : null });
+    }
+  }
+  return rows;
+}
+
+function terminalOf(state, id) {
+  const t = state.terminals[id];
+  return t ? { data: t.data, exit: t.exit } : null;
+}
+
+/** The golden snapshot's entries in the same shape (a message's text blocks joined, as the transcript shows them). */
+function snapshotShown(snap) {
+  const kinds = { user_message: 'user', agent_message: 'agent', agent_thought: 'thought' };
+  return snap.entries.map((e) => {
+    if (e.kind === 'tool_call') {
+      const tc = {};
+      for (const k of TOOL_FIELDS) if (e.toolCall[k] !== undefined) tc[k] = e.toolCall[k];
+      return { kind: 'tool', turnId: e.turnId, tc };
+    }
+    const blocks = e.content || [];
+    return {
+      kind: kinds[e.kind], messageId: e.messageId, turnId: e.turnId,
+      text: blocks.filter((b) => b.type === 'text').map((b) => b.text).join(''),
+      extras: blocks.filter((b) => b.type !== 'text'),
+    };
+  });
+}
+
+const withoutTerminals = (rows) => rows.map(({ terminal, ...r }) => r);
+
+for (const file of goldens) {
+  test(`reduce: ${file} folds to the gateway's snapshot`, () => {
+    const doc = JSON.parse(readFileSync(path.join(goldenDir, file), 'utf8'));
+    const frames = framesOf(doc);
+    let s = initialState();
+    for (const f of frames) s = reduce(s, f);
+    assert.equal(s.seq, frames.length);
+    assert.deepEqual(withoutTerminals(shown(s)), snapshotShown(doc.snapshot));
+
+    const fromSnap = fromSnapshot(doc.snapshot);
+    assert.deepEqual(withoutTerminals(shown(fromSnap)), snapshotShown(doc.snapshot));
+    assert.equal(fromSnap.seq, doc.snapshot.seq);
+
+    // Session-level state: what the snapshot carries, the frames give too.
+    const snap = doc.snapshot;
+    for (const st of [s, fromSnap]) {
+      assert.deepEqual(st.plan, snap.plan ?? null);
+      assert.equal(st.currentModeId, snap.currentModeId ?? null);
+      assert.deepEqual(st.configOptions, snap.configOptions ?? null);
+      assert.deepEqual(st.commands, snap.availableCommands ?? []);
+      assert.equal(st.title, (snap.sessionInfo && snap.sessionInfo.title) || null);
+      if (snap.usage) {
+        assert.deepEqual({ used: st.usage.used, size: st.usage.size, cost: st.usage.cost }, { used: snap.usage.used, size: snap.usage.size, cost: snap.usage.cost });
+      }
+    }
+    // Gateway terminals: the same output and exit from the frames as from the snapshot.
+    for (const t of snap.terminals || []) {
+      const a = s.terminals[t.terminalId];
+      const b = fromSnap.terminals[t.terminalId];
+      assert.ok(a && b, t.terminalId);
+      assert.ok(b.data.endsWith(t.output));
+      assert.ok(a.data.replace('\r\n[output not kept]\r\n', '').endsWith(t.output), `${t.terminalId}: ${JSON.stringify(a.data)}`);
+      assert.deepEqual(a.exit, t.exitStatus ?? null);
+      assert.deepEqual(b.exit, t.exitStatus ?? null);
+    }
+    // Terminals named in tool calls' _meta: the frames' output ends as the snapshot's merged output does (which
+    // may be cut at its front with a marker).
+    const live = shown(s);
+    const snapRows = shown(fromSnap);
+    live.forEach((r, i) => {
+      if (r.kind !== 'tool' || !snapRows[i].terminal) return;
+      const tail = snapRows[i].terminal.data.replace(/^…\[gateway: truncated \d+ bytes\]/, '');
+      assert.ok(r.terminal && r.terminal.data.endsWith(tail), `${r.tc.toolCallId}: ${JSON.stringify(r.terminal)} vs ${JSON.stringify(tail)}`);
+      assert.deepEqual(r.terminal.exit, snapRows[i].terminal.exit);
+    });
+  });
+}
+
+test('reduce: turns add separators and end rows; open tool calls go stale at the end', () => {
+  const f = (method, params, seq, turnId) => ({ jsonrpc: '2.0', method, params: { ...params, _meta: { gateway: { seq, epoch: 'e', turnId } } } });
+  let s = initialState();
+  const frames = [
+    f('_gateway/turn_started', { turnId: 't1', actor: { principal: 'ann', name: 'Ann' } }, 1, 't1'),
+    f('session/update', { update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } } }, 2, 't1'),
+    f('session/update', { update: { sessionUpdate: 'tool_call', toolCallId: 'a', title: 'Run', status: 'in_progress' } }, 3, 't1'),
+    f('_gateway/turn_ended', { turnId: 't1', stopReason: 'cancelled' }, 4, 't1'),
+    f('_gateway/turn_ended', { turnId: 't1', stopReason: 'cancelled' }, 5, 't1'),
+    f('_gateway/turn_started', { turnId: 't2' }, 6, 't2'),
+    f('session/update', { update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } }, 7, 't2'),
+    f('_gateway/turn_ended', { turnId: 't2', stopReason: 'end_turn', error: { message: 'boom' } }, 8, 't2'),
+  ];
+  const states = [];
+  for (const fr of frames) { s = reduce(s, fr); states.push(s); }
+  assert.deepEqual(s.rows.map((r) => r.type), ['message', 'tool', 'end', 'sep', 'message', 'end']);
+  assert.equal(s.rows[1].stale, true);
+  assert.equal(s.rows[2].label, 'Cancelled');
+  assert.equal(s.rows[5].reason, 'error');
+  assert.equal(s.rows[5].detail, 'boom');
+  assert.deepEqual(s.actors.t1, { principal: 'ann', name: 'Ann' });
+  assert.equal(s.turn, null);
+  assert.equal(s.lastStop, 'end_turn');
+  // Rows are immutable: the state before the turn's end still has the card as it was.
+  assert.equal(states[2].rows[1].stale, false);
+  assert.equal(states[2].rows.length, 2);
+});
+
+test('reduce: permissions mark their tool card pending, then resolved with the frame', () => {
+  let s = initialState();
+  s = reduce(s, { jsonrpc: '2.0', id: 'p1', method: 'session/request_permission', params: { toolCall: { toolCallId: 'e', title: 'Edit' }, options: [{ optionId: 'y', kind: 'allow_once', name: 'Yes' }], _meta: { gateway: { seq: 1 } } } });
+  assert.equal(s.rows[0].perm.state, 'pending');
+  assert.equal(s.rows[0].tc.title, 'Edit');
+  const resolved = { permissionId: 'p1', outcome: { outcome: 'selected', optionId: 'y', allowed: true }, by: 'rest' };
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/permission_resolved', params: { ...resolved, _meta: { gateway: { seq: 2 } } } });
+  assert.equal(s.rows[0].perm.state, 'resolved');
+  assert.equal(s.rows[0].perm.resolution.by, 'rest');
+  assert.equal(s.rows[0].perm.options[0].optionId, 'y');
+});
+
+test('reduce: unknown frames and variants leave the state alone; the store tells its subscribers', () => {
+  const s0 = initialState();
+  assert.equal(reduce(s0, { jsonrpc: '2.0', method: '_gateway/whatever', params: {} }), s0);
+  const s1 = reduce(s0, { jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'future_thing' }, _meta: { gateway: { seq: 3 } } } });
+  assert.equal(s1.rows.length, 0);
+  assert.equal(s1.seq, 3);
+  const store = createStore();
+  const seen = [];
+  store.subscribe((st, fr) => seen.push([st.rows.length, fr && fr.method]));
+  store.dispatch({ jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a' } } } });
+  store.dispatch({ jsonrpc: '2.0', method: '_gateway/nothing', params: {} });
+  store.reset(initialState());
+  assert.deepEqual(seen, [[1, 'session/update'], [0, null]]);
+});
+
+test('reduce: a terminal keeps its last output and counts all of it', () => {
+  let s = initialState();
+  const big = 'x'.repeat(200 << 10);
+  for (let i = 0; i < 3; i++) s = reduce(s, { jsonrpc: '2.0', method: '_gateway/terminal_output', params: { terminalId: 't', data: big } });
+  assert.equal(s.terminals.t.total, 3 * big.length);
+  assert.equal(s.terminals.t.data.length, 256 << 10);
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/terminal_output', params: { terminalId: 't', data: '', truncated: true } });
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/terminal_output', params: { terminalId: 't', data: '', truncated: true } });
+  assert.equal(s.terminals.t.data.split('[output not kept]').length, 2);
+});
+
+test('listWindow: the rows near the viewport, measured or estimated', async () => {
+  const { listWindow } = await import('../web/static/js/vlist.js');
+  const est = new Array(10000).fill(undefined);
+  // Pinned: the last rows, enough for the viewport and the overscan above it.
+  assert.deepEqual(listWindow(est, 100, 0, 800, 1000, true), { first: 9982, end: 10000, before: 998200, after: 0, total: 1000000 });
+  // At the top and in the middle.
+  assert.deepEqual(listWindow(est, 100, 0, 800, 1000, false), { first: 0, end: 19, before: 0, after: 998100, total: 1000000 });
+  const mid = listWindow(est, 100, 50000, 800, 1000, false);
+  assert.deepEqual([mid.first, mid.end], [490, 519]);
+  // Measured heights count: one tall row above pushes the window's rows down.
+  const hs = est.slice();
+  hs[0] = 10100;
+  const w = listWindow(hs, 100, 50000, 800, 1000, false);
+  assert.deepEqual([w.first, w.end, w.before], [390, 419, 10100 + 389 * 100]);
+  assert.deepEqual(listWindow([], 100, 0, 800, 1000, true), { first: 0, end: 0, before: 0, after: 0, total: 0 });
+});

@@ -1,0 +1,363 @@
+// The state core of one open session: `reduce(state, frame)` folds the frames of the session's WebSocket (or a
+// snapshot, `fromSnapshot`) into what the views show — transcript rows, plan, usage, mode, options, title,
+// commands, terminals. Pure: no DOM, no I/O, no clock, so node tests it against the gateway's golden frames.
+//
+// Each reduce returns a new state object. Rows are immutable: a changed row is a new object, so a view knows
+// what to render again by identity. The row index (`state.at`, key → position) only grows and is shared by the
+// states of one store: rows never move, and a state never looks past its own rows, so a store that only moves
+// forward can share it (two branches from one state cannot).
+
+const TERMINAL_KEEP = 256 << 10; // characters of a terminal's output kept in state (the pane keeps 2 000 lines)
+
+const STOP_LABEL = {
+  end_turn: 'Done', cancelled: 'Cancelled', max_tokens: 'Stopped: token limit', max_turn_requests: 'Stopped: request limit',
+  refusal: 'The agent refused', error: 'Failed',
+};
+
+/** The state of a session before any frame. */
+export function initialState() {
+  return {
+    seq: 0, // the seq of the last logged frame folded in
+    rows: [], // transcript rows in order: message, tool, sep, end, note (see the row makers below)
+    at: new Map(), // row key → index in rows (append-only, shared; see above)
+    toolKey: new Map(), // toolCallId → the key of its latest card (shared like at)
+    last: -1, // index of the message row that chunks without a messageId extend, or -1
+    open: {}, // toolCallId → true for tool calls not yet completed or failed
+    nextKey: 0, // counter for rows without an identity of their own
+    actors: {}, // turnId → {principal, name}: who prompted it (`_gateway/turn_started`)
+    permTool: {}, // permissionId → the key of its tool card
+    ended: {}, // turnId → true once its end row is in
+    turn: null, // {turnId} while a turn runs
+    lastStop: null, // stopReason of the last turn that ended
+    plan: null,
+    currentModeId: null,
+    configOptions: null,
+    usage: null,
+    title: null,
+    commands: [],
+    terminals: {}, // terminalId → {data, total, exit, gap}
+    truncated: false, // the snapshot this state started from left entries out
+  };
+}
+
+function metaOf(params) {
+  return (params && params._meta && params._meta.gateway) || {};
+}
+
+// --- rows ----------------------------------------------------------------------------------------------------------
+
+function put(s, row) {
+  const i = s.at.get(row.key);
+  if (i !== undefined && i < s.rows.length && s.rows[i].key === row.key) {
+    if (s.rows === s.prevRows) s.rows = s.rows.slice();
+    s.rows[i] = row;
+    return i;
+  }
+  if (s.rows === s.prevRows) s.rows = s.rows.slice();
+  s.rows.push(row);
+  s.at.set(row.key, s.rows.length - 1);
+  return s.rows.length - 1;
+}
+
+function rowAt(s, key) {
+  const i = s.at.get(key);
+  return i !== undefined && i < s.rows.length && s.rows[i].key === key ? s.rows[i] : null;
+}
+
+const MESSAGE_KIND = { user_message_chunk: 'user', agent_message_chunk: 'agent', agent_thought_chunk: 'thought' };
+
+function chunk(s, kind, messageId, block, turnId) {
+  let row = null;
+  // Message ids are unique per turn (as the gateway's snapshot merges them).
+  const idKey = messageId ? `m:${kind}:${turnId || ''}:${messageId}` : null;
+  if (idKey) row = rowAt(s, idKey);
+  else if (s.last >= 0 && s.rows[s.last] && s.rows[s.last].kind === kind) row = s.rows[s.last];
+  if (!row) {
+    const key = idKey || `m:${kind}:#${s.nextKey++}`;
+    row = { key, type: 'message', kind, messageId: messageId || null, turnId: turnId || null, text: '', extras: [] };
+  }
+  if (block && typeof block === 'object') {
+    if (block.type === 'text') row = { ...row, text: row.text + String(block.text ?? '') };
+    else row = { ...row, extras: row.extras.concat([block]) };
+  }
+  s.last = put(s, row);
+}
+
+/** Merges a tool_call or tool_call_update into the card's tool call, as the transcript shows it. */
+export function mergeToolCall(old, upd) {
+  const tc = { ...(old || {}) };
+  for (const [k, v] of Object.entries(upd || {})) {
+    if (k === 'sessionUpdate' || v === undefined) continue;
+    if ((k === 'content' || k === 'locations') && v === null) tc[k] = [];
+    else if (v === null && (k === 'title' || k === 'kind' || k === 'status')) continue;
+    else tc[k] = v;
+  }
+  return tc;
+}
+
+function toolRowOf(s, id) {
+  const key = s.toolKey.get(id);
+  return key ? rowAt(s, key) : null;
+}
+
+function newToolRow(s, id, turnId) {
+  const key = s.toolKey.has(id) ? `t:${id}#${s.nextKey++}` : 't:' + id;
+  s.toolKey.set(id, key);
+  return { key, type: 'tool', id, tc: { toolCallId: id }, termId: null, stale: false, perm: null, turnId: turnId || null };
+}
+
+// A `tool_call` starts a new card unless its id is known in the running turn: ids are unique per turn only (the
+// SDK's example agent reuses call_1 every turn), as the gateway's snapshot has it. An update for an unknown id
+// creates the card, since it may overtake its `tool_call`.
+function toolCall(s, u, isUpdate, turnId) {
+  const id = u.toolCallId;
+  if (!id) return;
+  let row = toolRowOf(s, id);
+  const fresh = !row || (!isUpdate && !(turnId && row.turnId === turnId));
+  if (fresh) row = newToolRow(s, id, turnId);
+  row = { ...row, tc: mergeToolCall(row.tc, u) };
+  row.termId = terminalMeta(s, row.termId || null, id, u._meta);
+  const st = row.tc.status;
+  if (st === 'completed' || st === 'failed') {
+    row.stale = false;
+    if (s.open[id]) { s.open = { ...s.open }; delete s.open[id]; }
+  } else if (!s.open[id]) s.open = { ...s.open, [id]: true };
+  put(s, row);
+  s.last = -1;
+}
+
+// --- terminals -----------------------------------------------------------------------------------------------------
+
+function writeTerminal(s, id, text) {
+  if (!text) return;
+  const t = s.terminals[id] || { data: '', total: 0, exit: null, gap: false };
+  let data = t.data + text;
+  if (data.length > TERMINAL_KEEP) data = data.slice(data.length - TERMINAL_KEEP);
+  s.terminals = { ...s.terminals, [id]: { ...t, data, total: t.total + text.length, gap: false } };
+}
+
+function exitTerminal(s, id, exitCode, signal) {
+  const t = s.terminals[id] || { data: '', total: 0, exit: null, gap: false };
+  s.terminals = { ...s.terminals, [id]: { ...t, exit: { exitCode: exitCode ?? null, signal: signal ?? null } } };
+}
+
+// The terminal fields of a tool call's _meta (claude-agent-acp, codex-acp): terminal_info names the terminal,
+// terminal_output carries new output, terminal_exit its end. Returns the terminal id the card shows.
+function terminalMeta(s, termId, toolId, meta) {
+  if (!meta || typeof meta !== 'object') return termId;
+  const idOf = (o) => (o && typeof o.terminal_id === 'string' && o.terminal_id) || termId || toolId;
+  if (meta.terminal_info && typeof meta.terminal_info === 'object') termId = idOf(meta.terminal_info);
+  const out = meta.terminal_output;
+  if (out && typeof out === 'object' && typeof out.data === 'string') {
+    termId = idOf(out);
+    writeTerminal(s, termId, out.data);
+  }
+  const ex = meta.terminal_exit;
+  if (ex && typeof ex === 'object') {
+    termId = idOf(ex);
+    exitTerminal(s, termId, ex.exit_code, ex.signal);
+  }
+  return termId;
+}
+
+// --- frames --------------------------------------------------------------------------------------------------------
+
+function update(s, u, turnId) {
+  if (!u || typeof u !== 'object') return;
+  const kind = MESSAGE_KIND[u.sessionUpdate];
+  if (kind) return chunk(s, kind, u.messageId, u.content, turnId);
+  switch (u.sessionUpdate) {
+    case 'tool_call': return toolCall(s, u, false, turnId);
+    case 'tool_call_update': return toolCall(s, u, true, turnId);
+    case 'plan': s.plan = { entries: Array.isArray(u.entries) ? u.entries : [] }; return;
+    case 'current_mode_update': s.currentModeId = u.currentModeId ?? null; return;
+    case 'config_option_update': if (Array.isArray(u.configOptions)) s.configOptions = u.configOptions; return;
+    case 'session_info_update': // a null title clears it, as the gateway's snapshot merges it
+      if ('title' in u) s.title = typeof u.title === 'string' && u.title ? u.title : null;
+      return;
+    case 'usage_update':
+      s.usage = { used: u.used, size: u.size, cost: u.cost, lastTurn: s.usage ? s.usage.lastTurn : undefined };
+      return;
+    case 'available_commands_update':
+      s.commands = Array.isArray(u.availableCommands) ? u.availableCommands : [];
+      return;
+    default:
+      return; // unknown variants are tolerated
+  }
+}
+
+function addRow(s, row) {
+  put(s, { key: `${row.type}:#${s.nextKey++}`, ...row });
+  s.last = -1;
+}
+
+function turnStarted(s, turnId, actor) {
+  if (turnId && actor && typeof actor === 'object') s.actors = { ...s.actors, [turnId]: actor };
+  s.turn = { turnId: turnId || null };
+  s.lastStop = null;
+  s.last = -1;
+  if (s.rows.length) addRow(s, { type: 'sep', turnId: turnId || null });
+}
+
+function turnEnded(s, p, turnId) {
+  s.turn = null;
+  s.lastStop = p.stopReason || null;
+  if (s.usage || p.usage) s.usage = { ...s.usage, lastTurn: p.usage ? { turnId, ...p.usage } : undefined };
+  if (turnId && s.ended[turnId]) return;
+  if (turnId) s.ended = { ...s.ended, [turnId]: true };
+  // Tool calls the agent left open can no longer progress: their cards say so, keeping the last status.
+  for (const id of Object.keys(s.open)) {
+    const row = toolRowOf(s, id);
+    if (row && !row.stale) put(s, { ...row, stale: true });
+  }
+  s.open = {};
+  const reason = p.error ? 'error' : p.stopReason || 'end_turn';
+  let detail = null;
+  if (p.error) detail = typeof p.error === 'string' ? p.error : p.error.message || JSON.stringify(p.error);
+  addRow(s, { type: 'end', turnId: turnId || null, reason, label: STOP_LABEL[reason] || `Stopped: ${reason}`, detail });
+}
+
+function permissionRequested(s, pid, toolCall, options = []) {
+  const id = toolCall && toolCall.toolCallId;
+  if (!pid || !id) return;
+  let row = toolRowOf(s, id);
+  if (!row) {
+    row = newToolRow(s, id, null);
+    row = { ...row, tc: mergeToolCall(row.tc, toolCall) };
+  }
+  s.permTool = { ...s.permTool, [pid]: row.key };
+  put(s, { ...row, perm: { state: 'pending', permissionId: pid, options } });
+}
+
+/**
+ * Folds one frame of the session's stream (a JSON-RPC message as the gateway sent it) into state; returns the
+ * new state. Frames it does not know leave the state as it was (the same object).
+ */
+export function reduce(state, frame) {
+  if (!frame || typeof frame !== 'object') return state;
+  const p = frame.params || {};
+  const meta = metaOf(p);
+  const s = { ...state, prevRows: state.rows };
+  if (typeof meta.seq === 'number' && meta.seq > s.seq) s.seq = meta.seq;
+  switch (frame.method) {
+    case 'session/update':
+      update(s, p.update, meta.turnId);
+      break;
+    case 'session/request_permission': {
+      const pid = frame.id !== undefined && frame.id !== null ? String(frame.id) : meta.permissionId;
+      permissionRequested(s, pid, p.toolCall, Array.isArray(p.options) ? p.options : []);
+      break;
+    }
+    case '_gateway/permission_resolved': {
+      const key = s.permTool[p.permissionId];
+      const row = key && rowAt(s, key);
+      if (row) put(s, { ...row, perm: { state: 'resolved', permissionId: p.permissionId, resolution: p, options: (row.perm && row.perm.options) || [] } });
+      break;
+    }
+    case '_gateway/turn_started':
+      turnStarted(s, p.turnId || meta.turnId, p.actor);
+      break;
+    case '_gateway/turn_ended':
+      turnEnded(s, p, p.turnId || meta.turnId);
+      break;
+    case '_gateway/fs_write':
+      addRow(s, { type: 'note', noteKind: 'fs-write', text: `Wrote ${p.path} (${p.bytes} bytes)` });
+      break;
+    case '_gateway/agent_output':
+      addRow(s, { type: 'note', noteKind: 'agent-output', text: p.dropped ? 'Further agent output is not shown.' : `Agent output: ${p.line}${p.truncated ? ' …' : ''}` });
+      break;
+    case '_gateway/terminal_output': {
+      const id = typeof p.terminalId === 'string' ? p.terminalId : '';
+      if (!id) break;
+      const t = s.terminals[id];
+      if (p.truncated === true && !(t && t.gap)) {
+        writeTerminal(s, id, '\r\n[output not kept]\r\n');
+        s.terminals = { ...s.terminals, [id]: { ...s.terminals[id], gap: true } };
+      }
+      if (typeof p.data === 'string' && p.data !== '') writeTerminal(s, id, p.data);
+      break;
+    }
+    case '_gateway/terminal_exit':
+      if (typeof p.terminalId === 'string' && p.terminalId) exitTerminal(s, p.terminalId, p.exitCode, p.signal);
+      break;
+    default:
+      if (s.seq === state.seq) return state;
+  }
+  delete s.prevRows;
+  return s;
+}
+
+const ENTRY_KIND = { user_message: 'user', agent_message: 'agent', agent_thought: 'thought' };
+
+/**
+ * The state of a session's snapshot (`GET /v1/sessions/{id}` → `snapshot`): its entries as rows, its plan, mode,
+ * options, usage, title, commands and terminals, at the snapshot's seq. actors: who prompted the turns this page
+ * saw start (a snapshot names nobody), kept across a resync.
+ */
+export function fromSnapshot(snapshot, actors = {}) {
+  const snap = snapshot && typeof snapshot === 'object' ? snapshot : {};
+  const s = { ...initialState(), actors: { ...actors } };
+  s.prevRows = null;
+  s.seq = typeof snap.seq === 'number' ? snap.seq : 0;
+  s.truncated = snap.truncated === true;
+  for (const t of Array.isArray(snap.terminals) ? snap.terminals : []) {
+    if (!t || typeof t.terminalId !== 'string' || !t.terminalId) continue;
+    const out = typeof t.output === 'string' ? t.output : '';
+    writeTerminal(s, t.terminalId, t.truncated === true ? `[earlier output not kept]\r\n${out}` : out);
+    const ex = t.exitStatus && typeof t.exitStatus === 'object' ? t.exitStatus : null;
+    if (ex) exitTerminal(s, t.terminalId, typeof ex.exitCode === 'number' ? ex.exitCode : null, typeof ex.signal === 'string' ? ex.signal : null);
+  }
+  if (s.truncated) {
+    addRow(s, { type: 'note', noteKind: 'truncated', text: 'Earlier messages are not shown: the gateway keeps the latest part of a long session for clients that open it.' });
+  }
+  let prevTurn = null;
+  for (const e of Array.isArray(snap.entries) ? snap.entries : []) {
+    if (!e || typeof e !== 'object') continue;
+    // The snapshot keeps no turn boundaries; a new turnId starts a new turn, as a separator shows.
+    if (e.turnId && prevTurn && e.turnId !== prevTurn) addRow(s, { type: 'sep', turnId: e.turnId });
+    if (e.turnId) prevTurn = e.turnId;
+    if (e.kind === 'tool_call' && e.toolCall) {
+      toolCall(s, e.toolCall, false, e.turnId);
+      continue;
+    }
+    const kind = ENTRY_KIND[e.kind];
+    if (!kind) continue;
+    const blocks = Array.isArray(e.content) ? e.content : [];
+    s.last = -1;
+    if (!blocks.length) chunk(s, kind, e.messageId, null, e.turnId);
+    for (const b of blocks) chunk(s, kind, e.messageId, b, e.turnId);
+    s.last = -1;
+  }
+  // The snapshot is a point between frames: open tool calls stay open until their turn's end.
+  s.plan = snap.plan || null;
+  if (snap.currentModeId) s.currentModeId = snap.currentModeId;
+  if (Array.isArray(snap.configOptions)) s.configOptions = snap.configOptions;
+  if (snap.usage) s.usage = snap.usage;
+  if (snap.sessionInfo && typeof snap.sessionInfo.title === 'string' && snap.sessionInfo.title) s.title = snap.sessionInfo.title;
+  if (Array.isArray(snap.availableCommands)) s.commands = snap.availableCommands;
+  delete s.prevRows;
+  return s;
+}
+
+/** A store: the state, dispatch(frame) to fold a frame in, reset(state) to replace it, subscribe(fn) to hear of both. */
+export function createStore(state = initialState()) {
+  const subs = new Set();
+  const store = {
+    state,
+    dispatch(frame) {
+      const next = reduce(store.state, frame);
+      if (next === store.state) return;
+      store.state = next;
+      for (const fn of subs) fn(next, frame);
+    },
+    reset(next) {
+      store.state = next;
+      for (const fn of subs) fn(next, null);
+    },
+    subscribe(fn) {
+      subs.add(fn);
+      return () => subs.delete(fn);
+    },
+  };
+  return store;
+}
