@@ -50,7 +50,7 @@ func (s *Session) start(ctx context.Context) error {
 	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
 	if s.status == store.StatusStarting {
-		s.status = store.StatusIdle
+		s.logReadyLocked()
 	}
 	s.mu.Unlock()
 	s.noteDir()
@@ -183,9 +183,8 @@ func (s *Session) fail(conn *agents.Conn, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.status, s.statusReason = store.StatusFailed, reason
 	answers := s.denyPendingLocked("", "agent_exit", "agent exited")
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": reason})
+	s.logStatusLocked(store.StatusFailed, reason)
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)

@@ -20,6 +20,9 @@ type coldState struct {
 	title    string
 	lastTurn *LastTurnView
 	lastSeq  uint64
+	status   store.Status // the status listed: the entry's (a follower's: the latest entry's, or its own fold's)
+	reason   string
+	rev      uint64     // the directory revision listed (a follower: an older entry the watch delivers late is not)
 	attempt  *hydration // the hydration in progress, nil when none
 }
 
@@ -110,7 +113,7 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 		}
 		s.shares.m[sh.Principal] = sh.Role
 	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq}
+	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
 	s.dur = newDurable(r.cfg.Store, rev)
 	return s, nil
 }

@@ -391,14 +391,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
-	s.awaitHead(ctx, rep.Head)
-	s.mu.Lock()
-	if s.status == store.StatusStarting && res.Status != "" {
-		// The entry this copy was made from may predate the start; what changes the status after it is
-		// logged (a turn, a failure, the close), and none of it says starting.
-		s.status = res.Status
-	}
-	s.mu.Unlock()
+	s.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	return s, nil
 }
 

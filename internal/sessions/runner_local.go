@@ -202,8 +202,7 @@ func (r localRunner) closeHere(reason string) {
 		}
 		s.terms.CloseAll()
 		s.mu.Lock()
-		s.status, s.statusReason = store.StatusClosed, reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusClosed, "reason": reason})
+		s.logStatusLocked(store.StatusClosed, reason)
 		s.mu.Unlock()
 		s.log.Close()
 		s.closeRoot()

@@ -195,11 +195,15 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 		return 0
 	}
 	s.tctx.Note(method, b)
-	switch method {
-	case "_gateway/session_status", "_gateway/turn_started", "_gateway/turn_ended":
-		s.noteDir() // the directory entry carries the status and lastTurn
+	seq := s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
+	if err := s.foldStatusLocked(method, b); err != nil {
+		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
 	}
-	return s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
+	switch method {
+	case methodSessionReady, methodSessionStatus, methodTurnStarted, methodTurnEnded:
+		s.noteDir() // the directory entry lists the status and lastTurn
+	}
+	return seq
 }
 
 // SetMode asks the agent to switch mode and records it.

@@ -72,7 +72,7 @@ func (s *Session) viewLocked() View {
 	}
 	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil { // listed from its directory entry
-		v.Title, v.LastSeq, v.LastTurn = c.title, c.lastSeq, c.lastTurn
+		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
 	}
 	switch {
 	case s.dur != nil:
