@@ -24,7 +24,10 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := conn.Call(nctx, acp.AgentMethodSessionNew, s.sessionParams())
+	gate := &readyGate{open: make(chan struct{})}
+	s.ready.Store(gate)
+	defer gate.release(s)
+	newRes, err := conn.Call(gate.watch(nctx), acp.AgentMethodSessionNew, s.sessionParams())
 	if err != nil {
 		return fail("session/new", callError(nctx, err, cfg.StartTimeout))
 	}
@@ -34,6 +37,7 @@ func (s *Session) start(ctx context.Context) error {
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
+		gate.release(s) // the agent's updates go on while it is stopped
 		return fail("session/new", errors.New("malformed response: no sessionId"))
 	}
 	if h := s.reg.beforeAttach; h != nil {
@@ -44,6 +48,7 @@ func (s *Session) start(ctx context.Context) error {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
 		s.mu.Unlock()
+		gate.release(s)
 		conn.Stop()
 		return ErrClosed
 	}
@@ -53,6 +58,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.logReadyLocked()
 	}
 	s.mu.Unlock()
+	gate.release(s)
 	s.noteDir()
 	go s.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)

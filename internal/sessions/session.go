@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -30,9 +31,10 @@ type Session struct {
 	CreatedAt time.Time
 	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
 	AdditionalDirs []string
-	Owner          principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares         shareSet            // who the owner shared it with (share.go); its own lock
-	presence       presence            // who streams it now (presence.go); its own lock
+	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet                  // who the owner shared it with (share.go); its own lock
+	presence       presence                  // who streams it now (presence.go); its own lock
+	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
 	reg            *Registry
 	spec           agents.Spec
 	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
@@ -144,6 +146,7 @@ func (s *Session) closeRoot() {
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
+	s.waitReady()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reg.cfg.Metrics.UpdateIn()
