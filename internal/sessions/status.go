@@ -67,7 +67,8 @@ func (s *Session) logReadyLocked() {
 // what the agent sent before its answer is logged before it, what it sends after waits (on the SDK's reading
 // goroutine, in SessionUpdate) until start has logged it or given up.
 type readyGate struct {
-	answered atomic.Bool // set on the reading goroutine when it reads the answer
+	answered atomic.Bool  // set on the reading goroutine when it reads the answer
+	held     atomic.Int32 // updates waiting for open
 	open     chan struct{}
 	once     sync.Once
 }
@@ -92,6 +93,7 @@ func (g *readyGate) release(s *Session) {
 // waitReady holds an update the agent sent after its session/new answer until session_ready is logged.
 func (s *Session) waitReady() {
 	if g := s.ready.Load(); g != nil && g.answered.Load() {
+		g.held.Add(1)
 		<-g.open
 	}
 }
