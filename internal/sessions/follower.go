@@ -437,3 +437,41 @@ func validSessionID(id string) bool {
 	}
 	return true
 }
+
+// hydrate notes a face's use (a copy in use is not paused: pauseFollower) and starts the live feed of a cold
+// copy.
+func (r remoteRunner) hydrate() error {
+	s := r.s
+	s.mu.Lock()
+	s.lastActive = s.reg.now()
+	s.mu.Unlock()
+	return s.hydrateWith(s.loadFollower)
+}
+
+// currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
+// takeover), and applyStored extends the chain under mu.
+func (r remoteRunner) currentEpoch() string {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.s.lastEpochLocked()
+}
+
+func (r remoteRunner) epochLocked() string { return r.s.lastEpochLocked() }
+
+// awaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
+// epoch: it read those frames from the owner or a faster node, and the copy is a moment behind rather than
+// the cursor invalid.
+func (r remoteRunner) awaitResume(after uint64, epoch string) {
+	if epoch == "" || epoch == r.currentEpoch() {
+		r.s.awaitHead(context.Background(), after)
+	}
+}
+
+// placeLocked: the owner's node, and everything the copy holds came from the store.
+func (r remoteRunner) placeLocked(v *View) {
+	d := v.LastSeq
+	v.DurableSeq = &d
+	if r.s.reg.cfg.Cluster != nil {
+		v.Node = r.s.remote.node
+	}
+}

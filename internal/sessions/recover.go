@@ -118,16 +118,13 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 	return s, nil
 }
 
-// hydrate loads a cold session from the store, once: concurrent callers wait for the same load, and a failed
+// hydrate loads a cold session on its first use (its runner's: a stored one's log here, a copy's live feed).
+func (s *Session) hydrate() error { return s.run.hydrate() }
+
+// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.
-func (s *Session) hydrate() error {
-	if s.dur == nil && s.remote == nil {
-		return nil // memory mode
-	}
+func (s *Session) hydrateWith(load func() error) error {
 	s.mu.Lock()
-	if s.remote != nil {
-		s.lastActive = s.reg.now() // every face's use: a follower in use is not paused (pauseFollower)
-	}
 	c := s.cold
 	if c == nil {
 		s.mu.Unlock()
@@ -141,11 +138,7 @@ func (s *Session) hydrate() error {
 	h := &hydration{done: make(chan struct{})}
 	c.attempt = h
 	s.mu.Unlock()
-	if s.remote != nil {
-		h.err = s.loadFollower()
-	} else {
-		h.err = s.load()
-	}
+	h.err = load()
 	if h.err != nil {
 		s.mu.Lock()
 		c.attempt = nil
