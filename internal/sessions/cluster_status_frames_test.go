@@ -56,7 +56,7 @@ func (d *heldIdleDir) Update(ctx context.Context, e store.DirEntry, rev uint64) 
 
 // TestFollowerTakesIdleFromTheLogWithTheEntryHeld: the owner's directory write that says idle is held back,
 // so b's copy has only the log to go by. The copy's status comes from the frames: it goes from starting to
-// idle as the owner's does. It stayed starting while the entry was held (starting → idle was not logged).
+// idle as the owner's does. It stayed starting while the entry was held, when starting → idle was not logged.
 func TestFollowerTakesIdleFromTheLogWithTheEntryHeld(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
