@@ -54,12 +54,15 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
-	if s.status == store.StatusStarting {
-		s.logReadyLocked()
+	ready := s.status == store.StatusStarting
+	if ready {
+		s.logReadyLocked() // which writes the directory entry too: one write, as before the frame
 	}
 	s.mu.Unlock()
 	gate.release(s)
-	s.noteDir()
+	if !ready {
+		s.noteDir()
+	}
 	go s.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
