@@ -149,7 +149,8 @@ func TestPythonFollowExample(t *testing.T) {
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{
-		"1 session/update available_commands_update",
+		"1 _gateway/session_ready",
+		"2 session/update available_commands_update",
 		"_gateway/turn_started",
 		`session/update agent_message_chunk "You said: "`,
 		`session/update agent_message_chunk "quick"`,

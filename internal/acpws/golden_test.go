@@ -75,7 +75,7 @@ func TestACPFloodGolden(t *testing.T) {
 			s.SessionUpdate([]byte(p))
 		}
 	}
-	readUntil(a, &gotA, isKind("available_commands_update")) // sent after session/new's answer: first in the log
+	readUntil(a, &gotA, isKind("available_commands_update")) // sent after session/new's answer: after session_ready (seq 1), which /acp does not send
 
 	b := e.dial("/acp")
 	b.initialize()

@@ -55,7 +55,9 @@ func TestRoutedPromptWaitsForLateFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the demo's first update", func() bool { return s.Log().Head() >= 1 })
+	// session_ready and the demo's first update, in either order (the agent may send it before the start
+	// logs the other)
+	eventually(t, "the demo's first update", func() bool { return s.Log().Head() >= 2 })
 	gate.open = s.Log().Head() // the follower loads this far; what the prompt logs is held back
 	f, err := b.reg.GetAs(alice, s.ID)
 	if err != nil {

@@ -97,8 +97,8 @@ func statusGateNodes(t *testing.T, status store.Status) (a, b *clusterNode, gd *
 	return a, b, gd
 }
 
-// TestFollowerTakesTheIdleOfAnEntryBehindItsFrames: the owner's idle entry (starting → idle is not logged) was
-// written before an update of the agent, which the owner writes no entry for, and b's watch delivered it only
+// TestFollowerTakesTheIdleOfAnEntryBehindItsFrames: the owner's idle entry (before starting → idle was logged,
+// the only source of it) was written before an update of the agent, which the owner writes no entry for, and b's watch delivered it only
 // after b's copy held that update. The copy took an entry's status only when the entry covered every frame it
 // held (LastSeq >= head), so it stayed starting for good: TestFollowerShareSurvivesAnOlderEntry timed out
 // waiting for the follower idle (the demo agent's available_commands_update is such an update).

@@ -9,21 +9,15 @@ func (s *Session) setEpochChain(chain []eventlog.EpochStart) { s.epochs = chain 
 // CurrentEpoch is the epoch the session's log is in now, which clients resume with. It is Epoch, except on a
 // follower whose owner's log forked since it was loaded (a takeover, docs/cluster.md §5): Epoch is static
 // once a session is shared, the chain's last link is not.
-func (s *Session) CurrentEpoch() string {
-	if s.remote == nil {
-		return s.Epoch
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.epochLocked()
-}
+func (s *Session) CurrentEpoch() string { return s.run.currentEpoch() }
 
 // epochLocked is CurrentEpoch with mu held.
-func (s *Session) epochLocked() string {
-	if s.remote != nil {
-		if n := len(s.epochs); n > 0 {
-			return s.epochs[n-1].Epoch // applyStored extends the chain under mu
-		}
+func (s *Session) epochLocked() string { return s.run.epochLocked() }
+
+// lastEpochLocked is the chain's last link, or Epoch before the chain has one. The caller holds mu.
+func (s *Session) lastEpochLocked() string {
+	if n := len(s.epochs); n > 0 {
+		return s.epochs[n-1].Epoch
 	}
 	return s.Epoch
 }

@@ -19,8 +19,8 @@ import (
 // never writes the store: it has no durable.
 //
 // A follower starts cold, listed from its directory entry; its first use starts the live feed and waits until
-// the feed has read what was stored. Directory changes update what the log does not carry (modes, config
-// options, shares) and the status the log does not state (starting → idle).
+// the feed has read what was stored. Its status is what the frames it folded state (status.go); directory
+// changes update only what the log does not carry (modes, config options, shares) and what a cold copy lists.
 
 type follower struct {
 	node string // Guarded by the session's mu: the owner, as the directory last said.
@@ -29,10 +29,6 @@ type follower struct {
 	progress chan struct{}
 	stop     context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
 	done     chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
-	// statusRev is the directory revision of the entry the status was last taken from, statusSeq the seq of
-	// the last applied frame that changed it (guarded by the session's mu): an entry older than either
-	// (applyEntry) states a status the copy has already gone past.
-	statusRev, statusSeq uint64
 }
 
 // feedRetry bounds the back-off of a follower's live feed after the store failed it.
@@ -48,10 +44,13 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 		return nil, err
 	}
 	s.dur = nil
-	s.remote = &follower{node: e.Owner, progress: make(chan struct{}), statusRev: rev}
+	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
 	s.run = remoteRunner{s}
 	s.shares.rev = rev
+	// What the copy says until its frames state a status (a log that states none is a session starting, or
+	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
 	s.status, s.statusReason = e.Status, e.Reason
+	s.cold.status, s.cold.reason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
 	return s, nil
 }
@@ -138,15 +137,11 @@ func (s *Session) applyStored(fr store.StoredFrame) error {
 		return nil
 	}
 	asked := len(s.perms)
-	status, reason := s.status, s.statusReason
 	if err := s.putStoredLocked(fr.Seq, fr.Frame); err != nil {
 		if !errors.As(err, new(errNotFolded)) {
 			return err
 		}
 		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
-	}
-	if s.status != status || s.statusReason != reason {
-		s.remote.statusSeq = fr.Seq
 	}
 	if len(s.perms) > asked {
 		s.followRequestLocked(fr.Seq)
@@ -235,15 +230,9 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 }
 
 // applyEntry takes what a directory change says that the log does not: the owner, modes, config options, the
-// agent's info, shares, and the status (starting → idle is not logged). A cold follower lists from the entry.
-// Shares older than the copy's (rev: a lookup read a newer entry than the watch delivers, or a share made
-// through this node) are not taken.
-//
-// The status is taken from an entry newer than the one it was last taken from (the lookup's read may be newer
-// than what the watch delivers; a routed create sets the status its owner answered) that was written after
-// every frame held that changed it (LastSeq >= statusSeq: a turn that started after the entry was written is
-// running here). Frames that state no status (the agent's updates) may follow the entry, and the owner writes
-// no entry for them: an entry behind the log's head still holds the status.
+// agent's info, shares. A cold follower lists from the entry (its title, last turn and status); the status a
+// copy acts on is only ever its frames'. Shares older than the copy's (rev: a lookup read a newer entry than
+// the watch delivers, or a share made through this node) are not taken.
 func (s *Session) applyEntry(e store.DirEntry, rev uint64) {
 	var dv DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
@@ -254,13 +243,11 @@ func (s *Session) applyEntry(e store.DirEntry, rev uint64) {
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	c := s.cold
-	if c != nil {
+	if c := s.cold; c != nil {
+		if rev >= c.rev && e.LastSeq >= c.lastSeq { // not an entry behind the frames a paused copy folded
+			c.status, c.reason, c.rev = e.Status, e.Reason, rev
+		}
 		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
-	}
-	if f := s.remote; rev > f.statusRev && e.LastSeq >= f.statusSeq && (c != nil || e.Status != store.StatusClosed) {
-		s.status, s.statusReason = e.Status, e.Reason
-		f.statusRev = rev
 	}
 	s.mu.Unlock()
 	shares := map[string]store.ShareRole{}
@@ -313,14 +300,14 @@ func (s *Session) pauseFollower(cutoff time.Time) bool {
 	stop, done := f.stop, f.done
 	f.stop, f.done = nil, nil
 	_, head := s.log.Bounds()
-	s.cold = &coldState{title: s.tctx.Title(), lastTurn: s.lastTurn, lastSeq: head}
+	s.cold = &coldState{title: s.tctx.Title(), lastTurn: s.lastTurn, lastSeq: head, status: s.status, reason: s.statusReason}
 	s.mu.Unlock()
 	stop()
 	<-done
 	s.mu.Lock()
 	if c := s.cold; c != nil { // the feed may have applied a frame meanwhile
 		_, c.lastSeq = s.log.Bounds()
-		c.title, c.lastTurn = s.tctx.Title(), s.lastTurn
+		c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.lastTurn, s.status, s.statusReason
 	}
 	s.mu.Unlock()
 	return true
@@ -449,4 +436,42 @@ func validSessionID(id string) bool {
 		}
 	}
 	return true
+}
+
+// hydrate notes a face's use (a copy in use is not paused: pauseFollower) and starts the live feed of a cold
+// copy.
+func (r remoteRunner) hydrate() error {
+	s := r.s
+	s.mu.Lock()
+	s.lastActive = s.reg.now()
+	s.mu.Unlock()
+	return s.hydrateWith(s.loadFollower)
+}
+
+// currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
+// takeover), and applyStored extends the chain under mu.
+func (r remoteRunner) currentEpoch() string {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.s.lastEpochLocked()
+}
+
+func (r remoteRunner) epochLocked() string { return r.s.lastEpochLocked() }
+
+// awaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
+// epoch: it read those frames from the owner or a faster node, and the copy is a moment behind rather than
+// the cursor invalid.
+func (r remoteRunner) awaitResume(after uint64, epoch string) {
+	if epoch == "" || epoch == r.currentEpoch() {
+		r.s.awaitHead(context.Background(), after)
+	}
+}
+
+// placeLocked: the owner's node, and everything the copy holds came from the store.
+func (r remoteRunner) placeLocked(v *View) {
+	d := v.LastSeq
+	v.DurableSeq = &d
+	if r.s.reg.cfg.Cluster != nil {
+		v.Node = r.s.remote.node
+	}
 }

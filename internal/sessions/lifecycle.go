@@ -36,7 +36,10 @@ func (s *Session) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	newRes, err := s.openAgentSession(nctx, conn, method, params, false)
+	gate := &readyGate{open: make(chan struct{})}
+	s.ready.Store(gate)
+	defer gate.release(s)
+	newRes, err := s.openAgentSession(gate.watch(nctx), conn, method, params, false)
 	if err != nil {
 		return s.loginRequired(err, fail(method, callError(nctx, err, cfg.StartTimeout)))
 	}
@@ -46,6 +49,7 @@ func (s *Session) start(ctx context.Context) error {
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
+		gate.release(s) // the agent's updates go on while it is stopped
 		return fail(method, errors.New("malformed response: no sessionId"))
 	}
 	if h := s.reg.beforeAttach; h != nil {
@@ -56,16 +60,21 @@ func (s *Session) start(ctx context.Context) error {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
 		s.mu.Unlock()
+		gate.release(s)
 		conn.Stop()
 		return ErrClosed
 	}
 	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
-	if s.status == store.StatusStarting {
-		s.status = store.StatusIdle
+	ready := s.status == store.StatusStarting
+	if ready {
+		s.logReadyLocked() // which writes the directory entry too: one write, as before the frame
 	}
 	s.mu.Unlock()
-	s.noteDir()
+	gate.release(s)
+	if !ready {
+		s.noteDir()
+	}
 	go s.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
@@ -206,9 +215,8 @@ func (s *Session) fail(conn *agents.Conn, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.status, s.statusReason = store.StatusFailed, reason
 	answers := s.denyPendingLocked("", "agent_exit", "agent exited")
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": reason})
+	s.logStatusLocked(store.StatusFailed, reason)
 	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)

@@ -307,8 +307,7 @@ func (s *Session) standDown() {
 		}
 		s.terms.CloseAll()
 		s.mu.Lock()
-		s.status, s.statusReason = store.StatusFailed, ReasonNodeLost
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": ReasonNodeLost})
+		s.logStatusLocked(store.StatusFailed, ReasonNodeLost)
 		s.mu.Unlock()
 		s.log.Close()
 		s.closeRoot()

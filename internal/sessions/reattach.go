@@ -104,9 +104,8 @@ func (s *Session) detach(reason string) bool {
 		return false
 	}
 	s.conn = nil
-	s.status, s.statusReason = store.StatusDetached, reason
 	s.lastActive = s.reg.now()
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": reason})
+	s.logStatusLocked(store.StatusDetached, reason)
 	s.mu.Unlock()
 	s.reg.markDetached(s.ID, true)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, false)
@@ -167,7 +166,8 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	}
 	s.conn = lr.conn
 	s.modes, s.configOptions = lr.modes, lr.configOptions
-	s.status, s.statusReason = store.StatusIdle, ""
+	// Still starting, under mu until the turn_started frame beginTurnLocked logs makes it running: a copy
+	// folds the same frames, and the re-attach logs nothing when it fails.
 	go s.watchAgent(lr.conn)
 	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)

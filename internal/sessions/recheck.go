@@ -96,7 +96,5 @@ func (s *Session) noteRefusalLocked(err error) {
 		return
 	}
 	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", rf.err)
-	s.statusReason = reason
-	s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": reason})
-	s.noteDir()
+	s.logStatusLocked(store.StatusDetached, reason)
 }

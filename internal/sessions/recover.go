@@ -20,6 +20,9 @@ type coldState struct {
 	title    string
 	lastTurn *LastTurnView
 	lastSeq  uint64
+	status   store.Status // the status listed: the entry's (a follower's: the latest entry's, or its own fold's)
+	reason   string
+	rev      uint64     // the directory revision listed (a follower: an older entry the watch delivers late is not)
 	attempt  *hydration // the hydration in progress, nil when none
 }
 
@@ -110,21 +113,18 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 		}
 		s.shares.m[sh.Principal] = sh.Role
 	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq}
+	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
 	s.dur = newDurable(r.cfg.Store, rev)
 	return s, nil
 }
 
-// hydrate loads a cold session from the store, once: concurrent callers wait for the same load, and a failed
+// hydrate loads a cold session on its first use (its runner's: a stored one's log here, a copy's live feed).
+func (s *Session) hydrate() error { return s.run.hydrate() }
+
+// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.
-func (s *Session) hydrate() error {
-	if s.dur == nil && s.remote == nil {
-		return nil // memory mode
-	}
+func (s *Session) hydrateWith(load func() error) error {
 	s.mu.Lock()
-	if s.remote != nil {
-		s.lastActive = s.reg.now() // every face's use: a follower in use is not paused (pauseFollower)
-	}
 	c := s.cold
 	if c == nil {
 		s.mu.Unlock()
@@ -138,11 +138,7 @@ func (s *Session) hydrate() error {
 	h := &hydration{done: make(chan struct{})}
 	c.attempt = h
 	s.mu.Unlock()
-	if s.remote != nil {
-		h.err = s.loadFollower()
-	} else {
-		h.err = s.load()
-	}
+	h.err = load()
 	if h.err != nil {
 		s.mu.Lock()
 		c.attempt = nil

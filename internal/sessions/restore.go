@@ -8,7 +8,6 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -98,9 +97,17 @@ func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	return nil
 }
 
-// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did.
-// The caller holds mu.
+// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did, its
+// status with the owner's own fold (status.go). The caller holds mu.
 func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) error {
+	if err := s.restoreStateLocked(seq, info); err != nil {
+		return err
+	}
+	return s.foldStatusLocked(info.Method, info.Params)
+}
+
+// restoreStateLocked folds what a logged frame says of the transcript, turns and requests. The caller holds mu.
+func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) error {
 	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
 		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
 	}
@@ -139,21 +146,12 @@ func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) err
 			return err
 		}
 		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, startedBy: p.Actor, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-		s.turn, s.latest, s.status = t, t, store.StatusRunning
+		s.turn, s.latest = t, t
 		if p.IdempotencyKey != nil {
 			s.keys.add(*p.IdempotencyKey, t.ID)
 		}
 	case "_gateway/turn_ended":
 		return s.restoreTurnEndLocked(info.Params)
-	case "_gateway/session_status":
-		var p struct {
-			Status store.Status `json:"status"`
-			Reason string       `json:"reason"`
-		}
-		if err := json.Unmarshal(info.Params, &p); err != nil {
-			return err
-		}
-		s.status, s.statusReason = p.Status, p.Reason
 	}
 	return nil
 }
@@ -183,7 +181,8 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 	return nil
 }
 
-// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn.
+// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn; the status follows
+// (foldStatusLocked).
 func (s *Session) restoreTurnEndLocked(params []byte) error {
 	var p struct {
 		TurnID     string          `json:"turnId"`
@@ -214,9 +213,6 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 		t.text.release()
 		close(t.done)
 		s.turn = nil
-		if s.status == store.StatusRunning {
-			s.status = store.StatusIdle
-		}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // checkRestored rebuilds a session from the live one's log (and its DirView, which the directory keeps) and
-// checks it knows what the live one knows: the same Detail (snapshot included) but for clients and status,
+// checks it knows what the live one knows: the same Detail (snapshot and status included) but for clients,
 // the same `/acp` load replay, the same pending-request re-sends, the same latest turn with its text, the
 // same resolved ids, and an epoch chain that resumes the live epoch.
 func checkRestored(t *testing.T, live *Session, at string) {
@@ -50,7 +50,10 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	}
 
 	ld, rd := live.Detail(), r.Detail()
-	ld.Clients, rd.Clients, ld.Status, rd.Status = 0, 0, "", ""
+	if rd.Status != ld.Status || rd.StatusReason != ld.StatusReason {
+		t.Fatalf("%s: restored status %s (%q), live %s (%q)", at, rd.Status, rd.StatusReason, ld.Status, ld.StatusReason)
+	}
+	ld.Clients, rd.Clients = 0, 0
 	lj, _ := json.Marshal(ld)
 	rj, _ := json.Marshal(rd)
 	if !bytes.Equal(lj, rj) {

@@ -404,17 +404,12 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
-	s.awaitHead(ctx, rep.Head)
-	s.mu.Lock()
-	if s.status == store.StatusStarting && res.Status != "" {
-		// The entry this copy was made from may predate the start; what changes the status after it is
-		// logged (a turn, a failure, the close), and none of it says starting.
-		s.status = res.Status
-	}
+	s.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
+		s.mu.Lock()
 		s.forkedAt = res.ForkedAt
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	return s, nil
 }
 

@@ -34,6 +34,20 @@ type runner interface {
 	listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error)
 	// delegateFS offers d to serve the agent's fs/* and terminal/* until release.
 	delegateFS(who principal.Principal, d FSDelegate) (release func())
+
+	// What a session shows, where it differs by where the session runs.
+
+	// hydrate loads a cold session on its first use (recover.go) and notes the use.
+	hydrate() error
+	// currentEpoch is the epoch the session's log is in now; epochLocked is it with mu held.
+	currentEpoch() string
+	epochLocked() string
+	// awaitResume waits (bounded) until the log holds the frames a client resuming after seq in epoch read
+	// elsewhere: a copy may be a moment behind its owner.
+	awaitResume(after uint64, epoch string)
+	// placeLocked sets what the view says of where the session is: its node and how much of it is stored.
+	// The caller holds mu.
+	placeLocked(v *View)
 }
 
 // localRunner runs a session's actions on this node, which owns the session and its agent.

@@ -202,8 +202,7 @@ func (r localRunner) closeHere(reason string) {
 		}
 		s.terms.CloseAll()
 		s.mu.Lock()
-		s.status, s.statusReason = store.StatusClosed, reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusClosed, "reason": reason})
+		s.logStatusLocked(store.StatusClosed, reason)
 		s.mu.Unlock()
 		s.log.Close()
 		s.closeRoot()
@@ -227,5 +226,33 @@ func (r localRunner) delegateFS(who principal.Principal, d FSDelegate) (release 
 		s.mu.Lock()
 		s.fsDelegates = slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x == mine })
 		s.mu.Unlock()
+	}
+}
+
+// hydrate loads a stored session's log on its first use; a memory-mode session is never cold.
+func (r localRunner) hydrate() error {
+	if r.s.dur == nil {
+		return nil
+	}
+	return r.s.hydrateWith(r.s.load)
+}
+
+// currentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
+func (r localRunner) currentEpoch() string { return r.s.Epoch }
+
+func (r localRunner) epochLocked() string { return r.s.Epoch }
+
+// awaitResume waits for nothing: this node's log is the session's, and a seq past its head is invalid.
+func (localRunner) awaitResume(uint64, string) {}
+
+// placeLocked: this node, and what the write-behind has stored in the store modes.
+func (r localRunner) placeLocked(v *View) {
+	s := r.s
+	if s.dur != nil {
+		d := s.dur.durableSeq(v.LastSeq)
+		v.DurableSeq = &d
+	}
+	if s.reg.cfg.Cluster != nil {
+		v.Node = s.reg.cfg.NodeID
 	}
 }

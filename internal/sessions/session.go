@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -30,9 +31,10 @@ type Session struct {
 	CreatedAt time.Time
 	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
 	AdditionalDirs []string
-	Owner          principal.Principal // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares         shareSet            // who the owner shared it with (share.go); its own lock
-	presence       presence            // who streams it now (presence.go); its own lock
+	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet                  // who the owner shared it with (share.go); its own lock
+	presence       presence                  // who streams it now (presence.go); its own lock
+	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
 	reg            *Registry
 	spec           agents.Spec
 	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
@@ -155,6 +157,7 @@ func (s *Session) closeRoot() {
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.reg.cfg.Metrics.UpdateIn()
+	s.waitReady()
 	s.logUpdate(params)
 }
 
@@ -211,11 +214,15 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 		return 0
 	}
 	s.tctx.Note(method, b)
-	switch method {
-	case "_gateway/session_status", "_gateway/turn_started", "_gateway/turn_ended":
-		s.noteDir() // the directory entry carries the status and lastTurn
+	seq := s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
+	if err := s.foldStatusLocked(method, b); err != nil {
+		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
 	}
-	return s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
+	switch method {
+	case methodSessionReady, methodSessionStatus, methodTurnStarted, methodTurnEnded:
+		s.noteDir() // the directory entry lists the status and lastTurn
+	}
+	return seq
 }
 
 // SetMode asks the agent to switch mode and records it.

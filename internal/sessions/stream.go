@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,10 +30,8 @@ type Start struct {
 // Anything else is a resync, never a partial recovery. Without after, the whole log is replayed (or a resync
 // when it was trimmed).
 func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
-	if s.remote != nil && hasAfter && after > s.log.Head() && (epoch == "" || epoch == s.CurrentEpoch()) {
-		// A client that read frames from the owner (or a faster node) and resumes here: this copy of the log
-		// may be a moment behind. Wait for it (at most RouteSlack) rather than call the cursor invalid.
-		s.awaitHead(context.Background(), after)
+	if hasAfter && after > s.log.Head() {
+		s.run.awaitResume(after, epoch) // a client that read frames on a faster node
 	}
 	// Under mu: a follower's log and its epoch chain move together there (applyStored).
 	s.mu.Lock()

@@ -188,7 +188,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 		t.startedBy = &ref
 	}
 	t.span = s.reg.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
-	s.turn, s.latest, s.status = t, t, store.StatusRunning
+	s.turn, s.latest = t, t // turn_started, logged below, makes the session running
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
 	// digests, the prompts a retry must not run again.
@@ -322,11 +322,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	failed := false
 	switch {
 	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
-		s.status, s.statusReason, failed = store.StatusFailed, failReason, true
+		failed = true
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusFailed, "reason": failReason})
-	case s.status == store.StatusRunning:
-		s.status = store.StatusIdle
+		s.logStatusLocked(store.StatusFailed, failReason)
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
 	t.text.release()

@@ -145,8 +145,7 @@ func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
 			s.mu.Unlock()
 			return nil
 		}
-		s.status, s.statusReason = store.StatusDetached, c.reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": store.StatusDetached, "reason": c.reason})
+		s.logStatusLocked(store.StatusDetached, c.reason)
 		s.mu.Unlock()
 		return s.framesAfter(head)
 	}
@@ -159,8 +158,7 @@ func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
 	}
 	s.mu.Lock()
 	if s.status != store.StatusFailed {
-		s.status, s.statusReason = c.status, c.reason
-		s.appendGatewayLocked("_gateway/session_status", "", map[string]any{"status": c.status, "reason": c.reason})
+		s.logStatusLocked(c.status, c.reason)
 	}
 	s.mu.Unlock()
 	return s.framesAfter(head)

@@ -72,22 +72,9 @@ func (s *Session) viewLocked() View {
 	}
 	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil { // listed from its directory entry
-		v.Title, v.LastSeq, v.LastTurn = c.title, c.lastSeq, c.lastTurn
+		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
 	}
-	switch {
-	case s.dur != nil:
-		d := s.dur.durableSeq(v.LastSeq)
-		v.DurableSeq = &d
-	case s.remote != nil:
-		d := v.LastSeq // everything a follower holds came from the store
-		v.DurableSeq = &d
-	}
-	if s.reg.cfg.Cluster != nil {
-		v.Node = s.reg.cfg.NodeID
-		if s.remote != nil {
-			v.Node = s.remote.node
-		}
-	}
+	s.run.placeLocked(&v)
 	if t := s.turn; t != nil {
 		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
 	}
