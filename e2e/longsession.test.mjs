@@ -86,6 +86,19 @@ test('a 10 000-message session opens at its last message with a bounded DOM, scr
     const el = document.getElementById('transcript');
     return el.scrollHeight - el.scrollTop - el.clientHeight > el.clientHeight * 2;
   });
+  // Rows first measured after the jump move the position until their heights are known: wait until it holds.
+  await page.evaluate(async () => {
+    const el = document.getElementById('transcript');
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    let same = 0;
+    let last = -1;
+    while (same < 5) {
+      await frame();
+      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
+      same = key === last ? same + 1 : 0;
+      last = key;
+    }
+  });
   const anchor = await page.evaluate(() => {
     const el = document.getElementById('transcript');
     const v = el.getBoundingClientRect();

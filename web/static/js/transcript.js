@@ -32,6 +32,7 @@ export class Transcript {
     this.measured = { sum: 0, n: 0 };
     this.terminals = new Map(); // terminalId → {view: TerminalView, seen: the state's terminal last written}
     this.pinned = true;
+    this.placedTop = null; // the scrollTop the list last set itself
     this.raf = 0;
     this.onScroll = () => {
       if (this.settling) return;
@@ -87,6 +88,7 @@ export class Transcript {
     this.pinned = true;
     this.flush();
     this.root.scrollTop = this.root.scrollHeight;
+    this.placedTop = this.root.scrollTop;
   }
 
   schedule() {
@@ -98,6 +100,9 @@ export class Transcript {
     if (this.raf) cancelAnimationFrame(this.raf);
     this.raf = 0;
     this.syncTerminals();
+    // A scroll whose event has not come yet (it comes before the next frame's callbacks) unpins as well: the
+    // position moved from where the list put it and is no longer near the end.
+    if (this.pinned && this.placedTop !== null && Math.abs(this.root.scrollTop - this.placedTop) > 1 && !this.nearBottom()) this.pinned = false;
     const rows = this.state.rows;
     const root = this.root;
     const gap = this.gap();
@@ -165,6 +170,7 @@ export class Transcript {
     if (this.pinned) root.scrollTop = root.scrollHeight;
     else if (shift) root.scrollTop += shift;
     this.settling = false;
+    this.placedTop = root.scrollTop;
     // Heights first measured may leave the viewport short of rows: render again next frame with them.
     if (changed && this.state.rows.length > ALL_ROWS) this.schedule();
   }
