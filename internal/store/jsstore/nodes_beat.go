@@ -65,6 +65,13 @@ func (c *Cluster) claim(ctx context.Context) (uint64, error) {
 			if !errors.Is(err, jetstream.ErrKeyExists) {
 				return 0, wrapErr("claim node "+c.opts.Node, err)
 			}
+			if kve != nil {
+				// Create reads the key back, and a replica behind the leader may still show the last beat:
+				// build on the delete's own revision, which a beat landing now would change.
+				if rev, err := c.kv.Update(wctx, c.opts.Node, value, kve.Revision()); err == nil {
+					return rev, nil
+				}
+			}
 		}
 	}
 }
