@@ -12,7 +12,7 @@ import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, watcherRows, initials } from './people.js';
 import { Elicitations } from './elicit.js';
-import { withLogin } from './login.js';
+import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planView } from './plan.js';
@@ -265,7 +265,7 @@ function setSidebar(open) {
 function renderAgents() {
   clear(els.agentList);
   for (const a of state.agents) {
-    els.agentList.appendChild(h('li',
+    const li = els.agentList.appendChild(h('li.agent-row',
       h('button.agent-item', {
         type: 'button',
         title: `New session with ${a.name}`,
@@ -276,6 +276,7 @@ function renderAgents() {
       h('span.agent-name', a.name),
       h('span.agent-kind', a.kind || ''),
       a.default || a.name === state.defaultAgent ? h('span.badge', 'default') : null)));
+    logoutAction(a, toast).then((btn) => { if (btn && li.isConnected) li.append(btn); });
   }
   clear(els.newAgent);
   for (const a of state.agents) {
@@ -1513,7 +1514,8 @@ async function submitPrompt(cur, text, attached, item) {
   let res;
   try {
     // With attachments the prompt goes as ACP content blocks.
-    res = attached.length ? await api.promptBlocks(cur.id, promptBlocks(text, attached)) : await api.prompt(cur.id, text);
+    // A prompt that re-attaches a detached session may need the agent's login again (a restart forgets logins).
+    res = await withLogin(() => (attached.length ? api.promptBlocks(cur.id, promptBlocks(text, attached)) : api.prompt(cur.id, text)));
   } catch (e) {
     err = e;
   }
@@ -1539,8 +1541,10 @@ async function submitPrompt(cur, text, attached, item) {
     }
   } else {
     // The text goes back into the composer; if the person typed meanwhile (or left), it waits in the queue.
-    if (state.cur === cur && !els.input.value) els.input.value = text;
-    else state.queue.add(cur.id, text, []).error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
+    // A login the person dismissed: the prompt waits in the queue, not sent, with its reason and Retry.
+    if (isLoginRequired(err)) tray.discard(attached);
+    if (state.cur === cur && !els.input.value && !isLoginRequired(err)) els.input.value = text;
+    else state.queue.add(cur.id, text, isLoginRequired(err) ? attached : []).error = promptErrorText(err).replace(/^Could not send the prompt: /, '');
     if (isForbidden(err)) {
       cur.setReadOnly();
     } else {
@@ -1626,6 +1630,7 @@ function route() {
 // --- wiring --------------------------------------------------------------------------------------------------------
 
 function wire() {
+  onLoginChange(renderAgents); // the sidebar's "Log out" follows what the caller holds
   els.menu.addEventListener('click', () => setSidebar(!els.app.classList.contains('sidebar-open')));
   els.sidebarClose.addEventListener('click', () => { setSidebar(false); els.menu.focus(); });
   els.backdrop.addEventListener('click', () => setSidebar(false));

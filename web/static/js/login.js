@@ -1,7 +1,8 @@
 // Agent login: when creating a session answers 409 agent_login_required, a dialog lists the agent's auth methods
 // (as the agent described them) and lets the user complete one: an env_var form (secret values in password
 // fields, sent once and never shown again), an agent method's button (ACP authenticate, its result shown), or a
-// terminal login (loginterm.js). Once one succeeds, the session creation is tried again.
+// terminal login (loginterm.js). Once one succeeds, the session creation (or the prompt that re-attaches a
+// session) is tried again. The sidebar's "Log out" action (logoutAction) forgets a login the caller holds.
 
 import { api } from './api.js';
 import { h } from './dom.js';
@@ -18,9 +19,22 @@ export function methodType(m) {
   return m && (m.type === 'env_var' || m.type === 'terminal') ? m.type : 'agent';
 }
 
+// Called after a login or logout changed what the caller holds (the sidebar shows it).
+const changed = new Set();
+
+/** Registers fn to run whenever a login succeeded or was forgotten. */
+export function onLoginChange(fn) {
+  changed.add(fn);
+}
+
+function notifyChange() {
+  for (const fn of changed) fn();
+}
+
 /**
- * Runs create(); while it fails with agent_login_required, shows the login dialog and tries again once the user
- * completed a method. A dismissed dialog rethrows the 409, so the caller shows it as any other failure.
+ * Runs create() (a session creation, or a prompt that may re-attach a session); while it fails with
+ * agent_login_required, shows the login dialog and tries again once the user completed a method. A dismissed
+ * dialog rethrows the 409, so the caller shows it as any other failure.
  */
 export async function withLogin(create) {
   let note = '';
@@ -31,6 +45,7 @@ export async function withLogin(create) {
       if (!isLoginRequired(err)) throw err;
       const done = await showLogin(err.problem, note);
       if (!done) throw err;
+      notifyChange();
       note = 'The agent still asks for a login: ' + (err.problem.detail || 'try another method.');
     }
   }
@@ -159,4 +174,47 @@ function renderTerminalMethod(sec, ctx, m) {
     },
   }, 'Open the login terminal');
   sec.append(box, h('div.dialog-actions', btn));
+}
+
+/**
+ * A "Log out" button for agent a's entry in the sidebar, or null when the caller holds no login of it. Only agents
+ * that offer authMethods (GET /v1/agents, once probed) are asked for the caller's login state. say(text, kind)
+ * reports what happened, including whether the agent itself was told (its ACP logout).
+ */
+export async function logoutAction(a, say) {
+  if (!a || !Array.isArray(a.authMethods) || !a.authMethods.length) return null;
+  let st;
+  try {
+    st = await api.agentLogin(a.name);
+  } catch (err) {
+    console.warn(`login state of ${a.name}:`, err && err.message); // the list still works; no action shown
+    return null;
+  }
+  const held = (Array.isArray(st && st.satisfied) && st.satisfied.length) || (Array.isArray(st && st.vars) && st.vars.length);
+  if (!held) return null;
+  const btn = h('button.btn.btn-ghost.btn-small.agent-logout', {
+    type: 'button',
+    title: `Forget your login to ${a.name}`,
+    dataset: { agent: a.name },
+  }, 'Log out');
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    try {
+      const res = await api.logout(a.name);
+      say(logoutText(a.name, res), 'info');
+      notifyChange();
+    } catch (err) {
+      btn.disabled = false;
+      say(`Could not log out of ${a.name}: ${(err && err.message) || err}`, 'error');
+    }
+  });
+  return btn;
+}
+
+/** What a DELETE …/login answer means for the person: the login is gone, and whether the agent was told. */
+export function logoutText(agent, res) {
+  if (res && typeof res.detail === 'string' && res.detail) return `Logged out of ${agent}: ${res.detail}.`;
+  return `Logged out of ${agent}: ` + (res && res.agentLogout
+    ? 'the agent was told to log out too.'
+    : 'the gateway forgot your login; the agent itself was not told.');
 }
