@@ -297,3 +297,62 @@ test('foldEarlier: stops at the snapshot seq when its first row never comes (a l
   assert.equal(res.used, 2);
   assert.equal(res.lastSeq, 4);
 });
+
+test('EarlierLoader: pages up to its bound per click, shows loading and errors in the note, says where a trimmed log starts', async () => {
+  const { EarlierLoader, EARLIER_FRAMES } = await import('../web/static/js/earlier.js');
+  // A log of 12 000 one-message frames; the snapshot kept the last message only.
+  const N = 12000;
+  const frame = (seq) => ({ jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'agent_message_chunk', messageId: `m${seq}`, content: { type: 'text', text: `Message ${seq}` } }, _meta: { gateway: { seq } } } });
+  const snapState = () => fromSnapshot({ seq: N, truncated: true, entries: [{ kind: 'agent_message', messageId: `m${N}`, content: [{ type: 'text', text: `Message ${N}` }] }] });
+  let first = 1; // the log's first seq
+  let fail = false;
+  const asked = [];
+  const fetchPage = async (after, limit) => {
+    asked.push([after, limit]);
+    if (fail) throw new Error('HTTP 502');
+    if (after + 1 < first) return { frames: [], notes: [{ jsonrpc: '2.0', method: '_gateway/resync_required', params: { reason: 'log_truncated', earliestSeq: first, headSeq: N } }] };
+    const frames = [];
+    for (let s = after + 1; s <= Math.min(N, after + limit); s++) frames.push(frame(s));
+    return { frames, lastSeq: frames.length ? after + frames.length : after };
+  };
+  const store = createStore(snapState());
+  const statuses = [];
+  store.subscribe((st) => statuses.push(st.rows[st.early] && st.rows[st.early].earlier && st.rows[st.early].earlier.status));
+  const loader = new EarlierLoader(store, fetchPage);
+  await loader.load();
+  assert.equal(asked.length, 5, 'five pages of 1 000');
+  assert.ok(asked.every(([, limit]) => limit <= 1000));
+  assert.deepEqual(statuses, ['loading', 'idle']);
+  let st = store.state;
+  assert.equal(st.early, EARLIER_FRAMES);
+  assert.equal(st.rows[0].text, 'Message 1');
+  assert.match(st.rows[st.early].text, /not shown yet/);
+  // A failure shows in the note; Retry goes on from where the last page ended.
+  fail = true;
+  await loader.load();
+  assert.equal(store.state.rows[store.state.early].earlier.status, 'error');
+  assert.match(store.state.rows[store.state.early].earlier.error, /HTTP 502/);
+  assert.equal(store.state.early, EARLIER_FRAMES, 'the rows loaded stay');
+  fail = false;
+  asked.length = 0;
+  await loader.load();
+  assert.equal(asked[0][0], EARLIER_FRAMES);
+  await loader.load();
+  // The gap is closed: every message once, in order, and no note.
+  st = store.state;
+  assert.equal(st.rows.length, N);
+  assert.ok(st.rows.every((r, i) => r.type === 'message' && r.text === `Message ${i + 1}`));
+
+  // A log trimmed to seq 9 001: the note says where it starts, and the rows begin there.
+  first = 9001;
+  const trimmed = createStore(snapState());
+  const l2 = new EarlierLoader(trimmed, fetchPage);
+  await l2.load();
+  st = trimmed.state;
+  assert.equal(st.rows[0].text, 'Message 9001');
+  const note = st.rows[st.early];
+  assert.equal(note.noteKind, 'truncated');
+  assert.equal(note.earlier.status, 'done');
+  assert.match(note.text, /before seq 9001 are no longer kept/);
+  assert.equal(st.rows.length, N - 9000 + 1);
+});
