@@ -145,6 +145,79 @@ test('a 10 000-message session opens at its last message with a bounded DOM, scr
   await page.close();
 });
 
+// Walks the transcript to its top a viewport at a time (the list keeps the reading row when rows above turn out
+// taller than estimated, so only the top ends the walk). Returns the most elements the page held on the way.
+function walkToTop(page) {
+  return page.evaluate(async () => {
+    const el = document.getElementById('transcript');
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    let max = 0;
+    for (let i = 0; i < 5000; i++) {
+      const before = el.scrollTop;
+      el.scrollTop = before - el.clientHeight * 0.9;
+      await frame();
+      max = Math.max(max, document.getElementsByTagName('*').length);
+      if (el.scrollTop <= 0 && before <= 0) break;
+    }
+    return max;
+  });
+}
+
+test('"Show earlier messages" loads the log before the snapshot above the row being read', { timeout: 300000 }, async () => {
+  const page = await openPage(ctx, gw.base + '/#/s/' + encodeURIComponent(session.id));
+  await page.waitForSelector('#conn-pill[data-state="live"]', { timeout: 120000 });
+  await page.waitForFunction((w) => [...document.querySelectorAll('.msg-agent')].some((m) => m.textContent.includes(w)), `Message ${session.lastMessage}:`);
+  await walkToTop(page);
+  const btn = page.locator('.gw-note[data-kind="truncated"] button.gw-earlier');
+  await btn.waitFor();
+  assert.equal(await btn.textContent(), 'Show earlier messages');
+  assert.equal(await page.locator('text=/^Message 1:/').count(), 0, 'the first message is not in the snapshot');
+  // The row read: the first agent message in view below the note.
+  const read = () => page.evaluate(() => {
+    const v = document.getElementById('transcript').getBoundingClientRect();
+    const row = [...document.querySelectorAll('.msg-agent')].find((m) => m.getBoundingClientRect().top >= v.top);
+    return { id: row.dataset.messageId, top: row.getBoundingClientRect().top };
+  });
+  const anchor = await read();
+  await btn.click();
+  // Loaded: the note sits between the rows read so far and the snapshot's, its button ready for the rest.
+  await page.waitForSelector('.gw-note[data-kind="truncated"][data-status="idle"]', { timeout: 120000 });
+  assert.match(await page.textContent('.gw-note[data-kind="truncated"] .gw-note-text'), /not shown yet/);
+  // Rows measured after the merge move the position until their heights are known: wait until it holds.
+  await page.evaluate(async () => {
+    const el = document.getElementById('transcript');
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    let same = 0;
+    let last = '';
+    while (same < 5) {
+      await frame();
+      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
+      same = key === last ? same + 1 : 0;
+      last = key;
+    }
+  });
+  const now = await page.evaluate((id) => {
+    const row = document.querySelector(`.msg-agent[data-message-id="${id}"]`);
+    return row ? row.getBoundingClientRect().top : null;
+  }, anchor.id);
+  assert.ok(now !== null && Math.abs(now - anchor.top) <= 2, `the row read moved from ${anchor.top} to ${now}`);
+  assert.ok((await domSize(page)) < DOM_BOUND);
+  await shot(page, 'long-4-earlier');
+
+  // Scrolled up, the session's first message is at the top, and the DOM stays bounded on the way.
+  const maxDom = await walkToTop(page);
+  assert.ok(maxDom < DOM_BOUND, `${maxDom} DOM elements while scrolling`);
+  await page.waitForFunction(() => {
+    const first = document.querySelector('.entries .msg-agent');
+    return first && first.textContent.includes('Message 1:');
+  });
+  const firstUser = await page.textContent('.entries .msg-user');
+  assert.match(firstUser, /499/);
+  await shot(page, 'long-5-first');
+  assert.deepEqual(page.problems(), [], 'the page logged errors');
+  await page.close();
+});
+
 test('on a 390 px screen the long session opens at its end too', { timeout: 120000 }, async () => {
   const page = await openPage(ctx);
   await page.setViewportSize({ width: 390, height: 844 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initialState, reduce, fromSnapshot, createStore } from '../web/static/js/state.js';
+import { initialState, reduce, fromSnapshot, createStore, boundaryOf, foldEarlier, mergeEarlier } from '../web/static/js/state.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const goldenDir = path.join(here, '..', 'internal', 'translate', 'testdata');
@@ -221,4 +221,138 @@ test('listWindow: the rows near the viewport, measured or estimated', async () =
   const w = listWindow(hs, 100, 50000, 800, 1000, false);
   assert.deepEqual([w.first, w.end, w.before], [390, 419, 10100 + 389 * 100]);
   assert.deepEqual(listWindow([], 100, 0, 800, 1000, true), { first: 0, end: 0, before: 0, after: 0, total: 0 });
+});
+
+test('mergeEarlier: the frames before a snapshot fold into rows put before its own, in pages, keys apart', () => {
+  let seq = 0;
+  const f = (method, params, turnId) => ({ jsonrpc: '2.0', method, params: { ...params, _meta: { gateway: { seq: ++seq, epoch: 'e', turnId } } } });
+  const msg = (turnId, kind, id, text) => f('session/update', { update: { sessionUpdate: kind, messageId: id, content: { type: 'text', text } } }, turnId);
+  const frames = [];
+  for (const t of ['t1', 't2', 't3']) {
+    frames.push(f('_gateway/turn_started', { turnId: t }, t));
+    frames.push(msg(t, 'user_message_chunk', `${t}-user`, `prompt ${t}`));
+    frames.push(msg(t, 'agent_message_chunk', `${t}-m1`, `answer ${t}`));
+    frames.push(f('session/update', { update: { sessionUpdate: 'tool_call', toolCallId: 'call_1', title: `edit ${t}`, status: 'completed' } }, t));
+    frames.push(f('_gateway/turn_ended', { turnId: t, stopReason: 'end_turn' }, t));
+  }
+  // The snapshot kept only turn t3's answer and tool call (its oldest entries were evicted).
+  const snap = {
+    seq, truncated: true, plan: null,
+    entries: [
+      { kind: 'agent_message', messageId: 't3-m1', turnId: 't3', content: [{ type: 'text', text: 'answer t3' }] },
+      { kind: 'tool_call', turnId: 't3', toolCall: { toolCallId: 'call_1', title: 'edit t3', status: 'completed' } },
+    ],
+  };
+  const snapState = fromSnapshot(snap);
+  assert.deepEqual(snapState.rows.map((r) => r.type), ['note', 'message', 'tool']);
+  const b = boundaryOf(snapState);
+  assert.deepEqual(b, { type: 'message', kind: 'agent', messageId: 't3-m1', turnId: 't3' });
+
+  // First page: six frames, not yet at the snapshot; the note moves between the loaded rows and the snapshot's.
+  let res = foldEarlier(initialState(), frames.slice(0, 6), b, snap.seq);
+  assert.equal(res.end, false);
+  assert.equal(res.lastSeq, 6);
+  let s = mergeEarlier(snapState, res.state.rows, { status: 'idle', text: 'more' });
+  assert.deepEqual(s.rows.map((r) => r.type), ['message', 'message', 'tool', 'end', 'sep', 'note', 'message', 'tool']);
+  assert.equal(s.early, 5);
+  assert.equal(s.rows[5].text, 'more');
+  assert.ok(s.rows.slice(0, 5).every((r) => r.key.startsWith('early:')));
+  // Second page: reaches the snapshot's first row (t3's answer); what comes after is the snapshot's already.
+  res = foldEarlier(res.state, frames.slice(6), b, snap.seq);
+  assert.equal(res.found, true);
+  assert.equal(res.lastSeq, 13);
+  s = mergeEarlier(s, res.rows, null);
+  assert.deepEqual(s.rows.map((r) => `${r.type}:${r.text || (r.tc && r.tc.title) || ''}`), [
+    'message:prompt t1', 'message:answer t1', 'tool:edit t1', 'end:', 'sep:', 'message:prompt t2', 'message:answer t2',
+    'tool:edit t2', 'end:', 'sep:', 'message:prompt t3', 'message:answer t3', 'tool:edit t3',
+  ]);
+  const keys = s.rows.map((r) => r.key);
+  assert.equal(new Set(keys).size, keys.length, 'keys are unique');
+  for (const [k, i] of s.at) assert.equal(s.rows[i].key, k);
+  assert.equal(s.at.size, s.rows.length);
+
+  // Live frames go on from the merged state: a chunk of the snapshot's message extends it; a new turn appends.
+  s = reduce(s, msg('t3', 'agent_message_chunk', 't3-m1', ' more'));
+  assert.equal(s.rows[11].text, 'answer t3 more');
+  s = reduce(s, f('_gateway/turn_started', { turnId: 't4' }, 't4'));
+  s = reduce(s, msg('t4', 'user_message_chunk', 't4-user', 'prompt t4'));
+  assert.deepEqual(s.rows.slice(-2).map((r) => r.type), ['sep', 'message']);
+  assert.equal(s.rows.length, 15);
+
+  // A merge without a note to replace (a session whose snapshot kept everything) changes nothing.
+  const whole = fromSnapshot({ ...snap, truncated: false });
+  assert.equal(mergeEarlier(whole, res.rows, null), whole);
+  // A status change keeps the rows and the note's place.
+  const loading = mergeEarlier(snapState, null, { status: 'loading' });
+  assert.equal(loading.rows[0].earlier.status, 'loading');
+  assert.equal(loading.rows[0].text, snapState.rows[0].text);
+  assert.equal(loading.rows.length, 3);
+});
+
+test('foldEarlier: stops at the snapshot seq when its first row never comes (a log trimmed past it)', () => {
+  const frames = [3, 4, 5].map((seq) => ({ jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'agent_message_chunk', messageId: `m${seq}`, content: { type: 'text', text: 'x' } }, _meta: { gateway: { seq } } } }));
+  const res = foldEarlier(initialState(), frames, { type: 'message', kind: 'agent', messageId: 'gone', turnId: null }, 4);
+  assert.equal(res.end, true);
+  assert.equal(res.found, false);
+  assert.equal(res.used, 2);
+  assert.equal(res.lastSeq, 4);
+});
+
+test('EarlierLoader: pages up to its bound per click, shows loading and errors in the note, says where a trimmed log starts', async () => {
+  const { EarlierLoader, EARLIER_FRAMES } = await import('../web/static/js/earlier.js');
+  // A log of 12 000 one-message frames; the snapshot kept the last message only.
+  const N = 12000;
+  const frame = (seq) => ({ jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'agent_message_chunk', messageId: `m${seq}`, content: { type: 'text', text: `Message ${seq}` } }, _meta: { gateway: { seq } } } });
+  const snapState = () => fromSnapshot({ seq: N, truncated: true, entries: [{ kind: 'agent_message', messageId: `m${N}`, content: [{ type: 'text', text: `Message ${N}` }] }] });
+  let first = 1; // the log's first seq
+  let fail = false;
+  const asked = [];
+  const fetchPage = async (after, limit) => {
+    asked.push([after, limit]);
+    if (fail) throw new Error('HTTP 502');
+    if (after + 1 < first) return { frames: [], notes: [{ jsonrpc: '2.0', method: '_gateway/resync_required', params: { reason: 'log_truncated', earliestSeq: first, headSeq: N } }] };
+    const frames = [];
+    for (let s = after + 1; s <= Math.min(N, after + limit); s++) frames.push(frame(s));
+    return { frames, lastSeq: frames.length ? after + frames.length : after };
+  };
+  const store = createStore(snapState());
+  const statuses = [];
+  store.subscribe((st) => statuses.push(st.rows[st.early] && st.rows[st.early].earlier && st.rows[st.early].earlier.status));
+  const loader = new EarlierLoader(store, fetchPage);
+  await loader.load();
+  assert.equal(asked.length, 5, 'five pages of 1 000');
+  assert.ok(asked.every(([, limit]) => limit <= 1000));
+  assert.deepEqual(statuses, ['loading', 'idle']);
+  let st = store.state;
+  assert.equal(st.early, EARLIER_FRAMES);
+  assert.equal(st.rows[0].text, 'Message 1');
+  assert.match(st.rows[st.early].text, /not shown yet/);
+  // A failure shows in the note; Retry goes on from where the last page ended.
+  fail = true;
+  await loader.load();
+  assert.equal(store.state.rows[store.state.early].earlier.status, 'error');
+  assert.match(store.state.rows[store.state.early].earlier.error, /HTTP 502/);
+  assert.equal(store.state.early, EARLIER_FRAMES, 'the rows loaded stay');
+  fail = false;
+  asked.length = 0;
+  await loader.load();
+  assert.equal(asked[0][0], EARLIER_FRAMES);
+  await loader.load();
+  // The gap is closed: every message once, in order, and no note.
+  st = store.state;
+  assert.equal(st.rows.length, N);
+  assert.ok(st.rows.every((r, i) => r.type === 'message' && r.text === `Message ${i + 1}`));
+
+  // A log trimmed to seq 9 001: the note says where it starts, and the rows begin there.
+  first = 9001;
+  const trimmed = createStore(snapState());
+  const l2 = new EarlierLoader(trimmed, fetchPage);
+  await l2.load();
+  st = trimmed.state;
+  assert.equal(st.rows[0].text, 'Message 9001');
+  const note = st.rows[st.early];
+  assert.equal(note.noteKind, 'truncated');
+  assert.equal(note.earlier.status, 'done');
+  assert.match(note.text, /before seq 9001 are no longer kept/);
+  assert.equal(st.rows.length, N - 9000 + 1);
 });

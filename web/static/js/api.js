@@ -81,6 +81,8 @@ export const api = {
   agents: () => request('GET', '/v1/agents'),
   sessions: () => request('GET', '/v1/sessions'),
   session: (id) => request('GET', `/v1/sessions/${enc(id)}`),
+  /** One JSON page of the session's event log: the frames after seq `after` (at most limit). */
+  events: (id, after, limit) => request('GET', `/v1/sessions/${enc(id)}/events?after=${after}&limit=${limit}`),
   createSession: (body) => request('POST', '/v1/sessions', body),
   workspaceDirs: (path) => request('GET', `/v1/workspace/dirs${path ? `?path=${enc(path)}` : ''}`),
   rename: (id, title) => request('PATCH', `/v1/sessions/${enc(id)}`, { title }),

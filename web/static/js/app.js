@@ -4,6 +4,7 @@ import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
 import { createStore, fromSnapshot } from './state.js';
+import { EarlierLoader } from './earlier.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
 import { legacyModesSuperseded } from './modes.js';
@@ -722,8 +723,13 @@ class Current {
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     // The transcript's rows live in the store (state.js); the transcript view renders them.
     this.store = createStore();
-    this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid), meId: () => state.me && state.me.id });
-    this.store.subscribe((st, frame) => this.transcript.show(st, !frame));
+    this.transcript = new Transcript(els.transcript, {
+      onReviewPermission: (pid) => this.review(pid),
+      meId: () => state.me && state.me.id,
+      onEarlier: () => this.earlier.load(),
+    });
+    this.store.subscribe((st, frame, fresh = !frame) => this.transcript.show(st, fresh));
+    this.earlier = new EarlierLoader(this.store, (after, limit) => api.events(this.id, after, limit));
     this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
     this.socket = null;
   }
@@ -825,6 +831,7 @@ class Current {
   /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
   loadSnapshot(s) {
     this.store.reset(fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors));
+    this.earlier.start(this.store.state);
     // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
     for (const p of (s.pendingPermissions || [])) {
       if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });

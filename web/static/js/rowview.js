@@ -11,7 +11,7 @@ import { actorName, permissionVerdict } from './people.js';
 const PREVIEW_SOURCE = 400; // characters of a thought its one-line preview is taken from
 
 /**
- * ctx: {terminal(id) → TerminalView, onReview(permissionId), meId() → the signed-in principal or ''}.
+ * ctx: {terminal(id) → TerminalView, onReview(permissionId), meId() → the signed-in principal or '', onEarlier()}.
  * Returns a view {el, update(row, state)}.
  */
 export function rowView(row, ctx) {
@@ -23,9 +23,34 @@ export function rowView(row, ctx) {
       return staticView(h('div.entry.turn-end', { dataset: { stopReason: row.reason, turnId: row.turnId || '' } },
         h('span.turn-end-label', row.label), row.detail ? h('span.turn-end-detail', row.detail) : null));
     case 'note':
+      if (row.earlier) return new EarlierNoteView(ctx);
       return staticView(h('div.entry.gw-note', { dataset: { kind: row.noteKind } }, h('span.gw-note-text', row.text)));
     default:
       return staticView(h('div.entry'));
+  }
+}
+
+// The note where a snapshot's transcript begins, with a button that loads the messages before it (earlier.js).
+class EarlierNoteView {
+  constructor(ctx) {
+    this.row = null;
+    this.text = h('span.gw-note-text');
+    this.btn = h('button.btn.btn-small.gw-earlier', { type: 'button', on: { click: () => ctx.onEarlier && ctx.onEarlier() } });
+    this.error = h('span.gw-earlier-error', { role: 'alert', hidden: true });
+    this.el = h('div.entry.gw-note', { dataset: { kind: 'truncated' } }, this.text, ' ', this.btn, this.error);
+  }
+
+  update(row) {
+    if (row === this.row) return;
+    this.row = row;
+    const st = row.earlier || { status: 'idle' };
+    this.text.textContent = row.text;
+    this.el.dataset.status = st.status;
+    this.btn.disabled = st.status === 'loading';
+    this.btn.hidden = st.status === 'done';
+    this.btn.textContent = st.status === 'loading' ? 'Loading earlier messages…' : st.status === 'error' ? 'Retry' : 'Show earlier messages';
+    this.error.hidden = st.status !== 'error';
+    this.error.textContent = st.status === 'error' ? `Could not load earlier messages: ${st.error || 'unknown error'}` : '';
   }
 }
 

@@ -37,6 +37,7 @@ export function initialState() {
     commands: [],
     terminals: {}, // terminalId → {data, total, exit, gap}
     truncated: false, // the snapshot this state started from left entries out
+    early: 0, // rows before the 'truncated' note: loaded from the log's start (mergeEarlier)
   };
 }
 
@@ -287,6 +288,8 @@ export function reduce(state, frame) {
   return s;
 }
 
+const TRUNCATED_TEXT = 'Earlier messages are not shown: the gateway keeps the latest part of a long session for clients that open it.';
+
 const ENTRY_KIND = { user_message: 'user', agent_message: 'agent', agent_thought: 'thought' };
 
 /**
@@ -308,7 +311,7 @@ export function fromSnapshot(snapshot, actors = {}) {
     if (ex) exitTerminal(s, t.terminalId, typeof ex.exitCode === 'number' ? ex.exitCode : null, typeof ex.signal === 'string' ? ex.signal : null);
   }
   if (s.truncated) {
-    addRow(s, { type: 'note', noteKind: 'truncated', text: 'Earlier messages are not shown: the gateway keeps the latest part of a long session for clients that open it.' });
+    addRow(s, { type: 'note', noteKind: 'truncated', text: TRUNCATED_TEXT, earlier: { status: 'idle' } });
   }
   let prevTurn = null;
   for (const e of Array.isArray(snap.entries) ? snap.entries : []) {
@@ -339,6 +342,71 @@ export function fromSnapshot(snapshot, actors = {}) {
   return s;
 }
 
+// --- earlier messages ----------------------------------------------------------------------------------------------
+
+/**
+ * The first row a snapshot state shows after its 'truncated' note (a message or tool card), as {type, kind,
+ * messageId, toolCallId, turnId}: the frames folded from the log's start reach the snapshot where it appears.
+ * null when there is nothing to reach.
+ */
+export function boundaryOf(state) {
+  for (let i = state.early; i < state.rows.length; i++) {
+    const r = state.rows[i];
+    if (r.type === 'message') return { type: 'message', kind: r.kind, messageId: r.messageId, turnId: r.turnId };
+    if (r.type === 'tool') return { type: 'tool', toolCallId: r.id, turnId: r.turnId };
+  }
+  return null;
+}
+
+function isBoundary(row, b) {
+  if (!b || row.type !== b.type || row.turnId !== b.turnId) return false;
+  return b.type === 'message' ? row.kind === b.kind && row.messageId === b.messageId : row.id === b.toolCallId;
+}
+
+/**
+ * Folds frames (in log order) into `folded`, a state of the log from its start, until one makes the boundary's
+ * row (the snapshot's first) or passes maxSeq (the snapshot's seq). Returns {state, used: frames folded,
+ * lastSeq, end: either happened, found: the boundary's row was made, rows: the rows before it (end) or null}.
+ */
+export function foldEarlier(folded, frames, boundary, maxSeq) {
+  let s = folded;
+  let used = 0;
+  let lastSeq = null;
+  for (const f of frames) {
+    const seq = metaOf(f && f.params).seq;
+    if (typeof seq === 'number' && seq > maxSeq) return { state: s, used, lastSeq, rows: s.rows.slice(), end: true, found: false };
+    const n = s.rows.length;
+    s = reduce(s, f);
+    used++;
+    if (typeof seq === 'number') lastSeq = seq;
+    for (let i = n; i < s.rows.length; i++) {
+      if (isBoundary(s.rows[i], boundary)) return { state: s, used, lastSeq, rows: s.rows.slice(0, i), end: true, found: true };
+    }
+  }
+  return { state: s, used, lastSeq, rows: null, end: false, found: false };
+}
+
+/**
+ * Shows earlier rows (of a state folded from the log's start) before the snapshot's rows of state, in place of
+ * those shown so far, and sets the 'truncated' note between them (note: {status, error, text}) or removes it
+ * (note null: everything before the snapshot is shown). earlier null keeps the earlier rows. Earlier keys get
+ * an `early:` prefix, so they never meet the keys of the state's own rows. Returns the new state.
+ */
+export function mergeEarlier(state, earlier, note) {
+  const at = state.early;
+  const old = state.rows[at];
+  const hasNote = old && old.type === 'note' && old.noteKind === 'truncated';
+  if (!hasNote) return state;
+  const prev = state.rows.slice(0, at);
+  const mine = earlier ? earlier.map((r) => ({ ...r, key: 'early:' + r.key })) : prev;
+  const tail = state.rows.slice(at + 1);
+  const rows = note ? [...mine, { ...old, text: note.text || old.text, earlier: { status: note.status, error: note.error || null } }, ...tail] : [...mine, ...tail];
+  const index = new Map();
+  rows.forEach((r, i) => index.set(r.key, i));
+  const shift = rows.length - state.rows.length;
+  return { ...state, rows, at: index, early: mine.length, last: state.last >= 0 ? state.last + shift : -1 };
+}
+
 /** A store: the state, dispatch(frame) to fold a frame in, reset(state) to replace it, subscribe(fn) to hear of both. */
 export function createStore(state = initialState()) {
   const subs = new Set();
@@ -353,6 +421,11 @@ export function createStore(state = initialState()) {
     reset(next) {
       store.state = next;
       for (const fn of subs) fn(next, null);
+    },
+    /** Replaces the state with one that continues it (mergeEarlier): views keep what they show. */
+    replace(next) {
+      store.state = next;
+      for (const fn of subs) fn(next, null, false);
     },
     subscribe(fn) {
       subs.add(fn);

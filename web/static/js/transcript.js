@@ -15,10 +15,12 @@ const ALL_ROWS = 150; // up to this many rows every row is in the DOM (no virtua
 const OVERSCAN = 1200; // pixels of rows rendered above and below the viewport
 const FIRST_ESTIMATE = 120; // the height assumed for a row before any was measured
 const PIN_SLACK = 80; // within this many pixels of the end, the list follows new rows
+const ANCHOR_FLUSHES = 60; // renders an anchor is held for at most while the rows around it are measured
 
 export class Transcript {
   /**
-   * root: the scroll container; handlers: {onReviewPermission(permissionId), meId() → the signed-in principal}.
+   * root: the scroll container; handlers: {onReviewPermission(permissionId), meId() → the signed-in principal,
+   * onEarlier() → load the messages before a snapshot's}.
    */
   constructor(root, handlers = {}) {
     this.root = root;
@@ -50,14 +52,47 @@ export class Transcript {
       terminal: (id) => this.terminal(id),
       onReview: (pid) => this.handlers.onReviewPermission && this.handlers.onReviewPermission(pid),
       meId: () => (this.handlers.meId && this.handlers.meId()) || '',
+      onEarlier: () => this.handlers.onEarlier && this.handlers.onEarlier(),
     };
   }
 
   /** Shows state (the store's). fresh: it does not continue the state shown so far (a snapshot): start over. */
   show(state, fresh = false) {
     if (fresh) this.clearRows();
+    else if (!this.anchor && this.earlierChanged(state)) this.anchor = this.readingRow();
     this.state = state;
     this.schedule();
+  }
+
+  // Whether state puts rows before the snapshot's or changes the note between them (state.js mergeEarlier).
+  earlierChanged(state) {
+    const note = state.rows[state.early];
+    return state.early !== this.state.early || (note && note.earlier && note !== this.state.rows[this.state.early]);
+  }
+
+  // The row the person reads (the first in view below the top, notes aside) and where it is in the viewport:
+  // rows put above it (mergeEarlier) must not move it.
+  readingRow() {
+    if (this.pinned) return null;
+    const top = this.root.getBoundingClientRect().top;
+    let best = null;
+    for (const [key, v] of this.views) {
+      if (!v.el.isConnected || v.el.classList.contains('gw-note')) continue;
+      const r = v.el.getBoundingClientRect();
+      if (r.bottom <= top) continue;
+      if (!best || r.top < best.y) best = { key, y: r.top };
+    }
+    return best ? { key: best.key, offset: best.y - top, placed: false, flushes: 0 } : null;
+  }
+
+  // The scrollTop that puts the anchor's row where it was, from the heights known (estimates for the rest).
+  anchorTop(rows, est) {
+    const a = this.anchor;
+    a.placed = true;
+    let y = 0;
+    let i = 0;
+    for (; i < rows.length && rows[i].key !== a.key; i++) y += this.heights.get(rows[i].key) ?? est;
+    return i === rows.length ? null : Math.max(0, this.listOffset() + y - a.offset);
   }
 
   clearRows() {
@@ -107,14 +142,19 @@ export class Transcript {
     const root = this.root;
     const gap = this.gap();
     const est = this.measured.n ? this.measured.sum / this.measured.n : FIRST_ESTIMATE;
+    // The anchor holds until the rows around it are measured, unless the person scrolls meanwhile.
+    if (this.anchor && this.anchor.placed && Math.abs(root.scrollTop - this.placedTop) > 1) this.anchor = null;
+    const anchored = this.anchor && !this.anchor.placed ? this.anchorTop(rows, est) : null;
     let win;
+    let unmeasured = 0; // rows above the window whose height is the estimate
     if (rows.length <= ALL_ROWS) {
       win = { first: 0, end: rows.length, before: 0, after: 0 };
     } else {
       const hs = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) hs[i] = this.heights.get(rows[i].key);
-      const top = root.scrollTop - this.listOffset();
+      const top = (anchored ?? root.scrollTop) - this.listOffset();
       win = listWindow(hs, est, top, root.clientHeight, OVERSCAN, this.pinned);
+      for (let i = 0; i < win.first; i++) if (hs[i] === undefined) unmeasured++;
     }
     // Views of rows that left the window go; their terminals stay (this.terminals).
     const keep = new Set();
@@ -145,12 +185,35 @@ export class Transcript {
     if (!prev) while (this.list.firstChild) this.list.firstChild.remove();
     this.list.style.paddingTop = win.before ? `${win.before}px` : '';
     this.list.style.paddingBottom = win.after ? `${win.after}px` : '';
-    this.measure(shown, gap, est);
+    if (anchored !== null) {
+      this.settling = true;
+      root.scrollTop = anchored;
+      this.settling = false;
+      this.placedTop = root.scrollTop;
+    }
+    this.measure(shown, gap, est, unmeasured);
+    if (this.anchor) this.holdAnchor();
+  }
+
+  // Moves the position by what still separates the anchor's row from where it was (rows above it in view, such as
+  // the note, changed height; estimates gave way to measures), until no more rows are measured.
+  holdAnchor() {
+    const a = this.anchor;
+    if (!this.raf || ++a.flushes > ANCHOR_FLUSHES) this.anchor = null;
+    const v = this.views.get(a.key);
+    if (!v) return;
+    const d = v.el.getBoundingClientRect().top - this.root.getBoundingClientRect().top - a.offset;
+    if (Math.abs(d) < 0.5) return;
+    this.settling = true;
+    this.root.scrollTop += d;
+    this.settling = false;
+    this.placedTop = this.root.scrollTop;
   }
 
   // Measures the rows in the DOM. When rows above the viewport turned out taller or shorter than assumed, the
-  // scroll position moves by as much, so what the person reads stays put; a pinned list goes to its end.
-  measure(shown, gap, est) {
+  // scroll position moves by as much, so what the person reads stays put; so it does when the estimate the rows
+  // above the window are assumed at changes with what was measured. A pinned list goes to its end.
+  measure(shown, gap, est, unmeasured) {
     const root = this.root;
     const top = root.scrollTop - this.listOffset();
     let shift = 0;
@@ -165,6 +228,12 @@ export class Transcript {
       this.heights.set(key, hgt);
       changed = true;
       if (el.offsetTop - this.list.offsetTop + hgt <= top) shift += hgt - (old ?? est);
+    }
+    if (changed && unmeasured) {
+      // The room above the window is re-estimated now, not a frame later, so nothing jumps in between.
+      const moved = unmeasured * (this.measured.sum / this.measured.n - est);
+      this.list.style.paddingTop = `${Math.max(0, (parseFloat(this.list.style.paddingTop) || 0) + moved)}px`;
+      shift += moved;
     }
     this.settling = true;
     if (this.pinned) root.scrollTop = root.scrollHeight;
