@@ -49,10 +49,11 @@ export async function buildGateway(tmp) {
 }
 
 /**
- * Builds ./internal/testagent (a real ACP agent over stdio whose -mode picks how its turns misbehave) into tmp;
- * returns the binary's path.
+ * Builds ./internal/testagent (a real ACP agent over stdio whose -mode picks how its turns misbehave) into tmp,
+ * or uses $TESTAGENT_BIN; returns the binary's path.
  */
 export async function buildTestAgent(tmp) {
+  if (process.env.TESTAGENT_BIN) return path.resolve(process.env.TESTAGENT_BIN); // prebuilt by `npm test`
   const bin = path.join(tmp, 'testagent');
   await promisify(execFile)('go', ['build', '-o', bin, './internal/testagent'], { cwd: repoRoot, maxBuffer: 16 << 20 });
   return bin;
