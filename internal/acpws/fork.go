@@ -69,20 +69,8 @@ func (c *conn) forkSession(ctx context.Context, id, params json.RawMessage) {
 // deleteSession is ACP session/delete: the registry session is deleted (closed and removed everywhere, as
 // session/close does) and the agent's copy too where the agent advertises session/delete.
 func (c *conn) deleteSession(ctx context.Context, id, params json.RawMessage) {
-	var p struct {
-		SessionID *string `json:"sessionId"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		c.fail(id, err)
-		return
-	}
-	if p.SessionID == nil || *p.SessionID == "" {
-		c.fail(id, badParams("sessionId is required"))
-		return
-	}
-	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
-	if err != nil {
-		c.getFailed(id, *p.SessionID, err)
+	s := c.namedSession(ctx, id, params)
+	if s == nil {
 		return
 	}
 	d, err := s.DeleteAs(ctx, principal.From(ctx), "deleted by an ACP client")

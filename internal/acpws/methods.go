@@ -474,21 +474,31 @@ func (c *conn) resumeSession(ctx context.Context, id, params json.RawMessage) {
 	})
 }
 
-func (c *conn) closeSession(ctx context.Context, id, params json.RawMessage) {
+// namedSession is the registry session that params' sessionId names, whether or not this socket attached to
+// it (session/close, session/delete); it answers the request itself and returns nil when there is none.
+func (c *conn) namedSession(ctx context.Context, id, params json.RawMessage) *sessions.Session {
 	var p struct {
 		SessionID *string `json:"sessionId"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		c.fail(id, err)
-		return
+		return nil
 	}
 	if p.SessionID == nil || *p.SessionID == "" {
 		c.fail(id, badParams("sessionId is required"))
-		return
+		return nil
 	}
 	s, err := c.h.reg.GetAs(principal.From(ctx), *p.SessionID)
 	if err != nil {
 		c.getFailed(id, *p.SessionID, err)
+		return nil
+	}
+	return s
+}
+
+func (c *conn) closeSession(ctx context.Context, id, params json.RawMessage) {
+	s := c.namedSession(ctx, id, params)
+	if s == nil {
 		return
 	}
 	if err := s.CloseAs(principal.From(ctx), "closed by an ACP client"); err != nil {
