@@ -348,7 +348,8 @@ func TestFollowerResumeAheadOfItsCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the demo's first update", func() bool { return s.Log().Head() >= 1 })
+	// seq 1 is session_ready, 2 the demo's commands update: the copy loads both before the gate holds frames.
+	eventually(t, "the demo's first update", func() bool { return s.Log().Head() >= 2 })
 	gate.open = s.Log().Head()
 	f, err := b.reg.GetAs(alice, s.ID)
 	if err != nil {
