@@ -222,3 +222,40 @@ test('listWindow: the rows near the viewport, measured or estimated', async () =
   assert.deepEqual([w.first, w.end, w.before], [390, 419, 10100 + 389 * 100]);
   assert.deepEqual(listWindow([], 100, 0, 800, 1000, true), { first: 0, end: 0, before: 0, after: 0, total: 0 });
 });
+
+test('actions: the session detail, a status and a prompt fold in like frames', () => {
+  let s = reduce(initialState(), { type: 'session', view: { status: 'running', currentTurn: { turnId: 't1' }, lastTurn: { stopReason: 'cancelled' } } });
+  assert.equal(s.status, 'running');
+  assert.deepEqual(s.turn, { turnId: 't1' });
+  assert.equal(s.lastStop, 'cancelled');
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't1', stopReason: 'end_turn' } });
+  assert.equal(s.status, 'idle');
+  assert.equal(s.turn, null);
+  // A detail read while no turn runs leaves a turn from frames alone, unless the state came from its snapshot.
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't2' } });
+  assert.equal(s.status, 'running');
+  assert.deepEqual(reduce(s, { type: 'session', view: { status: 'running' } }).turn, { turnId: 't2' });
+  assert.equal(reduce(s, { type: 'session', view: { status: 'idle' }, fromSnapshot: true }).turn, null);
+  // An ended session runs no turn, whether a frame or the page says so.
+  const closed = reduce(s, { jsonrpc: '2.0', method: '_gateway/session_status', params: { status: 'closed', reason: 'agent exited' } });
+  assert.equal(closed.status, 'closed');
+  assert.equal(closed.statusReason, 'agent exited');
+  assert.equal(closed.turn, null);
+  assert.equal(reduce(closed, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't3' } }).status, 'closed');
+  const gone = reduce(s, { type: 'status', status: 'closed', reason: 'not found' });
+  assert.deepEqual([gone.status, gone.statusReason, gone.turn], ['closed', 'not found', null]);
+  // POST …/prompt answered before turn_started: the turn runs, unless it already ended or another one runs.
+  const idle = reduce(initialState(), { type: 'session', view: { status: 'idle' } });
+  assert.deepEqual(reduce(idle, { type: 'prompted', turnId: 't9' }).turn, { turnId: 't9' });
+  const ended = reduce(idle, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't9' } });
+  assert.equal(reduce(ended, { type: 'prompted', turnId: 't9' }), ended);
+  assert.equal(reduce(s, { type: 'prompted', turnId: 't9' }), s);
+  // Unknown actions leave the state alone; the store tells its subscribers of the known ones.
+  assert.equal(reduce(s, { type: 'nope' }), s);
+  const store = createStore(idle);
+  const seen = [];
+  store.subscribe((st, a) => seen.push([st.status, a.type]));
+  store.dispatch({ type: 'status', status: 'failed' });
+  store.dispatch({ type: 'nope' });
+  assert.deepEqual(seen, [['failed', 'status']]);
+});

@@ -15,7 +15,8 @@ import { Elicitations } from './elicit.js';
 import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
-import { planView } from './plan.js';
+import { planRegion } from './views/plan.js';
+import { usageView } from './views/usage.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
 import { canFork, forkErrorText } from './fork.js';
@@ -110,6 +111,9 @@ const els = {
   signOut: $('sign-out'),
   notifyToggle: $('notify-toggle'),
 };
+
+// The regions drawn from the open session's store (views/); renderAll binds them to it.
+const regions = [planRegion(els), usageView(els.usage)];
 
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
@@ -209,23 +213,6 @@ function errorText(err) {
 function shortId(id) {
   const s = String(id || '');
   return s.length > 10 ? s.slice(0, 8) : s;
-}
-
-function fmtTokens(n) {
-  if (typeof n !== 'number' || !Number.isFinite(n)) return '?';
-  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + 'M';
-  if (n >= 1e3) return (n / 1e3).toFixed(n >= 1e4 ? 0 : 1) + 'k';
-  return String(n);
-}
-
-function fmtCost(c) {
-  if (!c || typeof c.amount !== 'number') return '';
-  const cur = c.currency || 'USD';
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: cur, maximumFractionDigits: c.amount < 1 ? 4 : 2 }).format(c.amount);
-  } catch {
-    return `${c.amount} ${cur}`;
-  }
 }
 
 function fmtTime(iso) {
@@ -701,8 +688,6 @@ class Current {
   constructor(id) {
     this.id = id;
     this.session = null;
-    this.status = null;
-    this.statusReason = null;
     this.notResumable = null; // why a prompt to this detached session was refused (409 session_not_resumable)
     this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
@@ -710,8 +695,6 @@ class Current {
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
     this.showing = null; // permission id in the dialog
     this.replayed = false;
-    this.planOpen = false; // the person opened the plan's checklist
-    this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
     this.modes = null;
     this.configOptions = null;
     this.disposed = false;
@@ -775,12 +758,10 @@ class Current {
   applySession(s, fromSnapshot) {
     this.session = s;
     this.loadedAt = Date.now();
-    this.status = s.status || this.status;
-    this.statusReason = s.statusReason || null;
+    this.store.dispatch({ type: 'session', view: s, fromSnapshot }); // status, its reason, the last turn's end
     if (s.modes) this.modes = { ...s.modes };
     if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
     if (Array.isArray(s.watchers)) this.watchers = s.watchers;
-    if (s.lastTurn && s.lastTurn.stopReason) this.lastStop = s.lastTurn.stopReason;
     if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
     else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
@@ -824,7 +805,8 @@ class Current {
 
   /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
   loadSnapshot(s) {
-    this.store.reset(fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors));
+    const was = this.store.state; // the status is the session's, not its log's: it stays until the detail says
+    this.store.reset({ ...fromSnapshot(s.snapshot || { entries: [] }, was.actors), status: was.status, statusReason: was.statusReason });
     // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
     for (const p of (s.pendingPermissions || [])) {
       if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });
@@ -833,8 +815,7 @@ class Current {
   }
 
   setStatus(status, reason) {
-    this.status = status;
-    this.statusReason = reason || null;
+    this.store.dispatch({ type: 'status', status, reason });
     if (status === 'closed' || status === 'failed') {
       this.turn = idleTurn();
     }
@@ -887,24 +868,17 @@ class Current {
         const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
           ? parseTime(this.session.currentTurn.startedAt) : null;
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
-        this.lastStop = null;
-        if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
-        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
+        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
         break;
       }
       case '_gateway/turn_ended':
-        if (this.usage) renderUsage(); // the last turn's tokens, or none (state.js)
         this.turn = idleTurn();
-        this.lastStop = p.stopReason || null;
-        if (this.status === 'running') this.status = 'idle';
         if (this.replayed) {
-          renderComposer(); renderHeader(); renderSessions(); renderPlan();
+          renderComposer(); renderHeader(); renderSessions();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
       case '_gateway/session_status':
-        this.status = p.status || this.status;
-        this.statusReason = p.reason || null;
         if (this.status !== 'detached') this.notResumable = null;
         if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
@@ -929,9 +903,6 @@ class Current {
 
   onUpdate(u, meta) {
     switch (u.sessionUpdate) {
-      case 'plan':
-        renderPlan();
-        break;
       case 'current_mode_update':
         if (!this.modes) this.modes = { currentModeId: u.currentModeId, availableModes: [] };
         else this.modes.currentModeId = u.currentModeId;
@@ -947,9 +918,6 @@ class Current {
           renderHeader();
           renderSessions();
         }
-        break;
-      case 'usage_update':
-        renderUsage();
         break;
       default:
         break; // messages and tool calls: the store's rows
@@ -1021,6 +989,8 @@ class Current {
   get plan() { return this.store.state.plan; }
   get usage() { return this.store.state.usage; }
   get commands() { return this.store.state.commands; }
+  get status() { return this.store.state.status; }
+  get statusReason() { return this.store.state.statusReason; }
 
   get usable() {
     return acceptsPrompt(this.status);
@@ -1050,10 +1020,10 @@ function parseTime(iso) {
 // --- rendering of the current session ------------------------------------------------------------------------------
 
 function renderAll() {
+  const store = state.cur ? state.cur.store : null;
+  for (const r of regions) r.bind(store);
   renderHeader();
   renderSelectors();
-  renderUsage();
-  renderPlan();
   renderComposer();
   renderSessions();
   refreshPermDialog();
@@ -1169,54 +1139,6 @@ function flattenOptions(options) {
     else if (o && o.value !== undefined) out.push(o);
   }
   return out;
-}
-
-function renderUsage() {
-  const cur = state.cur;
-  const u = cur && cur.usage;
-  if (!u) { els.usage.hidden = true; return; }
-  clear(els.usage);
-  els.usage.hidden = false;
-  const pct = typeof u.used === 'number' && typeof u.size === 'number' && u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
-  const last = u.lastTurn && typeof u.lastTurn.totalTokens === 'number' ? u.lastTurn : null;
-  const hasContext = u.used !== undefined || u.size !== undefined;
-  els.usage.title = [hasContext && `Context: ${u.used ?? '?'} of ${u.size ?? '?'} tokens${u.cost ? ', cost ' + fmtCost(u.cost) : ''}`,
-    last && `Last turn: ${last.inputTokens} in, ${last.outputTokens} out, ${last.totalTokens} tokens in all`].filter(Boolean).join('; ');
-  if (hasContext) els.usage.appendChild(h('span.usage-tokens', `${fmtTokens(u.used)} / ${fmtTokens(u.size)} tokens`));
-  if (pct !== null) {
-    els.usage.appendChild(h('progress.usage-bar', { max: '100', value: String(pct), 'aria-label': `${pct}% of the context used` }));
-  }
-  if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
-  if (last) els.usage.appendChild(h('span.usage-turn', `last turn ${fmtTokens(last.totalTokens)} tokens`));
-}
-
-/**
- * The plan: one line (the step in progress and the count) that opens into the checklist on demand, so it does
- * not take the transcript's room; the person's choice to open it holds for the session. Only a running turn spins.
- */
-function renderPlan() {
-  const cur = state.cur;
-  const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
-  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
-  const view = planView(entries, cur.turn.running && cur.usable, cur.lastStop);
-  els.plan.hidden = false;
-  els.plan.dataset.state = view.state;
-  if (els.planDetails.open !== cur.planOpen) els.planDetails.open = cur.planOpen;
-  clear(els.planList);
-  for (const e of entries) {
-    const st = e.status || 'pending';
-    const spin = st === 'in_progress' && view.state === 'running';
-    const ic = st === 'completed' ? icon('check') : spin ? icon('spinner', 'spin') : null;
-    els.planList.appendChild(h('li.plan-entry', { dataset: { status: st, priority: e.priority || '' } },
-      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic),
-      h('span.plan-text', String(e.content ?? '')),
-      e.priority ? h('span.plan-prio', e.priority) : null));
-  }
-  els.planProgress.textContent = view.progress;
-  els.planCurrent.textContent = view.current;
-  els.planCurrent.title = view.current;
-  clear(els.planState);
-  if (view.state === 'running') els.planState.appendChild(icon('spinner', 'spin'));
 }
 
 const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
@@ -1525,6 +1447,7 @@ async function submitPrompt(cur, text, attached, item) {
     if (!cur.turn.running && res && res.turnId && !cur.store.state.ended[res.turnId]) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
       cur.turn = runningTurn(res.turnId, Date.now());
+      cur.store.dispatch({ type: 'prompted', turnId: res.turnId });
     }
   } else if (err instanceof ApiError && (refusedAsTooEarly(err.code) || err.status === 401)) {
     // Too early, or signed out meanwhile: it waits in the queue for the next chance (or the next sign-in).
@@ -1642,7 +1565,6 @@ function wire() {
   els.forkSession.addEventListener('click', forkCurrent);
   els.shareSession.addEventListener('click', () => shares.open());
   els.signinForm.addEventListener('submit', submitSignIn);
-  els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });
   els.signOut.addEventListener('click', signOut);
   els.notifyToggle.addEventListener('click', toggleNotifications);
 

@@ -37,6 +37,8 @@ export function initialState() {
     commands: [],
     terminals: {}, // terminalId → {data, total, exit, gap}
     truncated: false, // the snapshot this state started from left entries out
+    status: null, // the session's status (GET /v1/sessions/{id}, `_gateway/session_status`, turns)
+    statusReason: null,
   };
 }
 
@@ -195,6 +197,7 @@ function turnStarted(s, turnId, actor) {
   if (turnId && actor && typeof actor === 'object') s.actors = { ...s.actors, [turnId]: actor };
   s.turn = { turnId: turnId || null };
   s.lastStop = null;
+  if (s.status !== 'closed' && s.status !== 'failed') s.status = 'running';
   s.last = -1;
   if (s.rows.length) addRow(s, { type: 'sep', turnId: turnId || null });
 }
@@ -202,6 +205,7 @@ function turnStarted(s, turnId, actor) {
 function turnEnded(s, p, turnId) {
   s.turn = null;
   s.lastStop = p.stopReason || null;
+  if (s.status === 'running') s.status = 'idle';
   if (s.usage || p.usage) s.usage = { ...s.usage, lastTurn: p.usage ? { turnId, ...p.usage } : undefined };
   if (turnId && s.ended[turnId]) return;
   if (turnId) s.ended = { ...s.ended, [turnId]: true };
@@ -235,6 +239,7 @@ function permissionRequested(s, pid, toolCall, options = []) {
  */
 export function reduce(state, frame) {
   if (!frame || typeof frame !== 'object') return state;
+  if (typeof frame.type === 'string' && frame.method === undefined) return act(state, frame);
   const p = frame.params || {};
   const meta = metaOf(p);
   const s = { ...state, prevRows: state.rows };
@@ -277,6 +282,9 @@ export function reduce(state, frame) {
       if (typeof p.data === 'string' && p.data !== '') writeTerminal(s, id, p.data);
       break;
     }
+    case '_gateway/session_status':
+      setStatus(s, p.status || s.status, p.reason);
+      break;
     case '_gateway/terminal_exit':
       if (typeof p.terminalId === 'string' && p.terminalId) exitTerminal(s, p.terminalId, p.exitCode, p.signal);
       break;
@@ -337,6 +345,42 @@ export function fromSnapshot(snapshot, actors = {}) {
   if (Array.isArray(snap.availableCommands)) s.commands = snap.availableCommands;
   delete s.prevRows;
   return s;
+}
+
+// --- actions -------------------------------------------------------------------------------------------------------
+
+function setStatus(s, status, reason) {
+  s.status = status || null;
+  s.statusReason = reason || null;
+  if (s.status === 'closed' || s.status === 'failed') s.turn = null; // an ended session runs no turn
+}
+
+// What REST answers and the page say of the session, as actions ({type, …}) that reduce folds like frames:
+// session: GET /v1/sessions/{id} (`view`; `fromSnapshot` when the state was just built from its snapshot);
+// status: the page learnt the status otherwise (404, the socket's close code); prompted: POST …/prompt answered
+// with a turnId before its turn_started frame came.
+function act(state, a) {
+  const s = { ...state };
+  switch (a.type) {
+    case 'session': {
+      const v = a.view && typeof a.view === 'object' ? a.view : {};
+      s.status = v.status || s.status;
+      s.statusReason = v.statusReason || null;
+      if (v.lastTurn && v.lastTurn.stopReason) s.lastStop = v.lastTurn.stopReason;
+      if (v.currentTurn) s.turn = { turnId: v.currentTurn.turnId || null };
+      else if (a.fromSnapshot) s.turn = null;
+      return s;
+    }
+    case 'status':
+      setStatus(s, a.status, a.reason);
+      return s;
+    case 'prompted':
+      if (s.turn || !a.turnId || s.ended[a.turnId]) return state;
+      s.turn = { turnId: a.turnId };
+      return s;
+    default:
+      return state;
+  }
 }
 
 /** A store: the state, dispatch(frame) to fold a frame in, reset(state) to replace it, subscribe(fn) to hear of both. */
