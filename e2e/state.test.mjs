@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initialState, reduce, fromSnapshot, createStore } from '../web/static/js/state.js';
+import { initialState, reduce, fromSnapshot, createStore, keepSession } from '../web/static/js/state.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const goldenDir = path.join(here, '..', 'internal', 'translate', 'testdata');
@@ -258,4 +258,47 @@ test('actions: the session detail, a status and a prompt fold in like frames', (
   store.dispatch({ type: 'status', status: 'failed' });
   store.dispatch({ type: 'nope' });
   assert.deepEqual(seen, [['failed', 'status']]);
+});
+
+test('actions: what the header shows — detail, watchers, viewer, sharing, a refused restart, a rename', () => {
+  let s = reduce(initialState(), { type: 'session', view: { id: 's1', agent: 'a', status: 'detached', watchers: [{ principal: 'p' }], snapshot: { entries: [] } } });
+  assert.deepEqual(s.detail, { id: 's1', agent: 'a', status: 'detached', watchers: [{ principal: 'p' }] });
+  assert.deepEqual(s.watchers, [{ principal: 'p' }]);
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/presence', params: { watchers: [] } });
+  assert.deepEqual(s.watchers, []);
+  s = reduce(s, { type: 'notResumable', text: 'cannot restart' });
+  assert.equal(s.notResumable, 'cannot restart');
+  s = reduce(s, { type: 'sharing', offered: true });
+  assert.equal(reduce(s, { type: 'sharing', offered: true }), s);
+  s = reduce(s, { type: 'readOnly' });
+  assert.deepEqual([s.sharing, s.readOnly], [true, true]);
+  s = reduce(s, { type: 'renamed', title: 'Mine' });
+  assert.equal(s.title, 'Mine');
+  // A snapshot rebuilds the log's slices and keeps the session's.
+  const again = keepSession(fromSnapshot({ seq: 3, entries: [] }), s);
+  assert.deepEqual([again.detail, again.watchers, again.readOnly, again.sharing, again.notResumable, again.status, again.title],
+    [s.detail, s.watchers, true, true, 'cannot restart', 'detached', null]);
+  // Once the session is no longer detached, a refused restart is no longer news.
+  assert.equal(reduce(s, { jsonrpc: '2.0', method: '_gateway/session_status', params: { status: 'idle' } }).notResumable, null);
+});
+
+test('actions: the modes and options the selectors show, from the detail, its snapshot and the answers', () => {
+  const view = { status: 'idle', modes: { currentModeId: 'ask', availableModes: [{ id: 'ask' }, { id: 'code' }] }, configOptions: [{ id: 'model', currentValue: 'a' }] };
+  let s = reduce(initialState(), { type: 'session', view });
+  assert.deepEqual([s.availableModes.length, s.currentModeId, s.configOptions[0].currentValue], [2, 'ask', 'a']);
+  // A snapshot's mode and options are as new as the detail's: they stay.
+  const snap = fromSnapshot({ seq: 1, entries: [], currentModeId: 'code', configOptions: [{ id: 'model', currentValue: 'b' }] });
+  const t = reduce(snap, { type: 'session', view, fromSnapshot: true });
+  assert.deepEqual([t.availableModes.length, t.currentModeId, t.configOptions[0].currentValue], [2, 'code', 'b']);
+  s = reduce(s, { jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'current_mode_update', currentModeId: 'code' } } });
+  assert.equal(s.currentModeId, 'code');
+  s = reduce(s, { type: 'mode', currentModeId: 'ask' });
+  assert.equal(s.currentModeId, 'ask');
+  const before = s.configOptions;
+  s = reduce(s, { type: 'configValue', id: 'model', value: 'c' });
+  assert.equal(s.configOptions[0].currentValue, 'c');
+  assert.equal(before[0].currentValue, 'a'); // states are not changed in place
+  s = reduce(s, { type: 'configOptions', configOptions: [{ id: 'model', currentValue: 'd' }] });
+  assert.equal(s.configOptions[0].currentValue, 'd');
+  assert.equal(keepSession(initialState(), s).availableModes, s.availableModes);
 });

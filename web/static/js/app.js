@@ -3,19 +3,20 @@
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
-import { createStore, fromSnapshot } from './state.js';
+import { createStore, fromSnapshot, initialState, keepSession } from './state.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
-import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
-import { permissionVerdict, watcherRows, initials } from './people.js';
+import { permissionVerdict, initials } from './people.js';
 import { Elicitations } from './elicit.js';
 import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
 import { VIEWER_NOTICE, isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planRegion } from './views/plan.js';
+import { headerRegion } from './views/header.js';
+import { selectorsRegion } from './views/selectors.js';
 import { usageView } from './views/usage.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
@@ -113,7 +114,35 @@ const els = {
 };
 
 // The regions drawn from the open session's store (views/); renderAll binds them to it.
-const regions = [planRegion(els), usageView(els.usage)];
+const header = headerRegion(els, { meId: () => state.me && state.me.id, canFork });
+const selectors = selectorsRegion(els, {
+  async setMode(val) {
+    const cur = state.cur;
+    if (!cur) return;
+    const prev = cur.store.state.currentModeId;
+    try {
+      await api.setMode(cur.id, val);
+      cur.store.dispatch({ type: 'mode', currentModeId: val });
+    } catch (err) {
+      toast('Could not switch mode: ' + errorText(err), 'error');
+      cur.store.dispatch({ type: 'mode', currentModeId: prev });
+    }
+    if (state.cur === cur) selectors.redraw(); // the select the person used comes back enabled, as the state says
+  },
+  async setConfig(opt, val) {
+    const cur = state.cur;
+    if (!cur) return;
+    try {
+      const res = await api.setConfig(cur.id, opt.id, val);
+      if (res && Array.isArray(res.configOptions)) cur.store.dispatch({ type: 'configOptions', configOptions: res.configOptions });
+      else cur.store.dispatch({ type: 'configValue', id: opt.id, value: val });
+    } catch (err) {
+      toast(`Could not change ${opt.name || opt.id}: ` + errorText(err), 'error');
+    }
+    if (state.cur === cur) selectors.redraw();
+  },
+});
+const regions = [header, selectors, planRegion(els), usageView(els.usage)];
 
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
@@ -163,7 +192,7 @@ const sessionTools = new SessionTools(els.sessionList, els.sessionList, {
     const s = state.sessions.find((x) => x.id === id);
     if (s) s.title = title;
     renderSessions();
-    if (state.cur && state.cur.id === id) renderHeader();
+    if (state.cur && state.cur.id === id) state.cur.store.dispatch({ type: 'renamed', title });
   },
   canRename: (s) => s.status !== 'closed' && !(state.cur && state.cur.id === s.id && state.cur.readOnly),
   onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
@@ -180,14 +209,9 @@ const shares = new ShareDialog({
   principal: els.sharePrincipal, role: els.shareRole, add: els.shareAdd, error: els.shareError, close: els.shareClose,
 }, (id, offered) => {
   if (state.cur && state.cur.id === id) {
-    state.cur.sharing = offered;
-    renderHeader();
+    state.cur.store.dispatch({ type: 'sharing', offered });
   }
 }, () => state.me);
-
-const POLICY_LABEL = {
-  ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
-};
 
 // --- toasts --------------------------------------------------------------------------------------------------------
 
@@ -688,23 +712,17 @@ class Current {
   constructor(id) {
     this.id = id;
     this.session = null;
-    this.notResumable = null; // why a prompt to this detached session was refused (409 session_not_resumable)
     this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
     this.answered = new Set(); // permission ids answered from this page
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
     this.showing = null; // permission id in the dialog
     this.replayed = false;
-    this.modes = null;
-    this.configOptions = null;
     this.disposed = false;
-    this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
-    this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
-    this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     // The transcript's rows live in the store (state.js); the transcript view renders them.
-    this.store = createStore();
+    this.store = createStore({ ...initialState(), detail: { id } }); // the detail until GET …/{id} answers
     this.transcript = new Transcript(els.transcript, { onReviewPermission: (pid) => this.review(pid), meId: () => state.me && state.me.id });
     this.store.subscribe((st, frame) => this.transcript.show(st, !frame));
     this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
@@ -712,7 +730,6 @@ class Current {
   }
 
   async start() {
-    renderHeader();
     setConn('connecting');
     let s;
     try {
@@ -759,9 +776,6 @@ class Current {
     this.session = s;
     this.loadedAt = Date.now();
     this.store.dispatch({ type: 'session', view: s, fromSnapshot }); // status, its reason, the last turn's end
-    if (s.modes) this.modes = { ...s.modes };
-    if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
-    if (Array.isArray(s.watchers)) this.watchers = s.watchers;
     if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
     else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
@@ -774,8 +788,6 @@ class Current {
     this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
-      if (snap.currentModeId && this.modes) this.modes.currentModeId = snap.currentModeId;
-      if (Array.isArray(snap.configOptions)) this.configOptions = snap.configOptions;
       if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
     }
     const idx = state.sessions.findIndex((x) => x.id === s.id);
@@ -805,8 +817,8 @@ class Current {
 
   /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
   loadSnapshot(s) {
-    const was = this.store.state; // the status is the session's, not its log's: it stays until the detail says
-    this.store.reset({ ...fromSnapshot(s.snapshot || { entries: [] }, was.actors), status: was.status, statusReason: was.statusReason });
+    const was = this.store.state; // the status, detail … are the session's, not its log's: they stay
+    this.store.reset(keepSession(fromSnapshot(s.snapshot || { entries: [] }, was.actors), was));
     // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
     for (const p of (s.pendingPermissions || [])) {
       if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });
@@ -868,18 +880,17 @@ class Current {
         const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
           ? parseTime(this.session.currentTurn.startedAt) : null;
         this.turn = runningTurn(turnId, known ?? Date.now(), false);
-        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); }
+        if (this.replayed) { renderComposer(); renderSessions(); }
         break;
       }
       case '_gateway/turn_ended':
         this.turn = idleTurn();
         if (this.replayed) {
-          renderComposer(); renderHeader(); renderSessions();
+          renderComposer(); renderSessions();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
       case '_gateway/session_status':
-        if (this.status !== 'detached') this.notResumable = null;
         if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
         break;
@@ -890,9 +901,7 @@ class Current {
         renderAll();
         break;
       case '_gateway/presence':
-        this.watchers = Array.isArray(p.watchers) ? p.watchers : [];
-        renderHeader();
-        break;
+        break; // the watchers: state.js
       case '_gateway/slow_client':
         toast('This page is falling behind the session; it may reconnect.', 'warn');
         break;
@@ -903,19 +912,9 @@ class Current {
 
   onUpdate(u, meta) {
     switch (u.sessionUpdate) {
-      case 'current_mode_update':
-        if (!this.modes) this.modes = { currentModeId: u.currentModeId, availableModes: [] };
-        else this.modes.currentModeId = u.currentModeId;
-        renderSelectors();
-        break;
-      case 'config_option_update':
-        if (Array.isArray(u.configOptions)) this.configOptions = u.configOptions;
-        renderSelectors();
-        break;
       case 'session_info_update':
         if (typeof u.title === 'string' && u.title) {
           state.titles.set(this.id, u.title);
-          renderHeader();
           renderSessions();
         }
         break;
@@ -978,9 +977,7 @@ class Current {
 
   /** The gateway refused an act with 403 forbidden: the session is shared with us to watch only. */
   setReadOnly() {
-    this.readOnly = true;
-    renderHeader();
-    renderSelectors();
+    this.store.dispatch({ type: 'readOnly' });
     renderComposer();
     refreshPermDialog();
   }
@@ -991,6 +988,7 @@ class Current {
   get commands() { return this.store.state.commands; }
   get status() { return this.store.state.status; }
   get statusReason() { return this.store.state.statusReason; }
+  get readOnly() { return this.store.state.readOnly; }
 
   get usable() {
     return acceptsPrompt(this.status);
@@ -1022,8 +1020,6 @@ function parseTime(iso) {
 function renderAll() {
   const store = state.cur ? state.cur.store : null;
   for (const r of regions) r.bind(store);
-  renderHeader();
-  renderSelectors();
   renderComposer();
   renderSessions();
   refreshPermDialog();
@@ -1040,105 +1036,9 @@ function updateDocTitle() {
   document.title = `${count}${sessionTitle(cur.session || { id: cur.id })} — ACP Gateway`;
 }
 
+/** Draws the header again for what its slice does not hold (who is signed in). */
 function renderHeader() {
-  const cur = state.cur;
-  els.emptyState.hidden = !!cur;
-  // A viewer may not close the session nor switch its mode or options: only the owner or an admin may.
-  els.closeSession.hidden = !cur || !cur.usable || cur.readOnly;
-  els.forkSession.hidden = !cur || !cur.usable || cur.readOnly || !canFork(cur.session);
-  els.shareSession.hidden = !cur || !cur.usable || !cur.sharing;
-  clear(els.meta);
-  if (!cur) {
-    els.title.textContent = 'No session';
-    els.toolbar.hidden = true;
-    return;
-  }
-  const s = cur.session || { id: cur.id };
-  els.title.textContent = sessionTitle(s);
-  const view = statusView(cur.status, cur.turn.running && cur.usable);
-  els.meta.appendChild(h('span.status-chip', { dataset: { status: view.key }, id: 'session-status', title: view.title || null }, view.label));
-  if (s.agent) els.meta.appendChild(h('span.meta-item', icon('bot'), s.agent));
-  if (s.cwd) els.meta.appendChild(h('span.meta-item', { title: s.cwd }, icon('folder'), h('code', s.cwd)));
-  if (s.node) els.meta.appendChild(h('span.meta-item', { id: 'session-node', title: 'The gateway node that runs this session\'s agent' }, icon('server'), s.node));
-  if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
-  if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
-  if (cur.notResumable && cur.status === 'detached') els.meta.appendChild(h('span.meta-item.meta-problem', { id: 'session-problem', role: 'alert' }, cur.notResumable));
-  const watchers = watcherRows(cur.watchers);
-  if (watchers.length) {
-    const me = state.me && state.me.id;
-    els.meta.appendChild(h('span.meta-item.watchers', { id: 'session-watchers', 'aria-label': 'Watching now' },
-      ...watchers.map((w) => h('span.watcher', {
-        dataset: { principal: w.principal, role: w.role },
-        title: `${w.name}${w.principal === me ? ' (you)' : ''} · ${w.role}${w.faces > 1 ? ` · ${w.faces} connections` : ''}`,
-      }, h('span.avatar', { 'aria-hidden': 'true' }, w.initials), h('span.watcher-name', w.name), h('span.watcher-role', w.role)))));
-  }
-}
-
-function renderSelectors() {
-  const cur = state.cur;
-  clear(els.selectors);
-  if (!cur) { els.toolbar.hidden = true; return; }
-  const modes = cur.modes && Array.isArray(cur.modes.availableModes) ? cur.modes.availableModes : [];
-  const superseded = legacyModesSuperseded(cur.configOptions);
-  let any = false;
-  if (modes.length && !superseded) {
-    any = true;
-    const sel = h('select', {
-      id: 'mode-select',
-      disabled: !cur.usable || cur.readOnly,
-      on: {
-        change: async (ev) => {
-          const prev = cur.modes.currentModeId;
-          const val = ev.target.value;
-          ev.target.disabled = true;
-          try {
-            await api.setMode(cur.id, val);
-            cur.modes.currentModeId = val;
-          } catch (err) {
-            toast('Could not switch mode: ' + errorText(err), 'error');
-            cur.modes.currentModeId = prev;
-          }
-          if (state.cur === cur) renderSelectors();
-        },
-      },
-    }, modes.map((m) => h('option', { value: m.id, selected: m.id === cur.modes.currentModeId, title: m.description || '' }, m.name || m.id)));
-    els.selectors.appendChild(h('label.selector', h('span.selector-label', 'Mode'), sel));
-  }
-  for (const opt of cur.configOptions || []) {
-    if (!opt || opt.type !== 'select' || !Array.isArray(opt.options)) continue;
-    any = true;
-    const sel = h('select', {
-      dataset: { configId: opt.id },
-      title: opt.description || '',
-      disabled: !cur.usable || cur.readOnly,
-      on: {
-        change: async (ev) => {
-          const val = ev.target.value;
-          ev.target.disabled = true;
-          try {
-            const res = await api.setConfig(cur.id, opt.id, val);
-            if (res && Array.isArray(res.configOptions)) cur.configOptions = res.configOptions;
-            else opt.currentValue = val;
-          } catch (err) {
-            toast(`Could not change ${opt.name || opt.id}: ` + errorText(err), 'error');
-          }
-          if (state.cur === cur) renderSelectors();
-        },
-      },
-    }, flattenOptions(opt.options).map((o) => h('option', { value: o.value, selected: o.value === opt.currentValue, title: o.description || '' }, o.name || o.value)));
-    els.selectors.appendChild(h('label.selector', h('span.selector-label', opt.name || opt.id), sel));
-  }
-  els.toolbar.hidden = !any;
-}
-
-function flattenOptions(options) {
-  // Select options may be grouped ({group, name, options:[…]}) in newer ACP schemas.
-  const out = [];
-  for (const o of options) {
-    if (o && Array.isArray(o.options)) out.push(...flattenOptions(o.options));
-    else if (o && o.value !== undefined) out.push(o);
-  }
-  return out;
+  header.redraw();
 }
 
 const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
@@ -1473,8 +1373,7 @@ async function submitPrompt(cur, text, attached, item) {
     } else {
       // A detached session whose agent cannot come back refuses every prompt: say so in the header too.
       if (err instanceof ApiError && err.code === 'session_not_resumable') {
-        cur.notResumable = promptErrorText(err);
-        if (state.cur === cur) renderHeader();
+        cur.store.dispatch({ type: 'notResumable', text: promptErrorText(err) });
       }
       toast(promptErrorText(err), 'error', 12000);
     }

@@ -39,6 +39,12 @@ export function initialState() {
     truncated: false, // the snapshot this state started from left entries out
     status: null, // the session's status (GET /v1/sessions/{id}, `_gateway/session_status`, turns)
     statusReason: null,
+    detail: null, // the session's detail (GET /v1/sessions/{id} without its snapshot): agent, cwd, node, policy …
+    watchers: [], // who streams the session now: the detail's `watchers`, then `_gateway/presence`
+    readOnly: false, // the gateway refused an act with 403 forbidden: shared with this page to watch only
+    sharing: false, // the gateway lists the session's shares for this page
+    notResumable: null, // why a prompt to this detached session was refused (409 session_not_resumable)
+    availableModes: [], // the agent's modes (the detail's `modes`; frames only switch between them)
   };
 }
 
@@ -285,6 +291,9 @@ export function reduce(state, frame) {
     case '_gateway/session_status':
       setStatus(s, p.status || s.status, p.reason);
       break;
+    case '_gateway/presence':
+      s.watchers = Array.isArray(p.watchers) ? p.watchers : [];
+      break;
     case '_gateway/terminal_exit':
       if (typeof p.terminalId === 'string' && p.terminalId) exitTerminal(s, p.terminalId, p.exitCode, p.signal);
       break;
@@ -353,12 +362,25 @@ function setStatus(s, status, reason) {
   s.status = status || null;
   s.statusReason = reason || null;
   if (s.status === 'closed' || s.status === 'failed') s.turn = null; // an ended session runs no turn
+  if (s.status !== 'detached') s.notResumable = null;
+}
+
+// The slices that are the session's rather than its log's: a state built from a snapshot keeps them.
+const SESSION_SLICES = ['status', 'statusReason', 'detail', 'watchers', 'readOnly', 'sharing', 'notResumable', 'availableModes'];
+
+/** next (say, fromSnapshot's) with the session slices of prev. */
+export function keepSession(next, prev) {
+  const s = { ...next };
+  for (const k of SESSION_SLICES) s[k] = prev[k];
+  return s;
 }
 
 // What REST answers and the page say of the session, as actions ({type, …}) that reduce folds like frames:
 // session: GET /v1/sessions/{id} (`view`; `fromSnapshot` when the state was just built from its snapshot);
 // status: the page learnt the status otherwise (404, the socket's close code); prompted: POST …/prompt answered
-// with a turnId before its turn_started frame came.
+// with a turnId before its turn_started frame came; readOnly: a 403 forbidden; sharing: whether the share listing
+// is offered; notResumable: a 409 session_not_resumable's text; renamed: the person renamed the session; mode,
+// configOptions, configValue: what POST …/mode and …/config answered.
 function act(state, a) {
   const s = { ...state };
   switch (a.type) {
@@ -369,8 +391,43 @@ function act(state, a) {
       if (v.lastTurn && v.lastTurn.stopReason) s.lastStop = v.lastTurn.stopReason;
       if (v.currentTurn) s.turn = { turnId: v.currentTurn.turnId || null };
       else if (a.fromSnapshot) s.turn = null;
+      const { snapshot, ...detail } = v; // eslint-disable-line no-unused-vars
+      s.detail = detail;
+      if (Array.isArray(v.watchers)) s.watchers = v.watchers;
+      // The mode and options a snapshot just gave win over the detail's (as new or newer).
+      if (v.modes && typeof v.modes === 'object') {
+        s.availableModes = Array.isArray(v.modes.availableModes) ? v.modes.availableModes : [];
+        if (!(a.fromSnapshot && state.currentModeId)) s.currentModeId = v.modes.currentModeId ?? null;
+      }
+      if (Array.isArray(v.configOptions) && !(a.fromSnapshot && Array.isArray(state.configOptions))) s.configOptions = v.configOptions;
       return s;
     }
+    case 'mode': // POST …/mode answered (or failed: the mode before)
+      s.currentModeId = a.currentModeId ?? null;
+      return s;
+    case 'configOptions': // POST …/config answered with the options
+      if (!Array.isArray(a.configOptions)) return state;
+      s.configOptions = a.configOptions;
+      return s;
+    case 'configValue': // POST …/config answered without them: the one option took the value
+      if (!Array.isArray(s.configOptions)) return state;
+      s.configOptions = s.configOptions.map((o) => (o && o.id === a.id ? { ...o, currentValue: a.value } : o));
+      return s;
+    case 'readOnly':
+      if (state.readOnly) return state;
+      s.readOnly = true;
+      return s;
+    case 'sharing':
+      if (state.sharing === !!a.offered) return state;
+      s.sharing = !!a.offered;
+      return s;
+    case 'notResumable':
+      s.notResumable = a.text || null;
+      return s;
+    case 'renamed':
+      if (typeof a.title !== 'string' || !a.title) return state;
+      s.title = a.title;
+      return s;
     case 'status':
       setStatus(s, a.status, a.reason);
       return s;
