@@ -302,3 +302,27 @@ test('actions: the modes and options the selectors show, from the detail, its sn
   assert.equal(s.configOptions[0].currentValue, 'd');
   assert.equal(keepSession(initialState(), s).availableModes, s.availableModes);
 });
+
+test('actions: the running turn\'s clock and a cancel, as the composer shows them', () => {
+  const startedAt = '2026-01-02T03:04:05Z';
+  let s = reduce(initialState(), { type: 'session', view: { status: 'running', currentTurn: { turnId: 't1', startedAt, cancelRequested: true } } });
+  assert.deepEqual([s.turnStartedAt, s.cancelRequested], [Date.parse(startedAt), true]);
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't1' } });
+  assert.deepEqual([s.turnStartedAt, s.cancelRequested], [null, false]);
+  // A turn the detail knows starts at its startedAt; another one waits for the page's clock.
+  const withDetail = reduce(initialState(), { type: 'session', view: { status: 'idle', currentTurn: { turnId: 't2', startedAt } } });
+  assert.equal(reduce(withDetail, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't2' } }).turnStartedAt, Date.parse(startedAt));
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't3' } });
+  assert.equal(s.turnStartedAt, null);
+  s = reduce(s, { type: 'turnClock', at: 1000 });
+  assert.equal(s.turnStartedAt, 1000);
+  assert.equal(reduce(s, { type: 'turnClock', at: 2000 }), s);
+  s = reduce(s, { type: 'cancel', requested: true });
+  assert.equal(s.cancelRequested, true);
+  assert.equal(reduce(s, { type: 'cancel', requested: false }).cancelRequested, false);
+  const closed = reduce(s, { type: 'status', status: 'failed' });
+  assert.deepEqual([closed.turn, closed.turnStartedAt, closed.cancelRequested], [null, null, false]);
+  const idle = reduce(initialState(), { type: 'prompted', turnId: 't4', at: 5 });
+  assert.deepEqual([idle.turn, idle.turnStartedAt], [{ turnId: 't4' }, 5]);
+  assert.equal(reduce(initialState(), { type: 'cancel', requested: true }).cancelRequested, false);
+});

@@ -12,11 +12,12 @@ import { statusView, acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, initials } from './people.js';
 import { Elicitations } from './elicit.js';
 import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
-import { VIEWER_NOTICE, isForbidden } from './sharing.js';
+import { isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
 import { planRegion } from './views/plan.js';
 import { headerRegion } from './views/header.js';
 import { selectorsRegion } from './views/selectors.js';
+import { composerRegion } from './views/composer.js';
 import { usageView } from './views/usage.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
@@ -142,7 +143,16 @@ const selectors = selectorsRegion(els, {
     if (state.cur === cur) selectors.redraw();
   },
 });
-const regions = [header, selectors, planRegion(els), usageView(els.usage)];
+const composer = composerRegion(els, {
+  empty: () => ({ usable: !!state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: state.defaultAgent }),
+  setCaps: (on) => tray.setCaps(on ? promptCaps() : { image: false, file: false }),
+  after: (startingAgent) => {
+    updateHint();
+    renderQueue(startingAgent);
+    queueMicrotask(drainQueue);
+  },
+});
+const regions = [header, selectors, planRegion(els), usageView(els.usage), composer];
 
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
@@ -712,7 +722,6 @@ class Current {
   constructor(id) {
     this.id = id;
     this.session = null;
-    this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
     this.answered = new Set(); // permission ids answered from this page
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
@@ -776,8 +785,6 @@ class Current {
     this.session = s;
     this.loadedAt = Date.now();
     this.store.dispatch({ type: 'session', view: s, fromSnapshot }); // status, its reason, the last turn's end
-    if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
-    else if (fromSnapshot) this.turn = idleTurn();
     if (fromSnapshot) this.pending.clear();
     if (Array.isArray(s.pendingPermissions)) {
       for (const p of s.pendingPermissions) {
@@ -828,9 +835,6 @@ class Current {
 
   setStatus(status, reason) {
     this.store.dispatch({ type: 'status', status, reason });
-    if (status === 'closed' || status === 'failed') {
-      this.turn = idleTurn();
-    }
     renderAll();
   }
 
@@ -875,23 +879,17 @@ class Current {
         this.onPermissionResolved(p);
         break;
       case '_gateway/turn_started': {
-        // Frames carry no time: a turn that was running when the page loaded started at the session's startedAt.
-        const turnId = p.turnId || meta.turnId || null;
-        const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
-          ? parseTime(this.session.currentTurn.startedAt) : null;
-        this.turn = runningTurn(turnId, known ?? Date.now(), false);
-        if (this.replayed) { renderComposer(); renderSessions(); }
+        if (this.store.state.turn && this.store.state.turnStartedAt === null) this.store.dispatch({ type: 'turnClock', at: Date.now() });
+        if (this.replayed) renderSessions();
         break;
       }
       case '_gateway/turn_ended':
-        this.turn = idleTurn();
         if (this.replayed) {
-          renderComposer(); renderSessions();
+          renderSessions();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
       case '_gateway/session_status':
-        if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
         break;
       case '_gateway/replay_complete':
@@ -989,6 +987,11 @@ class Current {
   get status() { return this.store.state.status; }
   get statusReason() { return this.store.state.statusReason; }
   get readOnly() { return this.store.state.readOnly; }
+  /** The running turn, as the composer and the queue ask of it. */
+  get turn() {
+    const st = this.store.state;
+    return { turnId: st.turn ? st.turn.turnId : null, running: !!st.turn, cancelRequested: st.cancelRequested, startedAt: st.turnStartedAt };
+  }
 
   get usable() {
     return acceptsPrompt(this.status);
@@ -1000,20 +1003,6 @@ const FULL_REPLAY_MAX = 2000;
 
 // Frames after which a queued prompt the gateway refused as too early may be tried again.
 const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);
-
-function idleTurn() {
-  return { turnId: null, running: false, cancelRequested: false, startedAt: null };
-}
-
-/** startedAt is in ms since the epoch, or null when unknown. */
-function runningTurn(turnId, startedAt, cancelRequested = false) {
-  return { turnId, running: true, cancelRequested, startedAt };
-}
-
-function parseTime(iso) {
-  const t = iso ? Date.parse(iso) : NaN;
-  return Number.isFinite(t) ? t : null;
-}
 
 // --- rendering of the current session ------------------------------------------------------------------------------
 
@@ -1041,44 +1030,9 @@ function renderHeader() {
   header.redraw();
 }
 
-const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
-
+/** Draws the composer again for what its slice does not hold (the empty state, the queue, the agents). */
 function renderComposer() {
-  const cur = state.cur;
-  // Without a session, a prompt starts one with the default agent (quickStart).
-  const usable = cur ? cur.usable : !!state.defaultAgent || !!creating;
-  const running = !!cur && cur.turn.running;
-  // A viewer may watch, not act: the composer is off and says why (the typed text stays in it).
-  const readOnly = !!cur && cur.readOnly && usable;
-  els.notice.textContent = readOnly ? VIEWER_NOTICE : '';
-  els.notice.hidden = !readOnly;
-  els.input.disabled = !usable || readOnly;
-  els.send.disabled = !usable || readOnly; // while a turn runs, Send queues the prompt
-  tray.setCaps(usable && !readOnly ? promptCaps() : { image: false, file: false });
-  els.attach.disabled = !usable || readOnly;
-  els.cancel.hidden = !running || !usable || readOnly;
-  els.cancel.disabled = !!cur && cur.turn.cancelRequested;
-  els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
-  const startingAgent = !cur && (state.starting || creating) ? (state.starting || creating).agent : null;
-  if (startingAgent) els.input.placeholder = `Starting ${startingAgent}…  (Enter queues the prompt for it)`;
-  else if (!cur) els.input.placeholder = state.defaultAgent ? `Ask ${state.defaultAgent}…  (Enter starts a session and sends)` : 'Create or pick a session to start';
-  else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
-  else if (running) els.input.placeholder = 'Queue a prompt for when the turn ends…  (Enter to queue)';
-  else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
-  els.composer.dataset.running = String(running);
-  els.transcript.dataset.canPrompt = String(!!cur && usable && !readOnly);
-  // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
-  const since = running && usable ? cur.turn.startedAt : null;
-  if (since !== null) {
-    turnTicker.start(since);
-    els.turnElapsed.hidden = false;
-  } else {
-    turnTicker.stop();
-    els.turnElapsed.hidden = true;
-  }
-  updateHint();
-  renderQueue(startingAgent);
-  queueMicrotask(drainQueue);
+  composer.redraw();
 }
 
 // --- queued prompts ------------------------------------------------------------------------------------------------
@@ -1346,8 +1300,7 @@ async function submitPrompt(cur, text, attached, item) {
     if (!item && attached.length) tray.discard(attached);
     if (!cur.turn.running && res && res.turnId && !cur.store.state.ended[res.turnId]) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
-      cur.turn = runningTurn(res.turnId, Date.now());
-      cur.store.dispatch({ type: 'prompted', turnId: res.turnId });
+      cur.store.dispatch({ type: 'prompted', turnId: res.turnId, at: Date.now() });
     }
   } else if (err instanceof ApiError && (refusedAsTooEarly(err.code) || err.status === 401)) {
     // Too early, or signed out meanwhile: it waits in the queue for the next chance (or the next sign-in).
@@ -1414,16 +1367,15 @@ function resendPrompt(text, blocks) {
 async function cancelTurn() {
   const cur = state.cur;
   if (!cur || !cur.turn.running || cur.turn.cancelRequested || cur.readOnly) return;
-  cur.turn.cancelRequested = true;
-  renderComposer();
+  cur.store.dispatch({ type: 'cancel', requested: true });
   try {
     await api.cancel(cur.id);
   } catch (err) {
     if (isForbidden(err)) {
-      cur.turn.cancelRequested = false;
+      cur.store.dispatch({ type: 'cancel', requested: false });
       cur.setReadOnly();
     } else if (!(err instanceof ApiError && err.code === 'no_turn')) {
-      cur.turn.cancelRequested = false;
+      cur.store.dispatch({ type: 'cancel', requested: false });
       toast('Could not cancel: ' + errorText(err), 'error');
     }
   }

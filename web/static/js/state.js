@@ -45,6 +45,8 @@ export function initialState() {
     sharing: false, // the gateway lists the session's shares for this page
     notResumable: null, // why a prompt to this detached session was refused (409 session_not_resumable)
     availableModes: [], // the agent's modes (the detail's `modes`; frames only switch between them)
+    turnStartedAt: null, // when the running turn started (ms since the epoch), null when unknown
+    cancelRequested: false, // the page asked to cancel the running turn
   };
 }
 
@@ -204,6 +206,10 @@ function turnStarted(s, turnId, actor) {
   s.turn = { turnId: turnId || null };
   s.lastStop = null;
   if (s.status !== 'closed' && s.status !== 'failed') s.status = 'running';
+  // Frames carry no time: a turn that was running when the page loaded started at the detail's startedAt.
+  const cur = s.detail && s.detail.currentTurn;
+  s.turnStartedAt = cur && turnId && cur.turnId === turnId ? timeOf(cur.startedAt) : null;
+  s.cancelRequested = false;
   s.last = -1;
   if (s.rows.length) addRow(s, { type: 'sep', turnId: turnId || null });
 }
@@ -212,6 +218,8 @@ function turnEnded(s, p, turnId) {
   s.turn = null;
   s.lastStop = p.stopReason || null;
   if (s.status === 'running') s.status = 'idle';
+  s.turnStartedAt = null;
+  s.cancelRequested = false;
   if (s.usage || p.usage) s.usage = { ...s.usage, lastTurn: p.usage ? { turnId, ...p.usage } : undefined };
   if (turnId && s.ended[turnId]) return;
   if (turnId) s.ended = { ...s.ended, [turnId]: true };
@@ -361,8 +369,17 @@ export function fromSnapshot(snapshot, actors = {}) {
 function setStatus(s, status, reason) {
   s.status = status || null;
   s.statusReason = reason || null;
-  if (s.status === 'closed' || s.status === 'failed') s.turn = null; // an ended session runs no turn
+  if (s.status === 'closed' || s.status === 'failed') { // an ended session runs no turn
+    s.turn = null;
+    s.turnStartedAt = null;
+    s.cancelRequested = false;
+  }
   if (s.status !== 'detached') s.notResumable = null;
+}
+
+function timeOf(iso) {
+  const t = iso ? Date.parse(iso) : NaN;
+  return Number.isFinite(t) ? t : null;
 }
 
 // The slices that are the session's rather than its log's: a state built from a snapshot keeps them.
@@ -380,7 +397,8 @@ export function keepSession(next, prev) {
 // status: the page learnt the status otherwise (404, the socket's close code); prompted: POST …/prompt answered
 // with a turnId before its turn_started frame came; readOnly: a 403 forbidden; sharing: whether the share listing
 // is offered; notResumable: a 409 session_not_resumable's text; renamed: the person renamed the session; mode,
-// configOptions, configValue: what POST …/mode and …/config answered.
+// configOptions, configValue: what POST …/mode and …/config answered; turnClock: when a turn the page saw start
+// started, by the page's clock (reduce keeps none); cancel: POST …/cancel asked or failed.
 function act(state, a) {
   const s = { ...state };
   switch (a.type) {
@@ -389,8 +407,15 @@ function act(state, a) {
       s.status = v.status || s.status;
       s.statusReason = v.statusReason || null;
       if (v.lastTurn && v.lastTurn.stopReason) s.lastStop = v.lastTurn.stopReason;
-      if (v.currentTurn) s.turn = { turnId: v.currentTurn.turnId || null };
-      else if (a.fromSnapshot) s.turn = null;
+      if (v.currentTurn) {
+        s.turn = { turnId: v.currentTurn.turnId || null };
+        s.turnStartedAt = timeOf(v.currentTurn.startedAt);
+        s.cancelRequested = !!v.currentTurn.cancelRequested;
+      } else if (a.fromSnapshot) {
+        s.turn = null;
+        s.turnStartedAt = null;
+        s.cancelRequested = false;
+      }
       const { snapshot, ...detail } = v; // eslint-disable-line no-unused-vars
       s.detail = detail;
       if (Array.isArray(v.watchers)) s.watchers = v.watchers;
@@ -434,6 +459,16 @@ function act(state, a) {
     case 'prompted':
       if (s.turn || !a.turnId || s.ended[a.turnId]) return state;
       s.turn = { turnId: a.turnId };
+      s.turnStartedAt = typeof a.at === 'number' ? a.at : null;
+      s.cancelRequested = false;
+      return s;
+    case 'turnClock': // the page saw a turn start whose start it did not know: now, by its clock
+      if (!s.turn || s.turnStartedAt !== null || typeof a.at !== 'number') return state;
+      s.turnStartedAt = a.at;
+      return s;
+    case 'cancel': // the page asked to cancel the running turn (requested), or the ask failed
+      if (!s.turn || s.cancelRequested === !!a.requested) return state;
+      s.cancelRequested = !!a.requested;
       return s;
     default:
       return state;

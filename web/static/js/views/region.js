@@ -32,7 +32,9 @@ export function region(pick, draw) {
     },
     /** Draws again from the current slice (what the draw reads beyond the state, e.g. a person's choice, changed). */
     redraw() {
-      if (prev) draw(prev);
+      const slice = prev || pick(bound ? bound.state : initialState());
+      prev = slice;
+      draw(slice);
     },
   };
 }
