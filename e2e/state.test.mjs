@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initialState, reduce, fromSnapshot, createStore, boundaryOf, foldEarlier, mergeEarlier } from '../web/static/js/state.js';
+import {
+  initialState, reduce, fromSnapshot, createStore, boundaryOf, foldEarlier, mergeEarlier, keepSession,
+} from '../web/static/js/state.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const goldenDir = path.join(here, '..', 'internal', 'translate', 'testdata');
@@ -355,4 +357,108 @@ test('EarlierLoader: pages up to its bound per click, shows loading and errors i
   assert.equal(note.earlier.status, 'done');
   assert.match(note.text, /before seq 9001 are no longer kept/);
   assert.equal(st.rows.length, N - 9000 + 1);
+});
+
+test('actions: the session detail, a status and a prompt fold in like frames', () => {
+  let s = reduce(initialState(), { type: 'session', view: { status: 'running', currentTurn: { turnId: 't1' }, lastTurn: { stopReason: 'cancelled' } } });
+  assert.equal(s.status, 'running');
+  assert.deepEqual(s.turn, { turnId: 't1' });
+  assert.equal(s.lastStop, 'cancelled');
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't1', stopReason: 'end_turn' } });
+  assert.equal(s.status, 'idle');
+  assert.equal(s.turn, null);
+  // A detail read while no turn runs leaves a turn from frames alone, unless the state came from its snapshot.
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't2' } });
+  assert.equal(s.status, 'running');
+  assert.deepEqual(reduce(s, { type: 'session', view: { status: 'running' } }).turn, { turnId: 't2' });
+  assert.equal(reduce(s, { type: 'session', view: { status: 'idle' }, fromSnapshot: true }).turn, null);
+  // An ended session runs no turn, whether a frame or the page says so.
+  const closed = reduce(s, { jsonrpc: '2.0', method: '_gateway/session_status', params: { status: 'closed', reason: 'agent exited' } });
+  assert.equal(closed.status, 'closed');
+  assert.equal(closed.statusReason, 'agent exited');
+  assert.equal(closed.turn, null);
+  assert.equal(reduce(closed, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't3' } }).status, 'closed');
+  const gone = reduce(s, { type: 'status', status: 'closed', reason: 'not found' });
+  assert.deepEqual([gone.status, gone.statusReason, gone.turn], ['closed', 'not found', null]);
+  // POST …/prompt answered before turn_started: the turn runs, unless it already ended or another one runs.
+  const idle = reduce(initialState(), { type: 'session', view: { status: 'idle' } });
+  assert.deepEqual(reduce(idle, { type: 'prompted', turnId: 't9' }).turn, { turnId: 't9' });
+  const ended = reduce(idle, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't9' } });
+  assert.equal(reduce(ended, { type: 'prompted', turnId: 't9' }), ended);
+  assert.equal(reduce(s, { type: 'prompted', turnId: 't9' }), s);
+  // Unknown actions leave the state alone; the store tells its subscribers of the known ones.
+  assert.equal(reduce(s, { type: 'nope' }), s);
+  const store = createStore(idle);
+  const seen = [];
+  store.subscribe((st, a) => seen.push([st.status, a.type]));
+  store.dispatch({ type: 'status', status: 'failed' });
+  store.dispatch({ type: 'nope' });
+  assert.deepEqual(seen, [['failed', 'status']]);
+});
+
+test('actions: what the header shows — detail, watchers, viewer, sharing, a refused restart, a rename', () => {
+  let s = reduce(initialState(), { type: 'session', view: { id: 's1', agent: 'a', status: 'detached', watchers: [{ principal: 'p' }], snapshot: { entries: [] } } });
+  assert.deepEqual(s.detail, { id: 's1', agent: 'a', status: 'detached', watchers: [{ principal: 'p' }] });
+  assert.deepEqual(s.watchers, [{ principal: 'p' }]);
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/presence', params: { watchers: [] } });
+  assert.deepEqual(s.watchers, []);
+  s = reduce(s, { type: 'notResumable', text: 'cannot restart' });
+  assert.equal(s.notResumable, 'cannot restart');
+  s = reduce(s, { type: 'sharing', offered: true });
+  assert.equal(reduce(s, { type: 'sharing', offered: true }), s);
+  s = reduce(s, { type: 'readOnly' });
+  assert.deepEqual([s.sharing, s.readOnly], [true, true]);
+  s = reduce(s, { type: 'renamed', title: 'Mine' });
+  assert.equal(s.title, 'Mine');
+  // A snapshot rebuilds the log's slices and keeps the session's.
+  const again = keepSession(fromSnapshot({ seq: 3, entries: [] }), s);
+  assert.deepEqual([again.detail, again.watchers, again.readOnly, again.sharing, again.notResumable, again.status, again.title],
+    [s.detail, s.watchers, true, true, 'cannot restart', 'detached', null]);
+  // Once the session is no longer detached, a refused restart is no longer news.
+  assert.equal(reduce(s, { jsonrpc: '2.0', method: '_gateway/session_status', params: { status: 'idle' } }).notResumable, null);
+});
+
+test('actions: the modes and options the selectors show, from the detail, its snapshot and the answers', () => {
+  const view = { status: 'idle', modes: { currentModeId: 'ask', availableModes: [{ id: 'ask' }, { id: 'code' }] }, configOptions: [{ id: 'model', currentValue: 'a' }] };
+  let s = reduce(initialState(), { type: 'session', view });
+  assert.deepEqual([s.availableModes.length, s.currentModeId, s.configOptions[0].currentValue], [2, 'ask', 'a']);
+  // A snapshot's mode and options are as new as the detail's: they stay.
+  const snap = fromSnapshot({ seq: 1, entries: [], currentModeId: 'code', configOptions: [{ id: 'model', currentValue: 'b' }] });
+  const t = reduce(snap, { type: 'session', view, fromSnapshot: true });
+  assert.deepEqual([t.availableModes.length, t.currentModeId, t.configOptions[0].currentValue], [2, 'code', 'b']);
+  s = reduce(s, { jsonrpc: '2.0', method: 'session/update', params: { update: { sessionUpdate: 'current_mode_update', currentModeId: 'code' } } });
+  assert.equal(s.currentModeId, 'code');
+  s = reduce(s, { type: 'mode', currentModeId: 'ask' });
+  assert.equal(s.currentModeId, 'ask');
+  const before = s.configOptions;
+  s = reduce(s, { type: 'configValue', id: 'model', value: 'c' });
+  assert.equal(s.configOptions[0].currentValue, 'c');
+  assert.equal(before[0].currentValue, 'a'); // states are not changed in place
+  s = reduce(s, { type: 'configOptions', configOptions: [{ id: 'model', currentValue: 'd' }] });
+  assert.equal(s.configOptions[0].currentValue, 'd');
+  assert.equal(keepSession(initialState(), s).availableModes, s.availableModes);
+});
+
+test('actions: the running turn\'s clock and a cancel, as the composer shows them', () => {
+  const startedAt = '2026-01-02T03:04:05Z';
+  let s = reduce(initialState(), { type: 'session', view: { status: 'running', currentTurn: { turnId: 't1', startedAt, cancelRequested: true } } });
+  assert.deepEqual([s.turnStartedAt, s.cancelRequested], [Date.parse(startedAt), true]);
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_ended', params: { turnId: 't1' } });
+  assert.deepEqual([s.turnStartedAt, s.cancelRequested], [null, false]);
+  // A turn the detail knows starts at its startedAt; another one waits for the page's clock.
+  const withDetail = reduce(initialState(), { type: 'session', view: { status: 'idle', currentTurn: { turnId: 't2', startedAt } } });
+  assert.equal(reduce(withDetail, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't2' } }).turnStartedAt, Date.parse(startedAt));
+  s = reduce(s, { jsonrpc: '2.0', method: '_gateway/turn_started', params: { turnId: 't3' } });
+  assert.equal(s.turnStartedAt, null);
+  s = reduce(s, { type: 'turnClock', at: 1000 });
+  assert.equal(s.turnStartedAt, 1000);
+  assert.equal(reduce(s, { type: 'turnClock', at: 2000 }), s);
+  s = reduce(s, { type: 'cancel', requested: true });
+  assert.equal(s.cancelRequested, true);
+  assert.equal(reduce(s, { type: 'cancel', requested: false }).cancelRequested, false);
+  const closed = reduce(s, { type: 'status', status: 'failed' });
+  assert.deepEqual([closed.turn, closed.turnStartedAt, closed.cancelRequested], [null, null, false]);
+  const idle = reduce(initialState(), { type: 'prompted', turnId: 't4', at: 5 });
+  assert.deepEqual([idle.turn, idle.turnStartedAt], [{ turnId: 't4' }, 5]);
+  assert.equal(reduce(initialState(), { type: 'cancel', requested: true }).cancelRequested, false);
 });

@@ -3,20 +3,23 @@
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
 import { Transcript, renderToolContent, kindIcon } from './transcript.js';
-import { createStore, fromSnapshot } from './state.js';
+import { createStore, fromSnapshot, initialState, keepSession } from './state.js';
 import { EarlierLoader } from './earlier.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
-import { legacyModesSuperseded } from './modes.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
 import { statusView, acceptsPrompt, promptErrorText } from './status.js';
-import { permissionVerdict, watcherRows, initials } from './people.js';
+import { permissionVerdict, initials } from './people.js';
 import { Elicitations } from './elicit.js';
 import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
-import { VIEWER_NOTICE, isForbidden } from './sharing.js';
+import { isForbidden } from './sharing.js';
 import { ShareDialog } from './shareview.js';
-import { planView } from './plan.js';
+import { planRegion } from './views/plan.js';
+import { headerRegion } from './views/header.js';
+import { selectorsRegion } from './views/selectors.js';
+import { composerRegion } from './views/composer.js';
+import { usageView } from './views/usage.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
 import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
 import { canFork, forkErrorText } from './fork.js';
@@ -112,6 +115,46 @@ const els = {
   notifyToggle: $('notify-toggle'),
 };
 
+// The regions drawn from the open session's store (views/); renderAll binds them to it.
+const header = headerRegion(els, { meId: () => state.me && state.me.id, canFork });
+const selectors = selectorsRegion(els, {
+  async setMode(val) {
+    const cur = state.cur;
+    if (!cur) return;
+    const prev = cur.store.state.currentModeId;
+    try {
+      await api.setMode(cur.id, val);
+      cur.store.dispatch({ type: 'mode', currentModeId: val });
+    } catch (err) {
+      toast('Could not switch mode: ' + errorText(err), 'error');
+      cur.store.dispatch({ type: 'mode', currentModeId: prev });
+    }
+    if (state.cur === cur) selectors.redraw(); // the select the person used comes back enabled, as the state says
+  },
+  async setConfig(opt, val) {
+    const cur = state.cur;
+    if (!cur) return;
+    try {
+      const res = await api.setConfig(cur.id, opt.id, val);
+      if (res && Array.isArray(res.configOptions)) cur.store.dispatch({ type: 'configOptions', configOptions: res.configOptions });
+      else cur.store.dispatch({ type: 'configValue', id: opt.id, value: val });
+    } catch (err) {
+      toast(`Could not change ${opt.name || opt.id}: ` + errorText(err), 'error');
+    }
+    if (state.cur === cur) selectors.redraw();
+  },
+});
+const composer = composerRegion(els, {
+  empty: () => ({ usable: !!state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: state.defaultAgent }),
+  setCaps: (on) => tray.setCaps(on ? promptCaps() : { image: false, file: false }),
+  after: (startingAgent) => {
+    updateHint();
+    renderQueue(startingAgent);
+    queueMicrotask(drainQueue);
+  },
+});
+const regions = [header, selectors, planRegion(els), usageView(els.usage), composer];
+
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
   agents: [],
@@ -160,7 +203,7 @@ const sessionTools = new SessionTools(els.sessionList, els.sessionList, {
     const s = state.sessions.find((x) => x.id === id);
     if (s) s.title = title;
     renderSessions();
-    if (state.cur && state.cur.id === id) renderHeader();
+    if (state.cur && state.cur.id === id) state.cur.store.dispatch({ type: 'renamed', title });
   },
   canRename: (s) => s.status !== 'closed' && !(state.cur && state.cur.id === s.id && state.cur.readOnly),
   onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
@@ -177,14 +220,9 @@ const shares = new ShareDialog({
   principal: els.sharePrincipal, role: els.shareRole, add: els.shareAdd, error: els.shareError, close: els.shareClose,
 }, (id, offered) => {
   if (state.cur && state.cur.id === id) {
-    state.cur.sharing = offered;
-    renderHeader();
+    state.cur.store.dispatch({ type: 'sharing', offered });
   }
 }, () => state.me);
-
-const POLICY_LABEL = {
-  ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
-};
 
 // --- toasts --------------------------------------------------------------------------------------------------------
 
@@ -210,23 +248,6 @@ function errorText(err) {
 function shortId(id) {
   const s = String(id || '');
   return s.length > 10 ? s.slice(0, 8) : s;
-}
-
-function fmtTokens(n) {
-  if (typeof n !== 'number' || !Number.isFinite(n)) return '?';
-  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + 'M';
-  if (n >= 1e3) return (n / 1e3).toFixed(n >= 1e4 ? 0 : 1) + 'k';
-  return String(n);
-}
-
-function fmtCost(c) {
-  if (!c || typeof c.amount !== 'number') return '';
-  const cur = c.currency || 'USD';
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: cur, maximumFractionDigits: c.amount < 1 ? 4 : 2 }).format(c.amount);
-  } catch {
-    return `${c.amount} ${cur}`;
-  }
 }
 
 function fmtTime(iso) {
@@ -702,27 +723,16 @@ class Current {
   constructor(id) {
     this.id = id;
     this.session = null;
-    this.status = null;
-    this.statusReason = null;
-    this.notResumable = null; // why a prompt to this detached session was refused (409 session_not_resumable)
-    this.turn = idleTurn();
     this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
     this.answered = new Set(); // permission ids answered from this page
     this.deferred = new Set(); // permission ids the user put aside ("decide later")
     this.showing = null; // permission id in the dialog
     this.replayed = false;
-    this.planOpen = false; // the person opened the plan's checklist
-    this.lastStop = null; // stopReason of the last turn that ended (the plan's turn, when no turn runs)
-    this.modes = null;
-    this.configOptions = null;
     this.disposed = false;
-    this.sharing = false; // the gateway lists this session's shares for us (the Share button shows)
-    this.readOnly = false; // the gateway refused a prompt with 403 forbidden: shared with us as viewer
-    this.watchers = []; // who streams the session now: `watchers` of the detail, then `_gateway/presence`
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
     // The transcript's rows live in the store (state.js); the transcript view renders them.
-    this.store = createStore();
+    this.store = createStore({ ...initialState(), detail: { id } }); // the detail until GET …/{id} answers
     this.transcript = new Transcript(els.transcript, {
       onReviewPermission: (pid) => this.review(pid),
       meId: () => state.me && state.me.id,
@@ -735,7 +745,6 @@ class Current {
   }
 
   async start() {
-    renderHeader();
     setConn('connecting');
     let s;
     try {
@@ -781,14 +790,7 @@ class Current {
   applySession(s, fromSnapshot) {
     this.session = s;
     this.loadedAt = Date.now();
-    this.status = s.status || this.status;
-    this.statusReason = s.statusReason || null;
-    if (s.modes) this.modes = { ...s.modes };
-    if (Array.isArray(s.configOptions)) this.configOptions = s.configOptions;
-    if (Array.isArray(s.watchers)) this.watchers = s.watchers;
-    if (s.lastTurn && s.lastTurn.stopReason) this.lastStop = s.lastTurn.stopReason;
-    if (s.currentTurn) this.turn = runningTurn(s.currentTurn.turnId, parseTime(s.currentTurn.startedAt), !!s.currentTurn.cancelRequested);
-    else if (fromSnapshot) this.turn = idleTurn();
+    this.store.dispatch({ type: 'session', view: s, fromSnapshot }); // status, its reason, the last turn's end
     if (fromSnapshot) this.pending.clear();
     if (Array.isArray(s.pendingPermissions)) {
       for (const p of s.pendingPermissions) {
@@ -799,8 +801,6 @@ class Current {
     this.elicit.load(s.pendingElicitations);
     const snap = s.snapshot;
     if (fromSnapshot && snap) {
-      if (snap.currentModeId && this.modes) this.modes.currentModeId = snap.currentModeId;
-      if (Array.isArray(snap.configOptions)) this.configOptions = snap.configOptions;
       if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
     }
     const idx = state.sessions.findIndex((x) => x.id === s.id);
@@ -830,7 +830,8 @@ class Current {
 
   /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
   loadSnapshot(s) {
-    this.store.reset(fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors));
+    const was = this.store.state; // the status, detail … are the session's, not its log's: they stay
+    this.store.reset(keepSession(fromSnapshot(s.snapshot || { entries: [] }, was.actors), was));
     this.earlier.start(this.store.state);
     // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
     for (const p of (s.pendingPermissions || [])) {
@@ -840,11 +841,7 @@ class Current {
   }
 
   setStatus(status, reason) {
-    this.status = status;
-    this.statusReason = reason || null;
-    if (status === 'closed' || status === 'failed') {
-      this.turn = idleTurn();
-    }
+    this.store.dispatch({ type: 'status', status, reason });
     renderAll();
   }
 
@@ -889,31 +886,17 @@ class Current {
         this.onPermissionResolved(p);
         break;
       case '_gateway/turn_started': {
-        // Frames carry no time: a turn that was running when the page loaded started at the session's startedAt.
-        const turnId = p.turnId || meta.turnId || null;
-        const known = this.session && this.session.currentTurn && this.session.currentTurn.turnId === turnId
-          ? parseTime(this.session.currentTurn.startedAt) : null;
-        this.turn = runningTurn(turnId, known ?? Date.now(), false);
-        this.lastStop = null;
-        if (this.status !== 'closed' && this.status !== 'failed') this.status = 'running';
-        if (this.replayed) { renderComposer(); renderHeader(); renderSessions(); renderPlan(); }
+        if (this.store.state.turn && this.store.state.turnStartedAt === null) this.store.dispatch({ type: 'turnClock', at: Date.now() });
+        if (this.replayed) renderSessions();
         break;
       }
       case '_gateway/turn_ended':
-        if (this.usage) renderUsage(); // the last turn's tokens, or none (state.js)
-        this.turn = idleTurn();
-        this.lastStop = p.stopReason || null;
-        if (this.status === 'running') this.status = 'idle';
         if (this.replayed) {
-          renderComposer(); renderHeader(); renderSessions(); renderPlan();
+          renderSessions();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
       case '_gateway/session_status':
-        this.status = p.status || this.status;
-        this.statusReason = p.reason || null;
-        if (this.status !== 'detached') this.notResumable = null;
-        if (this.status === 'closed' || this.status === 'failed') this.turn = idleTurn();
         if (this.replayed) renderAll();
         break;
       case '_gateway/replay_complete':
@@ -923,9 +906,7 @@ class Current {
         renderAll();
         break;
       case '_gateway/presence':
-        this.watchers = Array.isArray(p.watchers) ? p.watchers : [];
-        renderHeader();
-        break;
+        break; // the watchers: state.js
       case '_gateway/slow_client':
         toast('This page is falling behind the session; it may reconnect.', 'warn');
         break;
@@ -936,27 +917,11 @@ class Current {
 
   onUpdate(u, meta) {
     switch (u.sessionUpdate) {
-      case 'plan':
-        renderPlan();
-        break;
-      case 'current_mode_update':
-        if (!this.modes) this.modes = { currentModeId: u.currentModeId, availableModes: [] };
-        else this.modes.currentModeId = u.currentModeId;
-        renderSelectors();
-        break;
-      case 'config_option_update':
-        if (Array.isArray(u.configOptions)) this.configOptions = u.configOptions;
-        renderSelectors();
-        break;
       case 'session_info_update':
         if (typeof u.title === 'string' && u.title) {
           state.titles.set(this.id, u.title);
-          renderHeader();
           renderSessions();
         }
-        break;
-      case 'usage_update':
-        renderUsage();
         break;
       default:
         break; // messages and tool calls: the store's rows
@@ -1017,9 +982,7 @@ class Current {
 
   /** The gateway refused an act with 403 forbidden: the session is shared with us to watch only. */
   setReadOnly() {
-    this.readOnly = true;
-    renderHeader();
-    renderSelectors();
+    this.store.dispatch({ type: 'readOnly' });
     renderComposer();
     refreshPermDialog();
   }
@@ -1028,6 +991,14 @@ class Current {
   get plan() { return this.store.state.plan; }
   get usage() { return this.store.state.usage; }
   get commands() { return this.store.state.commands; }
+  get status() { return this.store.state.status; }
+  get statusReason() { return this.store.state.statusReason; }
+  get readOnly() { return this.store.state.readOnly; }
+  /** The running turn, as the composer and the queue ask of it. */
+  get turn() {
+    const st = this.store.state;
+    return { turnId: st.turn ? st.turn.turnId : null, running: !!st.turn, cancelRequested: st.cancelRequested, startedAt: st.turnStartedAt };
+  }
 
   get usable() {
     return acceptsPrompt(this.status);
@@ -1040,27 +1011,11 @@ const FULL_REPLAY_MAX = 2000;
 // Frames after which a queued prompt the gateway refused as too early may be tried again.
 const HOLD_ENDS = new Set(['_gateway/turn_started', '_gateway/turn_ended', '_gateway/session_status', '_gateway/replay_complete']);
 
-function idleTurn() {
-  return { turnId: null, running: false, cancelRequested: false, startedAt: null };
-}
-
-/** startedAt is in ms since the epoch, or null when unknown. */
-function runningTurn(turnId, startedAt, cancelRequested = false) {
-  return { turnId, running: true, cancelRequested, startedAt };
-}
-
-function parseTime(iso) {
-  const t = iso ? Date.parse(iso) : NaN;
-  return Number.isFinite(t) ? t : null;
-}
-
 // --- rendering of the current session ------------------------------------------------------------------------------
 
 function renderAll() {
-  renderHeader();
-  renderSelectors();
-  renderUsage();
-  renderPlan();
+  const store = state.cur ? state.cur.store : null;
+  for (const r of regions) r.bind(store);
   renderComposer();
   renderSessions();
   refreshPermDialog();
@@ -1077,193 +1032,14 @@ function updateDocTitle() {
   document.title = `${count}${sessionTitle(cur.session || { id: cur.id })} — ACP Gateway`;
 }
 
+/** Draws the header again for what its slice does not hold (who is signed in). */
 function renderHeader() {
-  const cur = state.cur;
-  els.emptyState.hidden = !!cur;
-  // A viewer may not close the session nor switch its mode or options: only the owner or an admin may.
-  els.closeSession.hidden = !cur || !cur.usable || cur.readOnly;
-  els.forkSession.hidden = !cur || !cur.usable || cur.readOnly || !canFork(cur.session);
-  els.shareSession.hidden = !cur || !cur.usable || !cur.sharing;
-  clear(els.meta);
-  if (!cur) {
-    els.title.textContent = 'No session';
-    els.toolbar.hidden = true;
-    return;
-  }
-  const s = cur.session || { id: cur.id };
-  els.title.textContent = sessionTitle(s);
-  const view = statusView(cur.status, cur.turn.running && cur.usable);
-  els.meta.appendChild(h('span.status-chip', { dataset: { status: view.key }, id: 'session-status', title: view.title || null }, view.label));
-  if (s.agent) els.meta.appendChild(h('span.meta-item', icon('bot'), s.agent));
-  if (s.cwd) els.meta.appendChild(h('span.meta-item', { title: s.cwd }, icon('folder'), h('code', s.cwd)));
-  if (s.node) els.meta.appendChild(h('span.meta-item', { id: 'session-node', title: 'The gateway node that runs this session\'s agent' }, icon('server'), s.node));
-  if (s.permissionPolicy) els.meta.appendChild(h('span.meta-item', { title: 'Permission policy' }, icon('shield'), POLICY_LABEL[s.permissionPolicy] || s.permissionPolicy));
-  if (cur.statusReason && (cur.status === 'failed' || cur.status === 'closed')) els.meta.appendChild(h('span.meta-item.muted', cur.statusReason));
-  if (cur.notResumable && cur.status === 'detached') els.meta.appendChild(h('span.meta-item.meta-problem', { id: 'session-problem', role: 'alert' }, cur.notResumable));
-  const watchers = watcherRows(cur.watchers);
-  if (watchers.length) {
-    const me = state.me && state.me.id;
-    els.meta.appendChild(h('span.meta-item.watchers', { id: 'session-watchers', 'aria-label': 'Watching now' },
-      ...watchers.map((w) => h('span.watcher', {
-        dataset: { principal: w.principal, role: w.role },
-        title: `${w.name}${w.principal === me ? ' (you)' : ''} · ${w.role}${w.faces > 1 ? ` · ${w.faces} connections` : ''}`,
-      }, h('span.avatar', { 'aria-hidden': 'true' }, w.initials), h('span.watcher-name', w.name), h('span.watcher-role', w.role)))));
-  }
+  header.redraw();
 }
 
-function renderSelectors() {
-  const cur = state.cur;
-  clear(els.selectors);
-  if (!cur) { els.toolbar.hidden = true; return; }
-  const modes = cur.modes && Array.isArray(cur.modes.availableModes) ? cur.modes.availableModes : [];
-  const superseded = legacyModesSuperseded(cur.configOptions);
-  let any = false;
-  if (modes.length && !superseded) {
-    any = true;
-    const sel = h('select', {
-      id: 'mode-select',
-      disabled: !cur.usable || cur.readOnly,
-      on: {
-        change: async (ev) => {
-          const prev = cur.modes.currentModeId;
-          const val = ev.target.value;
-          ev.target.disabled = true;
-          try {
-            await api.setMode(cur.id, val);
-            cur.modes.currentModeId = val;
-          } catch (err) {
-            toast('Could not switch mode: ' + errorText(err), 'error');
-            cur.modes.currentModeId = prev;
-          }
-          if (state.cur === cur) renderSelectors();
-        },
-      },
-    }, modes.map((m) => h('option', { value: m.id, selected: m.id === cur.modes.currentModeId, title: m.description || '' }, m.name || m.id)));
-    els.selectors.appendChild(h('label.selector', h('span.selector-label', 'Mode'), sel));
-  }
-  for (const opt of cur.configOptions || []) {
-    if (!opt || opt.type !== 'select' || !Array.isArray(opt.options)) continue;
-    any = true;
-    const sel = h('select', {
-      dataset: { configId: opt.id },
-      title: opt.description || '',
-      disabled: !cur.usable || cur.readOnly,
-      on: {
-        change: async (ev) => {
-          const val = ev.target.value;
-          ev.target.disabled = true;
-          try {
-            const res = await api.setConfig(cur.id, opt.id, val);
-            if (res && Array.isArray(res.configOptions)) cur.configOptions = res.configOptions;
-            else opt.currentValue = val;
-          } catch (err) {
-            toast(`Could not change ${opt.name || opt.id}: ` + errorText(err), 'error');
-          }
-          if (state.cur === cur) renderSelectors();
-        },
-      },
-    }, flattenOptions(opt.options).map((o) => h('option', { value: o.value, selected: o.value === opt.currentValue, title: o.description || '' }, o.name || o.value)));
-    els.selectors.appendChild(h('label.selector', h('span.selector-label', opt.name || opt.id), sel));
-  }
-  els.toolbar.hidden = !any;
-}
-
-function flattenOptions(options) {
-  // Select options may be grouped ({group, name, options:[…]}) in newer ACP schemas.
-  const out = [];
-  for (const o of options) {
-    if (o && Array.isArray(o.options)) out.push(...flattenOptions(o.options));
-    else if (o && o.value !== undefined) out.push(o);
-  }
-  return out;
-}
-
-function renderUsage() {
-  const cur = state.cur;
-  const u = cur && cur.usage;
-  if (!u) { els.usage.hidden = true; return; }
-  clear(els.usage);
-  els.usage.hidden = false;
-  const pct = typeof u.used === 'number' && typeof u.size === 'number' && u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
-  const last = u.lastTurn && typeof u.lastTurn.totalTokens === 'number' ? u.lastTurn : null;
-  const hasContext = u.used !== undefined || u.size !== undefined;
-  els.usage.title = [hasContext && `Context: ${u.used ?? '?'} of ${u.size ?? '?'} tokens${u.cost ? ', cost ' + fmtCost(u.cost) : ''}`,
-    last && `Last turn: ${last.inputTokens} in, ${last.outputTokens} out, ${last.totalTokens} tokens in all`].filter(Boolean).join('; ');
-  if (hasContext) els.usage.appendChild(h('span.usage-tokens', `${fmtTokens(u.used)} / ${fmtTokens(u.size)} tokens`));
-  if (pct !== null) {
-    els.usage.appendChild(h('progress.usage-bar', { max: '100', value: String(pct), 'aria-label': `${pct}% of the context used` }));
-  }
-  if (u.cost) els.usage.appendChild(h('span.usage-cost', fmtCost(u.cost)));
-  if (last) els.usage.appendChild(h('span.usage-turn', `last turn ${fmtTokens(last.totalTokens)} tokens`));
-}
-
-/**
- * The plan: one line (the step in progress and the count) that opens into the checklist on demand, so it does
- * not take the transcript's room; the person's choice to open it holds for the session. Only a running turn spins.
- */
-function renderPlan() {
-  const cur = state.cur;
-  const entries = cur && cur.plan && Array.isArray(cur.plan.entries) ? cur.plan.entries : [];
-  if (!entries.length) { els.plan.hidden = true; clear(els.planList); return; }
-  const view = planView(entries, cur.turn.running && cur.usable, cur.lastStop);
-  els.plan.hidden = false;
-  els.plan.dataset.state = view.state;
-  if (els.planDetails.open !== cur.planOpen) els.planDetails.open = cur.planOpen;
-  clear(els.planList);
-  for (const e of entries) {
-    const st = e.status || 'pending';
-    const spin = st === 'in_progress' && view.state === 'running';
-    const ic = st === 'completed' ? icon('check') : spin ? icon('spinner', 'spin') : null;
-    els.planList.appendChild(h('li.plan-entry', { dataset: { status: st, priority: e.priority || '' } },
-      h('span.plan-check', { role: 'img', 'aria-label': st.replace('_', ' ') }, ic),
-      h('span.plan-text', String(e.content ?? '')),
-      e.priority ? h('span.plan-prio', e.priority) : null));
-  }
-  els.planProgress.textContent = view.progress;
-  els.planCurrent.textContent = view.current;
-  els.planCurrent.title = view.current;
-  clear(els.planState);
-  if (view.state === 'running') els.planState.appendChild(icon('spinner', 'spin'));
-}
-
-const turnTicker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
-
+/** Draws the composer again for what its slice does not hold (the empty state, the queue, the agents). */
 function renderComposer() {
-  const cur = state.cur;
-  // Without a session, a prompt starts one with the default agent (quickStart).
-  const usable = cur ? cur.usable : !!state.defaultAgent || !!creating;
-  const running = !!cur && cur.turn.running;
-  // A viewer may watch, not act: the composer is off and says why (the typed text stays in it).
-  const readOnly = !!cur && cur.readOnly && usable;
-  els.notice.textContent = readOnly ? VIEWER_NOTICE : '';
-  els.notice.hidden = !readOnly;
-  els.input.disabled = !usable || readOnly;
-  els.send.disabled = !usable || readOnly; // while a turn runs, Send queues the prompt
-  tray.setCaps(usable && !readOnly ? promptCaps() : { image: false, file: false });
-  els.attach.disabled = !usable || readOnly;
-  els.cancel.hidden = !running || !usable || readOnly;
-  els.cancel.disabled = !!cur && cur.turn.cancelRequested;
-  els.cancel.lastChild.textContent = cur && cur.turn.cancelRequested ? ' Stopping…' : ' Stop';
-  const startingAgent = !cur && (state.starting || creating) ? (state.starting || creating).agent : null;
-  if (startingAgent) els.input.placeholder = `Starting ${startingAgent}…  (Enter queues the prompt for it)`;
-  else if (!cur) els.input.placeholder = state.defaultAgent ? `Ask ${state.defaultAgent}…  (Enter starts a session and sends)` : 'Create or pick a session to start';
-  else if (!usable) els.input.placeholder = `This session is ${cur.status}.`;
-  else if (running) els.input.placeholder = 'Queue a prompt for when the turn ends…  (Enter to queue)';
-  else els.input.placeholder = 'Ask the agent…  (Enter to send, Shift+Enter for a new line)';
-  els.composer.dataset.running = String(running);
-  els.transcript.dataset.canPrompt = String(!!cur && usable && !readOnly);
-  // A turn can run silently for minutes (an agent retrying a model it cannot reach): show that time passes.
-  const since = running && usable ? cur.turn.startedAt : null;
-  if (since !== null) {
-    turnTicker.start(since);
-    els.turnElapsed.hidden = false;
-  } else {
-    turnTicker.stop();
-    els.turnElapsed.hidden = true;
-  }
-  updateHint();
-  renderQueue(startingAgent);
-  queueMicrotask(drainQueue);
+  composer.redraw();
 }
 
 // --- queued prompts ------------------------------------------------------------------------------------------------
@@ -1531,7 +1307,7 @@ async function submitPrompt(cur, text, attached, item) {
     if (!item && attached.length) tray.discard(attached);
     if (!cur.turn.running && res && res.turnId && !cur.store.state.ended[res.turnId]) {
       // The turn_started frame normally arrives first; this covers the gap. A fast turn may have ended already.
-      cur.turn = runningTurn(res.turnId, Date.now());
+      cur.store.dispatch({ type: 'prompted', turnId: res.turnId, at: Date.now() });
     }
   } else if (err instanceof ApiError && (refusedAsTooEarly(err.code) || err.status === 401)) {
     // Too early, or signed out meanwhile: it waits in the queue for the next chance (or the next sign-in).
@@ -1557,8 +1333,7 @@ async function submitPrompt(cur, text, attached, item) {
     } else {
       // A detached session whose agent cannot come back refuses every prompt: say so in the header too.
       if (err instanceof ApiError && err.code === 'session_not_resumable') {
-        cur.notResumable = promptErrorText(err);
-        if (state.cur === cur) renderHeader();
+        cur.store.dispatch({ type: 'notResumable', text: promptErrorText(err) });
       }
       toast(promptErrorText(err), 'error', 12000);
     }
@@ -1599,16 +1374,15 @@ function resendPrompt(text, blocks) {
 async function cancelTurn() {
   const cur = state.cur;
   if (!cur || !cur.turn.running || cur.turn.cancelRequested || cur.readOnly) return;
-  cur.turn.cancelRequested = true;
-  renderComposer();
+  cur.store.dispatch({ type: 'cancel', requested: true });
   try {
     await api.cancel(cur.id);
   } catch (err) {
     if (isForbidden(err)) {
-      cur.turn.cancelRequested = false;
+      cur.store.dispatch({ type: 'cancel', requested: false });
       cur.setReadOnly();
     } else if (!(err instanceof ApiError && err.code === 'no_turn')) {
-      cur.turn.cancelRequested = false;
+      cur.store.dispatch({ type: 'cancel', requested: false });
       toast('Could not cancel: ' + errorText(err), 'error');
     }
   }
@@ -1649,7 +1423,6 @@ function wire() {
   els.forkSession.addEventListener('click', forkCurrent);
   els.shareSession.addEventListener('click', () => shares.open());
   els.signinForm.addEventListener('submit', submitSignIn);
-  els.planDetails.addEventListener('toggle', () => { if (state.cur) state.cur.planOpen = els.planDetails.open; });
   els.signOut.addEventListener('click', signOut);
   els.notifyToggle.addEventListener('click', toggleNotifications);
 

@@ -38,6 +38,16 @@ export function initialState() {
     terminals: {}, // terminalId → {data, total, exit, gap}
     truncated: false, // the snapshot this state started from left entries out
     early: 0, // rows before the 'truncated' note: loaded from the log's start (mergeEarlier)
+    status: null, // the session's status (GET /v1/sessions/{id}, `_gateway/session_status`, turns)
+    statusReason: null,
+    detail: null, // the session's detail (GET /v1/sessions/{id} without its snapshot): agent, cwd, node, policy …
+    watchers: [], // who streams the session now: the detail's `watchers`, then `_gateway/presence`
+    readOnly: false, // the gateway refused an act with 403 forbidden: shared with this page to watch only
+    sharing: false, // the gateway lists the session's shares for this page
+    notResumable: null, // why a prompt to this detached session was refused (409 session_not_resumable)
+    availableModes: [], // the agent's modes (the detail's `modes`; frames only switch between them)
+    turnStartedAt: null, // when the running turn started (ms since the epoch), null when unknown
+    cancelRequested: false, // the page asked to cancel the running turn
   };
 }
 
@@ -196,6 +206,11 @@ function turnStarted(s, turnId, actor) {
   if (turnId && actor && typeof actor === 'object') s.actors = { ...s.actors, [turnId]: actor };
   s.turn = { turnId: turnId || null };
   s.lastStop = null;
+  if (s.status !== 'closed' && s.status !== 'failed') s.status = 'running';
+  // Frames carry no time: a turn that was running when the page loaded started at the detail's startedAt.
+  const cur = s.detail && s.detail.currentTurn;
+  s.turnStartedAt = cur && turnId && cur.turnId === turnId ? timeOf(cur.startedAt) : null;
+  s.cancelRequested = false;
   s.last = -1;
   if (s.rows.length) addRow(s, { type: 'sep', turnId: turnId || null });
 }
@@ -203,6 +218,9 @@ function turnStarted(s, turnId, actor) {
 function turnEnded(s, p, turnId) {
   s.turn = null;
   s.lastStop = p.stopReason || null;
+  if (s.status === 'running') s.status = 'idle';
+  s.turnStartedAt = null;
+  s.cancelRequested = false;
   if (s.usage || p.usage) s.usage = { ...s.usage, lastTurn: p.usage ? { turnId, ...p.usage } : undefined };
   if (turnId && s.ended[turnId]) return;
   if (turnId) s.ended = { ...s.ended, [turnId]: true };
@@ -236,6 +254,7 @@ function permissionRequested(s, pid, toolCall, options = []) {
  */
 export function reduce(state, frame) {
   if (!frame || typeof frame !== 'object') return state;
+  if (typeof frame.type === 'string' && frame.method === undefined) return act(state, frame);
   const p = frame.params || {};
   const meta = metaOf(p);
   const s = { ...state, prevRows: state.rows };
@@ -278,6 +297,12 @@ export function reduce(state, frame) {
       if (typeof p.data === 'string' && p.data !== '') writeTerminal(s, id, p.data);
       break;
     }
+    case '_gateway/session_status':
+      setStatus(s, p.status || s.status, p.reason);
+      break;
+    case '_gateway/presence':
+      s.watchers = Array.isArray(p.watchers) ? p.watchers : [];
+      break;
     case '_gateway/terminal_exit':
       if (typeof p.terminalId === 'string' && p.terminalId) exitTerminal(s, p.terminalId, p.exitCode, p.signal);
       break;
@@ -405,6 +430,117 @@ export function mergeEarlier(state, earlier, note) {
   rows.forEach((r, i) => index.set(r.key, i));
   const shift = rows.length - state.rows.length;
   return { ...state, rows, at: index, early: mine.length, last: state.last >= 0 ? state.last + shift : -1 };
+}
+
+// --- actions -------------------------------------------------------------------------------------------------------
+
+function setStatus(s, status, reason) {
+  s.status = status || null;
+  s.statusReason = reason || null;
+  if (s.status === 'closed' || s.status === 'failed') { // an ended session runs no turn
+    s.turn = null;
+    s.turnStartedAt = null;
+    s.cancelRequested = false;
+  }
+  if (s.status !== 'detached') s.notResumable = null;
+}
+
+function timeOf(iso) {
+  const t = iso ? Date.parse(iso) : NaN;
+  return Number.isFinite(t) ? t : null;
+}
+
+// The slices that are the session's rather than its log's: a state built from a snapshot keeps them.
+const SESSION_SLICES = ['status', 'statusReason', 'detail', 'watchers', 'readOnly', 'sharing', 'notResumable', 'availableModes'];
+
+/** next (say, fromSnapshot's) with the session slices of prev. */
+export function keepSession(next, prev) {
+  const s = { ...next };
+  for (const k of SESSION_SLICES) s[k] = prev[k];
+  return s;
+}
+
+// What REST answers and the page say of the session, as actions ({type, …}) that reduce folds like frames:
+// session: GET /v1/sessions/{id} (`view`; `fromSnapshot` when the state was just built from its snapshot);
+// status: the page learnt the status otherwise (404, the socket's close code); prompted: POST …/prompt answered
+// with a turnId before its turn_started frame came; readOnly: a 403 forbidden; sharing: whether the share listing
+// is offered; notResumable: a 409 session_not_resumable's text; renamed: the person renamed the session; mode,
+// configOptions, configValue: what POST …/mode and …/config answered; turnClock: when a turn the page saw start
+// started, by the page's clock (reduce keeps none); cancel: POST …/cancel asked or failed.
+function act(state, a) {
+  const s = { ...state };
+  switch (a.type) {
+    case 'session': {
+      const v = a.view && typeof a.view === 'object' ? a.view : {};
+      s.status = v.status || s.status;
+      s.statusReason = v.statusReason || null;
+      if (v.lastTurn && v.lastTurn.stopReason) s.lastStop = v.lastTurn.stopReason;
+      if (v.currentTurn) {
+        s.turn = { turnId: v.currentTurn.turnId || null };
+        s.turnStartedAt = timeOf(v.currentTurn.startedAt);
+        s.cancelRequested = !!v.currentTurn.cancelRequested;
+      } else if (a.fromSnapshot) {
+        s.turn = null;
+        s.turnStartedAt = null;
+        s.cancelRequested = false;
+      }
+      const { snapshot, ...detail } = v; // eslint-disable-line no-unused-vars
+      s.detail = detail;
+      if (Array.isArray(v.watchers)) s.watchers = v.watchers;
+      // The mode and options a snapshot just gave win over the detail's (as new or newer).
+      if (v.modes && typeof v.modes === 'object') {
+        s.availableModes = Array.isArray(v.modes.availableModes) ? v.modes.availableModes : [];
+        if (!(a.fromSnapshot && state.currentModeId)) s.currentModeId = v.modes.currentModeId ?? null;
+      }
+      if (Array.isArray(v.configOptions) && !(a.fromSnapshot && Array.isArray(state.configOptions))) s.configOptions = v.configOptions;
+      return s;
+    }
+    case 'mode': // POST …/mode answered (or failed: the mode before)
+      s.currentModeId = a.currentModeId ?? null;
+      return s;
+    case 'configOptions': // POST …/config answered with the options
+      if (!Array.isArray(a.configOptions)) return state;
+      s.configOptions = a.configOptions;
+      return s;
+    case 'configValue': // POST …/config answered without them: the one option took the value
+      if (!Array.isArray(s.configOptions)) return state;
+      s.configOptions = s.configOptions.map((o) => (o && o.id === a.id ? { ...o, currentValue: a.value } : o));
+      return s;
+    case 'readOnly':
+      if (state.readOnly) return state;
+      s.readOnly = true;
+      return s;
+    case 'sharing':
+      if (state.sharing === !!a.offered) return state;
+      s.sharing = !!a.offered;
+      return s;
+    case 'notResumable':
+      s.notResumable = a.text || null;
+      return s;
+    case 'renamed':
+      if (typeof a.title !== 'string' || !a.title) return state;
+      s.title = a.title;
+      return s;
+    case 'status':
+      setStatus(s, a.status, a.reason);
+      return s;
+    case 'prompted':
+      if (s.turn || !a.turnId || s.ended[a.turnId]) return state;
+      s.turn = { turnId: a.turnId };
+      s.turnStartedAt = typeof a.at === 'number' ? a.at : null;
+      s.cancelRequested = false;
+      return s;
+    case 'turnClock': // the page saw a turn start whose start it did not know: now, by its clock
+      if (!s.turn || s.turnStartedAt !== null || typeof a.at !== 'number') return state;
+      s.turnStartedAt = a.at;
+      return s;
+    case 'cancel': // the page asked to cancel the running turn (requested), or the ask failed
+      if (!s.turn || s.cancelRequested === !!a.requested) return state;
+      s.cancelRequested = !!a.requested;
+      return s;
+    default:
+      return state;
+  }
 }
 
 /** A store: the state, dispatch(frame) to fold a frame in, reset(state) to replace it, subscribe(fn) to hear of both. */

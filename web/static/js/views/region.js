@@ -1,0 +1,45 @@
+// One region of the page drawn from a session's store: it picks its slice of the state and draws again only when
+// a value of that slice changed (by identity), so a frame that touches the transcript leaves the header alone.
+
+import { initialState } from '../state.js';
+
+/**
+ * pick(state) returns the region's slice as a flat object; draw(slice) renders it. bind(store) follows that store
+ * (null: no session open, drawn from an empty state) and stops following the one before; binding the store
+ * already followed does nothing.
+ */
+export function region(pick, draw) {
+  let prev = null;
+  let off = null;
+  let bound; // the store followed (null: none), undefined before the first bind
+  const run = (st) => {
+    const slice = pick(st);
+    if (prev && sameSlice(prev, slice)) return;
+    prev = slice;
+    draw(slice);
+  };
+  return {
+    bind(store) {
+      if (store === bound) return;
+      bound = store;
+      if (off) off();
+      off = null;
+      prev = null;
+      if (store) {
+        off = store.subscribe(run);
+        run(store.state);
+      } else run(initialState());
+    },
+    /** Draws again from the current slice (what the draw reads beyond the state, e.g. a person's choice, changed). */
+    redraw() {
+      const slice = prev || pick(bound ? bound.state : initialState());
+      prev = slice;
+      draw(slice);
+    },
+  };
+}
+
+function sameSlice(a, b) {
+  for (const k of Object.keys(b)) if (a[k] !== b[k]) return false;
+  return Object.keys(a).length === Object.keys(b).length;
+}
