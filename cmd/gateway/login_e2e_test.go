@@ -361,3 +361,30 @@ func TestAgentLoginAfterRestart(t *testing.T) {
 		t.Fatalf("prompt after logging in again: %d %s", code, body)
 	}
 }
+
+// TestAgentLoginRunsInThePrincipalsHome: with "home": "per-principal", an agent method's authenticate runs in
+// the caller's HOME, where that principal's sessions find what the agent kept; it ran in the probe's HOME,
+// shared by every principal's login calls.
+func TestAgentLoginRunsInThePrincipalsHome(t *testing.T) {
+	bin := testAgentBinary(t)
+	homes := t.TempDir()
+	cfg := map[string]any{"agent_servers": map[string]any{
+		"ta": map[string]any{"command": bin, "args": []string{"-mode", "echo", "-login", loginKey}, "home": "per-principal"},
+	}}
+	file := filepath.Join(t.TempDir(), "agents.json")
+	data, _ := json.Marshal(cfg)
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := startWithUsers(t, "--agents", file, "--default-agent", "ta", "--workdir", t.TempDir(), "--home-root", homes)
+	r := &loginRecorder{t: t, g: g}
+	if code, _, body := r.do("ann", "POST", "/v1/agents/ta/login/agent", map[string]string{"methodId": "agent-login"}); code != http.StatusOK {
+		t.Fatalf("agent login: %d %s", code, body)
+	}
+	if fi, err := os.Stat(filepath.Join(homes, "ta", "ann")); err != nil || !fi.IsDir() {
+		t.Fatalf("ann's HOME after her agent login: %v (the login ran elsewhere)", err)
+	}
+	if _, err := os.Stat(filepath.Join(homes, "ta", "bob")); err == nil {
+		t.Fatal("bob has a HOME though only ann logged in")
+	}
+}

@@ -241,7 +241,7 @@ func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, A
 	return spec, ai, nil
 }
 
-// callOnLoginProcess starts the agent for p (with p's login variables, in the gateway's workdir), sends
+// callOnLoginProcess starts the agent for p (with p's login variables and HOME, in the gateway's workdir), sends
 // initialize and then method, and stops it. A failure is an *AgentError named op, its secrets scrubbed.
 func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p principal.Principal, op, method string, params any) (json.RawMessage, error) {
 	cfg := r.cfg
@@ -250,6 +250,10 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 	defer context.AfterFunc(r.stopping, cancel)()
 	env := r.logins.env(spec, p)
 	secrets := append(agents.MCPSecrets(spec.MCPServers), secretsOf(env)...)
+	spec = spec.ForPrincipal(p.ID) // the HOME p's sessions use, where an agent keeps what authenticate gave it
+	if err := spec.MakeHome(); err != nil {
+		return nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
+	}
 	conn, err := agents.Start(spec, agents.Options{
 		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: probeHandler{}, StopGrace: cfg.StopGrace,
 		Logger: cfg.Logger.With("agent", spec.Name, "login", true), WriteTimeout: cfg.AgentWriteTimeout,
