@@ -39,7 +39,7 @@ func (s *Session) start(ctx context.Context) error {
 	gate := &readyGate{open: make(chan struct{})}
 	s.ready.Store(gate)
 	defer gate.release(s)
-	newRes, err := s.openAgentSession(gate.watch(nctx), conn, method, params, false)
+	newRes, err := s.openAgentSession(nctx, conn, method, params, false, gate.watch)
 	if err != nil {
 		return s.loginRequired(err, fail(method, callError(nctx, err, cfg.StartTimeout)))
 	}

@@ -11,13 +11,18 @@ import (
 // openAgentSession sends session/new (load, resume: dropReplay) to a freshly started agent. When the agent
 // answers auth_required and the session's principal logged it in with an agent method before (login.go),
 // that authenticate is sent again on this process and the request retried once: agents whose login lives
-// in their process, not on disk, then open sessions as they did right after the login.
-func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool) (json.RawMessage, error) {
+// in their process, not on disk, then open sessions as they did right after the login. watch, when not nil,
+// marks the context of the method's own calls (the start's ready gate), never authenticate's.
+func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
 	call := conn.Call
 	if dropReplay {
 		call = conn.CallDroppingUpdates
 	}
-	res, err := call(ctx, method, params)
+	mctx := ctx
+	if watch != nil {
+		mctx = watch(ctx)
+	}
+	res, err := call(mctx, method, params)
 	if err == nil || !isAuthRequired(err) {
 		return res, err
 	}
@@ -29,5 +34,5 @@ func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, metho
 		s.logger.Info("remembered agent login refused", "method", m, "err", scrubErr(cleanAgentError(aerr), s.agentSecrets()))
 		return res, err
 	}
-	return call(ctx, method, params)
+	return call(mctx, method, params)
 }

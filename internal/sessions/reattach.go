@@ -212,7 +212,7 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	defer cancelLoad()
 	params := s.sessionParams()
 	params["sessionId"] = sid
-	res, err := s.openAgentSession(lctx, conn, method, params, true)
+	res, err := s.openAgentSession(lctx, conn, method, params, true, nil)
 	if err != nil {
 		return loaded{}, s.reattachError(ctx, s.loginRequired(err, fail(method, callError(lctx, err, cfg.StartTimeout))))
 	}

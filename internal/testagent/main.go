@@ -277,6 +277,14 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	if err := a.login.checkLogin(); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
+	if a.login.key != "" {
+		// Announced before the answer: the gateway reads an update between the authenticate it replays and
+		// the session/new it retries (loginkey.go).
+		cmds := acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: []acp.AvailableCommand{{Name: "whoami", Description: "say who logged in"}}}}
+		if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: acp.SessionId(id), Update: cmds}); err != nil {
+			return acp.NewSessionResponse{}, err
+		}
+	}
 	a.recordMCP(acp.SessionId(id), p.McpServers)
 	a.recordDirs(acp.SessionId(id), p.AdditionalDirectories)
 	if a.mode == "startfail" {
