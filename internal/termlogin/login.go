@@ -167,6 +167,17 @@ func (l *Login) Kill(reason string) {
 	l.tree.Kill(syscall.SIGKILL)
 }
 
+// killIfAsked kills a login that a Kill (a shutdown) reached while it was starting, before its process existed.
+func (l *Login) killIfAsked() {
+	l.mu.Lock()
+	asked := l.kill != "" && l.exit == nil
+	l.mu.Unlock()
+	if asked {
+		l.tree.Record()
+		l.tree.Kill(syscall.SIGKILL)
+	}
+}
+
 // Done is closed once the login has ended.
 func (l *Login) Done() <-chan struct{} { return l.done }
 

@@ -147,6 +147,7 @@ func (m *Manager) Start(ctx context.Context, p principal.Principal, agent, metho
 		m.forget(l)
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
+	l.killIfAsked()
 	stop := m.cfg.AfterFunc(m.cfg.Lifetime, func() { l.Kill(ReasonDeadline) })
 	log := m.cfg.Logger.With("agent", agent, "principal", p.ID, "method", methodID, "login", l.ID)
 	log.Info("terminal login started")

@@ -8,6 +8,7 @@
 import { h, clear } from './dom.js';
 import { api, token, ApiError } from './api.js';
 import { TerminalView } from './term.js';
+import { safeHref } from './href.js';
 
 // Keys that are not text, as a terminal sends them.
 const KEYS = {
@@ -120,8 +121,8 @@ export function renderTerminalLogin(container, agent, method, { onDone } = {}) {
   function showURLs(chunk) {
     text = (text + chunk.replace(ANSI_RE, '')).slice(-16384);
     for (const m of text.matchAll(URL_RE)) {
-      const href = m[0].replace(/[.,;)\]]+$/, '');
-      if (shownURLs.has(href)) continue;
+      const href = safeHref(m[0].replace(/[.,;)\]]+$/, '')); // the one URL rule for text from an agent
+      if (!href || shownURLs.has(href)) continue;
       // A URL still being printed would show half; wait for what ends it.
       if (m.index + m[0].length >= text.length) continue;
       shownURLs.add(href);
