@@ -61,21 +61,7 @@ test('a 10 000-message session opens at its last message with a bounded DOM, scr
   await shot(page, 'long-1-open');
 
   // Scroll to the start, a viewport at a time: the DOM stays bounded all the way, and the first row shows.
-  const maxDom = await page.evaluate(async () => {
-    const el = document.getElementById('transcript');
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
-    let max = 0;
-    for (let i = 0; i < 5000; i++) {
-      const before = el.scrollTop;
-      el.scrollTop = before - el.clientHeight * 0.9;
-      await frame();
-      max = Math.max(max, document.getElementsByTagName('*').length);
-      // Rows measured taller than estimated move the position back by as much (the reading stays put), so
-      // only the top ends the walk.
-      if (el.scrollTop <= 0 && before <= 0) break;
-    }
-    return max;
-  });
+  const maxDom = await walkToTop(page);
   assert.ok(maxDom < DOM_BOUND, `${maxDom} DOM elements while scrolling`);
   await page.waitForSelector('.gw-note[data-kind="truncated"]');
   await shot(page, 'long-2-top');
