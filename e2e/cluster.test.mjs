@@ -30,7 +30,9 @@ async function startNATS(dir) {
     if (Date.now() > deadline) throw new Error('nats-server did not listen');
     await new Promise((r) => setTimeout(r, 50)); // polling interval, not an assertion
   }
-  return { url: `nats://127.0.0.1:${port}`, stop: () => proc.kill('SIGTERM') };
+  // stop resolves once the server exited: it writes its store while it shuts down, so its directory goes after.
+  const exited = new Promise((r) => proc.once('exit', r));
+  return { url: `nats://127.0.0.1:${port}`, stop: () => { proc.kill('SIGTERM'); return exited; } };
 }
 
 function accepts(port) {
@@ -55,7 +57,7 @@ after(async () => {
   if (ctx) await ctx.close().catch(() => {});
   if (gwB) await gwB.stop();
   if (gwA) await gwA.stop();
-  if (nats) nats.stop();
+  if (nats) await nats.stop();
   cleanup(tmp);
 });
 
