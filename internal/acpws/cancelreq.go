@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // ACP's `$/cancel_request {requestId}` from the client cancels one of its requests in progress: the request's
@@ -55,7 +55,7 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || !validID(p.RequestID) {
 		return
 	}
-	key := string(translate.EchoID(p.RequestID))
+	key := string(rawjson.EchoID(p.RequestID))
 	c.mu.Lock()
 	r := c.requests[key]
 	if r != nil {

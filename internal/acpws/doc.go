@@ -152,7 +152,7 @@
 // Malformed JSON: -32700 with id null. Valid JSON that is not a request, notification or response: -32600.
 // Unknown method: -32601. Wrong params: -32602. Unknown session: -32002. Agent failures: the agent's own
 // JSON-RPC error when it sent one, else -32603. Unknown notifications are ignored, as ACP asks. Replies echo
-// the request's id re-encoded (translate.EchoID), never the client's raw bytes. Binary frame: close 1003; text
+// the request's id re-encoded (rawjson.EchoID), never the client's raw bytes. Binary frame: close 1003; text
 // frame that is not UTF-8: 1007; frame over Options.ReadLimit: close 1009; no room in the shared inbound
 // budget (Options.Inbound) for a frame: 1013; gateway shutdown: 1001; too slow: 4001.
 // Closing the socket never closes a session or stops its turn. Streamable HTTP has no close codes: a body

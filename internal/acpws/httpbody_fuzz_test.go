@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // FuzzParsePost feeds arbitrary bytes to the Streamable HTTP body parser: it never panics; a refusal is
@@ -48,8 +48,8 @@ func FuzzParsePost(f *testing.F) {
 			if err := json.Unmarshal(body, &msg); err != nil || msg.Method == nil || msg.ID == nil || !validID(msg.ID) {
 				t.Fatalf("routes a request dispatch does not answer with its id: %+v (%v)", m, err)
 			}
-			if k := idKey(m.id); k == "" || k != idKey(translate.EchoID(msg.ID)) {
-				t.Fatalf("routes id %q, dispatch answers %q", k, idKey(translate.EchoID(msg.ID)))
+			if k := idKey(m.id); k == "" || k != idKey(rawjson.EchoID(msg.ID)) {
+				t.Fatalf("routes id %q, dispatch answers %q", k, idKey(rawjson.EchoID(msg.ID)))
 			}
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // message is any JSON-RPC message a client sends. A member that is absent stays nil; `"id": null` is the
@@ -42,7 +43,7 @@ func (c *conn) dispatch(data []byte) {
 	}
 	if id != nil {
 		// Every reply echoes the id: it is re-encoded once here, never echoed as the client's raw bytes.
-		id = translate.EchoID(id)
+		id = rawjson.EchoID(id)
 	}
 	if m.JSONRPC != "2.0" {
 		c.reply(rpcError(orNull(id), codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`, nil))

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/confine"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -282,7 +282,7 @@ func (c *Conn) handle(h Handler) acp.MethodHandler {
 	}
 }
 
-// Call sends a request and returns the raw result, with invalid UTF-8 replaced (translate.ValidUTF8): raw
+// Call sends a request and returns the raw result, with invalid UTF-8 replaced (rawjson.ValidUTF8): raw
 // results reach clients as they are (agentInfo, modes, config options). A JSON-RPC error from the agent is an
 // *acp.RequestError.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
@@ -290,7 +290,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	return translate.ValidUTF8(res), nil
+	return rawjson.ValidUTF8(res), nil
 }
 
 // Notify sends a notification (session/cancel).

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -26,7 +26,7 @@ type rpcError struct{ re *acp.RequestError }
 
 // cleanRPCError wraps an agent's JSON-RPC error with its message and data redacted and bounded.
 func cleanRPCError(re *acp.RequestError) rpcError {
-	c := &acp.RequestError{Code: re.Code, Message: clip(translate.RedactText(strings.ToValidUTF8(re.Message, "\uFFFD")), maxErrorData)}
+	c := &acp.RequestError{Code: re.Code, Message: clip(rawjson.RedactText(strings.ToValidUTF8(re.Message, "\uFFFD")), maxErrorData)}
 	if re.Data != nil {
 		c.Data = cleanData(re.Data)
 	}
@@ -37,7 +37,7 @@ func cleanRPCError(re *acp.RequestError) rpcError {
 // JSON) as clipped, redacted text.
 func cleanData(data any) any {
 	if b, err := json.Marshal(data); err == nil && len(b) <= maxErrorData {
-		return json.RawMessage(translate.ValidUTF8(translate.RedactJSON(b)))
+		return json.RawMessage(rawjson.ValidUTF8(rawjson.RedactJSON(b)))
 	}
 	return errorData(data)
 }
@@ -75,7 +75,7 @@ func errorData(data any) string {
 		}
 		s = string(b)
 	}
-	return clip(translate.RedactText(strings.ToValidUTF8(s, "\uFFFD")), maxErrorData)
+	return clip(rawjson.RedactText(strings.ToValidUTF8(s, "\uFFFD")), maxErrorData)
 }
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut.
@@ -122,7 +122,7 @@ func exitedError(conn *agents.Conn, wait time.Duration) error {
 // stderrTail is the end of an agent's stderr for people: redacted as a whole first (a cut could split a key
 // from the words that mark it, "Bearer" or a PEM header), then the last maxErrorData bytes from a line's start.
 func stderrTail(stderr string) string {
-	s := strings.TrimSpace(translate.RedactText(strings.ToValidUTF8(stderr, "\uFFFD")))
+	s := strings.TrimSpace(rawjson.RedactText(strings.ToValidUTF8(stderr, "\uFFFD")))
 	if len(s) <= maxErrorData {
 		return s
 	}

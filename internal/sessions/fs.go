@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -19,11 +19,11 @@ import (
 func (s *Session) clientParams(params json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(params, &m) != nil {
-		return translate.ValidUTF8(params)
+		return rawjson.ValidUTF8(params)
 	}
 	m["sessionId"], _ = json.Marshal(s.ID)
 	out, _ := json.Marshal(m)
-	return translate.ValidUTF8(out)
+	return rawjson.ValidUTF8(out)
 }
 
 // ReadTextFile implements agents.FSHandler: the delegate's answer, or the gateway's own (fs_local.go).

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
@@ -355,7 +356,7 @@ func turnError(err error) map[string]any {
 		}
 		return m
 	}
-	return map[string]any{"message": clip(translate.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), maxErrorData)}
+	return map[string]any{"message": clip(rawjson.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), maxErrorData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as

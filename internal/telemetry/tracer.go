@@ -3,7 +3,7 @@ package telemetry
 import (
 	"context"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -80,7 +80,7 @@ func (s *Span) End(err error) {
 
 func endWith(sp trace.Span, err error) {
 	if err != nil {
-		sp.SetStatus(codes.Error, translate.RedactText(err.Error())) // an agent's error may quote a key
+		sp.SetStatus(codes.Error, rawjson.RedactText(err.Error())) // an agent's error may quote a key
 		sp.SetAttributes(semconv.ErrorType(err))
 	}
 	sp.End()

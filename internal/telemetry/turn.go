@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -87,7 +87,7 @@ func (t *Turn) Update(params []byte) {
 		return
 	}
 	up := u.Update
-	up.Title = translate.RedactText(up.Title) // a title may quote a command line, and a key in it
+	up.Title = rawjson.RedactText(up.Title) // a title may quote a command line, and a key in it
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ended {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 func BenchmarkTranslateChunk(b *testing.B) {
@@ -67,7 +69,7 @@ func BenchmarkRedact500KB(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.v)))
 			for b.Loop() {
-				redactJSON(bc.v)
+				rawjson.Redact(bc.v)
 			}
 		})
 	}

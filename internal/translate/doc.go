@@ -6,18 +6,17 @@
 // bytes: the agent's payload is never decoded into acp-go-sdk types for forwarding, because that decoding is
 // lossy for unknown variants and fields.
 //
-// Raw bytes from outside (agent params, prompt blocks, the params of the frames it builds) pass ValidUTF8 on
-// the way in: the log and the snapshot never hold invalid UTF-8, which browsers must reject on a WebSocket.
+// Raw bytes from outside (agent params, prompt blocks, the params of the frames it builds) pass
+// rawjson.ValidUTF8 on the way in: the log and the snapshot never hold invalid UTF-8, which browsers must
+// reject on a WebSocket.
 //
-// One concern per file:
+// The byte-level work (scanning objects, bounds, redaction, UTF-8) lives in the rawjson subpackage. One
+// concern per file:
 //
-//	jsonobj.go    allocation-free scanner for top-level JSON object members
 //	frame.go      JSON-RPC frames with `_meta.gateway` stamped; session-id rewriting
 //	context.go    Config, Context, turns (BeginTurn/EndTurn)
 //	update.go     agent `session/update` → client params (Context.Update)
 //	msgid.go      the messageId policy for id-less chunks
-//	bound.go      payload bounds for tool-call fields, with self-describing markers
-//	redact.go     linear-time secret redaction in tool-call fields and titles
 //	toolcall.go   merged tool-call state, open-call closers, permission tool-call merge
 //	terminalmeta.go  `_meta.terminal_output` data accumulated in the merged tool-call state
 //	prompt.go     the user's prompt as user_message_chunks
@@ -26,7 +25,6 @@
 //	replay.go     `session/load` replay policy
 //	permission.go permission request/outcome mapping, default-deny
 //	stopreason.go stop-reason resolution, cancel race
-//	utf8.go       invalid UTF-8 replacement; JSON-RPC ids re-encoded for echoing
 //
 // Dedupe: ACP has no "final text" event, so on the ACP path every chunk is forwarded as sent (two identical
 // chunks are legitimate text). Deduplicating a streamed answer against a final one belongs to the native

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // ElicitationRequest is the part of an agent's `elicitation/create` the gateway interprets: its mode, and in
@@ -65,7 +67,7 @@ func (p *propertySchema) UnmarshalJSON(b []byte) error {
 // a user safely is an error (the gateway then declines it): an unknown mode, a form whose schema is not a flat
 // object of supported properties, a URL that is not absolute http(s) or has no elicitationId.
 func ParseElicitationRequest(params json.RawMessage) (ElicitationRequest, error) {
-	params = ValidUTF8(params)
+	params = rawjson.ValidUTF8(params)
 	var r ElicitationRequest
 	if err := json.Unmarshal(params, &r); err != nil {
 		return ElicitationRequest{}, fmt.Errorf("elicitation request: %w", err)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // GatewayMeta is what the gateway stamps into `params._meta.gateway` of every frame it logs. Zero fields are
@@ -65,10 +67,10 @@ func (m GatewayMeta) appendTo(dst []byte) []byte {
 
 // AppendNotification appends a JSON-RPC notification `{"jsonrpc":"2.0","method":…,"params":…}` whose params
 // carry `_meta.gateway`. params must be a JSON object; the agent's own members, including its own `_meta`
-// keys, are copied byte for byte and in wire order, except invalid UTF-8 (ValidUTF8): the log only holds
-// frames a browser can read.
+// keys, are copied byte for byte and in wire order, except invalid UTF-8 (rawjson.ValidUTF8): the log only
+// holds frames a browser can read.
 func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta) ([]byte, error) {
-	params = ValidUTF8(params)
+	params = rawjson.ValidUTF8(params)
 	// One allocation at most: frames are kept in the log, so growing by doubling would leave garbage behind.
 	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","method":"","params":}`)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
@@ -83,7 +85,7 @@ func AppendNotification(dst []byte, method string, params []byte, m GatewayMeta)
 
 // AppendRequest appends a JSON-RPC request with a string id (a gateway permission id).
 func AppendRequest(dst []byte, id, method string, params []byte, m GatewayMeta) ([]byte, error) {
-	params = ValidUTF8(params)
+	params = rawjson.ValidUTF8(params)
 	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","id":"","method":"","params":}`)+len(id)+len(method)+len(params)+m.maxStampLen())
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendString(dst, id)
@@ -105,29 +107,29 @@ func appendStampedParams(dst []byte, params []byte, m GatewayMeta) ([]byte, erro
 	dst = append(dst, '{')
 	first, sawMeta := true, false
 	var badMeta bool
-	err := eachMember(params, func(mem member) bool {
+	err := rawjson.EachMember(params, func(mem rawjson.Member) bool {
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		if string(mem.key(params)) != "_meta" {
-			dst = append(dst, params[mem.keyStart:mem.valEnd]...)
+		if string(mem.Key(params)) != "_meta" {
+			dst = append(dst, params[mem.KeyStart:mem.ValEnd]...)
 			return true
 		}
 		sawMeta = true
 		dst = append(dst, `"_meta":{`...)
-		meta := mem.value(params)
+		meta := mem.Value(params)
 		innerFirst := true
 		if len(meta) > 0 && meta[0] == '{' {
-			if e := eachMember(meta, func(mm member) bool {
-				if string(mm.key(meta)) == "gateway" {
+			if e := rawjson.EachMember(meta, func(mm rawjson.Member) bool {
+				if string(mm.Key(meta)) == "gateway" {
 					return true
 				}
 				if !innerFirst {
 					dst = append(dst, ',')
 				}
 				innerFirst = false
-				dst = append(dst, meta[mm.keyStart:mm.valEnd]...)
+				dst = append(dst, meta[mm.KeyStart:mm.ValEnd]...)
 				return true
 			}); e != nil {
 				badMeta = true
@@ -143,7 +145,7 @@ func appendStampedParams(dst []byte, params []byte, m GatewayMeta) ([]byte, erro
 		return true
 	})
 	if err != nil || badMeta {
-		return dst[:start], errNotObject
+		return dst[:start], rawjson.ErrNotObject
 	}
 	if !sawMeta {
 		if !first {
@@ -162,17 +164,17 @@ func RewriteSessionID(dst []byte, params []byte, id string) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, '{')
 	first := true
-	err := eachMember(params, func(mem member) bool {
+	err := rawjson.EachMember(params, func(mem rawjson.Member) bool {
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		if string(mem.key(params)) == "sessionId" {
+		if string(mem.Key(params)) == "sessionId" {
 			dst = append(dst, `"sessionId":`...)
 			dst = appendString(dst, id)
 			return true
 		}
-		dst = append(dst, params[mem.keyStart:mem.valEnd]...)
+		dst = append(dst, params[mem.KeyStart:mem.ValEnd]...)
 		return true
 	})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // PermissionOption is one option an agent offered in `session/request_permission`.
@@ -26,7 +28,7 @@ type PermissionRequest struct {
 // ParsePermissionRequest decodes an agent's `session/request_permission` params. A request without options
 // or without a tool call id cannot be answered meaningfully and is an error (the gateway then denies it).
 func ParsePermissionRequest(params json.RawMessage) (PermissionRequest, error) {
-	params = ValidUTF8(params) // ToolCall stays raw and is shown to clients
+	params = rawjson.ValidUTF8(params) // ToolCall stays raw and is shown to clients
 	var req PermissionRequest
 	if err := json.Unmarshal(params, &req); err != nil {
 		return PermissionRequest{}, fmt.Errorf("permission request: %w", err)

@@ -1,6 +1,10 @@
 package translate
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
+)
 
 // UserPrompt returns the `session/update` params the session logs for a user's prompt, one
 // `user_message_chunk` per content block, all sharing the messageId `<turnId>-user`, and folds them into
@@ -12,8 +16,8 @@ func (c *Context) UserPrompt(turnID string, blocks []json.RawMessage) [][]byte {
 	idRaw := idQ[1 : len(idQ)-1]
 	out := make([][]byte, 0, len(blocks))
 	for _, b := range blocks {
-		b = ValidUTF8(b)
-		if !json.Valid(b) || eachMember(b, func(member) bool { return true }) != nil {
+		b = rawjson.ValidUTF8(b)
+		if !json.Valid(b) || rawjson.EachMember(b, func(rawjson.Member) bool { return true }) != nil {
 			continue
 		}
 		upd := make([]byte, 0, len(b)+len(idQ)+64)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // RestoreInfo is what Restore learned from one logged frame.
@@ -48,25 +50,25 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
 	}
 	var idRaw, methodRaw, params []byte
-	if err := eachMember(frame, func(m member) bool {
-		switch string(m.key(frame)) {
+	if err := rawjson.EachMember(frame, func(m rawjson.Member) bool {
+		switch string(m.Key(frame)) {
 		case "id":
-			idRaw = m.value(frame)
+			idRaw = m.Value(frame)
 		case "method":
-			methodRaw = m.value(frame)
+			methodRaw = m.Value(frame)
 		case "params":
-			params = m.value(frame)
+			params = m.Value(frame)
 		}
 		return true
 	}); err != nil {
 		return RestoreInfo{}, fmt.Errorf("restore: %w", err)
 	}
-	method, ok := decodeString(methodRaw)
+	method, ok := rawjson.DecodeString(methodRaw)
 	if !ok || len(params) == 0 || params[0] != '{' {
 		return RestoreInfo{}, errNotLogged
 	}
 	info := RestoreInfo{Method: method, Params: params}
-	if err := info.Meta.parse(lookup(lookup(params, "_meta"), "gateway")); err != nil {
+	if err := info.Meta.parse(rawjson.Lookup(rawjson.Lookup(params, "_meta"), "gateway")); err != nil {
 		return info, fmt.Errorf("restore %s: %w", method, err)
 	}
 	switch {
@@ -78,9 +80,9 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 			return info, fmt.Errorf("restore: %w", err)
 		}
 		info.Kind = u.Kind
-		info.Text, _ = decodeString(u.text)
+		info.Text, _ = rawjson.DecodeString(u.text)
 	case method == "session/request_permission":
-		id, ok := decodeString(idRaw)
+		id, ok := rawjson.DecodeString(idRaw)
 		if !ok {
 			return info, errors.New("restore: permission request without a string id")
 		}
@@ -90,7 +92,7 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 		}
 		info.Permission = &RestoredPermission{ID: id, Request: req, ToolCall: req.ToolCall, Deadline: info.Meta.Deadline}
 	case method == "elicitation/create":
-		id, ok := decodeString(idRaw)
+		id, ok := rawjson.DecodeString(idRaw)
 		if !ok {
 			return info, errors.New("restore: elicitation request without a string id")
 		}

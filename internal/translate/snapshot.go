@@ -3,6 +3,8 @@ package translate
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // The snapshot folds everything a client would have seen into one document, so a client that joins late or
@@ -144,12 +146,12 @@ func (c *Context) foldChunk(kind entryKind, turn *turnRec, idRaw, content []byte
 
 // blockText returns the raw type and text members of a content block.
 func blockText(content []byte) (typ, text []byte) {
-	_ = eachMember(content, func(m member) bool {
-		switch string(m.key(content)) {
+	_ = rawjson.EachMember(content, func(m rawjson.Member) bool {
+		switch string(m.Key(content)) {
 		case "type":
-			typ = m.value(content)
+			typ = m.Value(content)
 		case "text":
-			text = m.value(content)
+			text = m.Value(content)
 		}
 		return true
 	})
@@ -164,9 +166,9 @@ func (c *Context) foldBlock(kind entryKind, turn *turnRec, idRaw, content, typ, 
 	}
 	capBytes := c.lim.messageBytes
 	room := capBytes - (e.size - entryOverhead)
-	if body, ok := stringBody(text); ok && string(typ) == `"text"` {
+	if body, ok := rawjson.StringBody(text); ok && string(typ) == `"text"` {
 		if capBytes > 0 && len(body) > room {
-			body = body[:safeCut(body, max(room, 0))]
+			body = body[:rawjson.SafeCut(body, max(room, 0))]
 			c.markFull(e)
 		}
 		if n := len(e.blocks); n > 0 && e.blocks[n-1].isText {
@@ -288,33 +290,33 @@ func (c *Context) foldState(kind string, upd []byte) {
 	s := &c.snap
 	switch kind {
 	case "plan":
-		if v := lookup(upd, "entries"); v != nil {
+		if v := rawjson.Lookup(upd, "entries"); v != nil {
 			s.plan = append(s.plan[:0:0], v...)
 		}
 	case "current_mode_update":
-		if v := lookup(upd, "currentModeId"); v != nil {
+		if v := rawjson.Lookup(upd, "currentModeId"); v != nil {
 			s.currentModeID = append([]byte(nil), v...)
 		}
 	case "config_option_update":
-		if v := lookup(upd, "configOptions"); v != nil {
+		if v := rawjson.Lookup(upd, "configOptions"); v != nil {
 			s.configOptions = append([]byte(nil), v...)
 		}
 	case "available_commands_update":
-		if v := lookup(upd, "availableCommands"); v != nil {
+		if v := rawjson.Lookup(upd, "availableCommands"); v != nil {
 			s.availableCommands = append([]byte(nil), v...)
 		}
 	case "usage_update":
 		s.usage = objectWithout(upd, "sessionUpdate", "lastTurn")
 	case "session_info_update":
-		_ = eachMember(upd, func(m member) bool {
-			k := string(m.key(upd))
+		_ = rawjson.EachMember(upd, func(m rawjson.Member) bool {
+			k := string(m.Key(upd))
 			if k == "sessionUpdate" {
 				return true
 			}
-			v := m.value(upd)
+			v := m.Value(upd)
 			for i, f := range s.sessionInfo {
 				if f.key == k {
-					if isNull(v) {
+					if rawjson.IsNull(v) {
 						s.sessionInfo = append(s.sessionInfo[:i], s.sessionInfo[i+1:]...)
 					} else {
 						s.sessionInfo[i].val = append([]byte(nil), v...)
@@ -322,7 +324,7 @@ func (c *Context) foldState(kind string, upd []byte) {
 					return true
 				}
 			}
-			if !isNull(v) {
+			if !rawjson.IsNull(v) {
 				s.sessionInfo = append(s.sessionInfo, toolField{key: k, val: append([]byte(nil), v...)})
 			}
 			return true
@@ -334,15 +336,15 @@ func (c *Context) foldState(kind string, upd []byte) {
 func objectWithout(obj []byte, keys ...string) []byte {
 	out := []byte{'{'}
 	first := true
-	if eachMember(obj, func(m member) bool {
-		if slices.Contains(keys, string(m.key(obj))) {
+	if rawjson.EachMember(obj, func(m rawjson.Member) bool {
+		if slices.Contains(keys, string(m.Key(obj))) {
 			return true
 		}
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		out = append(out, obj[m.keyStart:m.valEnd]...)
+		out = append(out, obj[m.KeyStart:m.ValEnd]...)
 		return true
 	}) != nil {
 		return nil

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/acp-gateway/gateway/internal/translate/rawjson"
+
 // The snapshot's usage object is the last usage_update (context used and size, cost) with, as lastTurn, the
 // token usage the last ended turn reported: `{"used","size","cost"?,…,"lastTurn"?:{"turnId",<ACP Usage>}}`.
 
@@ -12,10 +14,10 @@ func (c *Context) foldTurnUsage(turnID string, usage []byte) {
 		return
 	}
 	out := appendString([]byte(`{"turnId":`), turnID)
-	if eachMember(usage, func(m member) bool {
-		if string(m.key(usage)) != "turnId" {
+	if rawjson.EachMember(usage, func(m rawjson.Member) bool {
+		if string(m.Key(usage)) != "turnId" {
 			out = append(out, ',')
-			out = append(out, usage[m.keyStart:m.valEnd]...)
+			out = append(out, usage[m.KeyStart:m.ValEnd]...)
 		}
 		return true
 	}) != nil {

@@ -1,6 +1,10 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
+)
 
 // Terminal output in tool calls. An agent told that the client renders terminals (the gateway advertises
 // `clientCapabilities._meta.terminal_output`) sends a command's output in the update-level `_meta` of its tool
@@ -50,9 +54,9 @@ func (t *terminalTail) add(body []byte) {
 	for i < from {
 		switch c := t.buf[i]; {
 		case c == '\\':
-			i += escapeLen(t.buf, i)
+			i += rawjson.EscapeLen(t.buf, i)
 		case c >= 0x80:
-			i += utf8Len(c)
+			i += rawjson.UTF8Len(c)
 			for i < len(t.buf) && t.buf[i]&0xC0 == 0x80 { // continuation bytes of a malformed sequence
 				i++
 			}
@@ -69,7 +73,7 @@ func (t *terminalTail) add(body []byte) {
 func (t *terminalTail) bodyLen() int {
 	n := len(t.buf) - t.start
 	if t.omitted > 0 {
-		n += len(appendCutMarker(nil, t.omitted))
+		n += len(rawjson.AppendCutMarker(nil, t.omitted))
 	}
 	return n
 }
@@ -79,7 +83,7 @@ func (t *terminalTail) bodyLen() int {
 func (t *terminalTail) appendData(dst []byte) []byte {
 	dst = append(dst, '"')
 	if t.omitted > 0 {
-		dst = appendCutMarker(dst, t.omitted)
+		dst = rawjson.AppendCutMarker(dst, t.omitted)
 	}
 	dst = append(dst, t.buf[t.start:]...)
 	return append(dst, '"')
@@ -100,11 +104,11 @@ func (t *terminalTail) frozen() *terminalTail {
 // one accumulating, else started over — and the `_meta` returned holds it with `"data":""`. A terminal_output
 // without string data replaces the accumulated one, as the merge does.
 func (tc *toolCall) foldTerminalOutput(upd []byte, maxBytes int) []byte {
-	out := lookup(upd, "terminal_output")
+	out := rawjson.Lookup(upd, "terminal_output")
 	if out == nil {
 		return upd // the accumulated output stays, unless the merge drops it (set)
 	}
-	data, ok := stringBody(lookup(out, "data"))
+	data, ok := rawjson.StringBody(rawjson.Lookup(out, "data"))
 	var res []byte
 	if ok {
 		var stub []byte
@@ -116,7 +120,7 @@ func (tc *toolCall) foldTerminalOutput(upd []byte, maxBytes int) []byte {
 		tc.term = nil
 		return upd
 	}
-	id := lookup(out, "terminal_id")
+	id := rawjson.Lookup(out, "terminal_id")
 	if tc.term != nil && bytes.Equal(tc.term.id, id) {
 		tc.term.add(data)
 	} else {
@@ -130,7 +134,7 @@ func (tc *toolCall) renderMeta(meta []byte) []byte {
 	if tc.term == nil {
 		return meta
 	}
-	out, ok := replaceMember(lookup(meta, "terminal_output"), "data", tc.term.appendData(nil))
+	out, ok := replaceMember(rawjson.Lookup(meta, "terminal_output"), "data", tc.term.appendData(nil))
 	if !ok {
 		return meta
 	}
@@ -144,19 +148,19 @@ func (tc *toolCall) renderMeta(meta []byte) []byte {
 func replaceMember(obj []byte, key string, val []byte) ([]byte, bool) {
 	out := make([]byte, 0, len(obj)+len(val))
 	found := false
-	err := eachMember(obj, func(m member) bool {
+	err := rawjson.EachMember(obj, func(m rawjson.Member) bool {
 		if len(out) == 0 {
 			out = append(out, '{')
 		} else {
 			out = append(out, ',')
 		}
-		out = append(out, obj[m.keyStart:m.keyEnd]...)
+		out = append(out, obj[m.KeyStart:m.KeyEnd]...)
 		out = append(out, ':')
-		if string(m.key(obj)) == key {
+		if string(m.Key(obj)) == key {
 			found = true
 			out = append(out, val...)
 		} else {
-			out = append(out, m.value(obj)...)
+			out = append(out, m.Value(obj)...)
 		}
 		return true
 	})

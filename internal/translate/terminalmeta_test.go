@@ -76,7 +76,7 @@ func TestTerminalOutputAccumulatedBounded(t *testing.T) {
 		t.Fatalf("invalid JSON %s", merged)
 	}
 	got := mergedTerminalData(t, c)
-	if !strings.HasPrefix(got, cutMarkerPrefix) || !strings.HasSuffix(got, strings.Repeat(line, 20)) {
+	if !strings.HasPrefix(got, "…[gateway: truncated") || !strings.HasSuffix(got, strings.Repeat(line, 20)) {
 		t.Fatalf("bounded data %q", got)
 	}
 	if raw := field(t, merged, "_meta", "terminal_output", "data"); len(raw) > 1100 {
@@ -169,7 +169,7 @@ func TestTerminalOutputCutCountsEverything(t *testing.T) {
 	whole := string(allRaw[1 : len(allRaw)-1])
 	var omitted int
 	var kept string
-	if _, err := fmt.Sscanf(body, cutMarkerPrefix+" %d bytes]", &omitted); err != nil {
+	if _, err := fmt.Sscanf(body, "…[gateway: truncated %d bytes]", &omitted); err != nil {
 		t.Fatalf("no marker in %q: %v", body, err)
 	}
 	kept = body[strings.Index(body, " bytes]")+len(" bytes]"):]

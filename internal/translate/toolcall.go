@@ -2,6 +2,8 @@ package translate
 
 import (
 	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // toolCall is the merged state of one tool call: what a client that saw every update knows. Fields are kept
@@ -45,12 +47,12 @@ func (tc *toolCall) terminal() bool {
 
 // set stores one member (value copied: the caller's bytes belong to the agent's frame).
 func (tc *toolCall) set(key string, val []byte) {
-	if isNull(val) {
+	if rawjson.IsNull(val) {
 		return
 	}
 	if key == "_meta" {
 		val = mergeMeta(tc.get("_meta"), val)
-		if tc.term != nil && lookup(val, "terminal_output") == nil {
+		if tc.term != nil && rawjson.Lookup(val, "terminal_output") == nil {
 			tc.term = nil // the merge dropped it (a `_meta` that is not an object replaces the whole)
 		}
 	} else {
@@ -104,26 +106,26 @@ func mergeMeta(a, b []byte) []byte {
 	out := make([]byte, 0, len(a)+len(b))
 	out = append(out, '{')
 	first := true
-	err := eachMember(a, func(m member) bool {
-		if lookup(b, string(m.key(a))) != nil {
+	err := rawjson.EachMember(a, func(m rawjson.Member) bool {
+		if rawjson.Lookup(b, string(m.Key(a))) != nil {
 			return true
 		}
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		out = append(out, a[m.keyStart:m.valEnd]...)
+		out = append(out, a[m.KeyStart:m.ValEnd]...)
 		return true
 	})
 	if err != nil {
 		return append([]byte(nil), b...)
 	}
-	err = eachMember(b, func(m member) bool {
+	err = rawjson.EachMember(b, func(m rawjson.Member) bool {
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		out = append(out, b[m.keyStart:m.valEnd]...)
+		out = append(out, b[m.KeyStart:m.ValEnd]...)
 		return true
 	})
 	if err != nil {
@@ -141,14 +143,14 @@ func passField(key []byte) bool {
 	return false
 }
 
-func boundShape(key []byte) (fieldShape, bool) {
+func boundShape(key []byte) (rawjson.Shape, bool) {
 	switch string(key) {
 	case "content":
-		return shapeContent, true
+		return rawjson.ShapeContent, true
 	case "rawInput", "rawOutput":
-		return shapeAny, true
+		return rawjson.ShapeAny, true
 	case "_meta":
-		return shapeObject, true
+		return rawjson.ShapeObject, true
 	}
 	return 0, false
 }
@@ -161,12 +163,12 @@ func (c *Context) cleanField(key, v []byte) (out []byte, cut, changed bool) {
 		return out, false, false
 	}
 	if shape, ok := boundShape(key); ok {
-		out, cut = boundField(out, c.cfg.MaxFieldBytes, shape)
+		out, cut = rawjson.Bound(out, c.cfg.MaxFieldBytes, shape)
 		changed = cut || len(out) != len(v)
 	}
 	if c.cfg.Redact {
 		var red bool
-		out, red = redactJSON(out)
+		out, red = rawjson.Redact(out)
 		changed = changed || red
 	}
 	return out, cut, changed
@@ -181,8 +183,8 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 	type kv struct{ key, val []byte }
 	var fieldsBuf [12]kv
 	fields := fieldsBuf[:0]
-	err := eachMember(upd, func(m member) bool {
-		k, v := m.key(upd), m.value(upd)
+	err := rawjson.EachMember(upd, func(m rawjson.Member) bool {
+		k, v := m.Key(upd), m.Value(upd)
 		if string(k) == "toolCallId" {
 			idRaw = v
 		}
@@ -213,7 +215,7 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 	} else {
 		out = upd
 	}
-	id, ok := decodeString(idRaw)
+	id, ok := rawjson.DecodeString(idRaw)
 	if !ok {
 		return out, truncated, nil // not a tool call we can track; forwarded as is
 	}
@@ -225,9 +227,9 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 		}
 		val := f.val
 		if shape, ok := boundShape(f.key); ok {
-			val, _ = boundField(val, c.lim.messageBytes, shape)
+			val, _ = rawjson.Bound(val, c.lim.messageBytes, shape)
 		} else if len(val) > c.lim.messageBytes && c.lim.messageBytes > 0 {
-			val, _ = boundField(val, c.lim.messageBytes, shapeAny)
+			val, _ = rawjson.Bound(val, c.lim.messageBytes, rawjson.ShapeAny)
 		}
 		if string(f.key) == "_meta" {
 			val = tc.foldTerminalOutput(val, c.lim.messageBytes) // terminalmeta.go
@@ -290,11 +292,11 @@ func (c *Context) wrapParams(upd []byte) []byte {
 // diff the agent announced earlier even when the request carries only the id. An unknown or malformed
 // toolCall is returned cleaned but otherwise as the agent sent it. It does not change the state.
 func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
-	raw = ValidUTF8(raw)
+	raw = rawjson.ValidUTF8(raw)
 	cleaned := &toolCall{}
 	var idRaw []byte
-	err := eachMember(raw, func(m member) bool {
-		k, v := m.key(raw), m.value(raw)
+	err := rawjson.EachMember(raw, func(m rawjson.Member) bool {
+		k, v := m.Key(raw), m.Value(raw)
 		if string(k) == "toolCallId" {
 			idRaw = v
 		}
@@ -305,7 +307,7 @@ func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
 	if err != nil {
 		return raw
 	}
-	id, ok := decodeString(idRaw)
+	id, ok := rawjson.DecodeString(idRaw)
 	known := c.tools[id]
 	if !ok || known == nil {
 		return cleaned.appendObject(nil, "")
@@ -328,25 +330,25 @@ func (c *Context) PermissionToolCall(raw json.RawMessage) json.RawMessage {
 // PermissionParams returns an agent's `session/request_permission` params for clients: the session id
 // rewritten and the toolCall replaced by PermissionToolCall's merge. Everything else is kept byte for byte.
 func (c *Context) PermissionParams(params []byte) ([]byte, error) {
-	params = ValidUTF8(params)
+	params = rawjson.ValidUTF8(params)
 	out := make([]byte, 0, len(params)+256)
 	out = append(out, '{')
 	first, sawSession := true, false
-	err := eachMember(params, func(m member) bool {
+	err := rawjson.EachMember(params, func(m rawjson.Member) bool {
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		switch string(m.key(params)) {
+		switch string(m.Key(params)) {
 		case "sessionId":
 			sawSession = true
 			out = append(out, `"sessionId":`...)
 			out = appendString(out, c.cfg.SessionID)
 		case "toolCall":
 			out = append(out, `"toolCall":`...)
-			out = append(out, c.PermissionToolCall(m.value(params))...)
+			out = append(out, c.PermissionToolCall(m.Value(params))...)
 		default:
-			out = append(out, params[m.keyStart:m.valEnd]...)
+			out = append(out, params[m.KeyStart:m.ValEnd]...)
 		}
 		return true
 	})

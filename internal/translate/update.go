@@ -3,6 +3,8 @@ package translate
 import (
 	"errors"
 	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // knownKinds are the `sessionUpdate` values of schema 0.13.0; Update.Kind reuses these strings instead of
@@ -14,7 +16,7 @@ var knownKinds = [...]string{
 }
 
 func kindOf(raw []byte) string {
-	body, ok := stringBody(raw)
+	body, ok := rawjson.StringBody(raw)
 	if !ok {
 		return ""
 	}
@@ -23,7 +25,7 @@ func kindOf(raw []byte) string {
 			return k
 		}
 	}
-	s, _ := decodeString(raw)
+	s, _ := rawjson.DecodeString(raw)
 	return s
 }
 
@@ -41,7 +43,7 @@ func (c *Context) Update(params []byte) (Update, error) {
 		return Update{}, err
 	}
 	if u.text != nil {
-		u.Text, _ = decodeString(u.text)
+		u.Text, _ = rawjson.DecodeString(u.text)
 	}
 	return u.Update, nil
 }
@@ -62,14 +64,14 @@ func (c *Context) UpdateFrame(params []byte, m GatewayMeta) (FrameUpdate, error)
 // written.
 const maxScanned = 12
 
-// scanned is an object's members as one eachMember pass found them, so writing the object does not scan it
-// again.
+// scanned is an object's members as one rawjson.EachMember pass found them, so writing the object does not
+// scan it again.
 type scanned struct {
 	n int // members found; when > maxScanned, m holds only the first maxScanned
-	m [maxScanned]member
+	m [maxScanned]rawjson.Member
 }
 
-func (s *scanned) add(m member) {
+func (s *scanned) add(m rawjson.Member) {
 	if s.n < maxScanned {
 		s.m[s.n] = m
 	}
@@ -77,9 +79,9 @@ func (s *scanned) add(m member) {
 }
 
 // each calls fn for every member of b (the object s was scanned from), in wire order.
-func (s *scanned) each(b []byte, fn func(m member)) {
+func (s *scanned) each(b []byte, fn func(m rawjson.Member)) {
 	if s.n > maxScanned {
-		_ = eachMember(b, func(m member) bool { fn(m); return true })
+		_ = rawjson.EachMember(b, func(m rawjson.Member) bool { fn(m); return true })
 		return
 	}
 	for _, m := range s.m[:s.n] {
@@ -88,13 +90,13 @@ func (s *scanned) each(b []byte, fn func(m member)) {
 }
 
 func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error) {
-	params = ValidUTF8(params)
+	params = rawjson.ValidUTF8(params)
 	var upd []byte
 	var pm, um scanned
-	if err := eachMember(params, func(m member) bool {
+	if err := rawjson.EachMember(params, func(m rawjson.Member) bool {
 		pm.add(m)
-		if string(m.key(params)) == "update" {
-			upd = m.value(params)
+		if string(m.Key(params)) == "update" {
+			upd = m.Value(params)
 		}
 		return true
 	}); err != nil {
@@ -105,16 +107,16 @@ func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error)
 	}
 	var kindRaw, msgID, content []byte
 	hasID := false
-	if err := eachMember(upd, func(m member) bool {
+	if err := rawjson.EachMember(upd, func(m rawjson.Member) bool {
 		um.add(m)
-		switch string(m.key(upd)) {
+		switch string(m.Key(upd)) {
 		case "sessionUpdate":
-			kindRaw = m.value(upd)
+			kindRaw = m.Value(upd)
 		case "messageId":
-			msgID = m.value(upd)
-			hasID = !isNull(msgID)
+			msgID = m.Value(upd)
+			hasID = !rawjson.IsNull(msgID)
 		case "content":
-			content = m.value(upd)
+			content = m.Value(upd)
 		}
 		return true
 	}); err != nil {
@@ -127,7 +129,7 @@ func (c *Context) update(params []byte, stamp *GatewayMeta) (FrameUpdate, error)
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		kind := chunkEntryKind(u.Kind)
 		var idRaw []byte
-		if body, ok := stringBody(msgID); ok && hasID {
+		if body, ok := rawjson.StringBody(msgID); ok && hasID {
 			idRaw = body
 			if c.restoring {
 				c.adoptID(kind, body)
@@ -189,12 +191,12 @@ func (c *Context) appendParams(dst, params []byte, pm *scanned, upd []byte, um *
 	dst = append(dst, '{')
 	first, sawSession, metas := true, false, 0
 	var ms metaSplice
-	pm.each(params, func(m member) {
+	pm.each(params, func(m rawjson.Member) {
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		switch string(m.key(params)) {
+		switch string(m.Key(params)) {
 		case "sessionId":
 			sawSession = true
 			dst = append(dst, `"sessionId":`...)
@@ -208,12 +210,12 @@ func (c *Context) appendParams(dst, params []byte, pm *scanned, upd []byte, um *
 			}
 		case "_meta":
 			metas++
-			if at, comma, ok := metaInsertAt(params[m.keyStart:m.valEnd]); ok {
+			if at, comma, ok := metaInsertAt(params[m.KeyStart:m.ValEnd]); ok {
 				ms = metaSplice{at: len(dst) + at, comma: comma}
 			}
-			dst = append(dst, params[m.keyStart:m.valEnd]...)
+			dst = append(dst, params[m.KeyStart:m.ValEnd]...)
 		default:
-			dst = append(dst, params[m.keyStart:m.valEnd]...)
+			dst = append(dst, params[m.KeyStart:m.ValEnd]...)
 		}
 	})
 	if !sawSession {
@@ -236,19 +238,19 @@ func (c *Context) appendParams(dst, params []byte, pm *scanned, upd []byte, um *
 func appendWithMessageID(dst, upd []byte, um *scanned, idRaw []byte) []byte {
 	dst = append(dst, '{')
 	first, done := true, false
-	um.each(upd, func(m member) {
+	um.each(upd, func(m rawjson.Member) {
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		if string(m.key(upd)) == "messageId" {
+		if string(m.Key(upd)) == "messageId" {
 			done = true
 			dst = append(dst, `"messageId":"`...)
 			dst = append(dst, idRaw...)
 			dst = append(dst, '"')
 			return
 		}
-		dst = append(dst, upd[m.keyStart:m.valEnd]...)
+		dst = append(dst, upd[m.KeyStart:m.ValEnd]...)
 	})
 	if !done {
 		if !first {

@@ -3,6 +3,8 @@ package translate
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // FrameUpdate is an agent update translated by Context.UpdateFrame: an Update laid out as its log frame,
@@ -40,12 +42,12 @@ func metaInsertAt(raw []byte) (at int, comma, ok bool) {
 	}
 	v := raw[len(key):]
 	want, n, bad := 1, 0, false
-	if err := eachMember(v, func(m member) bool {
-		if m.keyStart != want || string(m.key(v)) == "gateway" {
+	if err := rawjson.EachMember(v, func(m rawjson.Member) bool {
+		if m.KeyStart != want || string(m.Key(v)) == "gateway" {
 			bad = true
 			return false
 		}
-		want = m.valEnd + 1 // just past the ',' (or the closing brace)
+		want = m.ValEnd + 1 // just past the ',' (or the closing brace)
 		n++
 		return true
 	}); err != nil || bad || want != len(v)-1+boolInt(n > 0) {
@@ -131,7 +133,7 @@ type TextSink interface {
 // update, keeping sb at most limit bytes (limit <= 0: no bound). Past the limit the text is cut on a rune
 // boundary and WriteText reports truncated; the caller then stops collecting.
 func (u *FrameUpdate) WriteText(sb TextSink, limit int) (truncated bool) {
-	body, ok := stringBody(u.text)
+	body, ok := rawjson.StringBody(u.text)
 	if !ok {
 		return false
 	}
@@ -140,7 +142,7 @@ func (u *FrameUpdate) WriteText(sb TextSink, limit int) (truncated bool) {
 		sb.Write(body[:n])
 		return n < len(body)
 	}
-	s, _ := decodeString(u.text)
+	s, _ := rawjson.DecodeString(u.text)
 	n := fitText(s, limit-sb.Len(), limit)
 	sb.WriteString(s[:n])
 	return n < len(s)

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
 // JSON-RPC error codes.
@@ -122,11 +123,11 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// rpcError encodes a JSON-RPC error reply. The client's id is re-encoded (translate.EchoID), never echoed raw.
+// rpcError encodes a JSON-RPC error reply. The client's id is re-encoded (rawjson.EchoID), never echoed raw.
 func rpcError(id *json.RawMessage, code int, msg string) []byte {
 	var raw json.RawMessage
 	if id != nil {
-		raw = translate.EchoID(*id)
+		raw = rawjson.EchoID(*id)
 	}
 	return frameout.RPCError(raw, code, msg, nil)
 }

@@ -1,4 +1,4 @@
-package translate
+package rawjson
 
 import "encoding/json"
 
@@ -6,8 +6,8 @@ import "encoding/json"
 // conversation, and the user reads it anyway). It runs after truncation, on the raw JSON of one field.
 //
 // The scanner is hand-written and does one forward pass: every byte is looked at a bounded number of times,
-// so a hostile 500 KB tool output costs linear time (BenchmarkRedact500KB). It is string-aware, so it only
-// ever rewrites the inside of JSON strings and the output stays valid JSON. It recognises:
+// so a hostile 500 KB tool output costs linear time (translate's BenchmarkRedact500KB). It is string-aware,
+// so it only ever rewrites the inside of JSON strings and the output stays valid JSON. It recognises:
 //
 //   - token prefixes at the start of a word: sk-… (OpenAI, Anthropic), ghp_/gho_/ghu_/ghs_/ghr_/github_pat_…
 //     (GitHub), xoxb-/xoxp-/xoxa-/xoxr-/xoxs-… (Slack), glpat-… (GitLab), AKIA/ASIA + 16 (AWS), AIza + 35
@@ -23,9 +23,9 @@ import "encoding/json"
 
 const redacted = "[REDACTED]"
 
-// redactJSON returns v with secrets inside its strings replaced, and whether anything was. v itself is
+// Redact returns v with secrets inside its strings replaced, and whether anything was. v itself is
 // returned (no copy) when nothing matched.
-func redactJSON(v []byte) ([]byte, bool) {
+func Redact(v []byte) ([]byte, bool) {
 	r := redactor{src: v}
 	r.scan()
 	if r.out == nil {
@@ -94,7 +94,7 @@ func (r *redactor) scanString(i int) int {
 		case c == '"':
 			return i + 1
 		case c == '\\':
-			i += escapeLen(src, i)
+			i += EscapeLen(src, i)
 		case isWordByte(c):
 			i = r.word(i)
 		default:
@@ -224,7 +224,7 @@ func (r *redactor) pem(i int) int {
 			r.replace(hdr, j)
 			return j
 		case c == '\\':
-			j += escapeLen(src, j)
+			j += EscapeLen(src, j)
 		case c == '-' && j+8 <= len(src) && string(src[j:j+8]) == "-----END":
 			r.replace(hdr, j)
 			return j + 8
@@ -305,14 +305,14 @@ func equalFold(b []byte, lower string) bool {
 	return true
 }
 
-// RedactText returns s with the secrets redactJSON recognises replaced, for text the gateway shows clients
+// RedactText returns s with the secrets Redact recognises replaced, for text the gateway shows clients
 // outside tool calls (an agent's error data).
 func RedactText(s string) string {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return s
 	}
-	out, red := redactJSON(b)
+	out, red := Redact(b)
 	if !red {
 		return s
 	}
@@ -325,6 +325,6 @@ func RedactText(s string) string {
 
 // RedactJSON returns the JSON value v with secrets inside its strings replaced (v itself when none).
 func RedactJSON(v []byte) []byte {
-	out, _ := redactJSON(v)
+	out, _ := Redact(v)
 	return out
 }

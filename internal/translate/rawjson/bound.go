@@ -1,4 +1,4 @@
-package translate
+package rawjson
 
 import (
 	"strconv"
@@ -6,8 +6,8 @@ import (
 
 // Payload bounds. A tool call's content, rawInput, rawOutput and its update-level _meta (claude-agent-acp
 // copies the whole tool response into `_meta.claudeCode.toolResponse`) are each bounded to
-// Config.MaxFieldBytes. The cut keeps the field's shape so a client renders what is left as it would the
-// whole: long strings are shortened with an in-string marker, arrays past the budget lose their tail
+// translate.Config.MaxFieldBytes. The cut keeps the field's shape so a client renders what is left as it
+// would the whole: long strings are shortened with an in-string marker, arrays past the budget lose their tail
 // elements (replaced by one marker element), objects keep all their members. Strings of up to
 // shortStringBytes are never cut, so enum values and ids stay intact. Every marker says what was cut and by
 // how much, e.g. `…[gateway: truncated 483112 bytes]`.
@@ -16,12 +16,12 @@ import (
 // byte per level). When a pathological shape (say a million tiny object members) would still exceed
 // hardBound after the soft cut, the whole field is replaced by a fixed marker of the right type instead.
 
-type fieldShape uint8
+type Shape uint8
 
 const (
-	shapeAny     fieldShape = iota // rawInput, rawOutput: any JSON value
-	shapeContent                   // content: ToolCallContent[]
-	shapeObject                    // _meta: an object
+	ShapeAny     Shape = iota // rawInput, rawOutput: any JSON value
+	ShapeContent              // content: ToolCallContent[]
+	ShapeObject               // _meta: an object
 )
 
 const shortStringBytes = 64
@@ -32,25 +32,25 @@ const secretRunBackoff = 128
 
 func hardBound(max int) int { return 2*max + 1024 }
 
-// boundField returns v bounded to about max bytes and whether anything was cut. v itself is returned when it
+// Bound returns v bounded to about max bytes and whether anything was cut. v itself is returned when it
 // fits; max <= 0 means unbounded.
-func boundField(v []byte, max int, shape fieldShape) ([]byte, bool) {
+func Bound(v []byte, max int, shape Shape) ([]byte, bool) {
 	if max <= 0 || len(v) <= max {
 		return v, false
 	}
 	b := bounder{src: v, max: max, hard: hardBound(max), out: make([]byte, 0, max+128)}
-	if !b.run(shape == shapeContent) {
+	if !b.run(shape == ShapeContent) {
 		return fallbackField(v, shape), true
 	}
 	return b.out, b.cut
 }
 
-func fallbackField(v []byte, shape fieldShape) []byte {
+func fallbackField(v []byte, shape Shape) []byte {
 	n := strconv.Itoa(len(v))
 	switch shape {
-	case shapeContent:
+	case ShapeContent:
 		return []byte(`[{"type":"content","content":{"type":"text","text":"[gateway: truncated ` + n + ` bytes]"}}]`)
-	case shapeObject:
+	case ShapeObject:
 		return []byte(`{"gateway":{"truncatedBytes":` + n + `}}`)
 	default:
 		return []byte(`"[gateway: truncated ` + n + ` bytes]"`)
@@ -238,10 +238,10 @@ func (b *bounder) appendString(body []byte) {
 		b.out = append(b.out, '"')
 		return
 	}
-	k := safeCut(body, max(room, 0))
+	k := SafeCut(body, max(room, 0))
 	b.out = append(b.out, '"')
 	b.out = append(b.out, body[:k]...)
-	b.out = appendCutMarker(b.out, len(body)-k)
+	b.out = AppendCutMarker(b.out, len(body)-k)
 	b.out = append(b.out, '"')
 	b.cut = true
 }
@@ -249,25 +249,25 @@ func (b *bounder) appendString(body []byte) {
 // cutMarkerPrefix starts every in-string truncation marker.
 const cutMarkerPrefix = "…[gateway: truncated"
 
-func appendCutMarker(dst []byte, omitted int) []byte {
+func AppendCutMarker(dst []byte, omitted int) []byte {
 	dst = append(dst, cutMarkerPrefix+" "...)
 	dst = strconv.AppendInt(dst, int64(omitted), 10)
 	return append(dst, " bytes]"...)
 }
 
-// safeCut returns the largest k <= keep at which the raw string body can be cut without splitting an escape
+// SafeCut returns the largest k <= keep at which the raw string body can be cut without splitting an escape
 // sequence (a surrogate pair counts as one) or a UTF-8 sequence, backed off to the start of a token-like run
 // that continues past the cut (see secretRunBackoff).
-func safeCut(body []byte, keep int) int {
+func SafeCut(body []byte, keep int) int {
 	i, runStart := 0, 0
 	for i < len(body) {
 		c := body[i]
 		n, run := 1, false
 		switch {
 		case c == '\\':
-			n = escapeLen(body, i)
+			n = EscapeLen(body, i)
 		case c >= 0x80:
-			n = utf8Len(c)
+			n = UTF8Len(c)
 		default:
 			run = isRunByte(c)
 		}
@@ -285,8 +285,8 @@ func safeCut(body []byte, keep int) int {
 	return i
 }
 
-// escapeLen is the length of the escape sequence at body[i] == '\\'.
-func escapeLen(body []byte, i int) int {
+// EscapeLen is the length of the escape sequence at body[i] == '\\'.
+func EscapeLen(body []byte, i int) int {
 	if i+1 >= len(body) || body[i+1] != 'u' {
 		return 2
 	}
@@ -305,7 +305,7 @@ func isHighSurrogateNibble(c byte) bool {
 	return false
 }
 
-func utf8Len(c byte) int {
+func UTF8Len(c byte) int {
 	switch {
 	case c >= 0xF0:
 		return 4

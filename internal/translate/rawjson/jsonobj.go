@@ -1,4 +1,4 @@
-package translate
+package rawjson
 
 import (
 	"bytes"
@@ -6,29 +6,29 @@ import (
 	"errors"
 )
 
-// errNotObject reports input that is not a single JSON object. Callers hand us bytes the SDK already parsed,
+// ErrNotObject reports input that is not a single JSON object. Callers hand us bytes the SDK already parsed,
 // so this only fires on programming errors or hostile input in fuzzing.
-var errNotObject = errors.New("translate: not a JSON object")
+var ErrNotObject = errors.New("translate: not a JSON object")
 
 // member is one top-level member of a JSON object: byte offsets of its key (with quotes) and its value.
-type member struct {
-	keyStart, keyEnd int
-	valStart, valEnd int
+type Member struct {
+	KeyStart, KeyEnd int
+	ValStart, ValEnd int
 }
 
 // key returns the member's raw key without quotes. Keys with escapes are returned raw; the keys we look for
 // (sessionId, _meta, update, …) never need escaping, so an escaped key simply never matches.
-func (m member) key(b []byte) []byte { return b[m.keyStart+1 : m.keyEnd-1] }
+func (m Member) Key(b []byte) []byte { return b[m.KeyStart+1 : m.KeyEnd-1] }
 
 // value returns the member's raw value bytes.
-func (m member) value(b []byte) []byte { return b[m.valStart:m.valEnd] }
+func (m Member) Value(b []byte) []byte { return b[m.ValStart:m.ValEnd] }
 
-// eachMember calls fn for every top-level member of the JSON object in b, in wire order, without allocating.
+// EachMember calls fn for every top-level member of the JSON object in b, in wire order, without allocating.
 // It validates structure only as far as it must to find value boundaries; fn returning false stops early.
-func eachMember(b []byte, fn func(m member) bool) error {
+func EachMember(b []byte, fn func(m Member) bool) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return errNotObject
+		return ErrNotObject
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -36,32 +36,32 @@ func eachMember(b []byte, fn func(m member) bool) error {
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return errNotObject
+			return ErrNotObject
 		}
-		var m member
-		m.keyStart = i
+		var m Member
+		m.KeyStart = i
 		end, err := skipString(b, i)
 		if err != nil {
 			return err
 		}
-		m.keyEnd = end
+		m.KeyEnd = end
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return errNotObject
+			return ErrNotObject
 		}
 		i = skipSpace(b, i+1)
-		m.valStart = i
+		m.ValStart = i
 		end, err = skipValue(b, i)
 		if err != nil {
 			return err
 		}
-		m.valEnd = end
+		m.ValEnd = end
 		if !fn(m) {
 			return nil
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return errNotObject
+			return ErrNotObject
 		}
 		switch b[i] {
 		case ',':
@@ -69,14 +69,14 @@ func eachMember(b []byte, fn func(m member) bool) error {
 		case '}':
 			return trailing(b, i+1)
 		default:
-			return errNotObject
+			return ErrNotObject
 		}
 	}
 }
 
 func trailing(b []byte, i int) error {
 	if skipSpace(b, i) != len(b) {
-		return errNotObject
+		return ErrNotObject
 	}
 	return nil
 }
@@ -114,14 +114,14 @@ func skipString(b []byte, i int) (int, error) {
 		}
 		j = q + 1
 	}
-	return 0, errNotObject
+	return 0, ErrNotObject
 }
 
 // skipValue returns the offset just past the JSON value starting at b[i]. Nesting is tracked with a counter,
 // not recursion, so hostile depth costs nothing but a loop.
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
-		return 0, errNotObject
+		return 0, ErrNotObject
 	}
 	switch b[i] {
 	case '"':
@@ -145,7 +145,7 @@ func skipValue(b []byte, i int) (int, error) {
 				}
 			}
 		}
-		return 0, errNotObject
+		return 0, ErrNotObject
 	default:
 		j := i
 		for j < len(b) {
@@ -156,18 +156,18 @@ func skipValue(b []byte, i int) (int, error) {
 			j++
 		}
 		if j == i {
-			return 0, errNotObject
+			return 0, ErrNotObject
 		}
 		return j, nil
 	}
 }
 
-// lookup returns the raw value of the top-level key k, or nil.
-func lookup(b []byte, k string) []byte {
+// Lookup returns the raw value of the top-level key k, or nil.
+func Lookup(b []byte, k string) []byte {
 	var out []byte
-	_ = eachMember(b, func(m member) bool {
-		if string(m.key(b)) == k {
-			out = m.value(b)
+	_ = EachMember(b, func(m Member) bool {
+		if string(m.Key(b)) == k {
+			out = m.Value(b)
 			return false
 		}
 		return true
@@ -175,21 +175,21 @@ func lookup(b []byte, k string) []byte {
 	return out
 }
 
-// isNull reports whether a raw value is the literal null.
-func isNull(v []byte) bool { return string(v) == "null" }
+// IsNull reports whether a raw value is the literal null.
+func IsNull(v []byte) bool { return string(v) == "null" }
 
-// stringBody returns the raw bytes between the quotes of a JSON string value, or false for any other value.
-func stringBody(v []byte) ([]byte, bool) {
+// StringBody returns the raw bytes between the quotes of a JSON string value, or false for any other value.
+func StringBody(v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return nil, false
 	}
 	return v[1 : len(v)-1], true
 }
 
-// decodeString returns the Go string of a raw JSON string value. Strings without escapes, which is nearly
+// DecodeString returns the Go string of a raw JSON string value. Strings without escapes, which is nearly
 // all of them, cost one allocation and no decoding.
-func decodeString(v []byte) (string, bool) {
-	body, ok := stringBody(v)
+func DecodeString(v []byte) (string, bool) {
+	body, ok := StringBody(v)
 	if !ok {
 		return "", false
 	}
