@@ -15,7 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/coder/websocket"
 )
 
@@ -466,7 +466,7 @@ func TestCloseSocketLeavesTurnRunning(t *testing.T) {
 	if len(pending) != 1 {
 		t.Fatalf("pending = %d", len(pending))
 	}
-	var ans translate.ClientAnswer
+	var ans ask.ClientAnswer
 	ans.Outcome.Outcome, ans.Outcome.OptionID = "selected", "allow-once"
 	if _, err := s.Answer(pending[0].ID, ans, "rest"); err != nil {
 		t.Fatal(err)
@@ -495,7 +495,7 @@ func TestPermissionAnsweredElsewhere(t *testing.T) {
 	}
 	var pid string
 	_ = json.Unmarshal(perm.ID, &pid)
-	var ans translate.ClientAnswer
+	var ans ask.ClientAnswer
 	ans.Outcome.Outcome, ans.Outcome.OptionID = "selected", "reject-once"
 	if _, err := s.Answer(pid, ans, "rest"); err != nil {
 		t.Fatal(err)
@@ -746,7 +746,7 @@ func TestLoadTranscriptReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, "a permission request", func() bool { return len(s.PendingPermissions()) > 0 })
-			var ans translate.ClientAnswer
+			var ans ask.ClientAnswer
 			ans.Outcome.Outcome, ans.Outcome.OptionID = "selected", "allow-once"
 			if _, err := s.Answer(s.PendingPermissions()[0].ID, ans, "rest"); err != nil {
 				t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/coder/websocket"
 )
 
@@ -355,7 +355,7 @@ func TestHTTPPermissionAnsweredElsewhere(t *testing.T) {
 	var pid string
 	_ = json.Unmarshal(perm.ID, &pid)
 	s, _ := e.reg.Get(sid)
-	var ans translate.ClientAnswer
+	var ans ask.ClientAnswer
 	ans.Outcome.Outcome, ans.Outcome.OptionID = "selected", "reject-once"
 	if _, err := s.Answer(pid, ans, "rest"); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
@@ -152,11 +152,11 @@ func (c *conn) response(id, result, rpcErr json.RawMessage) {
 		return
 	}
 	c.noteAnswered(pid)
-	var ans translate.ClientAnswer
+	var ans ask.ClientAnswer
 	if rpcErr != nil && string(rpcErr) != "null" {
-		ans = translate.FailedAnswer() // a client that fails the request denies (declines) it
+		ans = ask.FailedAnswer() // a client that fails the request denies (declines) it
 	} else if err := json.Unmarshal(result, &ans); err != nil {
-		ans = translate.ClientAnswer{} // malformed: Answer rejects it and the request stays pending
+		ans = ask.ClientAnswer{} // malformed: Answer rejects it and the request stays pending
 	}
 	ans.For = "" // the request's id says what it is
 	for _, s := range c.attachedList() {

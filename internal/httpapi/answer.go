@@ -1,5 +1,5 @@
 package httpapi
 
-import "github.com/acp-gateway/gateway/internal/translate"
+import "github.com/acp-gateway/gateway/internal/translate/ask"
 
-type translateAnswer = translate.ClientAnswer
+type translateAnswer = ask.ClientAnswer

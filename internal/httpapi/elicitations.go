@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -49,8 +49,8 @@ func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	id := chi.URLParam(r, "elicitationId")
-	ans := translate.ClientAnswer{Action: req.Action, Content: req.Content, For: "elicitation"}
-	return s.answerAndWait(w, r, sess, wait, id, ans, func(o translate.Outcome, st *sessions.TurnState) any {
+	ans := ask.ClientAnswer{Action: req.Action, Content: req.Content, For: "elicitation"}
+	return s.answerAndWait(w, r, sess, wait, id, ans, func(o ask.Outcome, st *sessions.TurnState) any {
 		return answeredElicitation{ID: id, Outcome: o.ClientJSON(), TurnState: st}
 	})
 }

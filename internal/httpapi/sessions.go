@@ -11,7 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -277,7 +277,7 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 	}
 	permID := chi.URLParam(r, "permissionId")
 	ans.For = "permission"
-	return s.answerAndWait(w, r, sess, wait, permID, ans, func(o translate.Outcome, st *sessions.TurnState) any {
+	return s.answerAndWait(w, r, sess, wait, permID, ans, func(o ask.Outcome, st *sessions.TurnState) any {
 		if st == nil {
 			return map[string]any{"permissionId": permID, "outcome": o.ClientJSON()}
 		}
@@ -287,7 +287,7 @@ func (s *Server) answerPermission(w http.ResponseWriter, r *http.Request) error 
 
 // answerAndWait applies a client's answer to a pending request (a permission or an elicitation) and writes
 // body(outcome, nil), or with `wait=true` body(outcome, where the request's turn then stands).
-func (s *Server) answerAndWait(w http.ResponseWriter, r *http.Request, sess *sessions.Session, wait waitParams, id string, ans translate.ClientAnswer, body func(translate.Outcome, *sessions.TurnState) any) error {
+func (s *Server) answerAndWait(w http.ResponseWriter, r *http.Request, sess *sessions.Session, wait waitParams, id string, ans ask.ClientAnswer, body func(ask.Outcome, *sessions.TurnState) any) error {
 	o, turn, err := sess.AnswerInTurnAs(principal.From(r.Context()), id, ans, "rest")
 	if err != nil {
 		return err

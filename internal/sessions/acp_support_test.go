@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -27,7 +27,7 @@ func TestPermissionPending(t *testing.T) {
 	if !s.PermissionPending(p.ID) {
 		t.Fatalf("%s not pending", p.ID)
 	}
-	var a translate.ClientAnswer
+	var a ask.ClientAnswer
 	a.Outcome.Outcome, a.Outcome.OptionID = "selected", "allow-once"
 	if _, err := s.Answer(p.ID, a, "acp"); err != nil {
 		t.Fatal(err)

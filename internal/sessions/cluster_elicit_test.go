@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // TestFollowerRoutesElicitation: an elicitation of a session owned by node a waits on node b too (b folds the
@@ -35,11 +35,11 @@ func TestFollowerRoutesElicitation(t *testing.T) {
 		t.Fatalf("await on b: %+v, %v", st, err)
 	}
 	id := st.Elicitations[0].ID
-	bad := translate.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"colour":"red"}`), For: "elicitation"}
+	bad := ask.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"colour":"red"}`), For: "elicitation"}
 	if _, _, err := f.AnswerInTurnAs(alice, id, bad, "rest"); !errors.Is(err, sessions.ErrInvalidElicitationAnswer) || err.Error() == sessions.ErrInvalidElicitationAnswer.Error() {
 		t.Fatalf("bad answer through b: %v", err)
 	}
-	good := translate.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"name":"Ann","colour":"red"}`), For: "elicitation"}
+	good := ask.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"name":"Ann","colour":"red"}`), For: "elicitation"}
 	o, _, err := f.AnswerInTurnAs(alice, id, good, "rest")
 	if err != nil || o.Action != "accept" {
 		t.Fatalf("answer through b: %+v, %v", o, err)

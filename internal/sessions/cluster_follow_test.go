@@ -22,7 +22,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // Mode c with two registries on one embedded JetStream server (docs/cluster.md §5): node b serves node a's
@@ -134,8 +134,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func allowOnce() translate.ClientAnswer {
-	var a translate.ClientAnswer
+func allowOnce() ask.ClientAnswer {
+	var a ask.ClientAnswer
 	a.Outcome.Outcome, a.Outcome.OptionID = "selected", "allow-once"
 	return a
 }

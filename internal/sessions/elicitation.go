@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // ElicitationView is a pending elicitation as clients see it: what the agent asks, and (form mode) the
@@ -30,7 +31,7 @@ type ElicitationView struct {
 // by the gateway on cancel, close, deadline and agent exit. A request it cannot put to a user safely is
 // declined at once.
 func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	req, perr := translate.ParseElicitationRequest(params)
+	req, perr := ask.ParseElicitationRequest(params)
 	s.mu.Lock()
 	p := s.newRequestLocked()
 	p.elicit = &req

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // Errors the faces map to HTTP statuses and JSON-RPC codes. They are values so callers can errors.Is them.
@@ -27,7 +27,7 @@ var (
 	ErrElicitationUnknown = errors.New("elicitation request not found")
 	// ErrInvalidElicitationAnswer is an answer that is not accept/decline/cancel, or content that does not
 	// match the request's schema; the request stays pending.
-	ErrInvalidElicitationAnswer = translate.ErrInvalidElicitationAnswer
+	ErrInvalidElicitationAnswer = ask.ErrInvalidElicitationAnswer
 	ErrTooManySessions          = errors.New("too many sessions")
 	ErrShuttingDown             = errors.New("gateway is shutting down")
 	ErrBadRequest               = errors.New("bad request")

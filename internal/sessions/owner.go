@@ -6,7 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // VisibleTo reports whether p may see s: admins see every session, users their own and those shared with
@@ -87,13 +87,13 @@ func (s *Session) audit(who principal.Principal, action string, attrs ...any) {
 
 // AnswerAs is Answer by who (a collaborator at least): `_gateway/permission_resolved` names them (actor)
 // and an audit line records it.
-func (s *Session) AnswerAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
+func (s *Session) AnswerAs(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, error) {
 	o, _, err := s.AnswerInTurnAs(who, permissionID, a, by)
 	return o, err
 }
 
 // AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
-func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	return s.run.answer(who, permissionID, a, by)
 }
 

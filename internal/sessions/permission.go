@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
 )
 
@@ -20,31 +21,31 @@ type permission struct {
 	// Static after construction.
 	id        string
 	turnID    string
-	req       translate.PermissionRequest
-	elicit    *translate.ElicitationRequest // set for an elicitation
+	req       ask.PermissionRequest
+	elicit    *ask.ElicitationRequest // set for an elicitation
 	createdAt time.Time
 	deadline  time.Time
-	toolCall  json.RawMessage        // the request's tool call merged over what the agent sent before
-	params    []byte                 // the request's params as clients see them
-	meta      translate.GatewayMeta  // the logged frame's stamp, seq included
-	seq       uint64                 // its seq
-	answer    chan translate.Outcome // buffered 1; written once by whoever resolves it
+	toolCall  json.RawMessage       // the request's tool call merged over what the agent sent before
+	params    []byte                // the request's params as clients see them
+	meta      translate.GatewayMeta // the logged frame's stamp, seq included
+	seq       uint64                // its seq
+	answer    chan ask.Outcome      // buffered 1; written once by whoever resolves it
 }
 
 // PermissionView is a pending permission request as clients see it.
 type PermissionView struct {
-	ID        string                       `json:"id"`
-	TurnID    string                       `json:"turnId,omitempty"`
-	ToolCall  json.RawMessage              `json:"toolCall"`
-	Options   []translate.PermissionOption `json:"options"`
-	CreatedAt time.Time                    `json:"createdAt"`
-	Deadline  time.Time                    `json:"deadline"`
+	ID        string                 `json:"id"`
+	TurnID    string                 `json:"turnId,omitempty"`
+	ToolCall  json.RawMessage        `json:"toolCall"`
+	Options   []ask.PermissionOption `json:"options"`
+	CreatedAt time.Time              `json:"createdAt"`
+	Deadline  time.Time              `json:"deadline"`
 }
 
 // answerTo pairs a resolved request with the outcome to deliver to the waiting agent handler.
 type answerTo struct {
 	p *permission
-	o translate.Outcome
+	o ask.Outcome
 }
 
 // deliver hands outcomes to the agent handlers waiting for them. Channels are buffered: never blocks.
@@ -57,7 +58,7 @@ func deliver(as []answerTo) {
 // RequestPermission implements agents.Handler. It logs the request for clients, applies the session's policy,
 // and waits for the first valid answer, the deadline, or the agent giving up.
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	req, perr := translate.ParsePermissionRequest(params)
+	req, perr := ask.ParsePermissionRequest(params)
 	s.mu.Lock()
 	params = scrubLoginSecrets(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
 	p := s.newRequestLocked()
@@ -75,7 +76,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 
 // newRequestLocked starts a request of the running turn (if any), with its id and deadline.
 func (s *Session) newRequestLocked() *permission {
-	p := &permission{id: uuid.NewString(), createdAt: s.reg.now().UTC(), answer: make(chan translate.Outcome, 1)}
+	p := &permission{id: uuid.NewString(), createdAt: s.reg.now().UTC(), answer: make(chan ask.Outcome, 1)}
 	p.deadline = p.createdAt.Add(s.reg.cfg.PermissionTimeout)
 	if s.turn != nil {
 		p.turnID = s.turn.ID
@@ -146,7 +147,7 @@ func (p *permission) method() string {
 
 // deny is the answer the gateway gives on its own (close, deadline, agent exit): the agent's reject option
 // for a permission, decline for an elicitation.
-func (p *permission) deny(reason string) translate.Outcome {
+func (p *permission) deny(reason string) ask.Outcome {
 	if p.elicit != nil {
 		return p.elicit.Decline(reason)
 	}
@@ -155,42 +156,42 @@ func (p *permission) deny(reason string) translate.Outcome {
 
 // cancelled is the answer to a request of a cancelled turn: `cancelled` for a permission, as ACP requires
 // after session/cancel; decline for an elicitation, which the user never answered.
-func (p *permission) cancelled(reason string) translate.Outcome {
+func (p *permission) cancelled(reason string) ask.Outcome {
 	if p.elicit != nil {
 		return p.elicit.Decline(reason)
 	}
-	return translate.Outcome{Reason: reason}
+	return ask.Outcome{Reason: reason}
 }
 
 // decide maps a client's answer to p's outcome. An answer meant for the other kind of request finds nothing.
-func (p *permission) decide(a translate.ClientAnswer) (translate.Outcome, error) {
+func (p *permission) decide(a ask.ClientAnswer) (ask.Outcome, error) {
 	if p.elicit != nil {
 		if a.For == "permission" {
-			return translate.Outcome{}, ErrPermissionUnknown
+			return ask.Outcome{}, ErrPermissionUnknown
 		}
 		return p.elicit.Decide(a) // its errors wrap ErrInvalidElicitationAnswer
 	}
 	if a.For == "elicitation" {
-		return translate.Outcome{}, ErrElicitationUnknown
+		return ask.Outcome{}, ErrElicitationUnknown
 	}
 	o, err := p.req.Decide(a)
-	if errors.Is(err, translate.ErrUnknownOption) {
-		return translate.Outcome{}, ErrUnknownOption
+	if errors.Is(err, ask.ErrUnknownOption) {
+		return ask.Outcome{}, ErrUnknownOption
 	}
 	if err != nil {
-		return translate.Outcome{}, errors.Join(ErrBadRequest, err)
+		return ask.Outcome{}, errors.Join(ErrBadRequest, err)
 	}
 	return o, nil
 }
 
 // resolveLocked records an outcome: the request leaves the pending set, clients get
 // `_gateway/permission_resolved`, and the returned answer must be delivered after unlocking.
-func (s *Session) resolveLocked(p *permission, o translate.Outcome, by string) []answerTo {
+func (s *Session) resolveLocked(p *permission, o ask.Outcome, by string) []answerTo {
 	return s.resolveAsLocked(p, o, by, principal.Principal{})
 }
 
 // resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
-func (s *Session) resolveAsLocked(p *permission, o translate.Outcome, by string, who principal.Principal) []answerTo {
+func (s *Session) resolveAsLocked(p *permission, o ask.Outcome, by string, who principal.Principal) []answerTo {
 	delete(s.perms, p.id)
 	s.rememberResolvedLocked(p.id)
 	res := o.ClientJSON()
@@ -220,7 +221,7 @@ func (s *Session) rememberResolvedLocked(id string) {
 }
 
 // resolvePending resolves a request if it is still pending; a lost race is not an error.
-func (s *Session) resolvePending(id string, o translate.Outcome, by string) {
+func (s *Session) resolvePending(id string, o ask.Outcome, by string) {
 	s.mu.Lock()
 	var as []answerTo
 	if p, ok := s.perms[id]; ok {
@@ -232,13 +233,13 @@ func (s *Session) resolvePending(id string, o translate.Outcome, by string) {
 
 // Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
 // not offer is ErrUnknownOption and leaves the request pending.
-func (s *Session) Answer(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, error) {
+func (s *Session) Answer(permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, error) {
 	o, _, err := s.answer(principal.Principal{}, permissionID, a, by)
 	return o, err
 }
 
 // answer is Answer by who, also returning the running turn the request belonged to.
-func (s *Session) answer(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (s *Session) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s.mu.Lock()
 	p, ok := s.perms[permissionID]
 	if !ok {
@@ -246,16 +247,16 @@ func (s *Session) answer(who principal.Principal, permissionID string, a transla
 		s.mu.Unlock()
 		switch {
 		case was:
-			return translate.Outcome{}, nil, ErrAlreadyResolved
+			return ask.Outcome{}, nil, ErrAlreadyResolved
 		case a.For == "elicitation":
-			return translate.Outcome{}, nil, ErrElicitationUnknown
+			return ask.Outcome{}, nil, ErrElicitationUnknown
 		}
-		return translate.Outcome{}, nil, ErrPermissionUnknown
+		return ask.Outcome{}, nil, ErrPermissionUnknown
 	}
 	o, err := p.decide(a)
 	if err != nil {
 		s.mu.Unlock()
-		return translate.Outcome{}, nil, err
+		return ask.Outcome{}, nil, err
 	}
 	var t *Turn
 	if s.turn != nil && s.turn.ID == p.turnID {

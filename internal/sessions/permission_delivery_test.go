@@ -16,7 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // These tests run the built-in demo agent in process inside a synctest bubble: the permission deadline
@@ -146,8 +146,8 @@ func dlPendingOne(t *testing.T, s *Session) PermissionView {
 	return ps[0]
 }
 
-func dlSelect(id string) translate.ClientAnswer {
-	var a translate.ClientAnswer
+func dlSelect(id string) ask.ClientAnswer {
+	var a ask.ClientAnswer
 	a.Outcome.Outcome, a.Outcome.OptionID = "selected", id
 	return a
 }
@@ -250,7 +250,7 @@ func TestPermissionUnknownOptionStaysPendingAndCancelResolves(t *testing.T) {
 		if _, err := s.Answer(p.ID, dlSelect("no-such-option"), "client"); !errors.Is(err, ErrUnknownOption) {
 			t.Fatalf("unknown option: %v", err)
 		}
-		var bad translate.ClientAnswer
+		var bad ask.ClientAnswer
 		bad.Outcome.Outcome = "maybe"
 		if _, err := s.Answer(p.ID, bad, "client"); !errors.Is(err, ErrBadRequest) {
 			t.Fatalf("bad outcome: %v", err)

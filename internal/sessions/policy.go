@@ -3,7 +3,7 @@ package sessions
 import (
 	"encoding/json"
 
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // Permission policies a session may choose. Every automatic answer is logged like a client's, so clients can
@@ -29,7 +29,7 @@ func validPolicy(p string) bool {
 
 // decideByPolicy returns the automatic outcome for a request, or ok=false when a client must answer. It
 // chooses options by kind, never by id.
-func decideByPolicy(policy string, req translate.PermissionRequest) (translate.Outcome, bool) {
+func decideByPolicy(policy string, req ask.PermissionRequest) (ask.Outcome, bool) {
 	switch policy {
 	case PolicyApproveAll:
 		return req.Allow()
@@ -45,5 +45,5 @@ func decideByPolicy(policy string, req translate.PermissionRequest) (translate.O
 			return req.Allow()
 		}
 	}
-	return translate.Outcome{}, false
+	return ask.Outcome{}, false
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -163,7 +164,7 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 		turnID: info.Meta.TurnID,
 		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
 		// frame the live session would send.
-		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan translate.Outcome, 1),
+		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan ask.Outcome, 1),
 	}
 	var deadline string
 	if rp := info.Permission; rp != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
 )
 
@@ -45,9 +45,9 @@ type promptArgs struct {
 }
 
 type answerArgs struct {
-	PermissionID string                 `json:"permissionId"`
-	Answer       translate.ClientAnswer `json:"answer"`
-	By           string                 `json:"by"`
+	PermissionID string           `json:"permissionId"`
+	Answer       ask.ClientAnswer `json:"answer"`
+	By           string           `json:"by"`
 }
 
 type setModeArgs struct {
@@ -212,13 +212,13 @@ func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (stri
 	return res.TurnID, err
 }
 
-func (r remoteRunner) answer(who principal.Principal, permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
-		return translate.Outcome{}, nil, err
+		return ask.Outcome{}, nil, err
 	}
 	if err := s.ended(); err != nil {
-		return translate.Outcome{}, nil, err
+		return ask.Outcome{}, nil, err
 	}
 	s.mu.Lock()
 	var turnID string
@@ -226,10 +226,10 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a tra
 		turnID = p.turnID
 	}
 	s.mu.Unlock()
-	var o translate.Outcome
+	var o ask.Outcome
 	err := s.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
 	if err != nil {
-		return translate.Outcome{}, nil, err
+		return ask.Outcome{}, nil, err
 	}
 	var t *Turn
 	if turnID != "" {

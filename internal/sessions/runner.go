@@ -8,7 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // runner is where a session's actions run. A session this node made or restored runs them here
@@ -19,7 +19,7 @@ type runner interface {
 	// prompt starts a turn; the caller checked the prompt's size, its key and that who may prompt.
 	prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (*Turn, bool, error)
 	cancel(ctx context.Context, who principal.Principal) (string, error)
-	answer(who principal.Principal, requestID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error)
+	answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error)
 	setMode(ctx context.Context, who principal.Principal, modeID string) error
 	setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error)
 	// share sets who's share of with to role ("" ends it); the caller checked who owns the session.

@@ -10,7 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -38,10 +38,10 @@ func (r localRunner) cancel(ctx context.Context, who principal.Principal) (strin
 	return turnID, err
 }
 
-func (r localRunner) answer(who principal.Principal, requestID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (r localRunner) answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
-		return translate.Outcome{}, nil, err
+		return ask.Outcome{}, nil, err
 	}
 	return s.answer(who, requestID, a, by)
 }

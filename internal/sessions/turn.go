@@ -44,7 +44,7 @@ type Turn struct {
 type TurnResult struct {
 	TurnID     string `json:"turnId"`
 	StopReason string `json:"stopReason"`
-	// Outcome is completed, cancelled or failed (translate.Outcome*).
+	// Outcome is completed, cancelled or failed (ask.Outcome*).
 	Outcome string `json:"turnOutcome"`
 	Text    string `json:"text"`
 	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.

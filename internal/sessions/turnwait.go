@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // Where a turn stands for a client that waits on it (REST `?wait=true`).
@@ -113,6 +113,6 @@ func (s *Session) AwaitTurn(ctx context.Context, t *Turn) (TurnState, error) {
 // AnswerInTurn is Answer that also returns the turn the request belongs to, for a client that goes on waiting
 // on it. A pending request always belongs to the running turn: requests outside a turn, or of a turn that
 // ended, are resolved at once.
-func (s *Session) AnswerInTurn(permissionID string, a translate.ClientAnswer, by string) (translate.Outcome, *Turn, error) {
+func (s *Session) AnswerInTurn(permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	return s.answer(principal.Principal{}, permissionID, a, by)
 }

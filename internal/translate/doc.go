@@ -10,8 +10,8 @@
 // rawjson.ValidUTF8 on the way in: the log and the snapshot never hold invalid UTF-8, which browsers must
 // reject on a WebSocket.
 //
-// The byte-level work (scanning objects, bounds, redaction, UTF-8) lives in the rawjson subpackage. One
-// concern per file:
+// The byte-level work (scanning objects, bounds, redaction, UTF-8) lives in the rawjson subpackage, the
+// questions put to users (permission requests, elicitations) and their answers in ask. One concern per file:
 //
 //	frame.go      JSON-RPC frames with `_meta.gateway` stamped; session-id rewriting
 //	context.go    Config, Context, turns (BeginTurn/EndTurn)
@@ -23,7 +23,6 @@
 //	note.go       gateway notifications the snapshot learns turn outcomes from
 //	snapshot.go   the folded, bounded snapshot document
 //	replay.go     `session/load` replay policy
-//	permission.go permission request/outcome mapping, default-deny
 //	stopreason.go stop-reason resolution, cancel race
 //
 // Dedupe: ACP has no "final text" event, so on the ACP path every chunk is forwarded as sent (two identical

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
@@ -25,16 +26,16 @@ type RestoreInfo struct {
 // RestoredElicitation is a logged elicitation request.
 type RestoredElicitation struct {
 	ID       string
-	Request  ElicitationRequest
+	Request  ask.ElicitationRequest
 	Deadline string
 }
 
 // RestoredPermission is a logged permission request.
 type RestoredPermission struct {
-	ID       string            // the gateway permission id (the frame's JSON-RPC id)
-	Request  PermissionRequest // the options, and the toolCall as clients saw it
-	ToolCall json.RawMessage   // the merged tool call the frame carries (what PermissionToolCall returned)
-	Deadline string            // RFC 3339, from the stamp
+	ID       string                // the gateway permission id (the frame's JSON-RPC id)
+	Request  ask.PermissionRequest // the options, and the toolCall as clients saw it
+	ToolCall json.RawMessage       // the merged tool call the frame carries (what PermissionToolCall returned)
+	Deadline string                // RFC 3339, from the stamp
 }
 
 var errNotLogged = errors.New("restore: not a frame the gateway logs")
@@ -86,7 +87,7 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 		if !ok {
 			return info, errors.New("restore: permission request without a string id")
 		}
-		req, err := ParsePermissionRequest(params)
+		req, err := ask.ParsePermissionRequest(params)
 		if err != nil {
 			return info, fmt.Errorf("restore: %w", err)
 		}
@@ -96,7 +97,7 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 		if !ok {
 			return info, errors.New("restore: elicitation request without a string id")
 		}
-		req, err := ParseElicitationRequest(params)
+		req, err := ask.ParseElicitationRequest(params)
 		if err != nil {
 			return info, fmt.Errorf("restore: %w", err)
 		}

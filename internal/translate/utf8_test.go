@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
 // badChunk is an agent_message_chunk whose text holds raw FF FE bytes (not escapes), as a broken agent writes it.
@@ -50,7 +52,7 @@ func TestFramesReplaceInvalidUTF8(t *testing.T) {
 	}
 	c := NewContext(Config{SessionID: "gw"})
 	perm := []byte("{\"sessionId\":\"a\",\"toolCall\":{\"toolCallId\":\"t\",\"title\":\"rm \xff\"},\"options\":[{\"optionId\":\"o\",\"name\":\"\xfe\",\"kind\":\"allow_once\"}]}")
-	req, err := ParsePermissionRequest(perm)
+	req, err := ask.ParsePermissionRequest(perm)
 	if err != nil || !utf8.Valid(req.ToolCall) || !utf8.Valid([]byte(req.Options[0].Name)) {
 		t.Errorf("parsed request %+v (%v)", req, err)
 	}

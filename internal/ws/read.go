@@ -8,7 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/sessions"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
@@ -59,7 +59,7 @@ func (cl *client) readLoop(ctx context.Context) error {
 type permissionAnswer struct {
 	rawID  *json.RawMessage
 	id     string
-	answer translate.ClientAnswer
+	answer ask.ClientAnswer
 }
 
 // decodeClientMessage classifies one client frame. It returns either a permission answer to apply, or the
@@ -83,7 +83,7 @@ func decodeClientMessage(data []byte) (*permissionAnswer, []byte) {
 	}
 	if len(m.Error) > 0 {
 		// A client that rejects the request with an error denies it (declines an elicitation).
-		pa.answer = translate.FailedAnswer()
+		pa.answer = ask.FailedAnswer()
 	} else if err := json.Unmarshal(m.Result, &pa.answer); err != nil {
 		return nil, rpcError(m.ID, codeInvalidParams, `result must be {"outcome":{"outcome":"selected","optionId":…}} or {"outcome":{"outcome":"cancelled"}} (a permission), or {"action":"accept"|"decline"|"cancel","content":{…}} (an elicitation)`)
 	}
