@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/connlimit"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"golang.org/x/time/rate"
 )
@@ -213,7 +214,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if a == nil { // without authentication whoever the host policy lets in is trusted
-			connAuthenticated(r, principal.Anonymous)
+			connlimit.Authenticated(r, principal.Anonymous)
 			next.ServeHTTP(w, r.WithContext(principal.WithContext(r.Context(), principal.Anonymous)))
 			return
 		}
@@ -237,10 +238,18 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, p)
 			return
 		}
-		if !connAuthenticated(r, who.p) {
+		if !connlimit.Authenticated(r, who.p) {
 			refuseUserConn(w)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(who.bind(r.Context())))
 	})
+}
+
+// refuseUserConn answers a request on a connection past its user's cap and closes the connection after it.
+func refuseUserConn(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	p := problem(http.StatusTooManyRequests, "too_many_user_connections", "you hold as many open connections as one user may (--max-conns-per-user), none of them idle: close one (a WebSocket, an event stream) first")
+	p.RetryAfter = 5
+	writeError(w, p)
 }

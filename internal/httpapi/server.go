@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/acpws"
+	"github.com/acp-gateway/gateway/internal/connlimit"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -105,7 +106,7 @@ func (s *Server) Handler() http.Handler {
 	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
 	s.origins = newOriginPolicy(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(trackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
+	r.Use(connlimit.TrackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)
