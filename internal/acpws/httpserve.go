@@ -3,6 +3,7 @@ package acpws
 import (
 	"context"
 	"errors"
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"mime"
 	"net/http"
@@ -66,7 +67,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, agent string) {
 		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "inbound_busy", "the gateway holds as many client bytes as it may: try again", 1)
 		return
 	case errors.Is(err, inbound.ErrInvalidUTF8):
-		writeRPCError(w, &postError{codeParseError, "Parse error: the body is not valid UTF-8"})
+		writeRPCError(w, &postError{jsonrpc.ParseError, "Parse error: the body is not valid UTF-8"})
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		frameout.WriteProblem(w, http.StatusRequestTimeout, "body_timeout", "the request body did not arrive in time")
@@ -196,7 +197,7 @@ func (h *Handler) deleteConn(w http.ResponseWriter, r *http.Request, agent strin
 func writeRPCError(w http.ResponseWriter, e *postError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(rpcError(nullID, e.code, e.msg, nil))
+	_, _ = w.Write(rpcError(jsonrpc.NullID, e.code, e.msg, nil))
 }
 
 // acceptsEventStream reports whether a GET asks for an SSE stream.
