@@ -49,13 +49,10 @@ func TestHTTPUnreadableMessagesLeaveNoRoutes(t *testing.T) {
 			t.Fatalf("%s: answered %s", b, m.raw)
 		}
 	}
-	tr := e.acp.httpConns.get(cl.conn)
-	if tr == nil {
+	n, open := e.acp.streamable.PendingRoutes(cl.conn)
+	if !open {
 		t.Fatal("the connection ended")
 	}
-	tr.mu.Lock()
-	n := len(tr.routes)
-	tr.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d routes kept for messages that were answered", n)
 	}

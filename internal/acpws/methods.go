@@ -166,7 +166,7 @@ func (c *conn) session(id *string) (*sessions.Session, error) {
 	if id == nil || *id == "" {
 		return nil, badParams("sessionId is required")
 	}
-	if s := c.attachedSession(*id); s != nil {
+	if s := c.AttachedSession(*id); s != nil {
 		return s, nil
 	}
 	if _, err := c.h.reg.GetAs(principal.From(c.ctx), *id); err != nil {

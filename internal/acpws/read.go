@@ -11,8 +11,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
-// dispatch handles one client message: errors are queued at once, requests run on their own goroutine.
-func (c *conn) dispatch(data []byte) {
+// Dispatch handles one client message: errors are queued at once, requests run on their own goroutine.
+func (c *conn) Dispatch(data []byte) {
 	var m jsonrpc.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		if !json.Valid(data) {
@@ -93,7 +93,7 @@ func (c *conn) notification(method string, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	s := c.attachedSession(p.SessionID)
+	s := c.AttachedSession(p.SessionID)
 	if s == nil {
 		return
 	}

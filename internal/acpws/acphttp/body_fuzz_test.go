@@ -1,10 +1,11 @@
-package acpws
+package acphttp
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
@@ -30,7 +31,7 @@ func FuzzParsePost(f *testing.F) {
 				ID    json.RawMessage    `json:"id"`
 				Error struct{ Code int } `json:"error"`
 			}
-			if err := json.Unmarshal(rpcError(jsonrpc.NullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
+			if err := json.Unmarshal(frameout.RPCError(jsonrpc.NullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
 				t.Fatalf("refusal does not encode: %v", err)
 			}
 			return

@@ -1,4 +1,4 @@
-package acpws
+package acphttp
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func parsePost(body []byte) (postMessage, *postError) {
 	default:
 		return postMessage{}, &postError{jsonrpc.InvalidRequest, "Invalid request: not a JSON-RPC message object"}
 	}
-	// Read as dispatch reads it (read.go), so the face routes only what dispatch will answer with this id: a
+	// Read as Conn.Dispatch reads it (jsonrpc.Message), so the face routes only what it answers with this id: a
 	// message whose members it cannot decode, or whose id is not a string or a number, is answered with id null.
 	var msg jsonrpc.Message
 	if json.Unmarshal(t, &msg) != nil {
