@@ -37,8 +37,8 @@ type Conn interface {
 	Run()
 }
 
-// Config is what the Streamable HTTP transport needs of the `/acp` face. Every field is required; the
-// durations and bounds are the face's (acpws.Options).
+// Config is what the Streamable HTTP transport needs of the `/acp` face: its registry, connection caps and
+// counters, and its bounds and durations (acpws.Options with its defaults applied).
 type Config struct {
 	Registry *sessions.Registry // a session the caller may see but did not attach is a 409
 	Conns    *conngroup.Group   // the face's open connections; closing it is the shutdown signal
