@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/wsticket"
 )
 
 // identity is how the gateway identifies callers, built from the configuration; stop releases what it holds
@@ -19,7 +20,7 @@ type identity struct {
 
 // newIdentity builds the Auth of cfg, its WebSocket tickets kept in tickets (nil = in memory). With a users file, SIGHUP reloads it: users removed or changed are
 // revoked and their open sockets and streams closed; connections of the others go on.
-func newIdentity(cfg *config, logger *slog.Logger, tickets httpapi.TicketStore) (*identity, error) {
+func newIdentity(cfg *config, logger *slog.Logger, tickets wsticket.Store) (*identity, error) {
 	id := &identity{stop: func() {}}
 	if !cfg.authenticates() {
 		return id, nil

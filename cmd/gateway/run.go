@@ -21,6 +21,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	agentevents "github.com/acp-gateway/gateway/internal/agents/events"
 	"github.com/acp-gateway/gateway/internal/confine"
+	"github.com/acp-gateway/gateway/internal/connlimit"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/inbound"
@@ -106,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ConnContext: connContext, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	// Near RLIMIT_NOFILE, idle keep-alives are closed before accept runs out of descriptors.
-	limited := httpapi.LimitConns(ln, httpapi.ConnLimits{
+	limited := connlimit.Wrap(ln, connlimit.Limits{
 		MaxUnauthenticated: cfg.maxUnauthConns, WriteTimeout: cfg.writeTimeout, MaxPerUser: cfg.maxConnsPerUser,
 	})
 	serveErr := make(chan error, 1)

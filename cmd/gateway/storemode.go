@@ -3,9 +3,9 @@ package main
 import (
 	"net"
 
-	"github.com/acp-gateway/gateway/internal/httpapi"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/wsticket"
 )
 
 // storeBacking is what a store mode gives the registry and the faces: the store and this node's id (modes b
@@ -13,9 +13,9 @@ import (
 type storeBacking struct {
 	store   store.Store
 	nodeID  string
-	cluster store.Cluster       // nil unless --nats-url
-	tickets httpapi.TicketStore // nil = tickets in this process's memory
-	up      func() bool         // the store's connection is up
+	cluster store.Cluster  // nil unless --nats-url
+	tickets wsticket.Store // nil = tickets in this process's memory
+	up      func() bool    // the store's connection is up
 }
 
 // configure is the registry configuration of the mode: the store, this node, the cluster, and detaching

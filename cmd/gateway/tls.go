@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/httpapi"
+	"github.com/acp-gateway/gateway/internal/connlimit"
 )
 
 // checkTLS refuses half a certificate pair: serving plain HTTP when the operator meant TLS would send the
@@ -166,10 +166,10 @@ func serveHTTP(srv *http.Server, ln net.Listener, certs *servedCert) error {
 	return srv.ServeTLS(ln, "", "") // ServeTLS adds h2 and http/1.1 to the ALPN list
 }
 
-// connContext is httpapi.ConnContext seeing through TLS to the accounted connection underneath.
+// connContext is connlimit.ConnContext seeing through TLS to the accounted connection underneath.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	return httpapi.ConnContext(ctx, c)
+	return connlimit.ConnContext(ctx, c)
 }

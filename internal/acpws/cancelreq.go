@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
@@ -52,7 +53,7 @@ func (c *conn) cancelRequest(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil || !validID(p.RequestID) {
+	if json.Unmarshal(params, &p) != nil || !jsonrpc.ValidID(p.RequestID) {
 		return
 	}
 	key := string(rawjson.EchoID(p.RequestID))

@@ -14,14 +14,3 @@ const (
 	reasonSlow      = "client too slow"
 	reasonTruncated = "log truncated; reload"
 )
-
-// JSON-RPC error codes (ACP ErrorCode).
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
-	codeNotFound       = -32002 // ACP "resource not found"
-	codeForbidden      = -32003 // the caller's share of the session does not allow the request (docs/security.md)
-)

@@ -64,20 +64,20 @@ func newConn(parent context.Context, h *Handler, t transport, agent string) *con
 // closeErr carries the close code the connection ends with.
 type closeErr = frameout.CloseError
 
-// run starts the receiver, runs the writer on this goroutine, and returns when both and every request
+// Run starts the receiver, runs the writer on this goroutine, and returns when both and every request
 // goroutine have ended. Sessions and their turns live on.
-func (c *conn) run() {
+func (c *conn) Run() {
 	defer c.cancel()
 	readDone := make(chan struct{}) // closed when the reader has ended; readErr is then set
 	var readErr error
 	go func() {
 		defer close(readDone)
-		readErr = c.t.receive(c.ctx, c)
+		readErr = c.t.Receive(c.ctx)
 	}()
 
 	w := &writer{c: c, atts: map[string]*attachment{}, woke: make(chan struct{}, 1)}
-	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, c.t.abort)
-	if b := c.t.batcher(); b != nil {
+	w.out = frameout.Start(c.ctx, c.h.opts.WriteTimeout, c.h.face, c.t.Abort)
+	if b := c.t.Batcher(); b != nil {
 		w.out.Batch(b)
 	}
 	err := w.loop(c.ctx, readDone, &readErr)
@@ -89,7 +89,7 @@ func (c *conn) run() {
 	if errors.As(err, &ce) && ce.Code == codeSlowClient { // too far behind, or the log trimmed under it
 		c.h.face.Evicted()
 	}
-	c.t.end(err)
+	c.t.End(err)
 	c.cancel()
 	<-readDone
 	c.work.Wait()
@@ -138,9 +138,9 @@ func (c *conn) hasOwnTurns() bool {
 	return len(c.ownTurns) > 0
 }
 
-// attachedSession returns the session id if this socket attached to it and its principal may still see it
+// AttachedSession returns the session id if this socket attached to it and its principal may still see it
 // (a share that just ended detaches it: dropWhenLost).
-func (c *conn) attachedSession(id string) *sessions.Session {
+func (c *conn) AttachedSession(id string) *sessions.Session {
 	c.mu.Lock()
 	sub := c.attached[id]
 	c.mu.Unlock()
@@ -217,7 +217,7 @@ func (c *conn) dropWhenLost(att *sessions.Subscriber) {
 			} else {
 				c.unsubscribe(s)
 			}
-			c.t.endStream(s.ID)
+			c.t.EndStream(s.ID)
 			return nil
 		})
 	}()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -36,7 +37,7 @@ func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 // TestNotResumableRPCError: /acp answers a session that cannot be re-attached with a stable -32603.
 func TestNotResumableRPCError(t *testing.T) {
 	code, msg, _ := rpcErrorOf(fmt.Errorf("session/load: %w", sessions.ErrNotResumable))
-	if code != codeInternal || msg != "Internal error: session is not resumable" {
+	if code != jsonrpc.Internal || msg != "Internal error: session is not resumable" {
 		t.Fatalf("ErrNotResumable maps to %d %q", code, msg)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpws/acphttp"
 	"github.com/acp-gateway/gateway/internal/conngroup"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/inbound"
@@ -104,23 +106,32 @@ const (
 // Handler serves `/acp` and `/acp/{agent}`.
 type Handler struct {
 	// Static after construction.
-	reg       *sessions.Registry
-	opts      Options
-	conns     *conngroup.Group // open connections (either transport); closing it is the shutdown signal
-	shutdown  <-chan struct{}  // conns.Closing()
-	slots     *connSlots       // open connections (either transport): the connection caps
-	httpConns httpConns        // Streamable HTTP connections by Acp-Connection-Id
-	face      *metrics.Face    // this face's counters
+	reg        *sessions.Registry
+	opts       Options
+	conns      *conngroup.Group // open connections (either transport); closing it is the shutdown signal
+	shutdown   <-chan struct{}  // conns.Closing()
+	slots      *connSlots       // open connections (either transport): the connection caps
+	streamable *acphttp.Server  // the Streamable HTTP transport and its connections
+	face       *metrics.Face    // this face's counters
 }
 
 // NewHandler returns the raw-ACP face of reg.
 func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 	g := conngroup.New()
 	o := opts.withDefaults()
-	return &Handler{
+	h := &Handler{
 		reg: reg, opts: o, conns: g, shutdown: g.Closing(),
 		slots: newConnSlots(o.MaxConns, o.MaxConnsPerUser), face: o.Metrics.Face("acp"),
 	}
+	h.streamable = acphttp.NewServer(acphttp.Config{
+		Registry: reg, Conns: g, Face: h.face, Acquire: h.slots.acquire,
+		NewConn: func(ctx context.Context, t *acphttp.Transport, agent string) acphttp.Conn {
+			return newConn(ctx, h, t, agent)
+		},
+		Inbound: o.Inbound, ReadLimit: o.ReadLimit, QueueBytes: o.QueueBytes, IdleTimeout: o.IdleTimeout,
+		WriteTimeout: o.WriteTimeout, PingInterval: o.PingInterval, Logger: o.Logger,
+	})
+	return h
 }
 
 // ServeHTTP serves `/acp`: the default agent.
@@ -147,12 +158,12 @@ func (h *Handler) ServeAgent(w http.ResponseWriter, r *http.Request, agent strin
 	switch {
 	case isWebSocketUpgrade(r):
 		h.serveWebSocket(w, r, agent)
-	case r.Method == http.MethodGet && !acceptsEventStream(r) && r.Header.Get(headerConnectionID) == "":
+	case r.Method == http.MethodGet && !acphttp.AcceptsEventStream(r) && r.Header.Get(acphttp.HeaderConnectionID) == "":
 		w.Header().Set("Upgrade", "websocket")
 		w.Header().Set("Connection", "Upgrade")
 		frameout.WriteProblem(w, http.StatusUpgradeRequired, "upgrade_required", "this route is a WebSocket or Streamable HTTP: send a WebSocket upgrade, or POST initialize")
 	default:
-		h.serveStreamable(w, r, agent)
+		h.streamable.Serve(w, r, agent)
 	}
 }
 
@@ -164,7 +175,7 @@ func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent s
 		return
 	}
 	defer release()
-	w.Header().Set(headerConnectionID, uuid.NewString())
+	w.Header().Set(acphttp.HeaderConnectionID, uuid.NewString())
 	c, held, err := frameout.Accept(w, r, &websocket.AcceptOptions{
 		// The router's origin policy (httpapi) already refused foreign origins, upgrades included; a second
 		// matcher with other rules here would only disagree with it.
@@ -182,7 +193,9 @@ func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, agent s
 	defer h.conns.Leave()
 	h.face.Connected(1)
 	defer h.face.Connected(-1)
-	newConn(r.Context(), h, &wsTransport{ws: c, held: held}, agent).run()
+	t := &wsTransport{ws: c, held: held}
+	t.c = newConn(r.Context(), h, t, agent)
+	t.c.Run()
 }
 
 // Shutdown closes every socket with 1001 and waits for their goroutines (or ctx). Sessions are left to the
@@ -198,4 +211,10 @@ func (h *Handler) hasAgent(name string) bool {
 		}
 	}
 	return false
+}
+
+// isWebSocketUpgrade reports whether r asks to upgrade to a WebSocket.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
 }

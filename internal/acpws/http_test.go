@@ -286,13 +286,7 @@ func TestHTTPDroppedStreamReattach(t *testing.T) {
 	// The server notices the drop when its request context ends. Probing with a GET would make the probe a
 	// receiver whose own close the server notices late (409 on the reopen below, or frames written to it),
 	// so the test waits on the transport's state instead.
-	tr := e.acp.httpConns.get(cl.conn)
-	waitFor(t, "the dropped receiver to let go", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		st := tr.streams[sid]
-		return st == nil || !st.held
-	})
+	waitFor(t, "the dropped receiver to let go", func() bool { return !e.acp.streamable.StreamHeld(cl.conn, sid) })
 	cl.answer(perm, "allow-once", sid)
 	s, _ := e.reg.Get(sid)
 	waitFor(t, "the turn to end", func() bool { return s.Status() == "idle" })

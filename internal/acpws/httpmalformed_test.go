@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 )
 
 // An initialize whose id is not a string or a number (true, an object) cannot be answered with its id: it is
@@ -16,7 +18,7 @@ func TestHTTPInitializeWithInvalidIDIsRefused(t *testing.T) {
 		body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":1}}`)
 		r := doHTTP(t, "POST", e.srv.URL+"/acp", body, nil)
 		var m msg
-		if r.status != http.StatusBadRequest || json.Unmarshal(r.body, &m) != nil || m.Error == nil || m.Error.Code != codeInvalidRequest || string(m.ID) != "null" {
+		if r.status != http.StatusBadRequest || json.Unmarshal(r.body, &m) != nil || m.Error == nil || m.Error.Code != jsonrpc.InvalidRequest || string(m.ID) != "null" {
 			t.Errorf("initialize with id %s: %d %s", id, r.status, r.body)
 		}
 		if r.header.Get("Acp-Connection-Id") != "" {
@@ -43,17 +45,14 @@ func TestHTTPUnreadableMessagesLeaveNoRoutes(t *testing.T) {
 			t.Fatalf("%s: %d %s", b, r.status, r.body)
 		}
 		m := conn.next()
-		if m.Error == nil || m.Error.Code != codeInvalidRequest || string(m.ID) != "null" {
+		if m.Error == nil || m.Error.Code != jsonrpc.InvalidRequest || string(m.ID) != "null" {
 			t.Fatalf("%s: answered %s", b, m.raw)
 		}
 	}
-	tr := e.acp.httpConns.get(cl.conn)
-	if tr == nil {
+	n, open := e.acp.streamable.PendingRoutes(cl.conn)
+	if !open {
 		t.Fatal("the connection ended")
 	}
-	tr.mu.Lock()
-	n := len(tr.routes)
-	tr.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d routes kept for messages that were answered", n)
 	}

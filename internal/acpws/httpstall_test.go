@@ -12,15 +12,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/inbound"
 )
 
-// streamHeld reports whether session's stream of connection id has a receiver.
-func (h *Handler) streamHeld(id, session string) bool {
-	t := h.httpConns.get(id)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.streams[session]
-	return s != nil && s.held
-}
-
 // stalledWriter is the response of an SSE receiver whose client stopped reading: the headers go out, every
 // body write blocks until the handler expires its write deadline (as a full TCP window does).
 type stalledWriter struct {
@@ -57,12 +48,12 @@ func TestHTTPStalledSSEReceiverBounded(t *testing.T) {
 	req.Header.Set("Acp-Connection-Id", cl.conn)
 	req.Header.Set("Acp-Session-Id", sid)
 	served := make(chan struct{})
-	waitFor(t, "the dropped receiver to let go", func() bool { return !e.acp.streamHeld(cl.conn, sid) })
+	waitFor(t, "the dropped receiver to let go", func() bool { return !e.acp.streamable.StreamHeld(cl.conn, sid) })
 	go func() {
 		defer close(served)
 		e.acp.ServeAgent(stalled, req, "")
 	}()
-	waitFor(t, "the stalled receiver to hold the stream", func() bool { return e.acp.streamHeld(cl.conn, sid) })
+	waitFor(t, "the stalled receiver to hold the stream", func() bool { return e.acp.streamable.StreamHeld(cl.conn, sid) })
 	cl.request("session/prompt", textPrompt(sid, "stall"), sid)
 	// QueueBytes also bounds how far the writer may lag behind the log: when the agent writes the turn before
 	// the writer reads it (a loaded machine), the connection is ended for lagging before anything is queued

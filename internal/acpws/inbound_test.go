@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/coder/websocket"
 )
@@ -64,7 +65,7 @@ func TestInboundBudgetSharedByBothFaces(t *testing.T) {
 	}
 	for i := range small {
 		_, resp := normal.call("no/such", map[string]any{"n": i})
-		if resp.Error == nil || resp.Error.Code != codeMethodNotFound {
+		if resp.Error == nil || resp.Error.Code != jsonrpc.MethodNotFound {
 			t.Fatalf("small request %d: %s", i, resp.raw)
 		}
 	}

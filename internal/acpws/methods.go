@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -121,31 +122,31 @@ func rpcErrorOf(err error) (int, string, any) {
 	case errors.Is(err, sessions.ErrLoginRequired):
 		return sessions.CodeAuthRequired, "Authentication required", map[string]any{"code": "agent_login_required"}
 	case errors.As(err, &pe):
-		return codeInvalidParams, "Invalid params: " + pe.msg, nil
+		return jsonrpc.InvalidParams, "Invalid params: " + pe.msg, nil
 	case errors.Is(err, sessions.ErrForkUnsupported):
 		// What an agent without session/fork answers; the gateway advertises fork only where the agent does.
-		return codeMethodNotFound, "Method not found: " + err.Error(), nil
+		return jsonrpc.MethodNotFound, "Method not found: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrTurnRunning):
-		return codeInvalidParams, "a turn is already running", nil
+		return jsonrpc.InvalidParams, "a turn is already running", nil
 	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
 		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
 		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge),
 		errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
-		return codeInvalidParams, "Invalid params: " + err.Error(), nil
+		return jsonrpc.InvalidParams, "Invalid params: " + err.Error(), nil
 	case errors.Is(err, sessions.ErrNotFound):
-		return codeNotFound, "Resource not found: session", nil
+		return jsonrpc.NotFound, "Resource not found: session", nil
 	case errors.Is(err, sessions.ErrForbidden):
-		return codeForbidden, "Forbidden: the session is shared with you as a viewer, or only its owner may do this", nil
+		return jsonrpc.Forbidden, "Forbidden: the session is shared with you as a viewer, or only its owner may do this", nil
 	case errors.Is(err, sessions.ErrClosed):
-		return codeNotFound, "Resource not found: session is closed", nil
+		return jsonrpc.NotFound, "Resource not found: session is closed", nil
 	case errors.Is(err, sessions.ErrNotResumable):
-		return codeInternal, "Internal error: session is not resumable", nil
+		return jsonrpc.Internal, "Internal error: session is not resumable", nil
 	case errors.As(err, &re):
 		return re.Code, re.Message, re.Data
 	case errors.As(err, &ae):
-		return codeInternal, "Internal error: " + ae.Error(), nil
+		return jsonrpc.Internal, "Internal error: " + ae.Error(), nil
 	}
-	return codeInternal, "Internal error: " + err.Error(), nil
+	return jsonrpc.Internal, "Internal error: " + err.Error(), nil
 }
 
 // getFailed answers a request whose session the registry did not give: -32002 when there is none the caller
@@ -153,7 +154,7 @@ func rpcErrorOf(err error) (int, string, any) {
 // a client does not forget a session that still exists.
 func (c *conn) getFailed(id json.RawMessage, sid string, err error) {
 	if errors.Is(err, sessions.ErrNotFound) {
-		c.reply(rpcError(id, codeNotFound, "Resource not found: session", map[string]any{"sessionId": sid}))
+		c.reply(rpcError(id, jsonrpc.NotFound, "Resource not found: session", map[string]any{"sessionId": sid}))
 		return
 	}
 	c.fail(id, err)
@@ -165,7 +166,7 @@ func (c *conn) session(id *string) (*sessions.Session, error) {
 	if id == nil || *id == "" {
 		return nil, badParams("sessionId is required")
 	}
-	if s := c.attachedSession(*id); s != nil {
+	if s := c.AttachedSession(*id); s != nil {
 		return s, nil
 	}
 	if _, err := c.h.reg.GetAs(principal.From(c.ctx), *id); err != nil {
@@ -272,7 +273,7 @@ func (c *conn) authenticate(ctx context.Context, id, params json.RawMessage) {
 	s := c.lastAtt
 	c.mu.Unlock()
 	if s == nil {
-		c.reply(rpcError(id, codeMethodNotFound, "authenticate is not available before a session is attached: agents behind the gateway authenticate through its configuration", nil))
+		c.reply(rpcError(id, jsonrpc.MethodNotFound, "authenticate is not available before a session is attached: agents behind the gateway authenticate through its configuration", nil))
 		return
 	}
 	res, err := s.Authenticate(ctx, params)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -23,7 +24,7 @@ func TestPromptOverLimitIsRefused(t *testing.T) {
 		}
 	}
 	_, resp := cl.until(cl.request("session/prompt", textPrompt(sid, big)), allow)
-	if resp.Error == nil || resp.Error.Code != codeInvalidParams || !strings.Contains(resp.Error.Message, "1000") {
+	if resp.Error == nil || resp.Error.Code != jsonrpc.InvalidParams || !strings.Contains(resp.Error.Message, "1000") {
 		t.Fatalf("WebSocket: an oversize prompt got %s, want -32602 naming the limit", resp.raw)
 	}
 	_, resp = cl.until(cl.request("session/prompt", textPrompt(sid, "small")), allow)
@@ -49,7 +50,7 @@ func TestPromptOverLimitIsRefused(t *testing.T) {
 			hc.answer(m, "allow-once", hsid)
 		}
 	})
-	if resp.Error == nil || resp.Error.Code != codeInvalidParams {
+	if resp.Error == nil || resp.Error.Code != jsonrpc.InvalidParams {
 		t.Fatalf("Streamable HTTP: an oversize prompt got %s, want -32602", resp.raw)
 	}
 	s, err := e.reg.Get(hsid)

@@ -1,10 +1,10 @@
 package acpws
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -12,33 +12,20 @@ import (
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
-// message is any JSON-RPC message a client sends. A member that is absent stays nil; `"id": null` is the
-// raw bytes `null`.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
-var nullID = json.RawMessage("null")
-
-// dispatch handles one client message: errors are queued at once, requests run on their own goroutine.
-func (c *conn) dispatch(data []byte) {
-	var m message
+// Dispatch handles one client message: errors are queued at once, requests run on their own goroutine.
+func (c *conn) Dispatch(data []byte) {
+	var m jsonrpc.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		if !json.Valid(data) {
-			c.reply(rpcError(nullID, codeParseError, "Parse error", nil))
+			c.reply(rpcError(jsonrpc.NullID, jsonrpc.ParseError, "Parse error", nil))
 			return
 		}
-		c.reply(rpcError(nullID, codeInvalidRequest, "Invalid request: not a JSON-RPC message object", nil))
+		c.reply(rpcError(jsonrpc.NullID, jsonrpc.InvalidRequest, "Invalid request: not a JSON-RPC message object", nil))
 		return
 	}
 	id := m.ID
-	if id != nil && !validID(id) {
-		c.reply(rpcError(nullID, codeInvalidRequest, "Invalid request: id must be a string, a number or null", nil))
+	if id != nil && !jsonrpc.ValidID(id) {
+		c.reply(rpcError(jsonrpc.NullID, jsonrpc.InvalidRequest, "Invalid request: id must be a string, a number or null", nil))
 		return
 	}
 	if id != nil {
@@ -46,7 +33,7 @@ func (c *conn) dispatch(data []byte) {
 		id = rawjson.EchoID(id)
 	}
 	if m.JSONRPC != "2.0" {
-		c.reply(rpcError(orNull(id), codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`, nil))
+		c.reply(rpcError(orNull(id), jsonrpc.InvalidRequest, `Invalid request: jsonrpc must be "2.0"`, nil))
 		return
 	}
 	switch {
@@ -57,24 +44,13 @@ func (c *conn) dispatch(data []byte) {
 	case id != nil && (m.Result != nil || m.Error != nil):
 		c.response(id, m.Result, m.Error)
 	default:
-		c.reply(rpcError(orNull(id), codeInvalidRequest, "Invalid request: neither a request, a notification nor a response", nil))
-	}
-}
-
-func validID(id json.RawMessage) bool {
-	switch t := bytes.TrimSpace(id); {
-	case len(t) == 0:
-		return false
-	case t[0] == '"', t[0] == '-', t[0] >= '0' && t[0] <= '9':
-		return true
-	default:
-		return string(t) == "null"
+		c.reply(rpcError(orNull(id), jsonrpc.InvalidRequest, "Invalid request: neither a request, a notification nor a response", nil))
 	}
 }
 
 func orNull(id json.RawMessage) json.RawMessage {
 	if id == nil {
-		return nullID
+		return jsonrpc.NullID
 	}
 	return id
 }
@@ -83,13 +59,13 @@ func orNull(id json.RawMessage) json.RawMessage {
 func (c *conn) request(id json.RawMessage, method string, params json.RawMessage) {
 	h, ok := c.methods()[method]
 	if !ok {
-		c.reply(rpcError(id, codeMethodNotFound, "Method not found", map[string]any{"method": truncate(method, 128)}))
+		c.reply(rpcError(id, jsonrpc.MethodNotFound, "Method not found", map[string]any{"method": truncate(method, 128)}))
 		return
 	}
 	select {
 	case c.inflight <- struct{}{}:
 	default:
-		c.reply(rpcError(id, codeInternal, "too many requests in flight on this connection", nil))
+		c.reply(rpcError(id, jsonrpc.Internal, "too many requests in flight on this connection", nil))
 		return
 	}
 	ctx, end := c.beginRequest(id)
@@ -118,7 +94,7 @@ func (c *conn) notification(method string, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	s := c.attachedSession(p.SessionID)
+	s := c.AttachedSession(p.SessionID)
 	if s == nil {
 		return
 	}

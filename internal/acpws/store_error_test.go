@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessions"
@@ -62,7 +63,7 @@ func TestStoreErrorIsNotResourceNotFound(t *testing.T) {
 	for _, method := range []string{"session/load", "session/resume", "session/close"} {
 		id := cl.request(method, map[string]any{"sessionId": s.ID, "cwd": e.dir, "mcpServers": []any{}})
 		_, resp := cl.until(id, nil)
-		if resp.Error == nil || resp.Error.Code != codeInternal {
+		if resp.Error == nil || resp.Error.Code != jsonrpc.Internal {
 			t.Errorf("%s of a session the store cannot load: %s, want -32603", method, resp.raw)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
@@ -18,7 +19,7 @@ func TestFailedTurnIsAnError(t *testing.T) {
 	cl.initialize()
 	sid := cl.newSession(e.dir)
 	_, resp := cl.call("session/prompt", textPrompt(sid, "die"))
-	if resp.Error == nil || resp.Error.Code != codeInternal {
+	if resp.Error == nil || resp.Error.Code != jsonrpc.Internal {
 		t.Fatalf("session/prompt of a turn whose agent died: %s", resp.raw)
 	}
 	if strings.Contains(string(resp.raw), `"stopReason"`) {

@@ -67,7 +67,7 @@ func (w *writer) detach(a *attachment) {
 	if a.done {
 		// The session closed and its last frames are written: its own stream (Streamable HTTP) ends once the
 		// answers still due on it are queued.
-		w.c.t.endClosedStream(a.s.ID)
+		w.c.t.EndClosedStream(a.s.ID)
 	}
 }
 
@@ -142,8 +142,8 @@ func (w *writer) loop(ctx context.Context, readDone <-chan struct{}, readErr *er
 				defer c.work.Done()
 				pctx, cancel := context.WithTimeout(ctx, min(c.h.opts.WriteTimeout, c.h.opts.PingInterval))
 				defer cancel()
-				if err := c.t.ping(pctx); err != nil && ctx.Err() == nil {
-					c.t.abort() // missed pong: the reader fails and the writer follows
+				if err := c.t.Ping(pctx); err != nil && ctx.Err() == nil {
+					c.t.Abort() // missed pong: the reader fails and the writer follows
 				}
 			}()
 		case o := <-c.out:
@@ -281,5 +281,5 @@ func (w *writer) write(frame []byte) error { return w.writeFor("", frame) }
 
 // writeFor sends one frame of session's (a log frame, a request to the client) under the write watchdog.
 func (w *writer) writeFor(session string, frame []byte) error {
-	return w.out.Write(len(frame), func() error { return w.c.t.write(session, frame) })
+	return w.out.Write(len(frame), func() error { return w.c.t.Write(session, frame) })
 }

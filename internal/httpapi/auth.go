@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/connlimit"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/wsticket"
 	"golang.org/x/time/rate"
 )
 
@@ -26,7 +28,7 @@ type Auth struct {
 	proxy    *principal.ProxyHeader // nil = no trusted proxy header
 	proxies  []netip.Prefix         // peers whose X-Forwarded-For names the client; nil = none
 	logger   *slog.Logger
-	tickets  TicketStore
+	tickets  wsticket.Store
 	// sharedTickets: tickets come from other nodes, whose revocation handles are not ours (Auth.current).
 	sharedTickets bool
 	rps           rate.Limit
@@ -61,7 +63,7 @@ type AuthConfig struct {
 	Logger *slog.Logger           // nil = slog.Default()
 	// Tickets is where WebSocket tickets wait for their redemption: nil = this process's memory (30 s). A
 	// store shared by the nodes of a cluster lets a ticket minted on one be redeemed on another.
-	Tickets TicketStore
+	Tickets wsticket.Store
 	// TrustedProxies are the peers whose X-Forwarded-For names the client (failed attempts are counted by
 	// its address); nil = the peer is the client.
 	TrustedProxies []netip.Prefix
@@ -73,7 +75,7 @@ func NewAuth(cfg AuthConfig) *Auth {
 		proxies: cfg.TrustedProxies, logger: cfg.Logger, now: time.Now, tickets: cfg.Tickets, sharedTickets: cfg.Tickets != nil,
 		failures: map[string]*rate.Limiter{}, limiters: map[string]*rate.Limiter{}, rps: rate.Limit(cfg.RPS), burst: cfg.Burst}
 	if a.tickets == nil {
-		a.tickets = newMemTickets(ticketTTL, func() time.Time { return a.now() })
+		a.tickets = wsticket.NewMemory(ticketTTL, func() time.Time { return a.now() })
 	}
 	if cfg.RPS <= 0 {
 		a.rps = rate.Inf
@@ -213,7 +215,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if a == nil { // without authentication whoever the host policy lets in is trusted
-			connAuthenticated(r, principal.Anonymous)
+			connlimit.Authenticated(r, principal.Anonymous)
 			next.ServeHTTP(w, r.WithContext(principal.WithContext(r.Context(), principal.Anonymous)))
 			return
 		}
@@ -237,10 +239,18 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, p)
 			return
 		}
-		if !connAuthenticated(r, who.p) {
+		if !connlimit.Authenticated(r, who.p) {
 			refuseUserConn(w)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(who.bind(r.Context())))
 	})
+}
+
+// refuseUserConn answers a request on a connection past its user's cap and closes the connection after it.
+func refuseUserConn(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	p := problem(http.StatusTooManyRequests, "too_many_user_connections", "you hold as many open connections as one user may (--max-conns-per-user), none of them idle: close one (a WebSocket, an event stream) first")
+	p.RetryAfter = 5
+	writeError(w, p)
 }

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/wsticket"
 )
 
 // Ticket issues a single-use ticket for who, valid for the store's TTL on the stream routes; bound to session
 // when it is not "".
 func (a *Auth) Ticket(ctx context.Context, session string, who identity) (string, time.Time, error) {
-	return a.tickets.Mint(ctx, TicketGrant{Session: session, Principal: who.p, Via: who.via, Expires: who.expires, Live: who.live})
+	return a.tickets.Mint(ctx, wsticket.Grant{Session: session, Principal: who.p, Via: who.via, Expires: who.expires, Live: who.live})
 }
 
 // redeem uses up ticket t for a stream of session ("" = not a session's stream) and returns who minted it.
@@ -21,7 +22,7 @@ func (a *Auth) Ticket(ctx context.Context, session string, who identity) (string
 func (a *Auth) redeem(ctx context.Context, t, session string) (identity, bool) {
 	g, err := a.tickets.Redeem(ctx, t, session)
 	if err != nil {
-		if !errors.Is(err, ErrTicketInvalid) {
+		if !errors.Is(err, wsticket.ErrInvalid) {
 			a.logger.Warn("a WebSocket ticket could not be redeemed", "err", err)
 		}
 		return identity{}, false
@@ -44,7 +45,7 @@ func (a *Auth) redeem(ctx context.Context, t, session string) (identity, bool) {
 // token's admin needs a token configured here, a proxy user must be named the same by this node's rule, and
 // an OIDC principal keeps its token's expiry. A user whose token alone changed keeps the tickets minted with
 // the old one for their few seconds: the file names users, not tokens, across nodes.
-func (a *Auth) current(g TicketGrant) (identity, bool) {
+func (a *Auth) current(g wsticket.Grant) (identity, bool) {
 	who := identity{p: g.Principal, via: g.Via, expires: g.Expires}
 	switch g.Via {
 	case viaToken:

@@ -85,3 +85,21 @@ func openAPIOperations(t *testing.T, file string) []string {
 	slices.Sort(ops)
 	return ops
 }
+
+// TestPatternMatches is the route matching behind the Allow header of a 405.
+func TestPatternMatches(t *testing.T) {
+	for _, c := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/v1/sessions/{id}/", "/v1/sessions/abc", true},
+		{"/v1/sessions/{id}/prompt", "/v1/sessions/abc/prompt", true},
+		{"/v1/sessions/{id}/prompt", "/v1/sessions//prompt", false},
+		{"/v1/sessions", "/v1/sessions/abc", false},
+		{"/acp/{agent}", "/acp/demo", true},
+	} {
+		if got := patternMatches(c.pattern, c.path); got != c.want {
+			t.Errorf("patternMatches(%q, %q) = %v", c.pattern, c.path, got)
+		}
+	}
+}

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/acpws"
+	"github.com/acp-gateway/gateway/internal/connlimit"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/originpolicy"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/termlogin"
@@ -62,8 +64,8 @@ type Server struct {
 	// fails so a load balancer sends clients to another node. nil = nothing to check. Lag never fails it.
 	StoreConnected func() bool
 
-	hosts   hostPolicy   // Set by Handler.
-	origins originPolicy // Set by Handler.
+	hosts   originpolicy.Hosts   // Set by Handler.
+	origins originpolicy.Origins // Set by Handler.
 
 	draining  atomic.Bool
 	drainOnce sync.Once
@@ -102,10 +104,10 @@ func (s *Server) Handler() http.Handler {
 	if s.MaxBodyBytes <= 0 {
 		s.MaxBodyBytes = 4 << 20
 	}
-	s.hosts = hostPolicy{restrict: s.Auth == nil || len(s.AllowedHosts) > 0, listenHost: s.ListenHost, patterns: s.AllowedHosts}
-	s.origins = newOriginPolicy(s.AllowedOrigins)
+	s.hosts = originpolicy.Hosts{Restrict: s.Auth == nil || len(s.AllowedHosts) > 0, ListenHost: s.ListenHost, Patterns: s.AllowedHosts}
+	s.origins = originpolicy.NewOrigins(s.AllowedOrigins)
 	r := chi.NewRouter()
-	r.Use(trackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
+	r.Use(connlimit.TrackBusy, s.observe, s.limitBodyTime, s.guardHost, s.guardOrigin, s.authenticate)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusNotFound, "route_not_found", "no route "+r.Method+" "+truncate(r.URL.Path, 200))
 	}).ServeHTTP)

@@ -14,25 +14,26 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal/oidcprovider"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
+	"github.com/acp-gateway/gateway/internal/wsticket"
 )
 
-// jsTickets is a TicketStore on jsstore's bucket, as cmd/gateway wires it in mode c.
+// jsTickets is a wsticket.Store on jsstore's bucket, as cmd/gateway wires it in mode c.
 type jsTickets struct{ t *jsstore.Tickets }
 
-func (j jsTickets) Mint(ctx context.Context, g TicketGrant) (string, time.Time, error) {
+func (j jsTickets) Mint(ctx context.Context, g wsticket.Grant) (string, time.Time, error) {
 	return j.t.MintGrant(ctx, jsstore.TicketGrant{Session: g.Session, Principal: g.Principal, Via: g.Via, Until: g.Expires})
 }
 
-func (j jsTickets) Redeem(ctx context.Context, ticket, session string) (TicketGrant, error) {
+func (j jsTickets) Redeem(ctx context.Context, ticket, session string) (wsticket.Grant, error) {
 	g, err := j.t.Redeem(ctx, ticket, session)
 	if errors.Is(err, jsstore.ErrTicketInvalid) {
-		return TicketGrant{}, ErrTicketInvalid
+		return wsticket.Grant{}, wsticket.ErrInvalid
 	}
-	return TicketGrant{Session: g.Session, Principal: g.Principal, Via: g.Via, Expires: g.Until}, err
+	return wsticket.Grant{Session: g.Session, Principal: g.Principal, Via: g.Via, Expires: g.Until}, err
 }
 
 // sharedStore opens a ticket store of its own (its own connection) on srv: one per node.
-func sharedStore(t *testing.T, srv *natstest.Server) TicketStore {
+func sharedStore(t *testing.T, srv *natstest.Server) wsticket.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

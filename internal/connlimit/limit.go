@@ -1,4 +1,4 @@
-package httpapi
+package connlimit
 
 import (
 	"container/list"
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// ConnLimits bounds the connections LimitConns accepts. Zero values mean no bound, except where noted.
-type ConnLimits struct {
+// Limits bounds the connections Wrap accepts. Zero values mean no bound, except where noted.
+type Limits struct {
 	// MaxUnauthenticated bounds the open connections that have not yet carried an authenticated request: past
 	// it the oldest is closed to make room (see pendingGrace and burstFactor). 0 = unlimited.
 	MaxUnauthenticated int
@@ -27,10 +27,10 @@ type ConnLimits struct {
 	OpenDescriptors func() int
 }
 
-// LimitConns wraps ln so the connections it accepts are held to lim. Serve with http.Server.ConnContext set to
-// ConnContext so requests can reach their connection's accounting; the Server's router marks connections
-// authenticated, by principal, and busy while a request runs on them.
-func LimitConns(ln net.Listener, lim ConnLimits) net.Listener {
+// Wrap wraps ln so the connections it accepts are held to lim. Serve with http.Server.ConnContext set to
+// ConnContext so requests can reach their connection's accounting; httpapi's router marks connections
+// authenticated (Authenticated), by principal, and busy while a request runs on them (TrackBusy).
+func Wrap(ln net.Listener, lim Limits) net.Listener {
 	l := &limitListener{Listener: ln, lim: lim, pending: list.New(), idle: list.New(), users: map[string]*list.List{}}
 	l.shedAt, l.checkFrom = shedThresholds(lim.DescriptorLimit)
 	if l.lim.OpenDescriptors == nil {
@@ -39,9 +39,9 @@ func LimitConns(ln net.Listener, lim ConnLimits) net.Listener {
 	return l
 }
 
-// LimitUnauthenticated is LimitConns with only the unauthenticated cap and its write timeout.
-func LimitUnauthenticated(ln net.Listener, max int, writeTimeout time.Duration) net.Listener {
-	return LimitConns(ln, ConnLimits{MaxUnauthenticated: max, WriteTimeout: writeTimeout, DescriptorLimit: -1})
+// Unauthenticated is Wrap with only the unauthenticated cap and its write timeout.
+func Unauthenticated(ln net.Listener, max int, writeTimeout time.Duration) net.Listener {
+	return Wrap(ln, Limits{MaxUnauthenticated: max, WriteTimeout: writeTimeout, DescriptorLimit: -1})
 }
 
 // pendingGrace is how long a connection may wait for its first authenticated request before it counts as
@@ -55,9 +55,9 @@ const burstFactor = 2
 
 type limitListener struct {
 	net.Listener
-	lim       ConnLimits // Static after construction.
-	shedAt    int        // Static after construction; open descriptors from which idle connections are shed (0 = never).
-	checkFrom int        // Static after construction; open connections from which descriptors are counted at all.
+	lim       Limits // Static after construction.
+	shedAt    int    // Static after construction; open descriptors from which idle connections are shed (0 = never).
+	checkFrom int    // Static after construction; open connections from which descriptors are counted at all.
 
 	mu      sync.Mutex
 	open    int                   // Guarded by mu; accepted and not closed.

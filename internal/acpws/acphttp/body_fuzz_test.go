@@ -1,9 +1,11 @@
-package acpws
+package acphttp
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
+	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
 
@@ -19,17 +21,17 @@ func FuzzParsePost(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, perr := parsePost(body)
 		if perr != nil {
-			if perr.code != codeParseError && perr.code != codeInvalidRequest {
+			if perr.code != jsonrpc.ParseError && perr.code != jsonrpc.InvalidRequest {
 				t.Fatalf("refused with code %d", perr.code)
 			}
-			if perr.code == codeInvalidRequest && !json.Valid(body) {
+			if perr.code == jsonrpc.InvalidRequest && !json.Valid(body) {
 				t.Fatalf("invalid JSON refused as -32600")
 			}
 			var e struct {
 				ID    json.RawMessage    `json:"id"`
 				Error struct{ Code int } `json:"error"`
 			}
-			if err := json.Unmarshal(rpcError(nullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
+			if err := json.Unmarshal(frameout.RPCError(jsonrpc.NullID, perr.code, perr.msg, nil), &e); err != nil || string(e.ID) != "null" || e.Error.Code != perr.code {
 				t.Fatalf("refusal does not encode: %v", err)
 			}
 			return
@@ -44,8 +46,8 @@ func FuzzParsePost(f *testing.F) {
 		// A request the face routes is one dispatch answers with the same id: else its route is never taken
 		// (and an initialize POST waits for an answer that goes elsewhere).
 		if m.isRequest() {
-			var msg message
-			if err := json.Unmarshal(body, &msg); err != nil || msg.Method == nil || msg.ID == nil || !validID(msg.ID) {
+			var msg jsonrpc.Message
+			if err := json.Unmarshal(body, &msg); err != nil || msg.Method == nil || msg.ID == nil || !jsonrpc.ValidID(msg.ID) {
 				t.Fatalf("routes a request dispatch does not answer with its id: %+v (%v)", m, err)
 			}
 			if k := idKey(m.id); k == "" || k != idKey(rawjson.EchoID(msg.ID)) {

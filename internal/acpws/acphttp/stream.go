@@ -1,4 +1,4 @@
-package acpws
+package acphttp
 
 import (
 	"net/http"
@@ -11,8 +11,8 @@ import (
 // stream (a second gets 409); a client that drops its stream may GET it again and gets what was queued
 // meanwhile. Each message is one `data:` event with the frame's JSON; no event ids (ACP has no replay by
 // Last-Event-ID: a client that lost frames re-attaches with session/load).
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
-	if !acceptsEventStream(r) {
+func (h *Server) stream(w http.ResponseWriter, r *http.Request, agent string) {
+	if !AcceptsEventStream(r) {
 		frameout.WriteProblem(w, http.StatusNotAcceptable, "not_acceptable", "a stream is text/event-stream: send Accept: text/event-stream")
 		return
 	}
@@ -46,9 +46,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
 	}
 	// Frames are counted by the connection's writer; this one bounds the writes to this client (a stuck
 	// write is ended by expiring the connection's write deadline: the handler cannot close it).
-	out := frameout.Start(r.Context(), h.opts.WriteTimeout, h.face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
+	out := frameout.Start(r.Context(), h.cfg.WriteTimeout, h.cfg.Face, func() { _ = rc.SetWriteDeadline(time.Unix(1, 0)) })
 	defer out.Stop()
-	beat := time.NewTicker(h.opts.PingInterval)
+	beat := time.NewTicker(h.cfg.PingInterval)
 	defer beat.Stop()
 	comment := func() error {
 		if _, err := w.Write([]byte(":\n\n")); err != nil {
@@ -83,7 +83,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, agent string) {
 		case <-t.ended: // the writer has stopped: what is queued is all there will be
 			_ = send(t.take(s))
 			return
-		case <-s.over: // the session was detached (endStream): what is queued is all there will be
+		case <-s.over: // the session was detached (EndStream): what is queued is all there will be
 			_ = send(t.take(s))
 			return
 		case <-t.dead:

@@ -1,13 +1,13 @@
-package httpapi
+package connlimit
 
 import (
 	"net/http"
 	"time"
 )
 
-// trackBusy marks r's connection busy while next serves r, and idle (a candidate for shedding) after. A
+// TrackBusy marks r's connection busy while next serves r, and idle (a candidate for shedding) after. A
 // WebSocket or an event stream stays busy for its whole life: its handler runs as long.
-func trackBusy(next http.Handler) http.Handler {
+func TrackBusy(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := connOf(r)
 		if c == nil {

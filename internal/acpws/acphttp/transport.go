@@ -1,33 +1,34 @@
-package acpws
+package acphttp
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/acp-gateway/gateway/internal/frameout"
 	"sync"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/frameout"
 )
 
-// httpTransport is one `/acp` connection over Streamable HTTP: the client POSTs its messages, and the
+// Transport is one `/acp` connection over Streamable HTTP: the client POSTs its messages, and the
 // gateway's go out on SSE streams it opens with GET — one for the connection, one per session. The
 // connection's writer queues each frame on the stream it belongs to (a session's frames on its session
 // stream, a response on the stream of its request); the GET that holds a stream (its receiver) writes what
-// is queued. Frames wait for a receiver, at most Options.QueueBytes of them across the connection's
-// streams: past it the writer waits, and a wait past Options.WriteTimeout (the frame writer's watchdog)
+// is queued. Frames wait for a receiver, at most Config.QueueBytes of them across the connection's
+// streams: past it the writer waits, and a wait past Config.WriteTimeout (the frame writer's watchdog)
 // ends the connection, as a WebSocket that stops reading is ended.
-type httpTransport struct {
+type Transport struct {
 	// Static after construction.
-	h        *Handler
+	s        *Server
 	id       string        // Acp-Connection-Id
 	agent    string        // the agent of the URL it was made on
 	owner    string        // id of the principal whose initialize made it: only they may use it
-	c        *conn         // set before the connection runs
+	c        Conn          // set before the connection runs
 	limit    int64         // bytes queued across the streams before the writer waits
 	deleted  chan struct{} // closed by DELETE (deleteOnce): the client ended the connection
-	ended    chan struct{} // closed by end (endOnce): receivers write what is queued and finish
-	dead     chan struct{} // closed by abort (abortOnce): receivers and a waiting writer stop at once
-	activity chan struct{} // capacity 1; receivers and POSTs → receive: active changed
+	ended    chan struct{} // closed by End (endOnce): receivers write what is queued and finish
+	dead     chan struct{} // closed by Abort (abortOnce): receivers and a waiting writer stop at once
+	activity chan struct{} // capacity 1; receivers and POSTs → Receive: active changed
 	initial  chan []byte   // capacity 1; the writer → the initialize POST: its answer
 
 	deleteOnce, endOnce, abortOnce sync.Once
@@ -50,7 +51,7 @@ type outStream struct {
 	queue [][]byte      // Guarded by the transport's mu.
 	held  bool          // Guarded by the transport's mu; a receiver holds the stream.
 	wake  chan struct{} // capacity 1; the writer → the receiver: frames were queued
-	over  chan struct{} // closed by endStream (under mu): the receiver writes what is queued and finishes
+	over  chan struct{} // closed by EndStream (under mu): the receiver writes what is queued and finishes
 }
 
 func newOutStream() *outStream {
@@ -66,9 +67,9 @@ type route struct {
 // errTransportEnded fails a write once the connection's transport has been aborted.
 var errTransportEnded = errors.New("the ACP connection ended")
 
-func newHTTPTransport(h *Handler, id, agent, owner string) *httpTransport {
-	return &httpTransport{
-		h: h, id: id, agent: agent, owner: owner, limit: h.opts.QueueBytes,
+func newTransport(s *Server, id, agent, owner string) *Transport {
+	return &Transport{
+		s: s, id: id, agent: agent, owner: owner, limit: s.cfg.QueueBytes,
 		deleted: make(chan struct{}), ended: make(chan struct{}), dead: make(chan struct{}),
 		activity: make(chan struct{}, 1), initial: make(chan []byte, 1),
 		streams: map[string]*outStream{"": newOutStream()},
@@ -91,7 +92,7 @@ func idKey(id json.RawMessage) string {
 }
 
 // expect records where the response to request id goes.
-func (t *httpTransport) expect(id json.RawMessage, r route) {
+func (t *Transport) expect(id json.RawMessage, r route) {
 	if k := idKey(id); k != "" {
 		t.mu.Lock()
 		t.routes[k] = r
@@ -100,7 +101,7 @@ func (t *httpTransport) expect(id json.RawMessage, r route) {
 }
 
 // takeRoute returns, and forgets, where the response frame goes.
-func (t *httpTransport) takeRoute(frame []byte) route {
+func (t *Transport) takeRoute(frame []byte) route {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -116,7 +117,7 @@ func (t *httpTransport) takeRoute(frame []byte) route {
 	return r
 }
 
-func (t *httpTransport) write(session string, frame []byte) error {
+func (t *Transport) Write(session string, frame []byte) error {
 	if session == "" {
 		r := t.takeRoute(frame)
 		if r.initial {
@@ -166,7 +167,7 @@ func notify(ch chan struct{}) {
 }
 
 // take hands a receiver everything queued on s.
-func (t *httpTransport) take(s *outStream) [][]byte {
+func (t *Transport) take(s *outStream) [][]byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	q := s.queue
@@ -183,7 +184,7 @@ func (t *httpTransport) take(s *outStream) [][]byte {
 
 // acquire makes the caller the receiver of session's stream ("" = the connection's). ok=false: another
 // receiver holds it; gone: the connection is ending.
-func (t *httpTransport) acquire(session string) (s *outStream, ok, gone bool) {
+func (t *Transport) acquire(session string) (s *outStream, ok, gone bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ending {
@@ -204,7 +205,7 @@ func (t *httpTransport) acquire(session string) (s *outStream, ok, gone bool) {
 }
 
 // release ends a receiver's hold on s. A session stream with nothing queued is forgotten.
-func (t *httpTransport) release(session string, s *outStream) {
+func (t *Transport) release(session string, s *outStream) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s.held = false
@@ -215,10 +216,10 @@ func (t *httpTransport) release(session string, s *outStream) {
 	}
 }
 
-// endStream ends session's stream, if a receiver holds it: the connection was detached from the session
+// EndStream ends session's stream, if a receiver holds it: the connection was detached from the session
 // because its principal lost it (a share ended), so nothing more will come on it. Its receiver writes what
 // is queued and finishes; frames written after (an answer about the session) wait for a new GET.
-func (t *httpTransport) endStream(session string) {
+func (t *Transport) EndStream(session string) {
 	if session == "" {
 		return
 	}
@@ -227,7 +228,7 @@ func (t *httpTransport) endStream(session string) {
 	t.endStreamLocked(session)
 }
 
-func (t *httpTransport) endStreamLocked(session string) {
+func (t *Transport) endStreamLocked(session string) {
 	s := t.streams[session]
 	if s == nil || !s.held {
 		return
@@ -236,10 +237,10 @@ func (t *httpTransport) endStreamLocked(session string) {
 	t.streams[session] = newOutStream()
 }
 
-// endClosedStream ends session's stream because the session closed: at once, or, while answers routed to
+// EndClosedStream ends session's stream because the session closed: at once, or, while answers routed to
 // that stream are pending (the client's own session/close among them), right after the last is queued, so
 // the official client, which fails the requests in flight on a stream that ends, gets its answers first.
-func (t *httpTransport) endClosedStream(session string) {
+func (t *Transport) EndClosedStream(session string) {
 	if session == "" {
 		return
 	}
@@ -255,7 +256,7 @@ func (t *httpTransport) endClosedStream(session string) {
 	t.endStreamLocked(session)
 }
 
-func (t *httpTransport) answersPendingLocked(session string) bool {
+func (t *Transport) answersPendingLocked(session string) bool {
 	for _, r := range t.routes {
 		if !r.initial && r.session == session {
 			return true
@@ -265,7 +266,7 @@ func (t *httpTransport) answersPendingLocked(session string) bool {
 }
 
 // enter admits a POST to dispatch; false once the connection is ending. Call leave after.
-func (t *httpTransport) enter() bool {
+func (t *Transport) enter() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ending {
@@ -277,7 +278,7 @@ func (t *httpTransport) enter() bool {
 	return true
 }
 
-func (t *httpTransport) leave() {
+func (t *Transport) leave() {
 	t.mu.Lock()
 	t.active--
 	notify(t.activity)
@@ -285,19 +286,19 @@ func (t *httpTransport) leave() {
 	t.posts.Done()
 }
 
-func (t *httpTransport) idle() bool {
+func (t *Transport) idle() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.active == 0
 }
 
 // delete is the client's DELETE (or its initialize POST gone before the answer).
-func (t *httpTransport) delete() { t.deleteOnce.Do(func() { close(t.deleted) }) }
+func (t *Transport) delete() { t.deleteOnce.Do(func() { close(t.deleted) }) }
 
-// receive waits for the end of the client side: DELETE, Options.IdleTimeout with no POST and no stream, or
+// Receive waits for the end of the client side: DELETE, Config.IdleTimeout with no POST and no stream, or
 // ctx. Messages come in through the POSTs, which it lets finish before it returns.
-func (t *httpTransport) receive(ctx context.Context, _ *conn) error {
-	idle := time.NewTimer(t.h.opts.IdleTimeout)
+func (t *Transport) Receive(ctx context.Context) error {
+	idle := time.NewTimer(t.s.cfg.IdleTimeout)
 	defer idle.Stop()
 	var err error
 wait:
@@ -311,11 +312,11 @@ wait:
 		case <-t.activity:
 			idle.Stop()
 			if t.idle() {
-				idle.Reset(t.h.opts.IdleTimeout)
+				idle.Reset(t.s.cfg.IdleTimeout)
 			}
 		case <-idle.C:
 			if t.idle() {
-				t.h.opts.Logger.Debug("acp: idle Streamable HTTP connection ended", "connection", t.id)
+				t.s.cfg.Logger.Debug("acp: idle Streamable HTTP connection ended", "connection", t.id)
 				break wait
 			}
 		}
@@ -327,44 +328,44 @@ wait:
 	return err
 }
 
-func (t *httpTransport) ping(context.Context) error { return nil } // receivers send their own keep-alives
+func (t *Transport) Ping(context.Context) error { return nil } // receivers send their own keep-alives
 
-// end lets the receivers write what is queued and finish; new requests get 404.
-func (t *httpTransport) end(error) {
+// End lets the receivers write what is queued and finish; new requests get 404.
+func (t *Transport) End(error) {
 	t.mu.Lock()
 	t.ending = true
 	t.mu.Unlock()
-	t.h.httpConns.remove(t)
+	t.s.conns.remove(t)
 	t.endOnce.Do(func() { close(t.ended) })
 }
 
-func (t *httpTransport) abort() { t.abortOnce.Do(func() { close(t.dead) }) }
+func (t *Transport) Abort() { t.abortOnce.Do(func() { close(t.dead) }) }
 
-// batcher is nil: each stream writes and flushes its own SSE events as they come.
-func (t *httpTransport) batcher() frameout.Batcher { return nil }
+// Batcher is nil: each stream writes and flushes its own SSE events as they come.
+func (t *Transport) Batcher() frameout.Batcher { return nil }
 
-// httpConns is the Handler's Streamable HTTP connections by Acp-Connection-Id.
-type httpConns struct {
+// conns is the Server's connections by Acp-Connection-Id.
+type conns struct {
 	mu sync.Mutex
-	by map[string]*httpTransport // Guarded by mu.
+	by map[string]*Transport // Guarded by mu.
 }
 
-func (r *httpConns) add(t *httpTransport) {
+func (r *conns) add(t *Transport) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.by == nil {
-		r.by = map[string]*httpTransport{}
+		r.by = map[string]*Transport{}
 	}
 	r.by[t.id] = t
 }
 
-func (r *httpConns) get(id string) *httpTransport {
+func (r *conns) get(id string) *Transport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.by[id]
 }
 
-func (r *httpConns) remove(t *httpTransport) {
+func (r *conns) remove(t *Transport) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.by[t.id] == t {

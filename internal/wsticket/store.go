@@ -1,4 +1,4 @@
-package httpapi
+package wsticket
 
 import (
 	"context"
@@ -11,34 +11,34 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// TicketStore keeps WebSocket tickets from their minting to their single redemption. The default keeps them
+// Store keeps WebSocket tickets from their minting to their single redemption. The default keeps them
 // in this process; a cluster of gateways shares one (cmd/gateway wires jsstore's) so a ticket minted on one
 // node opens a stream on any other.
-type TicketStore interface {
+type Store interface {
 	// Mint stores g under a new ticket and returns it with its expiry.
-	Mint(ctx context.Context, g TicketGrant) (ticket string, expires time.Time, err error)
-	// Redeem uses up ticket for a stream of session ("" = not a session's stream): ErrTicketInvalid when it
+	Mint(ctx context.Context, g Grant) (ticket string, expires time.Time, err error)
+	// Redeem uses up ticket for a stream of session ("" = not a session's stream): ErrInvalid when it
 	// is unknown, used, expired or bound to another session (used up all the same). Revocation is the
 	// caller's check.
-	Redeem(ctx context.Context, ticket, session string) (TicketGrant, error)
+	Redeem(ctx context.Context, ticket, session string) (Grant, error)
 }
 
-// ErrTicketInvalid is a ticket that is unknown, used, expired or bound to another session.
-var ErrTicketInvalid = errors.New("invalid ticket")
+// ErrInvalid is a ticket that is unknown, used, expired or bound to another session.
+var ErrInvalid = errors.New("invalid ticket")
 
-// TicketGrant is what a ticket carries: whose stream it opens, how they were identified, and, if bound,
+// Grant is what a ticket carries: whose stream it opens, how they were identified, and, if bound,
 // which session's.
-type TicketGrant struct {
+type Grant struct {
 	Session   string              // "" = any stream
 	Principal principal.Principal // who minted it: the stream is theirs
 	Via       string              // how they were identified (GET /v1/me `via`)
 	Expires   time.Time           // when their credential expires (OIDC); zero = never
 	// Live is the minter's revocation handle (a users-file entry's context), in this process only: a shared
-	// store drops it and the redeeming node looks the principal up again (Auth.current).
+	// store drops it and the redeeming node looks the principal up again (httpapi's Auth.current).
 	Live context.Context
 }
 
-// memTickets is the default TicketStore: a map in this process.
+// memTickets is the default Store: a map in this process.
 type memTickets struct {
 	ttl time.Duration
 	now func() time.Time
@@ -48,15 +48,17 @@ type memTickets struct {
 }
 
 type memTicket struct {
-	grant   TicketGrant
+	grant   Grant
 	expires time.Time
 }
 
-func newMemTickets(ttl time.Duration, now func() time.Time) *memTickets {
+// NewMemory returns the default Store: tickets in this process's memory, each redeemable for ttl after its
+// minting by the clock now.
+func NewMemory(ttl time.Duration, now func() time.Time) Store {
 	return &memTickets{ttl: ttl, now: now, tickets: map[string]memTicket{}}
 }
 
-func (m *memTickets) Mint(_ context.Context, g TicketGrant) (string, time.Time, error) {
+func (m *memTickets) Mint(_ context.Context, g Grant) (string, time.Time, error) {
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	t := base64.RawURLEncoding.EncodeToString(b[:])
@@ -73,13 +75,13 @@ func (m *memTickets) Mint(_ context.Context, g TicketGrant) (string, time.Time, 
 	return t, exp, nil
 }
 
-func (m *memTickets) Redeem(_ context.Context, t, session string) (TicketGrant, error) {
+func (m *memTickets) Redeem(_ context.Context, t, session string) (Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	tk, ok := m.tickets[t]
 	delete(m.tickets, t)
 	if !ok || m.now().After(tk.expires) || tk.grant.Session != "" && tk.grant.Session != session {
-		return TicketGrant{}, ErrTicketInvalid
+		return Grant{}, ErrInvalid
 	}
 	return tk.grant, nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package connlimit
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// descServer serves trackBusy around /healthz and /block (which runs until release is closed) on a
-// LimitConns listener whose descriptor count is the open connections plus base, under a limit of 16: idle
+// descServer serves TrackBusy around /healthz and /block (which runs until release is closed) on a
+// Wrap listener whose descriptor count is the open connections plus base, under a limit of 16: idle
 // connections are shed from 14 open descriptors.
 type descServer struct {
 	srv     *httptest.Server
@@ -32,10 +32,10 @@ func newDescServer(t *testing.T, base int) *descServer {
 		_ = http.NewResponseController(w).Flush()
 		<-ds.release
 	})
-	ds.srv = httptest.NewUnstartedServer(trackBusy(mux))
+	ds.srv = httptest.NewUnstartedServer(TrackBusy(mux))
 	ds.failing = &failingListener{Listener: ds.srv.Listener}
 	var l *limitListener
-	l = LimitConns(ds.failing, ConnLimits{DescriptorLimit: 16, OpenDescriptors: func() int { return base + l.openConns() }}).(*limitListener)
+	l = Wrap(ds.failing, Limits{DescriptorLimit: 16, OpenDescriptors: func() int { return base + l.openConns() }}).(*limitListener)
 	ds.srv.Listener = l
 	ds.srv.Config.ConnContext = ConnContext
 	ds.srv.Start()

@@ -1,8 +1,10 @@
-package acpws
+package acphttp
 
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 )
 
 // postMessage is what the Streamable HTTP face reads from a POST body before the connection dispatches it:
@@ -30,23 +32,23 @@ type postError struct {
 func parsePost(body []byte) (postMessage, *postError) {
 	t := bytes.TrimSpace(body)
 	if !json.Valid(t) {
-		return postMessage{}, &postError{codeParseError, "Parse error"}
+		return postMessage{}, &postError{jsonrpc.ParseError, "Parse error"}
 	}
 	switch t[0] {
 	case '[':
-		return postMessage{}, &postError{codeInvalidRequest, "Invalid request: JSON-RPC batches are not supported"}
+		return postMessage{}, &postError{jsonrpc.InvalidRequest, "Invalid request: JSON-RPC batches are not supported"}
 	case '{':
 	default:
-		return postMessage{}, &postError{codeInvalidRequest, "Invalid request: not a JSON-RPC message object"}
+		return postMessage{}, &postError{jsonrpc.InvalidRequest, "Invalid request: not a JSON-RPC message object"}
 	}
-	// Read as dispatch reads it (read.go), so the face routes only what dispatch will answer with this id: a
+	// Read as Conn.Dispatch reads it (jsonrpc.Message), so the face routes only what it answers with this id: a
 	// message whose members it cannot decode, or whose id is not a string or a number, is answered with id null.
-	var msg message
+	var msg jsonrpc.Message
 	if json.Unmarshal(t, &msg) != nil {
 		return postMessage{}, nil // answered -32600 (id null) on the connection stream
 	}
 	var m postMessage
-	if msg.ID != nil && validID(msg.ID) {
+	if msg.ID != nil && jsonrpc.ValidID(msg.ID) {
 		m.id = msg.ID
 	}
 	if msg.Method != nil {
@@ -59,7 +61,7 @@ func parsePost(body []byte) (postMessage, *postError) {
 		_ = json.Unmarshal(p.SessionID, &m.paramsSession)
 	}
 	if m.method == "initialize" && (msg.JSONRPC != "2.0" || !m.isRequest()) {
-		return postMessage{}, &postError{codeInvalidRequest, `Invalid request: initialize is a JSON-RPC 2.0 request whose id is a string or a number`}
+		return postMessage{}, &postError{jsonrpc.InvalidRequest, `Invalid request: initialize is a JSON-RPC 2.0 request whose id is a string or a number`}
 	}
 	m.initialize = m.method == "initialize"
 	return m, nil

@@ -1,4 +1,4 @@
-package httpapi
+package connlimit
 
 import (
 	"container/list"
@@ -8,11 +8,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// connAuthenticated takes r's connection out of the unauthenticated count and counts it for who. It reports
+// Authenticated takes r's connection out of the unauthenticated count and counts it for who. It reports
 // false when who, a user, already holds MaxPerUser connections of which none is idle: the caller refuses the
 // request (429) and the connection closes. Their longest idle connection is closed instead when there is one,
 // so a user's own newest connection is always served.
-func connAuthenticated(r *http.Request, who principal.Principal) bool {
+func Authenticated(r *http.Request, who principal.Principal) bool {
 	c := connOf(r)
 	if c == nil {
 		return true
@@ -56,14 +56,6 @@ func connAuthenticated(r *http.Request, who principal.Principal) bool {
 		_ = victim.Conn.Close() // its server goroutine fails on its next read and closes it through forget
 	}
 	return true
-}
-
-// refuseUserConn answers a request on a connection past its user's cap and closes the connection after it.
-func refuseUserConn(w http.ResponseWriter) {
-	w.Header().Set("Connection", "close")
-	p := problem(http.StatusTooManyRequests, "too_many_user_connections", "you hold as many open connections as one user may (--max-conns-per-user), none of them idle: close one (a WebSocket, an event stream) first")
-	p.RetryAfter = 5
-	writeError(w, p)
 }
 
 // leaveUserLocked stops counting c for its user.
