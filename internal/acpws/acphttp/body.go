@@ -30,10 +30,10 @@ type postError struct {
 // has none), a value that is not an object, or an `initialize` that is not a request with an id that can be
 // answered is -32600.
 func parsePost(body []byte) (postMessage, *postError) {
-	t := bytes.TrimSpace(body)
-	if !json.Valid(t) {
+	if !json.Valid(body) {
 		return postMessage{}, &postError{jsonrpc.ParseError, "Parse error"}
 	}
+	t := bytes.Trim(body, " \t\r\n") // JSON's whitespace only: json.Valid accepted no other
 	switch t[0] {
 	case '[':
 		return postMessage{}, &postError{jsonrpc.InvalidRequest, "Invalid request: JSON-RPC batches are not supported"}
