@@ -46,7 +46,8 @@
 //	usage     the prompt text is JSON {"cost":{amount,currency}?,"usage":{inputTokens,…}?}: sends a usage_update
 //	          with that (cumulative) cost and ends the turn with that token usage (usage.go).
 //	transcript the prompt text is "N": writes N agent messages (Markdown), each followed by a completed edit tool
-//	          call with a diff, then ends the turn, so a test builds a long session quickly (transcript.go).
+//	          call with a diff, then ends the turn, so a test builds a long session quickly; "hold N" puts an
+//	          in_progress tool call before them that asks permission and completes after them (transcript.go).
 //
 // -hang-set-mode makes session/set_mode wait until it is cancelled ($/cancel_request), and the echo mode's
 // next prompt wait for that and then say "set_mode cancelled" on a line of its own.

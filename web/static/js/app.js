@@ -822,22 +822,31 @@ class Current {
     });
     if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
     this.replayed = false;
-    this.loadSnapshot(s);
+    // The rows loaded before the snapshot's entries come back, folded again, and the row read stays in place.
+    const reading = this.transcript.reading();
+    const snap = fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors);
+    const refolded = await this.earlier.refold(snap, this.earlier.kept(this.store.state));
+    if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
+    this.loadSnapshot(s, refolded, reading);
     this.applySession(s, true);
     console.info(`resynced from snapshot (${reason}) at seq ${s.snapshot ? s.snapshot.seq : 0}`);
     return { seq: (s.snapshot && s.snapshot.seq) || s.lastSeq || 0, epoch: s.epoch };
   }
 
-  /** Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far. */
-  loadSnapshot(s) {
+  /**
+   * Shows the session's snapshot (GET /v1/sessions/{id}) in place of the transcript so far; refolded: its state
+   * with earlier rows already (EarlierLoader.refold), reading: the row to keep in place (Transcript.reading).
+   */
+  loadSnapshot(s, refolded = null, reading = null) {
     const was = this.store.state; // the status, detail … are the session's, not its log's: they stay
-    this.store.reset(keepSession(fromSnapshot(s.snapshot || { entries: [] }, was.actors), was));
-    this.earlier.start(this.store.state);
+    this.store.reset(keepSession(refolded || fromSnapshot(s.snapshot || { entries: [] }, was.actors), was));
+    if (!refolded) this.earlier.start(this.store.state);
     // Pending permission requests older than the snapshot's frames: their cards wait for an answer.
     for (const p of (s.pendingPermissions || [])) {
       if (p && p.id) this.store.dispatch({ jsonrpc: '2.0', id: p.id, method: 'session/request_permission', params: { toolCall: p.toolCall, options: p.options } });
     }
-    this.transcript.scrollToEnd();
+    if (reading) this.transcript.hold(reading);
+    else this.transcript.scrollToEnd();
   }
 
   setStatus(status, reason) {
@@ -902,7 +911,8 @@ class Current {
       case '_gateway/replay_complete':
         this.replayed = true;
         this.transcript.flush();
-        this.transcript.scrollToEnd();
+        if (!this.opened) this.transcript.scrollToEnd(); // a session opens at its end; a resume keeps the row read
+        this.opened = true;
         renderAll();
         break;
       case '_gateway/presence':

@@ -388,36 +388,66 @@ function isBoundary(row, b) {
   return b.type === 'message' ? row.kind === b.kind && row.messageId === b.messageId : row.id === b.toolCallId;
 }
 
+// The keys of the rows before cut that later frames may still change: tool cards not yet completed, failed or
+// left behind by their turn's end, and cards whose permission request waits for its answer.
+function unsettledBefore(s, cut) {
+  const keys = [];
+  for (let i = 0; i < cut; i++) if (unsettled(s.rows[i])) keys.push(s.rows[i].key);
+  return keys;
+}
+
+function unsettled(row) {
+  if (!row || row.type !== 'tool') return false;
+  if (row.perm && row.perm.state === 'pending') return true;
+  const st = row.tc.status;
+  return st !== 'completed' && st !== 'failed' && !row.stale;
+}
+
 /**
  * Folds frames (in log order) into `folded`, a state of the log from its start, until one makes the boundary's
- * row (the snapshot's first) or passes maxSeq (the snapshot's seq). Returns {state, used: frames folded,
- * lastSeq, end: either happened, found: the boundary's row was made, rows: the rows before it (end) or null}.
+ * row (the snapshot's first) and the rows before it are settled (no card among them can change any more), or
+ * one passes maxSeq (the snapshot's seq). cut: the boundary row's index once a previous page made it (else -1).
+ * The rows before the boundary take what the frames after it did to them (a tool call completed, a permission
+ * answered inside the snapshot's window), as a replay from seq 1 shows them. Returns {state, used: frames folded,
+ * lastSeq, cut, end: the boundary's rows are final or maxSeq passed, found: the boundary's row was made, rows:
+ * the rows before it (end) or null}.
  */
-export function foldEarlier(folded, frames, boundary, maxSeq) {
+export function foldEarlier(folded, frames, boundary, maxSeq, cut = -1) {
   let s = folded;
   let used = 0;
   let lastSeq = null;
+  let open = cut >= 0 ? unsettledBefore(s, cut) : null;
+  const finish = () => ({ state: s, used, lastSeq, cut, rows: s.rows.slice(0, cut >= 0 ? cut : s.rows.length), end: true, found: cut >= 0 });
+  if (open && !open.length) return finish();
   for (const f of frames) {
     const seq = metaOf(f && f.params).seq;
-    if (typeof seq === 'number' && seq > maxSeq) return { state: s, used, lastSeq, rows: s.rows.slice(), end: true, found: false };
+    if (typeof seq === 'number' && seq > maxSeq) return finish();
     const n = s.rows.length;
     s = reduce(s, f);
     used++;
     if (typeof seq === 'number') lastSeq = seq;
-    for (let i = n; i < s.rows.length; i++) {
-      if (isBoundary(s.rows[i], boundary)) return { state: s, used, lastSeq, rows: s.rows.slice(0, i), end: true, found: true };
-    }
+    if (cut < 0) {
+      for (let i = n; i < s.rows.length; i++) {
+        if (isBoundary(s.rows[i], boundary)) {
+          cut = i;
+          open = unsettledBefore(s, cut);
+          break;
+        }
+      }
+    } else open = open.filter((k) => unsettled(rowAt(s, k)));
+    if (open && !open.length) return finish();
   }
-  return { state: s, used, lastSeq, rows: null, end: false, found: false };
+  return { state: s, used, lastSeq, cut, rows: null, end: false, found: cut >= 0 };
 }
 
 /**
  * Shows earlier rows (of a state folded from the log's start) before the snapshot's rows of state, in place of
  * those shown so far, and sets the 'truncated' note between them (note: {status, error, text}) or removes it
  * (note null: everything before the snapshot is shown). earlier null keeps the earlier rows. Earlier keys get
- * an `early:` prefix, so they never meet the keys of the state's own rows. Returns the new state.
+ * an `early:` prefix, so they never meet the keys of the state's own rows. folded: the state the earlier rows
+ * were folded in; the frames still to come reach its open cards and pending permissions. Returns the new state.
  */
-export function mergeEarlier(state, earlier, note) {
+export function mergeEarlier(state, earlier, note, folded = null) {
   const at = state.early;
   const old = state.rows[at];
   const hasNote = old && old.type === 'note' && old.noteKind === 'truncated';
@@ -429,7 +459,29 @@ export function mergeEarlier(state, earlier, note) {
   const index = new Map();
   rows.forEach((r, i) => index.set(r.key, i));
   const shift = rows.length - state.rows.length;
-  return { ...state, rows, at: index, early: mine.length, last: state.last >= 0 ? state.last + shift : -1 };
+  const next = { ...state, rows, at: index, early: mine.length, last: state.last >= 0 ? state.last + shift : -1 };
+  if (earlier && folded) {
+    linkEarlier(next, folded, earlier);
+    next.actors = { ...folded.actors, ...state.actors }; // who prompted the earlier turns
+  }
+  return next;
+}
+
+// Lets the frames after the snapshot reach the earlier cards still open (or still asking permission) where the
+// fold left them, as they would in a replay from seq 1: the card's tool call id, its open mark and its pending
+// permission, unless the snapshot's rows have their own.
+function linkEarlier(s, folded, earlier) {
+  let copied = false;
+  for (const r of earlier) {
+    if (r.type !== 'tool' || folded.toolKey.get(r.id) !== r.key || s.toolKey.has(r.id)) continue;
+    const key = 'early:' + r.key;
+    if (!copied) s.toolKey = new Map(s.toolKey);
+    copied = true;
+    s.toolKey.set(r.id, key);
+    if (folded.open[r.id] && !s.open[r.id]) s.open = { ...s.open, [r.id]: true };
+    const pid = r.perm && r.perm.state === 'pending' ? r.perm.permissionId : null;
+    if (pid && !s.permTool[pid]) s.permTool = { ...s.permTool, [pid]: key };
+  }
 }
 
 // --- actions -------------------------------------------------------------------------------------------------------

@@ -17,6 +17,12 @@ const FIRST_ESTIMATE = 120; // the height assumed for a row before any was measu
 const PIN_SLACK = 80; // within this many pixels of the end, the list follows new rows
 const ANCHOR_FLUSHES = 60; // renders an anchor is held for at most while the rows around it are measured
 
+// A row's key without the prefix of rows put before a snapshot's (state.js mergeEarlier): the same message or card
+// whether a snapshot showed it or a fold of the log before the snapshot.
+function lastingKey(key) {
+  return key.startsWith('early:') ? key.slice(6) : key;
+}
+
 export class Transcript {
   /**
    * root: the scroll container; handlers: {onReviewPermission(permissionId), meId() → the signed-in principal,
@@ -37,7 +43,9 @@ export class Transcript {
     this.placedTop = null; // the scrollTop the list last set itself
     this.raf = 0;
     this.onScroll = () => {
-      if (this.settling) return;
+      // A position the list is about to set wins over one the browser set meanwhile (rows cleared for a new
+      // state clamp the position before the anchor is placed).
+      if (this.settling || (this.anchor && !this.anchor.placed)) return;
       this.pinned = this.nearBottom();
       this.schedule();
     };
@@ -71,13 +79,16 @@ export class Transcript {
   }
 
   // The row the person reads (the first in view below the top, notes aside) and where it is in the viewport:
-  // rows put above it (mergeEarlier) must not move it.
-  readingRow() {
+  // rows put above it (mergeEarlier) must not move it. lasting: only a message or a tool card, whose key a state
+  // folded again from the log gives it again (reading()).
+  readingRow(lasting = false) {
     if (this.pinned) return null;
     const top = this.root.getBoundingClientRect().top;
     let best = null;
     for (const [key, v] of this.views) {
       if (!v.el.isConnected || v.el.classList.contains('gw-note')) continue;
+      const row = lasting && this.rowOf.get(v.el);
+      if (lasting && !(row && (row.type === 'message' || row.type === 'tool'))) continue;
       const r = v.el.getBoundingClientRect();
       if (r.bottom <= top) continue;
       if (!best || r.top < best.y) best = { key, y: r.top };
@@ -85,14 +96,34 @@ export class Transcript {
     return best ? { key: best.key, offset: best.y - top, placed: false, flushes: 0 } : null;
   }
 
+  /** The row the person reads, to keep in place across a state that starts over (a resync); null at the end. */
+  reading() {
+    return this.readingRow(true);
+  }
+
+  /** Puts the row read (reading()) back where it was in the viewport once the state shown now is drawn. */
+  hold(reading) {
+    const key = lastingKey(reading.key);
+    if (!this.state.rows.some((r) => lastingKey(r.key) === key)) {
+      this.scrollToEnd();
+      return;
+    }
+    this.pinned = false;
+    this.anchor = { ...reading, placed: false, flushes: 0 };
+    this.schedule();
+  }
+
   // The scrollTop that puts the anchor's row where it was, from the heights known (estimates for the rest).
   anchorTop(rows, est) {
     const a = this.anchor;
     a.placed = true;
+    const key = lastingKey(a.key);
     let y = 0;
     let i = 0;
-    for (; i < rows.length && rows[i].key !== a.key; i++) y += this.heights.get(rows[i].key) ?? est;
-    return i === rows.length ? null : Math.max(0, this.listOffset() + y - a.offset);
+    for (; i < rows.length && lastingKey(rows[i].key) !== key; i++) y += this.heights.get(rows[i].key) ?? est;
+    if (i === rows.length) return null;
+    a.key = rows[i].key; // a row the snapshot showed may be an earlier row now
+    return Math.max(0, this.listOffset() + y - a.offset);
   }
 
   clearRows() {

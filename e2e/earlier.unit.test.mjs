@@ -1,0 +1,201 @@
+// Unit tests (node, no browser) of "Show earlier messages" against a full replay: a session's log folded from
+// seq 1 with reduce() is what the page must show; a snapshot of the same log (its oldest entries evicted, as the
+// gateway's snapshot evicts them) plus the earlier rows the EarlierLoader folds from the events pages must show
+// the same rows before the snapshot's, with the same card states — also after a resync reloads a later snapshot.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initialState, reduce, fromSnapshot, createStore } from '../web/static/js/state.js';
+import { EarlierLoader } from '../web/static/js/earlier.js';
+
+/** A session's log: three turns. In t1 tool call X starts (in_progress) and asks permission P1; both are settled
+ * only after five more messages (answered, then completed with a diff). In t2 tool call Y is left open when the
+ * turn ends. t3 is plain messages and tool calls. turns: how many more plain turns to add at the end. */
+function sessionLog(turns = 0) {
+  const frames = [];
+  let seq = 0;
+  const f = (method, params, turnId, id) => {
+    const fr = { jsonrpc: '2.0', method, params: { sessionId: 's', ...params, _meta: { gateway: { seq: ++seq, epoch: 'e', ...(turnId ? { turnId } : {}) } } } };
+    if (id !== undefined) fr.id = id;
+    frames.push(fr);
+  };
+  const up = (turnId, u) => f('session/update', { update: u }, turnId);
+  const msg = (turnId, kind, id, text) => up(turnId, { sessionUpdate: kind, messageId: id, content: { type: 'text', text } });
+  const done = (turnId, id) => up(turnId, { sessionUpdate: 'tool_call', toolCallId: id, title: `Edit ${id}`, kind: 'edit', status: 'completed' });
+  const plain = (t, n) => {
+    for (let i = 1; i <= n; i++) {
+      msg(t, 'agent_message_chunk', `${t}-a${i}`, `answer ${t}.${i}`);
+      done(t, `${t}-c${i}`);
+    }
+  };
+  const turn = (t, body) => {
+    f('_gateway/turn_started', { turnId: t, actor: { principal: 'ann', name: 'Ann' } }, t);
+    msg(t, 'user_message_chunk', `${t}-u`, `prompt ${t}`);
+    body(t);
+    f('_gateway/turn_ended', { turnId: t, stopReason: 'end_turn' }, t);
+  };
+  turn('t1', (t) => {
+    up(t, { sessionUpdate: 'tool_call', toolCallId: 'X', title: 'Edit main.go', kind: 'edit', status: 'in_progress' });
+    const options = [{ optionId: 'ok', name: 'Allow', kind: 'allow_once' }, { optionId: 'no', name: 'Reject', kind: 'reject_once' }];
+    f('session/request_permission', { toolCall: { toolCallId: 'X', title: 'Edit main.go' }, options }, t, 'P1');
+    plain(t, 5);
+    f('_gateway/permission_resolved', { permissionId: 'P1', outcome: { outcome: 'selected', optionId: 'ok' }, by: 'rest', actor: { principal: 'ann', name: 'Ann' } }, t);
+    up(t, { sessionUpdate: 'tool_call_update', toolCallId: 'X', status: 'completed', content: [{ type: 'diff', path: '/w/main.go', oldText: 'a', newText: 'b' }] });
+    msg(t, 'agent_message_chunk', `${t}-a6`, 'answer t1.6');
+  });
+  turn('t2', (t) => {
+    up(t, { sessionUpdate: 'tool_call', toolCallId: 'Y', title: 'Run tests', kind: 'execute', status: 'in_progress' });
+    plain(t, 3);
+  });
+  turn('t3', (t) => plain(t, 4));
+  for (let i = 4; i < 4 + turns; i++) turn(`t${i}`, (t) => plain(t, 2));
+  return frames;
+}
+
+/** The gateway's snapshot of frames (translate/snapshot.go, for what these frames use): entries in order of first
+ * appearance, the oldest evicted past maxEntries; an evicted entry is forgotten. */
+function snapshotOf(frames, maxEntries) {
+  const entries = [];
+  const msgs = new Map();
+  const tools = new Map();
+  let truncated = false;
+  const add = (e) => {
+    entries.push(e);
+    while (entries.length > maxEntries) {
+      const gone = entries.shift();
+      truncated = true;
+      for (const [k, v] of msgs) if (v === gone) msgs.delete(k);
+      for (const [k, v] of tools) if (v === gone) tools.delete(k);
+    }
+  };
+  const kinds = { user_message_chunk: 'user_message', agent_message_chunk: 'agent_message' };
+  for (const fr of frames) {
+    if (fr.method !== 'session/update') continue;
+    const u = fr.params.update;
+    const turnId = fr.params._meta.gateway.turnId;
+    if (kinds[u.sessionUpdate]) {
+      const key = `${u.sessionUpdate}/${turnId}/${u.messageId}`;
+      let e = msgs.get(key);
+      if (!e) {
+        e = { kind: kinds[u.sessionUpdate], messageId: u.messageId, turnId, content: [{ type: 'text', text: '' }] };
+        msgs.set(key, e);
+        add(e);
+      }
+      e.content[0].text += u.content.text;
+    } else if (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') {
+      let e = tools.get(u.toolCallId);
+      if (!e) {
+        e = { kind: 'tool_call', turnId, toolCall: {} };
+        tools.set(u.toolCallId, e);
+        add(e);
+      }
+      const { sessionUpdate, ...rest } = u; // eslint-disable-line no-unused-vars
+      Object.assign(e.toolCall, rest);
+    }
+  }
+  const seq = frames[frames.length - 1].params._meta.gateway.seq;
+  return JSON.parse(JSON.stringify({ seq, entries, ...(truncated ? { truncated: true } : {}) }));
+}
+
+/** An events API over frames, giving at most `most` frames a page (fewer than asked, as a page may). */
+function eventsOf(frames, most = 3) {
+  return async (after, limit) => {
+    const page = frames.filter((fr) => fr.params._meta.gateway.seq > after).slice(0, Math.min(limit, most));
+    return { frames: page, lastSeq: page.length ? page[page.length - 1].params._meta.gateway.seq : after };
+  };
+}
+
+/** A row as the transcript shows it, its key's early: prefix left out. */
+function view(r) {
+  const { key, ...rest } = r;
+  return { key: key.replace(/^early:/, ''), ...rest };
+}
+
+const replay = (frames) => frames.reduce((s, fr) => reduce(s, fr), initialState());
+
+async function loadAll(loader, store) {
+  for (let i = 0; i < 100 && store.state.rows[store.state.early] && store.state.rows[store.state.early].noteKind === 'truncated'; i++) await loader.load();
+}
+
+test('earlier rows show their cards as a replay from seq 1 does, whatever entry the snapshot starts at', async () => {
+  const frames = sessionLog();
+  const full = replay(frames);
+  const cards = (st) => st.rows.filter((r) => r.type === 'tool').map((r) => `${r.id}:${r.tc.status}:${r.stale}:${r.perm ? r.perm.state : '-'}`);
+  assert.deepEqual(cards(full).filter((c) => /^[XY]:/.test(c)), ['X:completed:false:resolved', 'Y:in_progress:true:-']);
+  // 11 entries and more keep X's entry until its completion (the gateway then keeps its final state or evicts it
+  // whole); fewer than the 30 entries of the log leave out some.
+  for (let max = 11; max < 30; max++) {
+    const snap = snapshotOf(frames, max);
+    assert.equal(snap.truncated, true);
+    const store = createStore(fromSnapshot(snap));
+    const loader = new EarlierLoader(store, eventsOf(frames));
+    await loadAll(loader, store);
+    const st = store.state;
+    assert.equal(st.rows.filter((r) => r.type === 'note').length, 0, `max ${max}: the gap is closed`);
+    // The earlier rows are the replay's first rows, card states and all.
+    const early = st.rows.slice(0, st.early).map(view);
+    assert.deepEqual(early, full.rows.slice(0, st.early).map(view), `max ${max}: earlier rows differ from the replay`);
+    // Every card either part shows has the replay's status and content; the earlier ones its permission
+    // verdict and "not finished" mark too (a snapshot carries neither).
+    st.rows.forEach((r, i) => {
+      if (r.type !== 'tool') return;
+      const want = full.rows.find((x) => x.type === 'tool' && x.id === r.id);
+      assert.deepEqual([r.tc.status, r.tc.content], [want.tc.status, want.tc.content], `max ${max}: card ${r.id}`);
+      if (i < st.early) assert.deepEqual([r.stale, r.perm], [want.stale, want.perm], `max ${max}: card ${r.id}`);
+    });
+  }
+});
+
+test('a live update of an earlier card that was still open at the snapshot reaches that card', async () => {
+  // The snapshot is taken in t2 while Y runs, with Y's entry already evicted; Y's end comes live, after the load.
+  const frames = sessionLog();
+  const cut = frames.findIndex((fr) => fr.params.update && fr.params.update.messageId === 't2-a3');
+  const before = frames.slice(0, cut + 1);
+  const snap = snapshotOf(before, 3);
+  const store = createStore(fromSnapshot(snap));
+  const loader = new EarlierLoader(store, eventsOf(before));
+  await loadAll(loader, store);
+  for (const fr of frames.slice(cut + 1)) store.dispatch(fr);
+  const ys = store.state.rows.filter((r) => r.type === 'tool' && r.id === 'Y');
+  assert.equal(ys.length, 1, 'one card for Y');
+  assert.equal(ys[0].stale, true, 'the turn ended with Y open: its card says it did not finish');
+});
+
+test('a resync to a later snapshot keeps the earlier rows the person loaded, as a replay shows them', async () => {
+  const frames = sessionLog();
+  const store = createStore(fromSnapshot(snapshotOf(frames, 20)));
+  const loader = new EarlierLoader(store, eventsOf(frames));
+  await loadAll(loader, store);
+  const shownBefore = store.state.rows.filter((r) => r.type !== 'sep' && r.type !== 'end').length;
+
+  // The log grew by two turns; the page lost its place and reloads the session's snapshot.
+  const longer = sessionLog(2);
+  loader.fetchPage = eventsOf(longer);
+  const was = store.state;
+  const next = await loader.refold(fromSnapshot(snapshotOf(longer, 20)), loader.kept(was));
+  const full = replay(longer);
+  assert.ok(next.early > 0, 'earlier rows are shown again');
+  assert.equal(next.rows.filter((r) => r.type === 'note').length, 0, 'the whole log is shown, as before');
+  assert.deepEqual(next.rows.slice(0, next.early).map(view), full.rows.slice(0, next.early).map(view));
+  assert.ok(next.rows.filter((r) => r.type !== 'sep' && r.type !== 'end').length > shownBefore);
+
+  // Loaded only in part (one click of a bound smaller than the gap): the same part comes back, the note after it.
+  const s2 = createStore(fromSnapshot(snapshotOf(frames, 12)));
+  const l2 = new EarlierLoader(s2, eventsOf(frames), { perClick: 4 });
+  await l2.load();
+  const part = s2.state.rows.slice(0, s2.state.early).map(view);
+  assert.ok(part.length > 0 && s2.state.rows[s2.state.early].noteKind === 'truncated');
+  l2.fetchPage = eventsOf(longer);
+  const n2 = await l2.refold(fromSnapshot(snapshotOf(longer, 12)), l2.kept(s2.state));
+  assert.deepEqual(n2.rows.slice(0, n2.early).map(view), part);
+  assert.equal(n2.rows[n2.early].noteKind, 'truncated');
+
+  // Nothing loaded: nothing to keep.
+  const s3 = createStore(fromSnapshot(snapshotOf(frames, 12)));
+  const l3 = new EarlierLoader(s3, eventsOf(frames));
+  assert.equal(l3.kept(s3.state), null);
+  // A snapshot that left nothing out needs no page, whatever was shown before.
+  const whole = fromSnapshot(snapshotOf(frames, 100));
+  l3.fetchPage = async () => { throw new Error('no page is needed'); };
+  assert.equal(await l3.refold(whole, { whole: true }), whole);
+});
