@@ -1,4 +1,5 @@
-// The gateway's web UI: sessions sidebar, transcript, composer, permission dialog. Talks only to /v1/... .
+// The gateway's web UI: wires the open session's socket and REST answers into its store (state.js) and the page's
+// (pagestate.js), and the person's events into calls; the views (views/) draw the regions. Talks only to /v1/... .
 
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
