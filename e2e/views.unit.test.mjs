@@ -140,3 +140,15 @@ test('a session detail lists its pending requests, in place, with their deadline
   assert.equal(st.pending[0].deadline, '2026-01-01T10:00:00Z');
   assert.equal(st.loaded, true);
 });
+
+test('agents: the listing marks its default (named, flagged, else the first); signing out forgets it', async () => {
+  const { agentRows } = await import('../web/static/js/views/agents.js');
+  let page = reducePage(initialPage(), { type: 'agents', agents: [{ name: 'demo', kind: 'builtin' }, { name: 'claude', kind: 'acp', default: true }] });
+  assert.equal(page.defaultAgent, 'claude');
+  assert.deepEqual(agentRows(page).map((r) => [r.name, r.kind, r.isDefault]), [['demo', 'builtin', false], ['claude', 'acp', true]]);
+  page = reducePage(page, { type: 'agents', agents: [{ name: 'demo' }, { name: 'x' }], default: 'x' });
+  assert.deepEqual(agentRows(page).map((r) => r.isDefault), [false, true]);
+  assert.equal(reducePage(page, { type: 'agents', agents: [{ name: 'only' }] }).defaultAgent, 'only');
+  assert.equal(reducePage(page, { type: 'agents', agents: null }).defaultAgent, null);
+  assert.deepEqual(reducePage(page, { type: 'signedOut' }).agents, []);
+});

@@ -22,6 +22,7 @@ import { selectorsRegion } from './views/selectors.js';
 import { composerRegion } from './views/composer.js';
 import { usageView } from './views/usage.js';
 import { sidebarRegion } from './views/sidebar.js';
+import { agentsRegion } from './views/agents.js';
 import { permissionRegion } from './views/permission.js';
 import { titleRegion } from './views/title.js';
 import { initialPage, reducePage } from './pagestate.js';
@@ -149,7 +150,7 @@ const selectors = selectorsRegion(els, {
   },
 });
 const composer = composerRegion(els, {
-  empty: () => ({ usable: !!state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: state.defaultAgent }),
+  empty: () => ({ usable: !!page.state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: page.state.defaultAgent }),
   setCaps: (on) => tray.setCaps(on ? promptCaps() : { image: false, file: false }),
   after: (startingAgent) => {
     updateHint();
@@ -157,7 +158,8 @@ const composer = composerRegion(els, {
     queueMicrotask(drainQueue);
   },
 });
-// The sessions listed and the titles learnt (pagestate.js): the sidebar and the tab's title follow it too.
+
+// The agents and sessions listed and the titles learnt (pagestate.js): the sidebar and the tab's title follow it.
 const page = createStore(initialPage(), reducePage);
 const sidebar = sidebarRegion(els, page, {
   onPick: () => { if (isNarrow()) setSidebar(false); },
@@ -169,13 +171,12 @@ const sidebar = sidebarRegion(els, page, {
   onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
   watching: () => !document.hidden,
 });
+const agents = agentsRegion(els, { open: (name) => openNewDialog(name), logout: (a) => logoutAction(a, toast) });
 const permission = permissionRegion(els, (pid, optionId) => { if (state.cur) state.cur.answer(pid, optionId); });
 const regions = [header, selectors, planRegion(els), usageView(els.usage), composer, sidebar, permission, titleRegion(document, page)];
 
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
-  agents: [],
-  defaultAgent: null,
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
   queue: new PromptQueue(), // prompts typed while their session could not take them
@@ -258,28 +259,6 @@ function setSidebar(open) {
   if (open) {
     const first = els.sidebar.querySelector('[aria-current="page"]') || els.newSession;
     first.focus();
-  }
-}
-
-function renderAgents() {
-  clear(els.agentList);
-  for (const a of state.agents) {
-    const li = els.agentList.appendChild(h('li.agent-row',
-      h('button.agent-item', {
-        type: 'button',
-        title: `New session with ${a.name}`,
-        dataset: { agent: a.name },
-        on: { click: () => openNewDialog(a.name) },
-      },
-      icon('bot'),
-      h('span.agent-name', a.name),
-      h('span.agent-kind', a.kind || ''),
-      a.default || a.name === state.defaultAgent ? h('span.badge', 'default') : null)));
-    logoutAction(a, toast).then((btn) => { if (btn && li.isConnected) li.append(btn); });
-  }
-  clear(els.newAgent);
-  for (const a of state.agents) {
-    els.newAgent.appendChild(h('option', { value: a.name, selected: a.name === state.defaultAgent }, a.name));
   }
 }
 
@@ -436,15 +415,12 @@ function signOut() {
   state.cur = null;
   state.me = null;
   page.dispatch({ type: 'signedOut' });
-  state.agents = [];
-  state.defaultAgent = null;
   state.queue = new PromptQueue(); // what one person typed is not left for the next one
   els.input.value = '';
   tray.clear();
   history.replaceState(null, '', location.pathname + location.search);
   els.me.hidden = true;
   els.sideAccount.hidden = true;
-  renderAgents();
   renderAll();
   setConn('idle');
   if (isNarrow()) setSidebar(false);
@@ -475,9 +451,7 @@ async function toggleNotifications() {
 async function loadAgents() {
   try {
     const res = await api.agents();
-    state.agents = Array.isArray(res && res.agents) ? res.agents : [];
-    state.defaultAgent = (res && res.default) || (state.agents.find((a) => a.default) || state.agents[0] || {}).name || null;
-    renderAgents();
+    page.dispatch({ type: 'agents', agents: res && res.agents, default: res && res.default });
     renderComposer();
   } catch (err) {
     toast('Could not list agents: ' + errorText(err), 'error');
@@ -522,7 +496,7 @@ function openNewDialog(agent) {
   els.newError.hidden = true;
   cwdPicker.reset();
   if (agent) els.newAgent.value = agent;
-  else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
+  else if (page.state.defaultAgent) els.newAgent.value = page.state.defaultAgent;
   els.newDialog.showModal();
   els.newAgent.focus();
 }
@@ -541,10 +515,10 @@ async function createSession(ev) {
     }
     body.cwd = cwd;
   }
-  creating = { agent: body.agent || state.defaultAgent };
+  creating = { agent: body.agent || page.state.defaultAgent };
   els.newError.hidden = true;
   els.newCreate.hidden = true;
-  const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
+  const stop = showStarting(els.newStarting, body.agent || page.state.defaultAgent);
   els.newStarting.focus();
   try {
     const s = await withLogin(() => api.createSession(body));
@@ -578,7 +552,7 @@ async function createSession(ev) {
  * session are sent there once it is live. If it cannot start, they go back into the composer.
  */
 async function quickStart() {
-  const agent = state.defaultAgent;
+  const agent = page.state.defaultAgent;
   if (!agent || state.starting || creating) return;
   state.starting = { agent };
   const stop = showStarting(els.emptyStarting, agent);
@@ -982,8 +956,8 @@ function drainQueue() {
 /** What the agent of the current session (or the default agent, for the empty state) accepts beyond text. */
 function promptCaps() {
   const cur = state.cur;
-  const name = cur ? cur.session && cur.session.agent : state.defaultAgent;
-  const agent = state.agents.find((a) => a.name === name);
+  const name = cur ? cur.session && cur.session.agent : page.state.defaultAgent;
+  const agent = page.state.agents.find((a) => a.name === name);
   return attachCaps((cur && cur.session && cur.session.agentCapabilities) || (agent && agent.capabilities));
 }
 
@@ -1039,7 +1013,7 @@ async function sendPrompt() {
   const text = els.input.value;
   if (!text.trim() && !tray.items.length) return;
   if (!cur) {
-    if (!state.defaultAgent && !creating) return;
+    if (!page.state.defaultAgent && !creating) return;
     queueComposer(NEW_SESSION, text);
     if (!creating) quickStart();
     renderComposer();
@@ -1183,7 +1157,8 @@ function route() {
 // --- wiring --------------------------------------------------------------------------------------------------------
 
 function wire() {
-  onLoginChange(renderAgents); // the sidebar's "Log out" follows what the caller holds
+  agents.bind(page);
+  onLoginChange(() => agents.redraw()); // the sidebar's "Log out" follows what the caller holds
   els.menu.addEventListener('click', () => setSidebar(!els.app.classList.contains('sidebar-open')));
   els.sidebarClose.addEventListener('click', () => { setSidebar(false); els.menu.focus(); });
   els.backdrop.addEventListener('click', () => setSidebar(false));

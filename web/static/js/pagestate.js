@@ -1,9 +1,12 @@
-// The page's state beyond the open session's (whose state is its store's, state.js): the sessions the gateway
-// lists and the titles this page learnt. Pure like state.js: the sidebar and the tab's title are drawn from both.
+// The page's state beyond the open session's (whose state is its store's, state.js): the agents and the sessions
+// the gateway lists, and the titles this page learnt. Pure like state.js: the sidebar and the tab's title are
+// drawn from both.
 
 /** The page before anything is listed. */
 export function initialPage() {
   return {
+    agents: [], // GET /v1/agents
+    defaultAgent: null, // the agent a session starts with when none is named
     sessions: [], // GET /v1/sessions, plus the sessions this page opened or created since
     titles: {}, // session id → a title this page learnt (a rename, the live title of a session it left)
   };
@@ -11,12 +14,17 @@ export function initialPage() {
 
 /**
  * Folds an action into the page's state; returns the new state (the same object when nothing changed).
- * sessions: a listing; listed: one session's view (created, opened) in place of its entry; renamed: the person
+ * agents: the agents listing ({agents, default}); sessions: a listing; listed: one session's view (created, opened) in place of its entry; renamed: the person
  * renamed a session; title: the live title of a session the page leaves; signedOut: nothing listed or learnt stays.
  */
 export function reducePage(page, a) {
   if (!a || typeof a !== 'object') return page;
   switch (a.type) {
+    case 'agents': {
+      const agents = Array.isArray(a.agents) ? a.agents : [];
+      const defaultAgent = a.default || (agents.find((x) => x && x.default) || agents[0] || {}).name || null;
+      return { ...page, agents, defaultAgent };
+    }
     case 'sessions':
       return { ...page, sessions: Array.isArray(a.sessions) ? a.sessions : [] };
     case 'listed': {
