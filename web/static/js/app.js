@@ -632,7 +632,10 @@ class Current {
     });
     this.store.subscribe((st, frame, fresh = !frame) => this.transcript.show(st, fresh));
     this.earlier = new EarlierLoader(this.store, (after, limit) => api.events(this.id, after, limit));
-    this.elicit = new Elicitations(id, els.composer, api.answerElicitation, (count) => this.store.dispatch({ type: 'questions', count }));
+    // How many questions wait is the store's (the list and the tab's title count them); not once disposed.
+    this.elicit = new Elicitations(id, els.composer, api.answerElicitation, (count) => {
+      if (!this.disposed) this.store.dispatch({ type: 'questions', count });
+    });
     this.socket = null;
   }
 
