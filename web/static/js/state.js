@@ -1,6 +1,6 @@
 // The state core of one open session: `reduce(state, frame)` folds the frames of the session's WebSocket (or a
 // snapshot, `fromSnapshot`) into what the views show — transcript rows, plan, usage, mode, options, title,
-// commands, terminals. Pure: no DOM, no I/O, no clock, so node tests it against the gateway's golden frames.
+// commands, terminals, the permission requests waiting. Pure: no DOM, no I/O, no clock, so node tests it against the gateway's golden frames.
 //
 // Each reduce returns a new state object. Rows are immutable: a changed row is a new object, so a view knows
 // what to render again by identity. The row index (`state.at`, key → position) only grows and is shared by the
