@@ -1,15 +1,16 @@
-// The gateway's web UI: sessions sidebar, transcript, composer, permission dialog. Talks only to /v1/... .
+// The gateway's web UI: wires the open session's socket and REST answers into its store (state.js) and the page's
+// (pagestate.js), and the person's events into calls; the views (views/) draw the regions. Talks only to /v1/... .
 
 import { api, ApiError, token, setToken, setUnauthorizedHandler } from './api.js';
 import { SessionSocket } from './conn.js';
-import { Transcript, renderToolContent, kindIcon } from './transcript.js';
+import { Transcript } from './transcript.js';
 import { createStore, fromSnapshot, initialState, keepSession } from './state.js';
 import { EarlierLoader } from './earlier.js';
 import { h, clear, icon } from './dom.js';
 import { Ticker, fmtElapsed } from './elapsed.js';
 import { attachCaps, promptBlocks } from './attach.js';
 import { AttachmentTray } from './attachview.js';
-import { statusView, acceptsPrompt, promptErrorText } from './status.js';
+import { acceptsPrompt, promptErrorText } from './status.js';
 import { permissionVerdict, initials } from './people.js';
 import { Elicitations } from './elicit.js';
 import { withLogin, isLoginRequired, logoutAction, onLoginChange } from './login.js';
@@ -20,13 +21,17 @@ import { headerRegion } from './views/header.js';
 import { selectorsRegion } from './views/selectors.js';
 import { composerRegion } from './views/composer.js';
 import { usageView } from './views/usage.js';
+import { sidebarRegion } from './views/sidebar.js';
+import { agentsRegion } from './views/agents.js';
+import { permissionRegion } from './views/permission.js';
+import { titleRegion } from './views/title.js';
+import { initialPage, reducePage } from './pagestate.js';
 import { PromptQueue, NEW_SESSION, canSendQueued, refusedAsTooEarly } from './queue.js';
-import { SeenTurns, WaitNotifier, waitingRequests } from './markers.js';
+import { WaitNotifier } from './markers.js';
 import { canFork, forkErrorText } from './fork.js';
 import { SlashMenu, commandHint } from './slash.js';
 import { MentionMenu } from './mentions.js';
 import { MessageActions } from './msgactions.js';
-import { SessionTools } from './sessionsearch.js';
 import { CwdPicker } from './cwdpicker.js';
 
 const $ = (id) => document.getElementById(id);
@@ -145,7 +150,7 @@ const selectors = selectorsRegion(els, {
   },
 });
 const composer = composerRegion(els, {
-  empty: () => ({ usable: !!state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: state.defaultAgent }),
+  empty: () => ({ usable: !!page.state.defaultAgent || !!creating, startingAgent: state.starting || creating ? (state.starting || creating).agent : null, defaultAgent: page.state.defaultAgent }),
   setCaps: (on) => tray.setCaps(on ? promptCaps() : { image: false, file: false }),
   after: (startingAgent) => {
     updateHint();
@@ -153,20 +158,30 @@ const composer = composerRegion(els, {
     queueMicrotask(drainQueue);
   },
 });
-const regions = [header, selectors, planRegion(els), usageView(els.usage), composer];
+
+// The agents and sessions listed and the titles learnt (pagestate.js): the sidebar and the tab's title follow it.
+const page = createStore(initialPage(), reducePage);
+const sidebar = sidebarRegion(els, page, {
+  onPick: () => { if (isNarrow()) setSidebar(false); },
+  rename: async (id, title) => (await api.rename(id, title)).title,
+  renamed: (id, title) => {
+    page.dispatch({ type: 'renamed', id, title });
+    if (state.cur && state.cur.id === id) state.cur.store.dispatch({ type: 'renamed', title });
+  },
+  onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
+  watching: () => !document.hidden,
+});
+const agents = agentsRegion(els, { open: (name) => openNewDialog(name), logout: (a) => logoutAction(a, toast) });
+const permission = permissionRegion(els, (pid, optionId) => { if (state.cur) state.cur.answer(pid, optionId); });
+const regions = [header, selectors, planRegion(els), usageView(els.usage), composer, sidebar, permission, titleRegion(document, page)];
 
 const state = {
   me: null, // the caller as GET /v1/me says: {id, name, role, via}; null until known
-  agents: [],
-  defaultAgent: null,
-  sessions: [],
-  titles: new Map(),
   cur: null,
   starting: null, // {agent} while the empty state's prompt starts a session
   queue: new PromptQueue(), // prompts typed while their session could not take them
   signedOut: false, // the sign-in view is up: the gateway refused the page's credential, or it has none
   started: false, // agents, sessions and the route have been loaded once (after the first accepted credential)
-  seen: new SeenTurns(null, ''), // the last ended turn shown of each session (markers.js); per principal once known
 };
 
 const notifier = new WaitNotifier({
@@ -183,7 +198,7 @@ const tray = new AttachmentTray(
   () => renderComposer(),
 );
 
-// Slash commands, @-mentions, per-message actions, and the session list's search and rename.
+// Slash commands, @-mentions and per-message actions.
 const slash = new SlashMenu(els.input, els.composer, () => (state.cur ? state.cur.commands : []));
 const mentions = new MentionMenu(els.input, els.composer, {
   sessionId: () => (state.cur && state.cur.usable && !state.cur.readOnly ? state.cur.id : ''),
@@ -195,18 +210,6 @@ const msgActions = new MessageActions(els.transcript, {
   isOwn: (el) => !el.dataset.prompter || (!!state.me && el.dataset.prompter === (state.me.name || state.me.id)),
   edit: (text, blocks) => editPrompt(text, blocks),
   resend: (text, blocks) => resendPrompt(text, blocks),
-});
-const sessionTools = new SessionTools(els.sessionList, els.sessionList, {
-  rename: async (id, title) => (await api.rename(id, title)).title,
-  renamed: (id, title) => {
-    state.titles.set(id, title);
-    const s = state.sessions.find((x) => x.id === id);
-    if (s) s.title = title;
-    renderSessions();
-    if (state.cur && state.cur.id === id) state.cur.store.dispatch({ type: 'renamed', title });
-  },
-  canRename: (s) => s.status !== 'closed' && !(state.cur && state.cur.id === s.id && state.cur.readOnly),
-  onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
 });
 
 const cwdPicker = new CwdPicker(els.newCwd, (path) => api.workspaceDirs(path), (err) => {
@@ -243,31 +246,6 @@ function errorText(err) {
   return String((err && err.message) || err);
 }
 
-// --- formatting ----------------------------------------------------------------------------------------------------
-
-function shortId(id) {
-  const s = String(id || '');
-  return s.length > 10 ? s.slice(0, 8) : s;
-}
-
-function fmtTime(iso) {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const sameDay = d.toDateString() === new Date().toDateString();
-  return sameDay ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
-}
-
-function baseName(p) {
-  const s = String(p || '').replace(/\/+$/, '');
-  return s.slice(s.lastIndexOf('/') + 1) || s || '/';
-}
-
-function sessionTitle(s) {
-  // The open session's title is live from its frames; the others' come with each listing.
-  const live = state.cur && state.cur.id === s.id ? state.titles.get(s.id) : '';
-  return live || s.title || state.titles.get(s.id) || `${s.agent || 'agent'} · ${shortId(s.id)}`;
-}
-
 // --- sidebar -------------------------------------------------------------------------------------------------------
 
 function isNarrow() {
@@ -284,97 +262,22 @@ function setSidebar(open) {
   }
 }
 
-function renderAgents() {
-  clear(els.agentList);
-  for (const a of state.agents) {
-    const li = els.agentList.appendChild(h('li.agent-row',
-      h('button.agent-item', {
-        type: 'button',
-        title: `New session with ${a.name}`,
-        dataset: { agent: a.name },
-        on: { click: () => openNewDialog(a.name) },
-      },
-      icon('bot'),
-      h('span.agent-name', a.name),
-      h('span.agent-kind', a.kind || ''),
-      a.default || a.name === state.defaultAgent ? h('span.badge', 'default') : null)));
-    logoutAction(a, toast).then((btn) => { if (btn && li.isConnected) li.append(btn); });
-  }
-  clear(els.newAgent);
-  for (const a of state.agents) {
-    els.newAgent.appendChild(h('option', { value: a.name, selected: a.name === state.defaultAgent }, a.name));
-  }
-}
-
-function renderSessions() {
-  if (sessionTools.editing) return; // a title is being edited in the list: the next render follows it
-  const all = [...state.sessions];
-  const cur0 = state.cur;
-  if (cur0 && cur0.session && !all.some((s) => s.id === cur0.id)) {
-    // The gateway forgets closed sessions; keep the one on screen listed until the user leaves it.
-    all.push({ ...cur0.session, status: cur0.status || 'closed' });
-  }
-  const list = all.sort((a, b) => {
-    const ca = a.status === 'closed' ? 1 : 0;
-    const cb = b.status === 'closed' ? 1 : 0;
-    if (ca !== cb) return ca - cb;
-    return String(b.createdAt || '').localeCompare(String(a.createdAt || ''));
-  });
-  clear(els.sessionList);
-  els.sessionsEmpty.hidden = list.length > 0;
-  const curId = state.cur && state.cur.id;
-  const watching = !document.hidden;
-  for (const s of list) {
-    let status = s.status;
-    let waiting = waitingRequests(s).length;
-    let running = !!s.currentTurn;
-    let unread = false;
-    if (s.id === curId) {
-      status = state.cur.status || status;
-      waiting = state.cur.pending.size + state.cur.elicit.cards.size;
-      running = state.cur.turn.running;
-      if (watching) state.seen.see(s);
-      else unread = state.seen.unread(s);
-    } else {
-      unread = state.seen.unread(s);
-    }
-    const view = statusView(status, running);
-    const a = h('a.session-item', {
-      href: '#/s/' + encodeURIComponent(s.id),
-      dataset: { sessionId: s.id, status: status || '', needsYou: waiting ? 'true' : null, unread: unread ? 'true' : null },
-      'aria-current': s.id === curId ? 'page' : null,
-      on: { click: () => { if (isNarrow()) setSidebar(false); } },
-    },
-    h('span.session-dot', { dataset: { status: view.key }, title: view.title || null, 'aria-hidden': 'true' }),
-    h('span.session-item-main',
-      h('span.session-item-title', unread ? h('span.unread-mark', { title: 'A turn ended here since you last looked', 'aria-label': 'unread' }) : null, sessionTitle(s)),
-      h('span.session-item-meta', view.key === 'detached' ? h('span.status-badge', { dataset: { status: 'detached' }, title: view.title }, view.label) : view.label,
-        ` · ${baseName(s.cwd)}${s.node ? ` · on ${s.node}` : ''} · ${fmtTime(s.createdAt)}`)),
-    waiting ? h('span.badge.badge-warn.needs-you', { title: `Needs you: ${waiting} request(s) waiting for an answer`, 'aria-label': `needs you: ${waiting} waiting` }, String(waiting)) : null);
-    const li = h('li', a);
-    sessionTools.decorate(li, s, sessionTitle(s));
-    els.sessionList.appendChild(li);
-  }
-  sessionTools.filter();
-}
-
 async function refreshSessions() {
   const started = Date.now();
   try {
     const res = await api.sessions();
-    state.sessions = Array.isArray(res && res.sessions) ? res.sessions : [];
+    const sessions = Array.isArray(res && res.sessions) ? res.sessions : [];
     const cur = state.cur;
     if (cur && cur.session) {
-      const s = state.sessions.find((x) => x.id === cur.id);
+      const s = sessions.find((x) => x.id === cur.id);
       if (s && (s.status === 'closed' || s.status === 'failed') && cur.status !== s.status) {
         cur.setStatus(s.status, s.statusReason);
       } else if (!s && cur.usable && cur.loadedAt && cur.loadedAt < started) {
         cur.setStatus('closed', 'no longer listed by the gateway');
       }
     }
-    renderSessions();
-    notifier.update(state.sessions, { current: state.cur ? state.cur.id : '', visible: !document.hidden });
-    updateDocTitle();
+    page.dispatch({ type: 'sessions', sessions });
+    notifier.update(sessions, { current: state.cur ? state.cur.id : '', visible: !document.hidden });
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 0)) toast('Could not list sessions: ' + errorText(err), 'error');
   }
@@ -385,7 +288,7 @@ const VIA_TEXT = { token: 'the gateway token', users: 'users file', oidc: 'OIDC'
 
 /** Shows who is signed in: the name in the top bar and the sidebar's account area (sign-out where the tab holds a token). */
 function applyMe(me) {
-  if (!state.me || state.me.id !== me.id) state.seen = new SeenTurns(localStorageOrNull(), me.id);
+  sidebar.setPrincipal(me.id, localStorageOrNull());
   state.me = me;
   const name = me.name || me.id;
   els.me.textContent = name;
@@ -511,16 +414,13 @@ function signOut() {
   if (state.cur) state.cur.dispose();
   state.cur = null;
   state.me = null;
-  state.sessions = [];
-  state.agents = [];
-  state.defaultAgent = null;
+  page.dispatch({ type: 'signedOut' });
   state.queue = new PromptQueue(); // what one person typed is not left for the next one
   els.input.value = '';
   tray.clear();
   history.replaceState(null, '', location.pathname + location.search);
   els.me.hidden = true;
   els.sideAccount.hidden = true;
-  renderAgents();
   renderAll();
   setConn('idle');
   if (isNarrow()) setSidebar(false);
@@ -551,9 +451,7 @@ async function toggleNotifications() {
 async function loadAgents() {
   try {
     const res = await api.agents();
-    state.agents = Array.isArray(res && res.agents) ? res.agents : [];
-    state.defaultAgent = (res && res.default) || (state.agents.find((a) => a.default) || state.agents[0] || {}).name || null;
-    renderAgents();
+    page.dispatch({ type: 'agents', agents: res && res.agents, default: res && res.default });
     renderComposer();
   } catch (err) {
     toast('Could not list agents: ' + errorText(err), 'error');
@@ -582,8 +480,7 @@ function showStarting(el, agent) {
 
 /** Lists a session the gateway just created. */
 function adoptSession(s) {
-  state.sessions = state.sessions.filter((x) => x.id !== s.id).concat([s]);
-  renderSessions();
+  page.dispatch({ type: 'listed', session: s });
   refreshSessions();
 }
 
@@ -599,7 +496,7 @@ function openNewDialog(agent) {
   els.newError.hidden = true;
   cwdPicker.reset();
   if (agent) els.newAgent.value = agent;
-  else if (state.defaultAgent) els.newAgent.value = state.defaultAgent;
+  else if (page.state.defaultAgent) els.newAgent.value = page.state.defaultAgent;
   els.newDialog.showModal();
   els.newAgent.focus();
 }
@@ -618,10 +515,10 @@ async function createSession(ev) {
     }
     body.cwd = cwd;
   }
-  creating = { agent: body.agent || state.defaultAgent };
+  creating = { agent: body.agent || page.state.defaultAgent };
   els.newError.hidden = true;
   els.newCreate.hidden = true;
-  const stop = showStarting(els.newStarting, body.agent || state.defaultAgent);
+  const stop = showStarting(els.newStarting, body.agent || page.state.defaultAgent);
   els.newStarting.focus();
   try {
     const s = await withLogin(() => api.createSession(body));
@@ -655,7 +552,7 @@ async function createSession(ev) {
  * session are sent there once it is live. If it cannot start, they go back into the composer.
  */
 async function quickStart() {
-  const agent = state.defaultAgent;
+  const agent = page.state.defaultAgent;
   if (!agent || state.starting || creating) return;
   state.starting = { agent };
   const stop = showStarting(els.emptyStarting, agent);
@@ -723,11 +620,6 @@ class Current {
   constructor(id) {
     this.id = id;
     this.session = null;
-    this.pending = new Map(); // permissionId → {id, toolCall, options, deadline}
-    this.answered = new Set(); // permission ids answered from this page
-    this.deferred = new Set(); // permission ids the user put aside ("decide later")
-    this.showing = null; // permission id in the dialog
-    this.replayed = false;
     this.disposed = false;
     this.sending = false; // a POST …/prompt from this page is in flight
     this.held = false; // the gateway refused a queued prompt as too early: wait for the next turn or status frame
@@ -740,7 +632,10 @@ class Current {
     });
     this.store.subscribe((st, frame, fresh = !frame) => this.transcript.show(st, fresh));
     this.earlier = new EarlierLoader(this.store, (after, limit) => api.events(this.id, after, limit));
-    this.elicit = new Elicitations(id, els.composer, api.answerElicitation);
+    // How many questions wait is the store's (the list and the tab's title count them); not once disposed.
+    this.elicit = new Elicitations(id, els.composer, api.answerElicitation, (count) => {
+      if (!this.disposed) this.store.dispatch({ type: 'questions', count });
+    });
     this.socket = null;
   }
 
@@ -784,30 +679,16 @@ class Current {
     if (this.socket) this.socket.stop();
     this.transcript.dispose();
     this.elicit.dispose();
-    closePermDialog();
+    page.dispatch({ type: 'title', id: this.id, title: this.store.state.title }); // the list keeps it
   }
 
   applySession(s, fromSnapshot) {
     this.session = s;
     this.loadedAt = Date.now();
     this.store.dispatch({ type: 'session', view: s, fromSnapshot }); // status, its reason, the last turn's end
-    if (fromSnapshot) this.pending.clear();
-    if (Array.isArray(s.pendingPermissions)) {
-      for (const p of s.pendingPermissions) {
-        if (p && p.id) this.pending.set(p.id, { id: p.id, toolCall: p.toolCall || {}, options: p.options || [], deadline: p.deadline, createdAt: p.createdAt });
-      }
-    }
     if (fromSnapshot) this.elicit.reset();
     this.elicit.load(s.pendingElicitations);
-    const snap = s.snapshot;
-    if (fromSnapshot && snap) {
-      if (snap.sessionInfo && snap.sessionInfo.title) state.titles.set(this.id, snap.sessionInfo.title);
-    }
-    const idx = state.sessions.findIndex((x) => x.id === s.id);
-    const listed = { ...s };
-    delete listed.snapshot;
-    if (idx >= 0) state.sessions[idx] = listed;
-    else if (s.id) state.sessions.push(listed);
+    page.dispatch({ type: 'listed', session: s });
     renderAll();
   }
 
@@ -821,7 +702,7 @@ class Current {
       throw err;
     });
     if (this.disposed) throw Object.assign(new Error('disposed'), { terminal: true });
-    this.replayed = false;
+    this.store.dispatch({ type: 'replaying' });
     // The rows loaded before the snapshot's entries come back, folded again, and the row read stays in place.
     const reading = this.transcript.reading();
     const snap = fromSnapshot(s.snapshot || { entries: [] }, this.store.state.actors);
@@ -856,7 +737,7 @@ class Current {
 
   onConnState(st, detail) {
     if (this.disposed) return;
-    if (st === 'replaying' || st === 'resyncing') this.replayed = false;
+    if (st === 'replaying' || st === 'resyncing') this.store.dispatch({ type: 'replaying' });
     setConn(st, detail);
     if (st === 'closed' && detail && detail.code === 4009) this.setStatus('closed');
     if (st === 'closed' && detail && detail.code === 4004) this.setStatus('closed', 'not found');
@@ -866,42 +747,21 @@ class Current {
 
   onFrame(msg) {
     if (this.disposed) return;
-    if (this.elicit.onFrame(msg)) { // elicitation/* (elicit.js)
-      renderSessions();
-      updateDocTitle();
-      return;
-    }
+    if (this.elicit.onFrame(msg)) return; // elicitation/* (elicit.js)
     const p = msg.params || {};
-    const meta = (p._meta && p._meta.gateway) || {};
     if (HOLD_ENDS.has(msg.method)) this.held = false;
-    this.store.dispatch(msg); // the transcript's rows (state.js)
+    const before = this.store.state;
+    this.store.dispatch(msg); // rows, turn, pending requests … (state.js); the views follow the store
     switch (msg.method) {
-      case 'session/update':
-        this.onUpdate(p.update || {}, meta);
-        break;
-      case 'session/request_permission': {
-        const pid = msg.id !== undefined && msg.id !== null ? String(msg.id) : meta.permissionId;
-        if (!pid) break;
-        this.pending.set(pid, { id: pid, toolCall: p.toolCall || {}, options: p.options || [], deadline: meta.deadline, turnId: meta.turnId });
-        if (this.replayed) {
-          this.deferred.delete(pid);
-          refreshPermDialog();
-          renderSessions();
-          updateDocTitle();
-        }
-        break;
-      }
       case '_gateway/permission_resolved':
-        this.onPermissionResolved(p);
+        this.onPermissionResolved(p, before);
         break;
       case '_gateway/turn_started': {
         if (this.store.state.turn && this.store.state.turnStartedAt === null) this.store.dispatch({ type: 'turnClock', at: Date.now() });
-        if (this.replayed) renderSessions();
         break;
       }
       case '_gateway/turn_ended':
         if (this.replayed) {
-          renderSessions();
           if (p.error) toast('The turn failed: ' + (typeof p.error === 'string' ? p.error : p.error.message || 'error'), 'error');
         }
         break;
@@ -909,7 +769,6 @@ class Current {
         if (this.replayed) renderAll();
         break;
       case '_gateway/replay_complete':
-        this.replayed = true;
         this.transcript.flush();
         if (!this.opened) this.transcript.scrollToEnd(); // a session opens at its end; a resume keeps the row read
         this.opened = true;
@@ -925,25 +784,11 @@ class Current {
     }
   }
 
-  onUpdate(u, meta) {
-    switch (u.sessionUpdate) {
-      case 'session_info_update':
-        if (typeof u.title === 'string' && u.title) {
-          state.titles.set(this.id, u.title);
-          renderSessions();
-        }
-        break;
-      default:
-        break; // messages and tool calls: the store's rows
-    }
-  }
-
-  onPermissionResolved(p) {
+  /** Says why a request the person did not answer here went away (before: the state before its frame). */
+  onPermissionResolved(p, before) {
     const pid = p.permissionId;
-    const req = this.pending.get(pid);
-    this.pending.delete(pid);
-    this.deferred.delete(pid);
-    const mine = this.answered.has(pid);
+    const req = before.pending.find((x) => x.id === pid);
+    const mine = !!before.answered[pid];
     const by = p.by || '';
     const v = permissionVerdict(p, (req && req.options) || [], state.me && state.me.id);
     if (this.replayed && !mine) {
@@ -954,39 +799,27 @@ class Current {
         toast(`“${title}” was answered ${v.name ? `by ${v.name}` : 'in another client'}: ${v.choice || v.text}.`, 'info', 4000);
       }
     }
-    if (this.replayed) {
-      refreshPermDialog();
-      renderSessions();
-      updateDocTitle();
-    }
   }
 
   review(pid) {
-    if (!this.pending.has(pid)) return;
-    this.deferred.delete(pid);
-    this.showing = pid;
-    refreshPermDialog(true);
+    if (state.cur === this) permission.review(this.store, pid);
   }
 
   async answer(pid, optionId) {
-    this.answered.add(pid);
-    this.deferred.add(pid); // hide it here until the gateway confirms
-    refreshPermDialog();
+    this.store.dispatch({ type: 'permAnswer', id: pid }); // hidden here until the gateway confirms
     try {
       await api.answerPermission(this.id, pid, optionId);
     } catch (err) {
       if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
         toast('That permission request was already answered or is gone.', 'info');
-        this.pending.delete(pid);
+        this.store.dispatch({ type: 'permAnswerFailed', id: pid, outcome: 'gone' });
       } else if (isForbidden(err)) {
-        this.answered.delete(pid);
+        this.store.dispatch({ type: 'permAnswerFailed', id: pid, outcome: 'forbidden' });
         this.setReadOnly();
       } else {
-        this.answered.delete(pid);
-        this.deferred.delete(pid);
+        this.store.dispatch({ type: 'permAnswerFailed', id: pid, outcome: 'error' });
         toast('Could not answer the permission request: ' + errorText(err), 'error');
       }
-      refreshPermDialog();
     }
   }
 
@@ -994,7 +827,6 @@ class Current {
   setReadOnly() {
     this.store.dispatch({ type: 'readOnly' });
     renderComposer();
-    refreshPermDialog();
   }
 
   // What the session's frames (or its snapshot) say, folded by state.js.
@@ -1004,6 +836,7 @@ class Current {
   get status() { return this.store.state.status; }
   get statusReason() { return this.store.state.statusReason; }
   get readOnly() { return this.store.state.readOnly; }
+  get replayed() { return this.store.state.replayed; }
   /** The running turn, as the composer and the queue ask of it. */
   get turn() {
     const st = this.store.state;
@@ -1027,19 +860,6 @@ function renderAll() {
   const store = state.cur ? state.cur.store : null;
   for (const r of regions) r.bind(store);
   renderComposer();
-  renderSessions();
-  refreshPermDialog();
-  updateDocTitle();
-}
-
-/** The tab's title counts every request waiting for the person, in this session and the others listed. */
-function updateDocTitle() {
-  const cur = state.cur;
-  let n = cur ? cur.pending.size + cur.elicit.cards.size : 0;
-  for (const s of state.sessions) if (!cur || s.id !== cur.id) n += waitingRequests(s).length;
-  const count = n ? `(${n}) ` : '';
-  if (!cur) { document.title = `${count}ACP Gateway`; return; }
-  document.title = `${count}${sessionTitle(cur.session || { id: cur.id })} — ACP Gateway`;
 }
 
 /** Draws the header again for what its slice does not hold (who is signed in). */
@@ -1149,8 +969,8 @@ function drainQueue() {
 /** What the agent of the current session (or the default agent, for the empty state) accepts beyond text. */
 function promptCaps() {
   const cur = state.cur;
-  const name = cur ? cur.session && cur.session.agent : state.defaultAgent;
-  const agent = state.agents.find((a) => a.name === name);
+  const name = cur ? cur.session && cur.session.agent : page.state.defaultAgent;
+  const agent = page.state.agents.find((a) => a.name === name);
   return attachCaps((cur && cur.session && cur.session.agentCapabilities) || (agent && agent.capabilities));
 }
 
@@ -1195,77 +1015,6 @@ function setConn(st, detail = {}) {
   }
 }
 
-// --- permission dialog ---------------------------------------------------------------------------------------------
-
-let permTimer = 0;
-let permShownId = null;
-
-function closePermDialog() {
-  clearInterval(permTimer);
-  permShownId = null;
-  if (els.permDialog.open) els.permDialog.close();
-}
-
-function pickPermission(cur) {
-  if (cur.showing && cur.pending.has(cur.showing) && !cur.deferred.has(cur.showing)) return cur.pending.get(cur.showing);
-  for (const p of cur.pending.values()) if (!cur.deferred.has(p.id)) return p;
-  return null;
-}
-
-function refreshPermDialog(focus = false) {
-  const cur = state.cur;
-  if (!cur || !cur.replayed || !cur.usable || cur.readOnly) { closePermDialog(); return; }
-  const p = pickPermission(cur);
-  if (!p) { closePermDialog(); return; }
-  cur.showing = p.id;
-  const list = [...cur.pending.keys()];
-  els.permQueue.textContent = list.length > 1 ? `${list.indexOf(p.id) + 1} of ${list.length} requests` : '';
-  if (permShownId === p.id && els.permDialog.open) return;
-  permShownId = p.id;
-  els.permDialog.dataset.permissionId = p.id;
-  const tc = p.toolCall || {};
-  clear(els.permTool);
-  els.permTool.appendChild(h('div.perm-tool-head', kindIcon(tc.kind || 'other'),
-    h('span.perm-tool-title', tc.title || 'Tool call'), tc.kind ? h('span.tool-kind', tc.kind) : null));
-  if (Array.isArray(tc.locations) && tc.locations.length) {
-    els.permTool.appendChild(h('ul.tool-locations', tc.locations.filter((l) => l && l.path).map((l) => h('li', h('code', l.line ? `${l.path}:${l.line}` : l.path)))));
-  }
-  if (Array.isArray(tc.content) && tc.content.length) els.permTool.appendChild(renderToolContent(tc));
-  else if (tc.rawInput !== undefined && tc.rawInput !== null) {
-    els.permTool.appendChild(h('pre.raw-input', h('code', JSON.stringify(tc.rawInput, null, 2).slice(0, 4000))));
-  }
-  clear(els.permOptions);
-  const opts = Array.isArray(p.options) ? p.options : [];
-  let firstAllow = null;
-  for (const o of opts) {
-    const kind = String(o.kind || '');
-    const b = h('button.btn', {
-      type: 'button',
-      class: kind.startsWith('allow') ? 'btn-primary' : kind.startsWith('reject') ? 'btn-danger-outline' : 'btn-ghost',
-      dataset: { optionId: o.optionId, kind },
-      on: { click: () => { for (const x of els.permOptions.querySelectorAll('button')) x.disabled = true; cur.answer(p.id, o.optionId); } },
-    }, o.name || o.optionId);
-    if (!firstAllow && kind === 'allow_once') firstAllow = b;
-    els.permOptions.appendChild(b);
-  }
-  if (!opts.length) els.permOptions.appendChild(h('p.muted', 'The agent offered no options.'));
-  clearInterval(permTimer);
-  const deadline = p.deadline ? new Date(p.deadline).getTime() : NaN;
-  const tick = () => {
-    if (!Number.isFinite(deadline)) { els.permDeadline.textContent = ''; return; }
-    const s = Math.round((deadline - Date.now()) / 1000);
-    els.permDeadline.textContent = s > 0
-      ? `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} — then it is denied.`
-      : 'Expired: the gateway denies it now.';
-  };
-  tick();
-  permTimer = setInterval(tick, 1000);
-  if (!els.permDialog.open) els.permDialog.showModal();
-  if (focus || document.activeElement === document.body || !els.permDialog.contains(document.activeElement)) {
-    (els.permOptions.querySelector('button') || els.permLater).focus();
-  }
-}
-
 // --- composer ------------------------------------------------------------------------------------------------------
 
 /**
@@ -1277,7 +1026,7 @@ async function sendPrompt() {
   const text = els.input.value;
   if (!text.trim() && !tray.items.length) return;
   if (!cur) {
-    if (!state.defaultAgent && !creating) return;
+    if (!page.state.defaultAgent && !creating) return;
     queueComposer(NEW_SESSION, text);
     if (!creating) quickStart();
     renderComposer();
@@ -1421,7 +1170,8 @@ function route() {
 // --- wiring --------------------------------------------------------------------------------------------------------
 
 function wire() {
-  onLoginChange(renderAgents); // the sidebar's "Log out" follows what the caller holds
+  agents.bind(page);
+  onLoginChange(() => agents.redraw()); // the sidebar's "Log out" follows what the caller holds
   els.menu.addEventListener('click', () => setSidebar(!els.app.classList.contains('sidebar-open')));
   els.sidebarClose.addEventListener('click', () => { setSidebar(false); els.menu.focus(); });
   els.backdrop.addEventListener('click', () => setSidebar(false));
@@ -1468,8 +1218,7 @@ function wire() {
 
   els.permLater.addEventListener('click', () => {
     const cur = state.cur;
-    if (cur && cur.showing) cur.deferred.add(cur.showing);
-    refreshPermDialog();
+    if (cur) cur.store.dispatch({ type: 'permDefer', id: cur.store.state.showing });
     if (!els.permDialog.open) els.input.focus();
   });
   els.permDialog.addEventListener('cancel', (ev) => {

@@ -93,11 +93,15 @@ function readForm(form, fields) {
   return raw;
 }
 
-/** The open elicitations of one session: their cards, kept in a panel before `before` (the composer). */
+/**
+ * The open elicitations of one session: their cards, kept in a panel before `before` (the composer). onCount(n)
+ * hears how many wait after each change (the session list and the tab's title count them).
+ */
 export class Elicitations {
-  constructor(sessionId, before, answer) {
+  constructor(sessionId, before, answer, onCount = () => {}) {
     this.sessionId = sessionId;
     this.answer = answer; // (sessionId, requestId, body) → Promise
+    this.onCount = onCount;
     this.cards = new Map(); // gateway request id → {el, req, state}
     this.panel = h('section.elicitations', { 'aria-label': 'Questions from the agent', hidden: true });
     if (before && before.parentNode) before.parentNode.insertBefore(this.panel, before);
@@ -136,6 +140,7 @@ export class Elicitations {
     card.el = req.mode === 'url' ? this.urlCard(id, req) : this.formCard(id, req);
     this.panel.appendChild(card.el);
     this.panel.hidden = false;
+    this.onCount(this.cards.size);
   }
 
   formCard(id, req) {
@@ -215,6 +220,7 @@ export class Elicitations {
     card.el.remove();
     this.cards.delete(id);
     this.panel.hidden = this.cards.size === 0;
+    this.onCount(this.cards.size);
   }
 
   /** Forgets every card (a resync reloads the pending ones). */

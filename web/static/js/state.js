@@ -1,6 +1,6 @@
 // The state core of one open session: `reduce(state, frame)` folds the frames of the session's WebSocket (or a
 // snapshot, `fromSnapshot`) into what the views show — transcript rows, plan, usage, mode, options, title,
-// commands, terminals. Pure: no DOM, no I/O, no clock, so node tests it against the gateway's golden frames.
+// commands, terminals, the permission requests waiting. Pure: no DOM, no I/O, no clock, so node tests it against the gateway's golden frames.
 //
 // Each reduce returns a new state object. Rows are immutable: a changed row is a new object, so a view knows
 // what to render again by identity. The row index (`state.at`, key → position) only grows and is shared by the
@@ -48,6 +48,13 @@ export function initialState() {
     availableModes: [], // the agent's modes (the detail's `modes`; frames only switch between them)
     turnStartedAt: null, // when the running turn started (ms since the epoch), null when unknown
     cancelRequested: false, // the page asked to cancel the running turn
+    loaded: false, // GET /v1/sessions/{id} answered (the detail is more than the id)
+    replayed: false, // the socket's replay is complete: what follows is live
+    pending: [], // permission requests waiting for an answer, in order: {id, toolCall, options, deadline, turnId, createdAt}
+    deferred: {}, // permission id → true: put aside by the person ("decide later"), or answered and not yet confirmed
+    answered: {}, // permission id → true: answered from this page
+    showing: null, // the permission id the dialog shows (or would show)
+    questions: 0, // the agent's questions (elicitations) waiting in the page
   };
 }
 
@@ -248,6 +255,38 @@ function permissionRequested(s, pid, toolCall, options = []) {
   put(s, { ...row, perm: { state: 'pending', permissionId: pid, options } });
 }
 
+// --- pending permission requests -------------------------------------------------------------------------------
+
+function putPending(s, req) {
+  const i = s.pending.findIndex((p) => p.id === req.id);
+  s.pending = i < 0 ? s.pending.concat([req]) : s.pending.map((p, j) => (j === i ? req : p));
+  settleShowing(s);
+}
+
+function dropPending(s, id) {
+  if (s.pending.some((p) => p.id === id)) s.pending = s.pending.filter((p) => p.id !== id);
+  if (s.deferred[id]) s.deferred = without(s.deferred, id);
+  settleShowing(s);
+}
+
+function without(obj, key) {
+  const o = { ...obj };
+  delete o[key];
+  return o;
+}
+
+/** The request the dialog shows: the one it shows while it waits and is not put aside, else the first that is. */
+export function pickPermission(st) {
+  const cur = st.showing && st.pending.find((p) => p.id === st.showing);
+  if (cur && !st.deferred[cur.id]) return cur;
+  return st.pending.find((p) => !st.deferred[p.id]) || null;
+}
+
+function settleShowing(s) {
+  const p = pickPermission(s);
+  if (p) s.showing = p.id;
+}
+
 /**
  * Folds one frame of the session's stream (a JSON-RPC message as the gateway sent it) into state; returns the
  * new state. Frames it does not know leave the state as it was (the same object).
@@ -266,9 +305,14 @@ export function reduce(state, frame) {
     case 'session/request_permission': {
       const pid = frame.id !== undefined && frame.id !== null ? String(frame.id) : meta.permissionId;
       permissionRequested(s, pid, p.toolCall, Array.isArray(p.options) ? p.options : []);
+      if (!pid) break;
+      // A request made live is in front of the person again, even if an earlier one with its id was put aside.
+      if (s.replayed && s.deferred[pid]) s.deferred = without(s.deferred, pid);
+      putPending(s, { id: pid, toolCall: p.toolCall || {}, options: Array.isArray(p.options) ? p.options : [], deadline: meta.deadline, turnId: meta.turnId });
       break;
     }
     case '_gateway/permission_resolved': {
+      dropPending(s, p.permissionId);
       const key = s.permTool[p.permissionId];
       const row = key && rowAt(s, key);
       if (row) put(s, { ...row, perm: { state: 'resolved', permissionId: p.permissionId, resolution: p, options: (row.perm && row.perm.options) || [] } });
@@ -302,6 +346,9 @@ export function reduce(state, frame) {
       break;
     case '_gateway/presence':
       s.watchers = Array.isArray(p.watchers) ? p.watchers : [];
+      break;
+    case '_gateway/replay_complete':
+      s.replayed = true;
       break;
     case '_gateway/terminal_exit':
       if (typeof p.terminalId === 'string' && p.terminalId) exitTerminal(s, p.terminalId, p.exitCode, p.signal);
@@ -503,7 +550,8 @@ function timeOf(iso) {
 }
 
 // The slices that are the session's rather than its log's: a state built from a snapshot keeps them.
-const SESSION_SLICES = ['status', 'statusReason', 'detail', 'watchers', 'readOnly', 'sharing', 'notResumable', 'availableModes'];
+const SESSION_SLICES = ['status', 'statusReason', 'detail', 'watchers', 'readOnly', 'sharing', 'notResumable', 'availableModes',
+  'loaded', 'deferred', 'answered', 'showing', 'questions'];
 
 /** next (say, fromSnapshot's) with the session slices of prev. */
 export function keepSession(next, prev) {
@@ -518,7 +566,10 @@ export function keepSession(next, prev) {
 // with a turnId before its turn_started frame came; readOnly: a 403 forbidden; sharing: whether the share listing
 // is offered; notResumable: a 409 session_not_resumable's text; renamed: the person renamed the session; mode,
 // configOptions, configValue: what POST …/mode and …/config answered; turnClock: when a turn the page saw start
-// started, by the page's clock (reduce keeps none); cancel: POST …/cancel asked or failed.
+// started, by the page's clock (reduce keeps none); cancel: POST …/cancel asked or failed; replaying: the socket
+// replays (again), so what comes is not live; permReview, permDefer, permAnswer, permAnswerFailed: the person
+// brought a permission request up, put it aside, answered it, or the answer failed (outcome gone, forbidden or
+// error); questions: how many of the agent's questions wait in the page.
 function act(state, a) {
   const s = { ...state };
   switch (a.type) {
@@ -545,8 +596,44 @@ function act(state, a) {
         if (!(a.fromSnapshot && state.currentModeId)) s.currentModeId = v.modes.currentModeId ?? null;
       }
       if (Array.isArray(v.configOptions) && !(a.fromSnapshot && Array.isArray(state.configOptions))) s.configOptions = v.configOptions;
+      s.loaded = true;
+      for (const p of Array.isArray(v.pendingPermissions) ? v.pendingPermissions : []) {
+        if (p && p.id) putPending(s, { id: p.id, toolCall: p.toolCall || {}, options: p.options || [], deadline: p.deadline, createdAt: p.createdAt });
+      }
       return s;
     }
+    case 'replaying':
+      if (!state.replayed) return state;
+      s.replayed = false;
+      return s;
+    case 'permReview': // the person asked to see this request (a card's Review button)
+      if (!s.pending.some((p) => p.id === a.id)) return state;
+      if (s.deferred[a.id]) s.deferred = without(s.deferred, a.id);
+      s.showing = a.id;
+      return s;
+    case 'permDefer':
+      if (!a.id || s.deferred[a.id]) return state;
+      s.deferred = { ...s.deferred, [a.id]: true };
+      settleShowing(s);
+      return s;
+    case 'permAnswer': // hidden here until the gateway confirms
+      s.answered = { ...s.answered, [a.id]: true };
+      s.deferred = { ...s.deferred, [a.id]: true };
+      settleShowing(s);
+      return s;
+    case 'permAnswerFailed':
+      if (a.outcome === 'gone') { // already answered elsewhere, or gone
+        dropPending(s, a.id);
+        return s;
+      }
+      s.answered = without(s.answered, a.id);
+      if (a.outcome !== 'forbidden') s.deferred = without(s.deferred, a.id);
+      settleShowing(s);
+      return s;
+    case 'questions':
+      if (state.questions === a.count || typeof a.count !== 'number') return state;
+      s.questions = a.count;
+      return s;
     case 'mode': // POST …/mode answered (or failed: the mode before)
       s.currentModeId = a.currentModeId ?? null;
       return s;
@@ -595,13 +682,16 @@ function act(state, a) {
   }
 }
 
-/** A store: the state, dispatch(frame) to fold a frame in, reset(state) to replace it, subscribe(fn) to hear of both. */
-export function createStore(state = initialState()) {
+/**
+ * A store: the state, dispatch(frame) to fold a frame (or an action) in with fold (the session's reduce unless
+ * given), reset(state) to replace it, subscribe(fn) to hear of both.
+ */
+export function createStore(state = initialState(), fold = reduce) {
   const subs = new Set();
   const store = {
     state,
     dispatch(frame) {
-      const next = reduce(store.state, frame);
+      const next = fold(store.state, frame);
       if (next === store.state) return;
       store.state = next;
       for (const fn of subs) fn(next, frame);

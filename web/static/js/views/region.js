@@ -4,7 +4,7 @@
 import { initialState } from '../state.js';
 
 /**
- * pick(state) returns the region's slice as a flat object; draw(slice) renders it. bind(store) follows that store
+ * pick(state) returns the region's slice as a flat object; draw(slice, state) renders it. bind(store) follows that store
  * (null: no session open, drawn from an empty state) and stops following the one before; binding the store
  * already followed does nothing.
  */
@@ -16,8 +16,9 @@ export function region(pick, draw) {
     const slice = pick(st);
     if (prev && sameSlice(prev, slice)) return;
     prev = slice;
-    draw(slice);
+    draw(slice, st);
   };
+  const current = () => (bound ? bound.state : initialState());
   return {
     bind(store) {
       if (store === bound) return;
@@ -32,9 +33,13 @@ export function region(pick, draw) {
     },
     /** Draws again from the current slice (what the draw reads beyond the state, e.g. a person's choice, changed). */
     redraw() {
-      const slice = prev || pick(bound ? bound.state : initialState());
+      const slice = prev || pick(current());
       prev = slice;
-      draw(slice);
+      draw(slice, current());
+    },
+    /** Picks again and draws if the slice changed: what pick reads beyond the state (another store) changed. */
+    refresh() {
+      run(current());
     },
   };
 }
