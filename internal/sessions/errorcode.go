@@ -162,7 +162,7 @@ type rpcWire struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
-	// DataText says Data was a Go string (cleanData's clipped text), not JSON the agent sent.
+	// DataText says Data was a Go string (agenterr's clipped text), not JSON the agent sent.
 	DataText bool `json:"dataText,omitempty"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -103,7 +104,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
 		// An agent that died answers nothing: its exit status and stderr say why, not the SDK's -32603.
-		if exited := exitedError(conn, cfg.StopGrace); exited != nil {
+		if exited := agenterr.Exited(conn, cfg.StopGrace); exited != nil {
 			err = exited
 		}
 		conn.Stop()
@@ -151,7 +152,7 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("agent did not answer within %s", limit)
 	}
-	return cleanAgentError(err)
+	return agenterr.Clean(err)
 }
 
 func nullToNil(b json.RawMessage) json.RawMessage {

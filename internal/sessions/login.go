@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	acp "github.com/coder/acp-go-sdk"
@@ -96,7 +97,7 @@ func (r *Registry) SetLoginEnv(ctx context.Context, p principal.Principal, agent
 	}
 	m, ok := findAuthMethod(ai.AuthMethods, methodID, "env_var")
 	if !ok {
-		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	kept, err := checkLoginVars(m, vars)
 	if err != nil {
@@ -137,7 +138,7 @@ func checkLoginVars(m authMethod, vars map[string]string) (map[string]string, er
 	var unknown []string
 	for n := range vars {
 		if !declared[n] {
-			unknown = append(unknown, clip(n, 64))
+			unknown = append(unknown, agenterr.Clip(n, 64))
 		}
 	}
 	if len(unknown) > 0 {
@@ -169,7 +170,7 @@ func (r *Registry) LoginAgentMethod(ctx context.Context, p principal.Principal, 
 		return nil, err
 	}
 	if _, ok := findAuthMethod(ai.AuthMethods, methodID, ""); !ok {
-		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	res, err := r.callOnLoginProcess(ctx, spec, p, "authenticate "+methodID, acp.AgentMethodAuthenticate, map[string]any{"methodId": methodID})
 	if err != nil {
@@ -229,7 +230,7 @@ func (e loginForbidden) Unwrap() error { return ErrForbidden }
 func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, AgentInit, error) {
 	spec, ok := r.agents[agent]
 	if !ok {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, clip(agent, 64))
+		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
 	}
 	if err := agents.CheckCommand(spec); err != nil {
 		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)

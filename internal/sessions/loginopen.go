@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -31,7 +32,7 @@ func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, metho
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		s.logger.Info("remembered agent login refused", "method", m, "err", scrubErr(cleanAgentError(aerr), s.agentSecrets()))
+		s.logger.Info("remembered agent login refused", "method", m, "err", scrubErr(agenterr.Clean(aerr), s.agentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)

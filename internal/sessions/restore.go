@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -234,5 +235,5 @@ func loggedTurnError(raw json.RawMessage) error {
 	if len(e.Data) > 0 {
 		re.Data = e.Data
 	}
-	return rpcError{re}
+	return agenterr.RPCError{Err: re}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -329,7 +330,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
 	t.text.release()
 	if turnFailed {
-		t.result.Err = scrubErr(cleanAgentError(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		t.result.Err = scrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
 	s.keys.ended(t.result)
 	close(t.done)
@@ -348,14 +349,14 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 // redacted and bounded (a larger one becomes clipped text).
 func turnError(err error) map[string]any {
 	var re *acp.RequestError
-	if errors.As(cleanAgentError(err), &re) {
+	if errors.As(agenterr.Clean(err), &re) {
 		m := map[string]any{"code": re.Code, "message": re.Message}
 		if re.Data != nil {
 			m["data"] = re.Data
 		}
 		return m
 	}
-	return map[string]any{"message": clip(translate.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), maxErrorData)}
+	return map[string]any{"message": agenterr.Clip(translate.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), agenterr.MaxData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as
