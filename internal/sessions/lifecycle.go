@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -89,9 +90,9 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	if err := s.spec.MakeHome(); err != nil {
 		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
-	loginEnv := s.reg.logins.env(s.spec, s.Owner)
+	loginEnv := s.reg.logins.Env(s.spec, s.Owner)
 	s.mu.Lock()
-	s.loginSecrets = secretsOf(loginEnv)
+	s.loginSecrets = agentlogin.SecretsOf(loginEnv)
 	s.mu.Unlock()
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -37,8 +38,8 @@ type Registry struct {
 	agentOrder   []string
 	defaultAgent string
 
-	probes *probeCache // what each agent answered to initialize
-	logins *loginVault // what principals supplied to log agents in (login.go)
+	probes *probeCache       // what each agent answered to initialize
+	logins *agentlogin.Vault // what principals supplied to log agents in (login.go)
 	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
 	// right before it takes the session's mu to make the agent the session's.
 	beforeAttach func(*Session)
@@ -77,7 +78,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		r.incarnation = cfg.Cluster.Self().Incarnation
 	}
 	r.probes = newProbeCache(r)
-	r.logins = newLoginVault()
+	r.logins = agentlogin.NewVault()
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -330,7 +331,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
 	t.text.release()
 	if turnFailed {
-		t.result.Err = scrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		t.result.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
 	s.keys.ended(t.result)
 	close(t.done)
