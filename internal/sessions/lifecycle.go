@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -113,7 +114,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	ai, err := initializeAgent(ictx, conn, cfg.Version)
+	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
 		return nil, nil, fail("initialize", callError(ictx, err, cfg.StartTimeout))
 	}
@@ -125,7 +126,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
 	if base, ok := s.reg.agents[s.Agent]; ok {
-		s.reg.probes.record(base, ai)
+		s.reg.probes.Record(base, ai)
 	}
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
 		conn.Stop()

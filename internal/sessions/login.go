@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	acp "github.com/coder/acp-go-sdk"
@@ -54,7 +55,7 @@ func (r *Registry) LoginStatus(ctx context.Context, p principal.Principal, agent
 	return r.loginStatus(spec, ai, p), nil
 }
 
-func (r *Registry) loginStatus(spec agents.Spec, ai AgentInit, p principal.Principal) LoginStatus {
+func (r *Registry) loginStatus(spec agents.Spec, ai agentprobe.AgentInit, p principal.Principal) LoginStatus {
 	envMethod, names, agentMethod := r.logins.State(spec, p)
 	st := LoginStatus{Agent: spec.Name, AuthMethods: agentlogin.MethodsArray(ai.AuthMethods), Satisfied: []string{}, Vars: names,
 		Shared: spec.LoginShared, Logout: agentlogin.AdvertisesLogout(ai.Capabilities)}
@@ -162,17 +163,17 @@ func (e loginForbidden) Error() string {
 func (e loginForbidden) Unwrap() error { return ErrForbidden }
 
 // loginAgent returns the agent's spec and initialize answer (probed when not known).
-func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, AgentInit, error) {
+func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, agentprobe.AgentInit, error) {
 	spec, ok := r.agents[agent]
 	if !ok {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
 	}
 	if err := agents.CheckCommand(spec); err != nil {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
 	}
 	ai, ok := r.AgentInit(ctx, agent)
 	if !ok {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
 	}
 	return spec, ai, nil
 }
@@ -191,7 +192,7 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 		return nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	conn, err := agents.Start(spec, agents.Options{
-		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: probeHandler{}, StopGrace: cfg.StopGrace,
+		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: agentprobe.Handler{}, StopGrace: cfg.StopGrace,
 		Logger: cfg.Logger.With("agent", spec.Name, "login", true), WriteTimeout: cfg.AgentWriteTimeout,
 		Confiner: cfg.Confiner, Secrets: secrets,
 	})
@@ -199,7 +200,7 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 		return nil, scrubAgentError(&AgentError{Op: "start agent", Err: err}, secrets)
 	}
 	defer conn.Stop()
-	if _, err := initializeAgent(ctx, conn, cfg.Version); err != nil {
+	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
 		return nil, scrubAgentError(&AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
