@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -116,7 +117,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 	case "session/update":
 		if info.Kind == "usage_update" {
 			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
-			if currency, amount, ok := reportedCost(info.Params); ok {
+			if currency, amount, ok := agentusage.ReportedCost(info.Params); ok {
 				s.costGrowthLocked(currency, amount)
 			}
 		}
@@ -186,11 +187,11 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 // (foldStatusLocked).
 func (s *Session) restoreTurnEndLocked(params []byte) error {
 	var p struct {
-		TurnID     string          `json:"turnId"`
-		StopReason string          `json:"stopReason"`
-		EndedAt    time.Time       `json:"endedAt"`
-		Error      json.RawMessage `json:"error"`
-		Usage      *TurnUsage      `json:"usage"`
+		TurnID     string           `json:"turnId"`
+		StopReason string           `json:"stopReason"`
+		EndedAt    time.Time        `json:"endedAt"`
+		Error      json.RawMessage  `json:"error"`
+		Usage      *agentusage.Turn `json:"usage"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -35,10 +36,10 @@ type Turn struct {
 	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
 	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
-	startedBy       *principal.Ref  // Static after construction; who prompted, nil for the gateway's own code.
-	span            *telemetry.Turn // Static after construction; nil when tracing is off.
-	usage           *TurnUsage      // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
-	result          TurnResult      // Written once before done is closed.
+	startedBy       *principal.Ref   // Static after construction; who prompted, nil for the gateway's own code.
+	span            *telemetry.Turn  // Static after construction; nil when tracing is off.
+	usage           *agentusage.Turn // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
+	result          TurnResult       // Written once before done is closed.
 }
 
 // TurnResult is how a turn ended.
@@ -51,7 +52,7 @@ type TurnResult struct {
 	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
 	Truncated bool `json:"truncated"`
 	// Usage is the turn's token usage when the agent reported it.
-	Usage *TurnUsage `json:"usage,omitempty"`
+	Usage *agentusage.Turn `json:"usage,omitempty"`
 	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
 	// StopReason is then error and Outcome failed.
 	Err error `json:"-"`
@@ -215,7 +216,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 
 type promptOutcome struct {
 	stopReason string
-	usage      *TurnUsage
+	usage      *agentusage.Turn
 	err        error
 }
 
@@ -242,7 +243,7 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 		o := promptOutcome{stopReason: r.StopReason, err: err}
 		if err == nil {
 			var ok bool
-			if o.usage, ok = turnUsageOf(res); !ok {
+			if o.usage, ok = agentusage.OfPrompt(res); !ok {
 				s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 			}
 		}
@@ -340,7 +341,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	deliver(answers)
 	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	if u := t.result.Usage; u != nil {
-		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.tokens())
+		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
 	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed
