@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -142,7 +143,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 			TurnID         string         `json:"turnId"`
 			StartedAt      time.Time      `json:"startedAt"`
 			Actor          *principal.Ref `json:"actor"`
-			IdempotencyKey *promptKey     `json:"idempotencyKey"`
+			IdempotencyKey *promptkey.Key `json:"idempotencyKey"`
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err

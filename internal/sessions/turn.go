@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -137,7 +138,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 	if err := s.allow(who, AccessAct); err != nil {
 		return nil, false, err
 	}
-	key := newPromptKey(who, opts.IdempotencyKey, blocks)
+	key := promptkey.New(who, opts.IdempotencyKey, blocks)
 	if key.Key != "" {
 		s.mu.Lock()
 		t, err = s.keyedTurnLocked(key) // a follower's copy knows the keys its owner logged
@@ -150,7 +151,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 }
 
 // promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
-func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) (*Turn, error) {
+func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
 	switch s.status {
 	case store.StatusStarting:
 		s.mu.Unlock()
@@ -181,7 +182,7 @@ func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blo
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
-func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) *Turn {
+func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *Turn {
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
