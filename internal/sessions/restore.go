@@ -213,7 +213,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
 	if t := s.turn; t != nil && t.ID == p.TurnID {
 		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
-		t.text.release()
+		t.text.Release()
 		close(t.done)
 		s.turn = nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/turntext"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
@@ -32,10 +33,10 @@ type Turn struct {
 	done      chan struct{} // closed when the turn has ended and result is set
 	cancelCh  chan struct{} // closed on the first cancel request
 
-	cancelRequested bool          // Guarded by the session's mu.
-	text            turnText      // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
-	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
-	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
+	cancelRequested bool            // Guarded by the session's mu.
+	text            turntext.Buffer // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
+	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
+	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
 	startedBy       *principal.Ref   // Static after construction; who prompted, nil for the gateway's own code.
 	span            *telemetry.Turn  // Static after construction; nil when tracing is off.
@@ -331,7 +332,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
-	t.text.release()
+	t.text.Release()
 	if turnFailed {
 		t.result.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
