@@ -24,7 +24,7 @@ type AgentInfo struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Default bool   `json:"default"`
-	// The agent's own initialize answer when known (probe.go); nil = not known (yet).
+	// The agent's own initialize answer when known (package agentprobe); nil = not known (yet).
 	*agentprobe.AgentInit
 	// Available is false when the agent cannot be started now (its command is not found); Reason says why.
 	Available bool   `json:"available"`

@@ -74,7 +74,7 @@ type Session struct {
 	}
 
 	mu sync.Mutex
-	// loginSecrets are the values of the login variables its agent was last started with (loginvault.go):
+	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
 	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
 	loginSecrets  []string
 	status        store.Status           // Guarded by mu.
