@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -85,7 +86,7 @@ func TestReplyAgentErrorRoundTrip(t *testing.T) {
 			if errors.As(back, &have) != hasRPC {
 				t.Fatalf("JSON-RPC error lost or invented: %v vs %v", want, have)
 			}
-			if hasRPC && (want.Code != have.Code || want.Message != have.Message || errorData(want.Data) != errorData(have.Data)) {
+			if hasRPC && (want.Code != have.Code || want.Message != have.Message || agenterr.Data(want.Data) != agenterr.Data(have.Data)) {
 				t.Fatalf("JSON-RPC error %+v came back as %+v", want, have)
 			}
 			if ErrorMessage(back) != ErrorMessage(ae) {

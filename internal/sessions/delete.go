@@ -43,7 +43,7 @@ func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason 
 	agentSID, caps := s.agentSID, s.initInfo.AgentCapabilities
 	s.mu.Unlock()
 	if len(nullToNil(caps)) == 0 {
-		if known := s.reg.probes.known(s.spec); known != nil {
+		if known := s.reg.probes.Known(s.spec); known != nil {
 			caps = known.Capabilities
 		}
 	}

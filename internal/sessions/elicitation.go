@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
@@ -35,7 +36,7 @@ func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage
 	s.mu.Lock()
 	p := s.newRequestLocked()
 	p.elicit = &req
-	clientParams, err := s.tctx.PermissionParams(scrubLoginSecrets(params, s.loginSecrets)) // the session id rewritten, the rest as sent
+	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.loginSecrets)) // the session id rewritten, the rest as sent
 	if err != nil || perr != nil {
 		s.mu.Unlock()
 		s.logger.Warn("declining malformed elicitation request", "err", errors.Join(err, perr))

@@ -6,6 +6,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -125,7 +126,7 @@ func ErrorFromCode(code, msg string) error {
 	if code == "agent_login_required" {
 		var w loginWire
 		if json.Unmarshal([]byte(msg), &w) == nil && w.Agent != "" {
-			return &LoginRequiredError{Agent: w.Agent, AuthMethods: authMethodsArray(w.AuthMethods), Err: errors.New(w.Message)}
+			return &LoginRequiredError{Agent: w.Agent, AuthMethods: agentlogin.MethodsArray(w.AuthMethods), Err: errors.New(w.Message)}
 		}
 	}
 	for _, sc := range sentinelCodes {
@@ -162,7 +163,7 @@ type rpcWire struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
-	// DataText says Data was a Go string (cleanData's clipped text), not JSON the agent sent.
+	// DataText says Data was a Go string (agenterr's clipped text), not JSON the agent sent.
 	DataText bool `json:"dataText,omitempty"`
 }
 

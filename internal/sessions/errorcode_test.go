@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -52,7 +53,7 @@ func TestAgentErrorCodeRoundTrip(t *testing.T) {
 			if errors.As(ae, &want) != errors.As(back, &have) {
 				t.Fatalf("JSON-RPC error lost or invented: %v vs %v", want, have)
 			}
-			if want != nil && (want.Code != have.Code || want.Message != have.Message || errorData(want.Data) != errorData(have.Data)) {
+			if want != nil && (want.Code != have.Code || want.Message != have.Message || agenterr.Data(want.Data) != agenterr.Data(have.Data)) {
 				t.Fatalf("JSON-RPC error %+v came back as %+v", want, have)
 			}
 			if ErrorMessage(back) != ErrorMessage(ae) {
@@ -64,11 +65,11 @@ func TestAgentErrorCodeRoundTrip(t *testing.T) {
 
 func agentErrorSamples() map[string]*AgentError {
 	return map[string]*AgentError{
-		"rpc with object data": {Op: "session/set_mode", Err: cleanAgentError(&acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "nope"}})},
-		"rpc with text data":   {Op: "session/new", Err: cleanAgentError(&acp.RequestError{Code: -32603, Message: "Internal error", Data: "OPENAI_API_KEY is not set"})},
-		"rpc without data":     {Op: "initialize", Err: cleanAgentError(&acp.RequestError{Code: -32000, Message: "auth required"})},
+		"rpc with object data": {Op: "session/set_mode", Err: agenterr.Clean(&acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "nope"}})},
+		"rpc with text data":   {Op: "session/new", Err: agenterr.Clean(&acp.RequestError{Code: -32603, Message: "Internal error", Data: "OPENAI_API_KEY is not set"})},
+		"rpc without data":     {Op: "initialize", Err: agenterr.Clean(&acp.RequestError{Code: -32000, Message: "auth required"})},
 		"timeout with stderr":  {Op: "session/new", Err: errors.New("agent did not answer within 30s"), Stderr: "panic: at /home/x"},
-		"authenticate":         {Op: "authenticate api-key", Err: cleanAgentError(&acp.RequestError{Code: -32000, Message: "bad key"})},
-		"rpc with large data":  {Op: "session/set_config_option", Err: cleanAgentError(&acp.RequestError{Code: -32603, Message: "x", Data: map[string]any{"blob": strings.Repeat("y", 3*maxErrorData)}})},
+		"authenticate":         {Op: "authenticate api-key", Err: agenterr.Clean(&acp.RequestError{Code: -32000, Message: "bad key"})},
+		"rpc with large data":  {Op: "session/set_config_option", Err: agenterr.Clean(&acp.RequestError{Code: -32603, Message: "x", Data: map[string]any{"blob": strings.Repeat("y", 3*agenterr.MaxData)}})},
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -88,9 +91,9 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	if err := s.spec.MakeHome(); err != nil {
 		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
-	loginEnv := s.reg.logins.env(s.spec, s.Owner)
+	loginEnv := s.reg.logins.Env(s.spec, s.Owner)
 	s.mu.Lock()
-	s.loginSecrets = secretsOf(loginEnv)
+	s.loginSecrets = agentlogin.SecretsOf(loginEnv)
 	s.mu.Unlock()
 	conn, err := agents.Start(s.spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
@@ -103,7 +106,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
 		// An agent that died answers nothing: its exit status and stderr say why, not the SDK's -32603.
-		if exited := exitedError(conn, cfg.StopGrace); exited != nil {
+		if exited := agenterr.Exited(conn, cfg.StopGrace); exited != nil {
 			err = exited
 		}
 		conn.Stop()
@@ -111,7 +114,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	ai, err := initializeAgent(ictx, conn, cfg.Version)
+	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
 		return nil, nil, fail("initialize", callError(ictx, err, cfg.StartTimeout))
 	}
@@ -123,7 +126,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
 	if base, ok := s.reg.agents[s.Agent]; ok {
-		s.reg.probes.record(base, ai)
+		s.reg.probes.Record(base, ai)
 	}
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
 		conn.Stop()
@@ -151,7 +154,7 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("agent did not answer within %s", limit)
 	}
-	return cleanAgentError(err)
+	return agenterr.Clean(err)
 }
 
 func nullToNil(b json.RawMessage) json.RawMessage {

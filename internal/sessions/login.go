@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	acp "github.com/coder/acp-go-sdk"
@@ -18,9 +19,6 @@ import (
 // completes one (env_var: supplies the variables; agent: the agent's own authenticate) and opens the
 // session again. What a principal supplies serves only their own sessions of the agent, unless the agents
 // file shares the agent's login (agents.Spec.LoginShared); then only admins change it.
-
-// maxLoginValue bounds one login variable's value.
-const maxLoginValue = 16 << 10
 
 // LoginStatus is what GET /v1/agents/{agent}/login shows a principal.
 type LoginStatus struct {
@@ -48,17 +46,6 @@ type LogoutResult struct {
 	Detail      string `json:"detail"`
 }
 
-// authMethod is the part of an agent's AuthMethod the gateway interprets.
-type authMethod struct {
-	ID   string `json:"id"`
-	Type string `json:"type"` // "" = agent
-	Vars []struct {
-		Name     string `json:"name"`
-		Secret   *bool  `json:"secret"` // ACP: true when absent
-		Optional bool   `json:"optional"`
-	} `json:"vars"`
-}
-
 // LoginStatus returns the agent's auth methods and which of them p completed.
 func (r *Registry) LoginStatus(ctx context.Context, p principal.Principal, agent string) (LoginStatus, error) {
 	spec, ai, err := r.loginAgent(ctx, agent)
@@ -68,14 +55,14 @@ func (r *Registry) LoginStatus(ctx context.Context, p principal.Principal, agent
 	return r.loginStatus(spec, ai, p), nil
 }
 
-func (r *Registry) loginStatus(spec agents.Spec, ai AgentInit, p principal.Principal) LoginStatus {
-	envMethod, names, agentMethod := r.logins.state(spec, p)
-	st := LoginStatus{Agent: spec.Name, AuthMethods: authMethodsArray(ai.AuthMethods), Satisfied: []string{}, Vars: names,
-		Shared: spec.LoginShared, Logout: advertisesLogout(ai.Capabilities)}
+func (r *Registry) loginStatus(spec agents.Spec, ai agentprobe.AgentInit, p principal.Principal) LoginStatus {
+	envMethod, names, agentMethod := r.logins.State(spec, p)
+	st := LoginStatus{Agent: spec.Name, AuthMethods: agentlogin.MethodsArray(ai.AuthMethods), Satisfied: []string{}, Vars: names,
+		Shared: spec.LoginShared, Logout: agentlogin.AdvertisesLogout(ai.Capabilities)}
 	if st.Vars == nil {
 		st.Vars = []string{}
 	}
-	for _, m := range parseAuthMethods(ai.AuthMethods) {
+	for _, m := range agentlogin.ParseAuthMethods(ai.AuthMethods) {
 		if m.ID != "" && (m.Type == "env_var" && m.ID == envMethod || m.Type == "" && m.ID == agentMethod) {
 			st.Satisfied = append(st.Satisfied, m.ID)
 		}
@@ -94,67 +81,17 @@ func (r *Registry) SetLoginEnv(ctx context.Context, p principal.Principal, agent
 	if err := mayChangeLogin(spec, p); err != nil {
 		return LoginStatus{}, err
 	}
-	m, ok := findAuthMethod(ai.AuthMethods, methodID, "env_var")
+	m, ok := agentlogin.FindAuthMethod(ai.AuthMethods, methodID, "env_var")
 	if !ok {
-		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
-	kept, err := checkLoginVars(m, vars)
+	kept, err := agentlogin.CheckVars(m, vars)
 	if err != nil {
-		return LoginStatus{}, err
+		return LoginStatus{}, fmt.Errorf("%w: %w", ErrInvalidLoginVars, err)
 	}
-	r.logins.setEnv(spec, p, methodID, kept)
+	r.logins.SetEnv(spec, p, methodID, kept)
 	principal.Audit(r.cfg.Logger, p, "agent_login_env", "agent", agent, "method", methodID, "vars", slices.Sorted(maps.Keys(kept)), "shared", spec.LoginShared)
 	return r.loginStatus(spec, ai, p), nil
-}
-
-// checkLoginVars checks vars against method m and returns those to keep (empty optional ones dropped).
-func checkLoginVars(m authMethod, vars map[string]string) (map[string]string, error) {
-	declared := map[string]bool{}
-	kept := map[string]string{}
-	for _, v := range m.Vars {
-		declared[v.Name] = true
-		val, given := vars[v.Name]
-		if !given || val == "" {
-			if !v.Optional {
-				return nil, fmt.Errorf("%w: %s is required by method %q", ErrInvalidLoginVars, v.Name, m.ID)
-			}
-			continue
-		}
-		if reservedLoginVar(v.Name) {
-			return nil, fmt.Errorf("%w: %s is set by the gateway, not by a login", ErrInvalidLoginVars, v.Name)
-		}
-		secret := v.Secret == nil || *v.Secret
-		switch {
-		case len(val) > maxLoginValue:
-			return nil, fmt.Errorf("%w: the value of %s is over %d bytes", ErrInvalidLoginVars, v.Name, maxLoginValue)
-		case !utf8.ValidString(val) || strings.ContainsRune(val, 0):
-			return nil, fmt.Errorf("%w: the value of %s is not text (invalid UTF-8 or a NUL byte)", ErrInvalidLoginVars, v.Name)
-		case secret && len(val) < minSecretBytes:
-			return nil, fmt.Errorf("%w: the value of %s is shorter than %d bytes, too short to be kept out of logs", ErrInvalidLoginVars, v.Name, minSecretBytes)
-		}
-		kept[v.Name] = val
-	}
-	var unknown []string
-	for n := range vars {
-		if !declared[n] {
-			unknown = append(unknown, clip(n, 64))
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return nil, fmt.Errorf("%w: method %q declares no variable %s", ErrInvalidLoginVars, m.ID, strings.Join(unknown, ", "))
-	}
-	return kept, nil
-}
-
-// reservedLoginVar reports whether name is one the gateway sets itself (or that would change how the
-// agent's executable is found or loaded): no login may set it.
-func reservedLoginVar(name string) bool {
-	switch name {
-	case "", "PATH", "HOME", "TMPDIR", agents.OwnerVar:
-		return true
-	}
-	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.ContainsAny(name, "=\x00")
 }
 
 // LoginAgentMethod runs the agent's agent method methodID for p: a fresh agent process (with p's login
@@ -168,14 +105,14 @@ func (r *Registry) LoginAgentMethod(ctx context.Context, p principal.Principal, 
 	if err := mayChangeLogin(spec, p); err != nil {
 		return nil, err
 	}
-	if _, ok := findAuthMethod(ai.AuthMethods, methodID, ""); !ok {
-		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, clip(methodID, 128))
+	if _, ok := agentlogin.FindAuthMethod(ai.AuthMethods, methodID, ""); !ok {
+		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	res, err := r.callOnLoginProcess(ctx, spec, p, "authenticate "+methodID, acp.AgentMethodAuthenticate, map[string]any{"methodId": methodID})
 	if err != nil {
 		return nil, err
 	}
-	r.logins.setAgentMethod(spec, p, methodID)
+	r.logins.SetAgentMethod(spec, p, methodID)
 	principal.Audit(r.cfg.Logger, p, "agent_login_agent", "agent", agent, "method", methodID, "shared", spec.LoginShared)
 	return res, nil
 }
@@ -192,11 +129,11 @@ func (r *Registry) Logout(ctx context.Context, p principal.Principal, agent stri
 	}
 	res := LogoutResult{Agent: agent}
 	var agentErr error
-	if advertisesLogout(ai.Capabilities) {
+	if agentlogin.AdvertisesLogout(ai.Capabilities) {
 		_, agentErr = r.callOnLoginProcess(ctx, spec, p, "logout", acp.AgentMethodLogout, map[string]any{})
 		res.AgentLogout = agentErr == nil
 	}
-	res.Forgotten = r.logins.forget(spec, p)
+	res.Forgotten = r.logins.Forget(spec, p)
 	principal.Audit(r.cfg.Logger, p, "agent_logout", "agent", agent, "forgotten", res.Forgotten, "agentLogout", res.AgentLogout)
 	switch {
 	case agentErr != nil:
@@ -226,17 +163,17 @@ func (e loginForbidden) Error() string {
 func (e loginForbidden) Unwrap() error { return ErrForbidden }
 
 // loginAgent returns the agent's spec and initialize answer (probed when not known).
-func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, AgentInit, error) {
+func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, agentprobe.AgentInit, error) {
 	spec, ok := r.agents[agent]
 	if !ok {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, clip(agent, 64))
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
 	}
 	if err := agents.CheckCommand(spec); err != nil {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
 	}
 	ai, ok := r.AgentInit(ctx, agent)
 	if !ok {
-		return agents.Spec{}, AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
 	}
 	return spec, ai, nil
 }
@@ -248,14 +185,14 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	defer context.AfterFunc(r.stopping, cancel)()
-	env := r.logins.env(spec, p)
-	secrets := append(agents.MCPSecrets(spec.MCPServers), secretsOf(env)...)
+	env := r.logins.Env(spec, p)
+	secrets := append(agents.MCPSecrets(spec.MCPServers), agentlogin.SecretsOf(env)...)
 	spec = spec.ForPrincipal(p.ID) // the HOME p's sessions use, where an agent keeps what authenticate gave it
 	if err := spec.MakeHome(); err != nil {
 		return nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	conn, err := agents.Start(spec, agents.Options{
-		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: probeHandler{}, StopGrace: cfg.StopGrace,
+		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: agentprobe.Handler{}, StopGrace: cfg.StopGrace,
 		Logger: cfg.Logger.With("agent", spec.Name, "login", true), WriteTimeout: cfg.AgentWriteTimeout,
 		Confiner: cfg.Confiner, Secrets: secrets,
 	})
@@ -263,7 +200,7 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 		return nil, scrubAgentError(&AgentError{Op: "start agent", Err: err}, secrets)
 	}
 	defer conn.Stop()
-	if _, err := initializeAgent(ctx, conn, cfg.Version); err != nil {
+	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
 		return nil, scrubAgentError(&AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
@@ -284,44 +221,4 @@ func scrubAgentError(ae *AgentError, secrets []string) *AgentError {
 		ae.Err = fmt.Errorf("%s", msg)
 	}
 	return ae
-}
-
-// findAuthMethod finds the method id of the given type ("" = agent) among raw authMethods.
-func findAuthMethod(raw json.RawMessage, id, typ string) (authMethod, bool) {
-	for _, m := range parseAuthMethods(raw) {
-		if m.ID == id && m.Type == typ {
-			return m, true
-		}
-	}
-	return authMethod{}, false
-}
-
-// parseAuthMethods decodes what the gateway interprets of an agent's authMethods; entries it cannot read
-// are skipped (they still reach clients as the agent sent them).
-func parseAuthMethods(raw json.RawMessage) []authMethod {
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		return nil
-	}
-	out := make([]authMethod, 0, len(list))
-	for _, e := range list {
-		var m authMethod
-		if json.Unmarshal(e, &m) == nil {
-			if m.Type == "agent" {
-				m.Type = ""
-			}
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// advertisesLogout reports whether an agent's capabilities hold auth.logout.
-func advertisesLogout(caps json.RawMessage) bool {
-	var c struct {
-		Auth struct {
-			Logout json.RawMessage `json:"logout"`
-		} `json:"auth"`
-	}
-	return json.Unmarshal(caps, &c) == nil && len(c.Auth.Logout) > 0 && string(c.Auth.Logout) != "null"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -53,16 +54,7 @@ func (s *Session) loginRequired(raw, failed error) error {
 	s.mu.Lock()
 	methods := s.initInfo.AuthMethods
 	s.mu.Unlock()
-	return &LoginRequiredError{Agent: s.Agent, AuthMethods: authMethodsArray(methods), Err: failed}
-}
-
-// authMethodsArray is an agent's authMethods as a JSON array: [] when it sent none or not an array.
-func authMethodsArray(raw json.RawMessage) json.RawMessage {
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil || list == nil {
-		return json.RawMessage("[]")
-	}
-	return raw
+	return &LoginRequiredError{Agent: s.Agent, AuthMethods: agentlogin.MethodsArray(methods), Err: failed}
 }
 
 // loginWire is a LoginRequiredError as ErrorMessage encodes it for a routed command.

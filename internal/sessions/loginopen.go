@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -26,13 +28,25 @@ func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, metho
 	if err == nil || !isAuthRequired(err) {
 		return res, err
 	}
-	m := s.reg.logins.agentMethod(s.spec, s.Owner)
+	m := s.reg.logins.AgentMethod(s.spec, s.Owner)
 	if m == "" || m == s.spec.AuthMethod {
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		s.logger.Info("remembered agent login refused", "method", m, "err", scrubErr(cleanAgentError(aerr), s.agentSecrets()))
+		s.logger.Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), s.agentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)
+}
+
+// agentSecrets are the values scrubbed from what the session's agent says back: its MCP servers' env and
+// headers, and the login variables it was started with.
+func (s *Session) agentSecrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agentSecretsLocked()
+}
+
+func (s *Session) agentSecretsLocked() []string {
+	return append(agents.MCPSecrets(s.mcpServers()), s.loginSecrets...)
 }

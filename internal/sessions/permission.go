@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -60,7 +61,7 @@ func deliver(as []answerTo) {
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, perr := ask.ParsePermissionRequest(params)
 	s.mu.Lock()
-	params = scrubLoginSecrets(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
+	params = agentlogin.ScrubParams(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
 	p := s.newRequestLocked()
 	p.req = req
 	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.

@@ -1,14 +1,11 @@
 package sessions
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 )
 
 // A prompt sent with an idempotency key starts at most one turn: the session remembers its recent keys with
@@ -63,38 +60,9 @@ func CheckIdempotencyKey(key string) error {
 	return nil
 }
 
-// promptKey is a keyed prompt as the log records it: digests of who sent it with its key, and of the prompt.
-// The key is scoped to its sender: another principal's equal key is another key.
-type promptKey struct {
-	Key    string `json:"key"`
-	Prompt string `json:"prompt"`
-}
-
-// newPromptKey digests key (none: "") sent by who with blocks.
-func newPromptKey(who principal.Principal, key string, blocks []json.RawMessage) promptKey {
-	if key == "" {
-		return promptKey{}
-	}
-	k := sha256.Sum256([]byte(who.ID + "\x00" + key))
-	p := sha256.New()
-	var buf bytes.Buffer
-	for _, b := range blocks {
-		buf.Reset()
-		if json.Compact(&buf, b) != nil {
-			buf.Write(b) // ParsePrompt accepted it: this does not happen
-		}
-		p.Write(buf.Bytes())
-		p.Write([]byte{'\n'})
-	}
-	return promptKey{Key: digest(k[:]), Prompt: digest(p.Sum(nil))}
-}
-
-// digest is 128 bits of a hash as 22 characters of base64url.
-func digest(sum []byte) string { return base64.RawURLEncoding.EncodeToString(sum[:16]) }
-
 // keyedTurn is the turn a key started and, once it ended, how (without its text).
 type keyedTurn struct {
-	promptKey
+	key    promptkey.Key
 	turnID string
 	result *TurnResult
 }
@@ -105,7 +73,7 @@ type promptKeys []keyedTurn
 // find is the record of key, or nil.
 func (ks promptKeys) find(key string) *keyedTurn {
 	for i := range ks {
-		if ks[i].Key == key {
+		if ks[i].key.Key == key {
 			return &ks[i]
 		}
 	}
@@ -113,14 +81,14 @@ func (ks promptKeys) find(key string) *keyedTurn {
 }
 
 // add remembers that k started turnID, forgetting the oldest record past MaxPromptKeys.
-func (ks *promptKeys) add(k promptKey, turnID string) {
+func (ks *promptKeys) add(k promptkey.Key, turnID string) {
 	if k.Key == "" || ks.find(k.Key) != nil {
 		return
 	}
 	if len(*ks) >= MaxPromptKeys {
 		*ks = append((*ks)[:0], (*ks)[1:]...)
 	}
-	*ks = append(*ks, keyedTurn{promptKey: k, turnID: turnID})
+	*ks = append(*ks, keyedTurn{key: k, turnID: turnID})
 }
 
 // ended records how a keyed turn ended, for a retry that comes once later turns replaced it as the latest.
@@ -137,7 +105,7 @@ func (ks promptKeys) ended(r TurnResult) {
 // keyedTurnLocked is the turn k already started, or nil when k is new. A known key with another prompt is
 // ErrIdempotencyKeyReused. A turn no longer the session's running or latest one comes back ended, without
 // its text. The caller holds mu.
-func (s *Session) keyedTurnLocked(k promptKey) (*Turn, error) {
+func (s *Session) keyedTurnLocked(k promptkey.Key) (*Turn, error) {
 	if k.Key == "" {
 		return nil, nil
 	}
@@ -145,7 +113,7 @@ func (s *Session) keyedTurnLocked(k promptKey) (*Turn, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	if rec.Prompt != k.Prompt {
+	if rec.key.Prompt != k.Prompt {
 		return nil, ErrIdempotencyKeyReused
 	}
 	if t := s.turnByIDLocked(rec.turnID); t != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 )
 
 // TestPromptKeysForgetOldestFirst: a session remembers MaxPromptKeys keyed prompts; the next one makes it
@@ -17,34 +18,14 @@ func TestPromptKeysForgetOldestFirst(t *testing.T) {
 	who := principal.Principal{ID: "ann"}
 	blocks := []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}
 	for i := 0; i <= MaxPromptKeys; i++ {
-		ks.add(newPromptKey(who, fmt.Sprint("k", i), blocks), fmt.Sprint("t", i))
+		ks.add(promptkey.New(who, fmt.Sprint("k", i), blocks), fmt.Sprint("t", i))
 	}
-	if len(ks) != MaxPromptKeys || ks.find(newPromptKey(who, "k0", blocks).Key) != nil || ks.find(newPromptKey(who, "k1", blocks).Key) == nil {
-		t.Fatalf("after %d keys: %d remembered, the first still there: %v", MaxPromptKeys+1, len(ks), ks.find(newPromptKey(who, "k0", blocks).Key) != nil)
+	if len(ks) != MaxPromptKeys || ks.find(promptkey.New(who, "k0", blocks).Key) != nil || ks.find(promptkey.New(who, "k1", blocks).Key) == nil {
+		t.Fatalf("after %d keys: %d remembered, the first still there: %v", MaxPromptKeys+1, len(ks), ks.find(promptkey.New(who, "k0", blocks).Key) != nil)
 	}
 	ks.ended(TurnResult{TurnID: "t1", StopReason: "end_turn", Text: "long text"})
-	if r := ks.find(newPromptKey(who, "k1", blocks).Key).result; r == nil || r.StopReason != "end_turn" || r.Text != "" {
+	if r := ks.find(promptkey.New(who, "k1", blocks).Key).result; r == nil || r.StopReason != "end_turn" || r.Text != "" {
 		t.Fatalf("the ended turn's record: %+v", r)
-	}
-}
-
-// TestPromptKeyScope: a key is its sender's; the prompt's digest ignores JSON whitespace only.
-func TestPromptKeyScope(t *testing.T) {
-	blocks := []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}
-	spaced := []json.RawMessage{json.RawMessage(`{ "type": "text", "text": "hi" }`)}
-	other := []json.RawMessage{json.RawMessage(`{"type":"text","text":"ho"}`)}
-	ann, bob := principal.Principal{ID: "ann"}, principal.Principal{ID: "bob"}
-	if newPromptKey(ann, "k", blocks).Key == newPromptKey(bob, "k", blocks).Key {
-		t.Fatal("two principals' equal keys are one key")
-	}
-	if newPromptKey(ann, "k", blocks) != newPromptKey(ann, "k", spaced) {
-		t.Fatal("whitespace changed the prompt's digest")
-	}
-	if newPromptKey(ann, "k", blocks).Prompt == newPromptKey(ann, "k", other).Prompt {
-		t.Fatal("two prompts have one digest")
-	}
-	if newPromptKey(ann, "", blocks) != (promptKey{}) {
-		t.Fatal("no key is a key")
 	}
 }
 

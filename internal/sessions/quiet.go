@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 )
 
@@ -68,7 +69,7 @@ func (q *quietWatch) check() {
 // notice logs the agent's recent stderr at info and appends `_gateway/agent_quiet {turnId, seconds,
 // stderrTail}` to the log; stderrTail is redacted like an agent error's stderr.
 func (q *quietWatch) notice(quiet time.Duration) {
-	lines := lastLines(stderrTail(q.conn.Stderr()), quietStderrLines)
+	lines := lastLines(agenterr.StderrTail(q.conn.Stderr()), quietStderrLines)
 	secs := int64(quiet / time.Second)
 	q.s.logger.Info("agent quiet: no frame from the agent during the turn", "turn", q.turnID, "seconds", secs,
 		"stderr", strings.Join(lines, "\n"))

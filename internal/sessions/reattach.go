@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -123,7 +124,7 @@ func (s *Session) reattachingNow() bool {
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
 // first, it is detached again, its agent stopped and its log untouched.
-func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) (*Turn, error) {
+func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel

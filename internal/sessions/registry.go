@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -22,8 +24,8 @@ type AgentInfo struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Default bool   `json:"default"`
-	// The agent's own initialize answer when known (probe.go); nil = not known (yet).
-	*AgentInit
+	// The agent's own initialize answer when known (package agentprobe); nil = not known (yet).
+	*agentprobe.AgentInit
 	// Available is false when the agent cannot be started now (its command is not found); Reason says why.
 	Available bool   `json:"available"`
 	Reason    string `json:"reason,omitempty"`
@@ -37,8 +39,8 @@ type Registry struct {
 	agentOrder   []string
 	defaultAgent string
 
-	probes *probeCache // what each agent answered to initialize
-	logins *loginVault // what principals supplied to log agents in (login.go)
+	probes *agentprobe.Cache // what each agent answered to initialize
+	logins *agentlogin.Vault // what principals supplied to log agents in (login.go)
 	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
 	// right before it takes the session's mu to make the agent the session's.
 	beforeAttach func(*Session)
@@ -76,8 +78,8 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		// those whose entries name it (nodeloss.go).
 		r.incarnation = cfg.Cluster.Self().Incarnation
 	}
-	r.probes = newProbeCache(r)
-	r.logins = newLoginVault()
+	r.probes = agentprobe.NewCache(r.probe, cfg.ProbeFailureTTL, cfg.Logger)
+	r.logins = agentlogin.NewVault()
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)
@@ -101,7 +103,7 @@ func (r *Registry) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(r.agentOrder))
 	for _, n := range r.agentOrder {
 		spec := r.agents[n]
-		info := AgentInfo{Name: n, Kind: spec.Kind, Default: n == r.defaultAgent, Available: true, AgentInit: r.probes.known(spec)}
+		info := AgentInfo{Name: n, Kind: spec.Kind, Default: n == r.defaultAgent, Available: true, AgentInit: r.probes.Known(spec)}
 		// Looked up on each call: an agent installed after the gateway started becomes available.
 		if err := agents.CheckCommand(spec); err != nil {
 			info.Available, info.Reason = false, err.Error()
@@ -428,7 +430,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.stopStarts()
 	var wg sync.WaitGroup
 	wg.Go(r.starting.Wait) // starts and re-attaches end (their agents stopped) once stopStarts has cut them short
-	wg.Go(func() { _ = r.probes.shutdown(ctx) })
+	wg.Go(func() { _ = r.probes.Shutdown(ctx) })
 	for _, s := range r.List() {
 		wg.Go(func() {
 			if r.cfg.DetachOnShutdown {

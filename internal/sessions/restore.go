@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -116,7 +119,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 	case "session/update":
 		if info.Kind == "usage_update" {
 			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
-			if currency, amount, ok := reportedCost(info.Params); ok {
+			if currency, amount, ok := agentusage.ReportedCost(info.Params); ok {
 				s.costGrowthLocked(currency, amount)
 			}
 		}
@@ -141,7 +144,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 			TurnID         string         `json:"turnId"`
 			StartedAt      time.Time      `json:"startedAt"`
 			Actor          *principal.Ref `json:"actor"`
-			IdempotencyKey *promptKey     `json:"idempotencyKey"`
+			IdempotencyKey *promptkey.Key `json:"idempotencyKey"`
 		}
 		if err := json.Unmarshal(info.Params, &p); err != nil {
 			return err
@@ -186,11 +189,11 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 // (foldStatusLocked).
 func (s *Session) restoreTurnEndLocked(params []byte) error {
 	var p struct {
-		TurnID     string          `json:"turnId"`
-		StopReason string          `json:"stopReason"`
-		EndedAt    time.Time       `json:"endedAt"`
-		Error      json.RawMessage `json:"error"`
-		Usage      *TurnUsage      `json:"usage"`
+		TurnID     string           `json:"turnId"`
+		StopReason string           `json:"stopReason"`
+		EndedAt    time.Time        `json:"endedAt"`
+		Error      json.RawMessage  `json:"error"`
+		Usage      *agentusage.Turn `json:"usage"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return err
@@ -211,7 +214,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
 	if t := s.turn; t != nil && t.ID == p.TurnID {
 		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
-		t.text.release()
+		t.text.Release()
 		close(t.done)
 		s.turn = nil
 	}
@@ -235,5 +238,5 @@ func loggedTurnError(raw json.RawMessage) error {
 	if len(e.Data) > 0 {
 		re.Data = e.Data
 	}
-	return rpcError{re}
+	return agenterr.RPCError{Err: re}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
@@ -140,7 +141,7 @@ func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*
 
 // prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
-func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (*Turn, bool, error) {
+func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
 	s := r.s
 	if err := s.ended(); err != nil {
 		return nil, false, err
@@ -170,7 +171,7 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
 // A replayed turn older than the latest is found by its key (none: key.Key "").
-func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptKey) *Turn {
+func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptkey.Key) *Turn {
 	var t *Turn
 	s.awaitCopy(ctx, bound, func() bool {
 		if t = s.turnByIDLocked(id); t == nil {

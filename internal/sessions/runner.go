@@ -7,6 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -17,7 +18,7 @@ import (
 // session is made; the public methods (PromptWith, CancelAs, …) check what is common and call the runner.
 type runner interface {
 	// prompt starts a turn; the caller checked the prompt's size, its key and that who may prompt.
-	prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (*Turn, bool, error)
+	prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error)
 	cancel(ctx context.Context, who principal.Principal) (string, error)
 	answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error)
 	setMode(ctx context.Context, who principal.Principal, modeID string) error

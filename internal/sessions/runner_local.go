@@ -9,12 +9,13 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
 
-func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptKey) (t *Turn, replayed bool, err error) {
+func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
 	s.mu.Lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.

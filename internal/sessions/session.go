@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/eventlog"
@@ -73,7 +74,7 @@ type Session struct {
 	}
 
 	mu sync.Mutex
-	// loginSecrets are the values of the login variables its agent was last started with (loginvault.go):
+	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
 	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
 	loginSecrets  []string
 	status        store.Status           // Guarded by mu.
@@ -172,7 +173,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if s.turn != nil {
 		meta.TurnID = s.turn.ID
 	}
-	params = scrubLoginSecrets(params, s.loginSecrets)
+	params = agentlogin.ScrubParams(params, s.loginSecrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)

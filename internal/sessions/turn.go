@@ -9,13 +9,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
+	"github.com/acp-gateway/gateway/internal/turntext"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
@@ -29,15 +34,15 @@ type Turn struct {
 	done      chan struct{} // closed when the turn has ended and result is set
 	cancelCh  chan struct{} // closed on the first cancel request
 
-	cancelRequested bool          // Guarded by the session's mu.
-	text            turnText      // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
-	textTruncated   bool          // Guarded by the session's mu; text was cut: nothing more is collected.
-	asked           chan struct{} // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
+	cancelRequested bool            // Guarded by the session's mu.
+	text            turntext.Buffer // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
+	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
+	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
 	cancelOnce      sync.Once
-	startedBy       *principal.Ref  // Static after construction; who prompted, nil for the gateway's own code.
-	span            *telemetry.Turn // Static after construction; nil when tracing is off.
-	usage           *TurnUsage      // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
-	result          TurnResult      // Written once before done is closed.
+	startedBy       *principal.Ref   // Static after construction; who prompted, nil for the gateway's own code.
+	span            *telemetry.Turn  // Static after construction; nil when tracing is off.
+	usage           *agentusage.Turn // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
+	result          TurnResult       // Written once before done is closed.
 }
 
 // TurnResult is how a turn ended.
@@ -50,7 +55,7 @@ type TurnResult struct {
 	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
 	Truncated bool `json:"truncated"`
 	// Usage is the turn's token usage when the agent reported it.
-	Usage *TurnUsage `json:"usage,omitempty"`
+	Usage *agentusage.Turn `json:"usage,omitempty"`
 	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
 	// StopReason is then error and Outcome failed.
 	Err error `json:"-"`
@@ -135,7 +140,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 	if err := s.allow(who, AccessAct); err != nil {
 		return nil, false, err
 	}
-	key := newPromptKey(who, opts.IdempotencyKey, blocks)
+	key := promptkey.New(who, opts.IdempotencyKey, blocks)
 	if key.Key != "" {
 		s.mu.Lock()
 		t, err = s.keyedTurnLocked(key) // a follower's copy knows the keys its owner logged
@@ -148,7 +153,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 }
 
 // promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
-func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) (*Turn, error) {
+func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
 	switch s.status {
 	case store.StatusStarting:
 		s.mu.Unlock()
@@ -179,7 +184,7 @@ func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blo
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
-func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptKey) *Turn {
+func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *Turn {
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
@@ -214,7 +219,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 
 type promptOutcome struct {
 	stopReason string
-	usage      *TurnUsage
+	usage      *agentusage.Turn
 	err        error
 }
 
@@ -241,7 +246,7 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 		o := promptOutcome{stopReason: r.StopReason, err: err}
 		if err == nil {
 			var ok bool
-			if o.usage, ok = turnUsageOf(res); !ok {
+			if o.usage, ok = agentusage.OfPrompt(res); !ok {
 				s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 			}
 		}
@@ -328,9 +333,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
 	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
-	t.text.release()
+	t.text.Release()
 	if turnFailed {
-		t.result.Err = scrubErr(cleanAgentError(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		t.result.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
 	s.keys.ended(t.result)
 	close(t.done)
@@ -339,7 +344,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	deliver(answers)
 	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	if u := t.result.Usage; u != nil {
-		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.tokens())
+		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
 	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed
@@ -349,14 +354,14 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 // redacted and bounded (a larger one becomes clipped text).
 func turnError(err error) map[string]any {
 	var re *acp.RequestError
-	if errors.As(cleanAgentError(err), &re) {
+	if errors.As(agenterr.Clean(err), &re) {
 		m := map[string]any{"code": re.Code, "message": re.Message}
 		if re.Data != nil {
 			m["data"] = re.Data
 		}
 		return m
 	}
-	return map[string]any{"message": clip(rawjson.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), maxErrorData)}
+	return map[string]any{"message": agenterr.Clip(rawjson.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), agenterr.MaxData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as

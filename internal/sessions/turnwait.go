@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -25,7 +26,7 @@ type TurnState struct {
 	Outcome     string           `json:"turnOutcome,omitempty"` // set once ended: completed, cancelled or failed
 	Text        string           `json:"text"`
 	Truncated   bool             `json:"truncated"`
-	Usage       *TurnUsage       `json:"usage,omitempty"` // set once ended, when the agent reported it
+	Usage       *agentusage.Turn `json:"usage,omitempty"` // set once ended, when the agent reported it
 	Permissions []PermissionView `json:"permissions,omitempty"`
 	// Elicitations are the turn's pending elicitations (status awaiting_elicitation, or alongside permissions).
 	Elicitations []ElicitationView `json:"elicitations,omitempty"`

@@ -30,7 +30,7 @@ func benchSession(b *testing.B) *Session {
 func endFullTurnText(t *Turn) {
 	if t.textTruncated {
 		_ = t.text.String()
-		t.text.release()
+		t.text.Release()
 		t.textTruncated = false
 	}
 }

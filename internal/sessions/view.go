@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -46,12 +47,12 @@ type TurnView struct {
 // LastTurnView is how the session's last turn ended, so a client that missed its `_gateway/turn_ended`
 // (a curl user, a reload) still sees a failure: a failed turn has stopReason error, outcome failed and Error.
 type LastTurnView struct {
-	TurnID     string         `json:"turnId"`
-	StopReason string         `json:"stopReason"`
-	Outcome    string         `json:"turnOutcome"`
-	EndedAt    time.Time      `json:"endedAt"`
-	Error      map[string]any `json:"error,omitempty"`
-	Usage      *TurnUsage     `json:"usage,omitempty"`
+	TurnID     string           `json:"turnId"`
+	StopReason string           `json:"stopReason"`
+	Outcome    string           `json:"turnOutcome"`
+	EndedAt    time.Time        `json:"endedAt"`
+	Error      map[string]any   `json:"error,omitempty"`
+	Usage      *agentusage.Turn `json:"usage,omitempty"`
 }
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.

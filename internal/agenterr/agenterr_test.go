@@ -1,4 +1,4 @@
-package sessions
+package agenterr
 
 import (
 	"strings"
@@ -15,11 +15,11 @@ func TestStderrTailRedactsBeforeCutting(t *testing.T) {
 		"pem":    "starting\n" + pem + "fatal: no credentials\n",
 		"bearer": "starting\n" + bearer + "fatal: no credentials\n",
 	} {
-		got := stderrTail(stderr)
+		got := StderrTail(stderr)
 		if strings.Contains(got, "MIIEowIBAAKCAQEA") || strings.Contains(got, "tok3nTOK3N") {
 			t.Errorf("%s: the tail shows the secret: %.120q", name, got)
 		}
-		if !strings.Contains(got, "fatal: no credentials") || len(got) > maxErrorData {
+		if !strings.Contains(got, "fatal: no credentials") || len(got) > MaxData {
 			t.Errorf("%s: tail %d bytes lacks the last line: %.120q", name, len(got), got)
 		}
 	}

@@ -1,4 +1,4 @@
-package sessions
+package turntext
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
-var _ translate.TextSink = (*turnText)(nil)
+var _ translate.TextSink = (*Buffer)(nil)
 
 // TestTurnTextKeepsWhatWasWritten writes pieces of every size around the piece boundary, as bytes and as
 // strings, and compares the text with a strings.Builder fed the same; a released text starts empty even when
@@ -16,10 +16,10 @@ var _ translate.TextSink = (*turnText)(nil)
 func TestTurnTextKeepsWhatWasWritten(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 3 {
-		var got turnText
+		var got Buffer
 		var want strings.Builder
-		for i := 0; want.Len() < 3*turnTextChunk+100; i++ {
-			n := []int{0, 1, 255, turnTextChunk - 1, turnTextChunk, turnTextChunk + 1, rng.IntN(4000)}[i%7]
+		for i := 0; want.Len() < 3*ChunkSize+100; i++ {
+			n := []int{0, 1, 255, ChunkSize - 1, ChunkSize, ChunkSize + 1, rng.IntN(4000)}[i%7]
 			b := make([]byte, n)
 			for j := range b {
 				b[j] = byte('a' + rng.IntN(26))
@@ -37,10 +37,10 @@ func TestTurnTextKeepsWhatWasWritten(t *testing.T) {
 		if got.String() != want.String() {
 			t.Fatalf("round %d: the text differs from what was written (%d bytes)", round, want.Len())
 		}
-		if got.Cap() < got.Len() || got.Cap() > got.Len()+2*turnTextChunk {
+		if got.Cap() < got.Len() || got.Cap() > got.Len()+2*ChunkSize {
 			t.Fatalf("round %d: holding %d bytes for %d", round, got.Cap(), got.Len())
 		}
-		got.release()
+		got.Release()
 		if got.Len() != 0 || got.String() != "" || got.Cap() != 0 {
 			t.Fatalf("round %d: released text is %d bytes, holds %d", round, got.Len(), got.Cap())
 		}
@@ -48,17 +48,17 @@ func TestTurnTextKeepsWhatWasWritten(t *testing.T) {
 		if got.String() != "again" {
 			t.Fatalf("round %d: after release: %q", round, got.String())
 		}
-		got.release()
+		got.Release()
 	}
 }
 
 // TestTurnTextBoundCutsOnRune feeds the bound the session applies (translate.WriteBoundedText) across a piece
 // boundary: the kept text stops at the limit, on a rune boundary.
 func TestTurnTextBoundCutsOnRune(t *testing.T) {
-	var tt turnText
-	defer tt.release()
-	limit := turnTextChunk + 2
-	text := strings.Repeat("é", turnTextChunk) // 2 bytes each
+	var tt Buffer
+	defer tt.Release()
+	limit := ChunkSize + 2
+	text := strings.Repeat("é", ChunkSize) // 2 bytes each
 	if translate.WriteBoundedText(&tt, "x", limit) {
 		t.Fatal("one byte was cut")
 	}

@@ -1,4 +1,4 @@
-package sessions
+package agentlogin
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 )
 
-// TestCheckLoginVars: a login's variables must be the method's: no unknown names, every required one, no
+// TestCheckVars: a login's variables must be the method's: no unknown names, every required one, no
 // reserved name, text values, secrets long enough to be scrubbed; empty optional ones are dropped.
-func TestCheckLoginVars(t *testing.T) {
-	var m authMethod
+func TestCheckVars(t *testing.T) {
+	var m AuthMethod
 	if err := json.Unmarshal([]byte(`{"id":"k","type":"env_var","vars":[{"name":"KEY"},{"name":"REGION","secret":false,"optional":true},{"name":"PATH","optional":true}]}`), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +32,8 @@ func TestCheckLoginVars(t *testing.T) {
 		{map[string]string{"KEY": "ab\x00cd"}, false},
 		{map[string]string{"KEY": "ab\xffcd"}, false},
 	} {
-		kept, err := checkLoginVars(m, c.vars)
-		if c.ok != (err == nil) || err != nil && !errors.Is(err, ErrInvalidLoginVars) {
+		kept, err := CheckVars(m, c.vars)
+		if c.ok != (err == nil) || err != nil && !errors.As(err, new(*VarsError)) {
 			t.Errorf("%q: %v, want ok=%v", c.vars, err, c.ok)
 		}
 		if err == nil {
@@ -46,42 +46,42 @@ func TestCheckLoginVars(t *testing.T) {
 
 // TestLoginVaultPerPrincipal: what ann supplies is hers alone, unless the agent's login is shared.
 func TestLoginVaultPerPrincipal(t *testing.T) {
-	v := newLoginVault()
+	v := NewVault()
 	ann, bob := principal.Principal{ID: "ann"}, principal.Principal{ID: "bob"}
 	own, shared := agents.Spec{Name: "a"}, agents.Spec{Name: "s", LoginShared: true}
-	v.setEnv(own, ann, "k", map[string]string{"KEY": "ann-key"})
-	v.setEnv(shared, ann, "k", map[string]string{"KEY": "team-key"})
-	if got := v.env(own, ann); !slices.Equal(got, []string{"KEY=ann-key"}) {
+	v.SetEnv(own, ann, "k", map[string]string{"KEY": "ann-key"})
+	v.SetEnv(shared, ann, "k", map[string]string{"KEY": "team-key"})
+	if got := v.Env(own, ann); !slices.Equal(got, []string{"KEY=ann-key"}) {
 		t.Errorf("ann's env for a: %q", got)
 	}
-	if got := v.env(own, bob); got != nil {
+	if got := v.Env(own, bob); got != nil {
 		t.Errorf("bob got ann's login to a: %q", got)
 	}
-	if got := v.env(shared, bob); !slices.Equal(got, []string{"KEY=team-key"}) {
+	if got := v.Env(shared, bob); !slices.Equal(got, []string{"KEY=team-key"}) {
 		t.Errorf("bob's env for the shared agent: %q", got)
 	}
-	if !v.forget(own, ann) || v.env(own, ann) != nil || v.forget(own, ann) {
+	if !v.Forget(own, ann) || v.Env(own, ann) != nil || v.Forget(own, ann) {
 		t.Error("forget did not drop ann's login, or reported one twice")
 	}
-	if got := secretsOf([]string{"A=abcd", "B=x", "C=a=b=c"}); !slices.Equal(got, []string{"abcd", "a=b=c"}) {
-		t.Errorf("secretsOf: %q", got)
+	if got := SecretsOf([]string{"A=abcd", "B=x", "C=a=b=c"}); !slices.Equal(got, []string{"abcd", "a=b=c"}) {
+		t.Errorf("SecretsOf: %q", got)
 	}
 }
 
-// TestScrubLoginSecrets: a login secret an agent quotes in an update is replaced, unless that would break
+// TestScrubParams: a login secret an agent quotes in an update is replaced, unless that would break
 // the JSON; params without one come back as they are.
-func TestScrubLoginSecrets(t *testing.T) {
+func TestScrubParams(t *testing.T) {
 	secrets := []string{"sk-abcdef123"}
 	for _, c := range []struct{ in, want string }{
 		{`{"text":"key sk-abcdef123 and sk-abcdef123"}`, `{"text":"key [REDACTED] and [REDACTED]"}`},
 		{`{"text":"nothing here"}`, `{"text":"nothing here"}`},
 	} {
-		if got := string(scrubLoginSecrets(json.RawMessage(c.in), secrets)); got != c.want {
+		if got := string(ScrubParams(json.RawMessage(c.in), secrets)); got != c.want {
 			t.Errorf("%s: %s, want %s", c.in, got, c.want)
 		}
 	}
 	odd := []string{`a","b`}
-	if in := `{"x":"a","b":1}`; string(scrubLoginSecrets(json.RawMessage(in), odd)) != in {
+	if in := `{"x":"a","b":1}`; string(ScrubParams(json.RawMessage(in), odd)) != in {
 		t.Error("a secret spanning JSON syntax was replaced into invalid JSON")
 	}
 }

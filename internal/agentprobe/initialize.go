@@ -1,4 +1,4 @@
-package sessions
+package agentprobe
 
 import (
 	"context"
@@ -20,12 +20,12 @@ type AgentInit struct {
 	ProbedAt     time.Time       `json:"probedAt"`               // when the answer arrived
 }
 
-// initializeAgent sends the gateway's `initialize` to a freshly started agent and checks the answer. Session
+// Initialize sends the gateway's `initialize` to a freshly started agent and checks the answer. Session
 // starts and probes both use it, so an agent is always asked the same thing.
-func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
-	// The gateway serves fs/* and terminal/* itself, confined to the session cwd (fs.go, terminal.go).
+func Initialize(ctx context.Context, conn *agents.Conn, version string) (AgentInit, error) {
+	// The gateway serves fs/* and terminal/* itself, confined to the session cwd (package agentsvc).
 	// `_meta.terminal_output`: the UI renders a tool call's `_meta.terminal_output` as live terminal output
-	// (docs/ui.md). `elicitation`: both modes are put to the session's users (elicitation.go). `auth.terminal`:
+	// (docs/ui.md). `elicitation`: both modes are put to the session's users (sessions/elicitation.go). `auth.terminal`:
 	// the gateway runs a terminal auth method's login command in a PTY for the browser (package termlogin).
 	res, err := conn.Call(ctx, acp.AgentMethodInitialize, map[string]any{
 		"protocolVersion": acp.ProtocolVersionNumber,
@@ -49,7 +49,15 @@ func initializeAgent(ctx context.Context, conn *agents.Conn, version string) (Ag
 		return AgentInit{}, fmt.Errorf("agent speaks ACP protocol version %d, the gateway speaks %d", ir.ProtocolVersion, acp.ProtocolVersionNumber)
 	}
 	return AgentInit{
-		Info: nullToNil(ir.AgentInfo), Capabilities: nullToNil(ir.AgentCapabilities), AuthMethods: nullToNil(ir.AuthMethods),
+		Info: orNil(ir.AgentInfo), Capabilities: orNil(ir.AgentCapabilities), AuthMethods: orNil(ir.AuthMethods),
 		ProbedAt: time.Now().UTC(),
 	}, nil
+}
+
+// orNil is b, or nil when the agent sent nothing or null.
+func orNil(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
 }
