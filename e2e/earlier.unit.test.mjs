@@ -53,26 +53,38 @@ function sessionLog(turns = 0) {
 }
 
 /** The gateway's snapshot of frames (translate/snapshot.go, for what these frames use): entries in order of first
- * appearance, the oldest evicted past maxEntries; an evicted entry is forgotten. */
+ * appearance, the oldest evicted past maxEntries. An evicted message is forgotten; an evicted tool call of the
+ * running turn is remembered until the turn ends, and a later update gives it a new entry with its whole state,
+ * marked `continued` (its card starts before the window). */
 function snapshotOf(frames, maxEntries) {
   const entries = [];
   const msgs = new Map();
-  const tools = new Map();
+  const tools = new Map(); // toolCallId → {e: its live entry or null once evicted, tc, turnId}
   let truncated = false;
+  let running = null;
   const add = (e) => {
     entries.push(e);
     while (entries.length > maxEntries) {
       const gone = entries.shift();
       truncated = true;
       for (const [k, v] of msgs) if (v === gone) msgs.delete(k);
-      for (const [k, v] of tools) if (v === gone) tools.delete(k);
+      for (const [k, v] of tools) {
+        if (v.e !== gone) continue;
+        if (v.turnId && v.turnId === running) v.e = null;
+        else tools.delete(k);
+      }
     }
   };
   const kinds = { user_message_chunk: 'user_message', agent_message_chunk: 'agent_message' };
   for (const fr of frames) {
+    const turnId = fr.params._meta.gateway.turnId;
+    if (fr.method === '_gateway/turn_started') running = turnId;
+    if (fr.method === '_gateway/turn_ended') {
+      running = null;
+      for (const [k, v] of tools) if (!v.e) tools.delete(k);
+    }
     if (fr.method !== 'session/update') continue;
     const u = fr.params.update;
-    const turnId = fr.params._meta.gateway.turnId;
     if (kinds[u.sessionUpdate]) {
       const key = `${u.sessionUpdate}/${turnId}/${u.messageId}`;
       let e = msgs.get(key);
@@ -83,14 +95,19 @@ function snapshotOf(frames, maxEntries) {
       }
       e.content[0].text += u.content.text;
     } else if (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') {
-      let e = tools.get(u.toolCallId);
-      if (!e) {
-        e = { kind: 'tool_call', turnId, toolCall: {} };
-        tools.set(u.toolCallId, e);
-        add(e);
+      let t = tools.get(u.toolCallId);
+      if (t && !(u.sessionUpdate === 'tool_call_update' || t.turnId === turnId)) t = null;
+      if (!t) {
+        t = { e: null, tc: {}, turnId };
+        tools.set(u.toolCallId, t);
+        t.e = { kind: 'tool_call', turnId, toolCall: t.tc };
+        add(t.e);
+      } else if (!t.e) {
+        t.e = { kind: 'tool_call', turnId: t.turnId, toolCall: t.tc, continued: true };
+        add(t.e);
       }
       const { sessionUpdate, ...rest } = u; // eslint-disable-line no-unused-vars
-      Object.assign(e.toolCall, rest);
+      Object.assign(t.tc, rest);
     }
   }
   const seq = frames[frames.length - 1].params._meta.gateway.seq;
@@ -198,4 +215,67 @@ test('a resync to a later snapshot keeps the earlier rows the person loaded, as 
   const whole = fromSnapshot(snapshotOf(frames, 100));
   l3.fetchPage = async () => { throw new Error('no page is needed'); };
   assert.equal(await l3.refold(whole, { whole: true }), whole);
+});
+
+// The cards of a state in order, one string each: turn, tool call id, status, content.
+const cardList = (st) => st.rows.filter((r) => r.type === 'tool').map((r) => `${r.turnId}/${r.id}:${r.tc.status}:${JSON.stringify(r.tc.content || null)}`);
+
+test('a tool call updated after its snapshot entry was evicted shows one card, at its first position', async () => {
+  const all = sessionLog();
+  const upd = all.findIndex((fr) => fr.params.update && fr.params.update.sessionUpdate === 'tool_call_update' && fr.params.update.toolCallId === 'X');
+  // Fewer than 11 entries evict X's entry before its completion: a snapshot taken after it (and before the
+  // continued entry is evicted in turn) gives X a continued entry.
+  let continued = 0;
+  for (let end = upd + 1; end <= all.length; end++) {
+    const frames = all.slice(0, end);
+    const full = replay(frames);
+    for (let max = 1; max < 30; max++) {
+      const snap = snapshotOf(frames, max);
+      if (!snap.truncated) continue;
+      if (snap.entries.some((e) => e.continued)) continued++;
+      const store = createStore(fromSnapshot(snap));
+      const loader = new EarlierLoader(store, eventsOf(frames));
+      await loadAll(loader, store);
+      const st = store.state;
+      const at = `end ${end} max ${max}`;
+      assert.equal(st.rows.filter((r) => r.type === 'note').length, 0, `${at}: the gap is closed`);
+      assert.deepEqual(cardList(st), cardList(full), `${at}: the cards differ from the replay's`);
+      assert.deepEqual(st.rows.slice(0, st.early).map(view), full.rows.slice(0, st.early).map(view), `${at}: earlier rows differ from the replay`);
+      // Live frames reach the one card.
+      const x = st.rows.find((r) => r.type === 'tool' && r.id === 'X');
+      assert.equal(st.toolKey.get('X'), x.key, `${at}: X's updates reach its card`);
+    }
+  }
+  assert.ok(continued >= 5, 'some snapshots continue X');
+  // The continued entry first in the snapshot: the earlier rows read on past X's first position.
+  const before = all.slice(0, upd + 1);
+  const snap = snapshotOf(before, 1);
+  assert.equal(snap.entries[0].continued, true);
+  const store = createStore(fromSnapshot(snap));
+  await loadAll(new EarlierLoader(store, eventsOf(before)), store);
+  assert.deepEqual(cardList(store.state), cardList(replay(before)));
+  assert.deepEqual(store.state.rows.map(view), replay(before).rows.map(view).filter((r) => r.type !== 'end'));
+});
+
+test('a permission still pending at the snapshot whose card is before the window shows one card', async () => {
+  // The snapshot is taken while P1 waits, X's entry evicted; the page adds the pending request as app.js does.
+  const frames = sessionLog();
+  const cut = frames.findIndex((fr) => fr.method === '_gateway/permission_resolved');
+  const before = frames.slice(0, cut);
+  const full = replay(before);
+  for (let max = 2; max < 10; max++) {
+    const store = createStore(fromSnapshot(snapshotOf(before, max)));
+    const loader = new EarlierLoader(store, eventsOf(before));
+    store.dispatch({ jsonrpc: '2.0', id: 'P1', method: 'session/request_permission', params: { toolCall: { toolCallId: 'X', title: 'Edit main.go' }, options: [] } });
+    await loadAll(loader, store);
+    const st = store.state;
+    const xs = st.rows.filter((r) => r.type === 'tool' && r.id === 'X');
+    assert.equal(xs.length, 1, `max ${max}: one card for X`);
+    assert.deepEqual(cardList(st), cardList(full), `max ${max}: the cards differ from the replay's`);
+    assert.equal(xs[0].perm && xs[0].perm.state, 'pending', `max ${max}: X's card waits for the answer`);
+    // The answer, live, reaches that card.
+    store.dispatch(frames[cut]);
+    const after = store.state.rows.filter((r) => r.type === 'tool' && r.id === 'X');
+    assert.deepEqual(after.map((r) => r.perm && r.perm.state), ['resolved'], `max ${max}: the answer reaches X's card`);
+  }
 });

@@ -80,6 +80,12 @@ func (c *Context) EndTurn(reason string) [][]byte {
 		}
 	}
 	c.turn = nil
+	for _, tc := range c.turnTools {
+		if tc.entry == nil && c.tools[tc.id] == tc { // evicted: no entry to continue after the turn
+			delete(c.tools, tc.id)
+		}
+	}
+	clear(c.turnTools)
 	c.turnTools = c.turnTools[:0]
 	c.stream = stream{}
 	return out

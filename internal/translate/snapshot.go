@@ -12,12 +12,14 @@ import (
 //
 //	{"seq":N,
 //	 "entries":[{"kind":"user_message"|"agent_message"|"agent_thought","messageId","turnId","content":[ContentBlock…]}
-//	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall}}],
+//	          | {"kind":"tool_call","turnId","toolCall":{merged ACP ToolCall},"continued"?:true}],
 //	 "plan":{"entries":[…]}|null, "currentModeId"?, "configOptions"?, "usage"? (snapshot_usage.go), "sessionInfo"?,
 //	 "availableCommands"?, "terminals"?:[…] (terminalsnap.go), "truncated"?:true}
 //
 // Entries are in order of first appearance; consecutive text blocks of one message are merged into one text
-// block (other blocks are kept as sent). turnId is left out for entries produced outside a turn.
+// block (other blocks are kept as sent). turnId is left out for entries produced outside a turn. A tool call of
+// the running turn updated after its entry was evicted gets a new entry with its whole merged state, marked
+// "continued": its first appearance is before the window, where a client that reads the log shows its card.
 //
 // Memory is bounded by three limits (Config, with defaults):
 //   - SnapshotMaxMessageBytes (256 KiB): text and blocks kept per message, and per tool-call field (on top of
@@ -77,6 +79,8 @@ type entry struct {
 	size    int
 	full    bool // hit the per-message bound
 	evicted bool
+	// continued: a tool call's second entry, made when an update came after its first was evicted.
+	continued bool
 }
 
 // block is one content block of a message: merged text (text = raw body of the JSON string) or any other
@@ -217,9 +221,10 @@ func (c *Context) markFull(e *entry) {
 	c.snap.truncated = true
 }
 
-// addToolEntry gives a new tool call its place in the transcript.
-func (c *Context) addToolEntry(tc *toolCall) {
-	e := &entry{kind: entryTool, turn: tc.turn, tool: tc, size: tc.size()}
+// addToolEntry gives a tool call its place in the transcript: a new one, or one whose entry was evicted
+// (continued).
+func (c *Context) addToolEntry(tc *toolCall, continued bool) {
+	e := &entry{kind: entryTool, turn: tc.turn, tool: tc, size: tc.size(), continued: continued}
 	tc.entry = e
 	c.snap.last = nil
 	c.addEntry(e)
@@ -273,7 +278,9 @@ func (c *Context) evict(e *entry) {
 		s.last = nil
 	}
 	if e.tool != nil {
-		if c.tools[e.tool.id] == e.tool {
+		// A call of the running turn stays known (turnTools holds it anyway) so that a later update continues
+		// it; EndTurn forgets it.
+		if c.tools[e.tool.id] == e.tool && (e.tool.turn == nil || e.tool.turn != c.turn) {
 			delete(c.tools, e.tool.id)
 		}
 		e.tool.entry = nil

@@ -27,12 +27,13 @@ type SnapshotView struct {
 }
 
 type frozenEntry struct {
-	kind   entryKind
-	turn   *turnRec // nil outside a turn; only its id (immutable) is read
-	idRaw  []byte
-	blocks []block       // messages
-	fields []toolField   // tool calls
-	term   *terminalTail // tool calls: the accumulated terminal output, frozen
+	kind      entryKind
+	turn      *turnRec // nil outside a turn; only its id (immutable) is read
+	idRaw     []byte
+	blocks    []block       // messages
+	fields    []toolField   // tool calls
+	term      *terminalTail // tool calls: the accumulated terminal output, frozen
+	continued bool
 }
 
 // FreezeSnapshot captures the snapshot as of the log's seq; call it under the lock that guards c (with the seq
@@ -57,7 +58,7 @@ func (c *Context) FreezeSnapshot(seq uint64) *SnapshotView {
 		availableCommands: s.availableCommands, terminals: freezeTerminals(s.terminals),
 	}
 	for i, e := range live {
-		f := frozenEntry{kind: e.kind, turn: e.turn, idRaw: e.idRaw}
+		f := frozenEntry{kind: e.kind, turn: e.turn, idRaw: e.idRaw, continued: e.continued}
 		if e.kind == entryTool {
 			at := len(fields)
 			fields = append(fields, e.tool.fields...)
@@ -135,6 +136,9 @@ func (e *frozenEntry) appendJSON(out []byte) []byte {
 	if e.kind == entryTool {
 		out = append(out, `,"toolCall":`...)
 		out = (&toolCall{fields: e.fields, term: e.term}).appendObject(out, "")
+		if e.continued {
+			out = append(out, `,"continued":true`...)
+		}
 		return append(out, '}')
 	}
 	out = append(out, `,"content":[`...)

@@ -246,7 +246,11 @@ func (c *Context) toolUpdate(upd []byte, create bool) ([]byte, bool, error) {
 // for an unknown id creates the call, since a permission request or update can overtake its `tool_call`.
 func (c *Context) toolFor(id string, idRaw []byte, create bool) *toolCall {
 	tc := c.tools[id]
-	if tc != nil && (!create || tc.turn == c.turn && c.turn != nil) && tc.entry != nil {
+	if tc != nil && (!create || tc.turn == c.turn && c.turn != nil) {
+		if tc.entry == nil { // evicted in the running turn: a new entry continues it
+			c.stream = stream{}
+			c.addToolEntry(tc, true)
+		}
 		return tc
 	}
 	tc = &toolCall{id: id, turn: c.turn}
@@ -256,7 +260,7 @@ func (c *Context) toolFor(id string, idRaw []byte, create bool) *toolCall {
 		c.turnTools = append(c.turnTools, tc)
 	}
 	c.stream = stream{} // a tool call interrupts the message being streamed
-	c.addToolEntry(tc)
+	c.addToolEntry(tc, false)
 	return tc
 }
 

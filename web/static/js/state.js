@@ -37,6 +37,7 @@ export function initialState() {
     commands: [],
     terminals: {}, // terminalId → {data, total, exit, gap}
     truncated: false, // the snapshot this state started from left entries out
+    absorbed: [], // snapshot rows mergeEarlier folded into the earlier cards they continue (see there)
     early: 0, // rows before the 'truncated' note: loaded from the log's start (mergeEarlier)
     status: null, // the session's status (GET /v1/sessions/{id}, `_gateway/session_status`, turns)
     statusReason: null,
@@ -250,6 +251,8 @@ function permissionRequested(s, pid, toolCall, options = []) {
   if (!row) {
     row = newToolRow(s, id, null);
     row = { ...row, tc: mergeToolCall(row.tc, toolCall) };
+    // After a snapshot that left entries out, the card may be among them: it joins it once loaded.
+    if (s.truncated) row.continues = 'permission';
   }
   s.permTool = { ...s.permTool, [pid]: row.key };
   put(s, { ...row, perm: { state: 'pending', permissionId: pid, options } });
@@ -393,6 +396,9 @@ export function fromSnapshot(snapshot, actors = {}) {
     if (e.turnId) prevTurn = e.turnId;
     if (e.kind === 'tool_call' && e.toolCall) {
       toolCall(s, e.toolCall, false, e.turnId);
+      // A continued entry: the tool call's first entry was evicted, so its card starts before the window.
+      const row = e.continued === true && toolRowOf(s, e.toolCall.toolCallId);
+      if (row) put(s, { ...row, continues: 'entry' });
       continue;
     }
     const kind = ENTRY_KIND[e.kind];
@@ -419,11 +425,12 @@ export function fromSnapshot(snapshot, actors = {}) {
 /**
  * The first row a snapshot state shows after its 'truncated' note (a message or tool card), as {type, kind,
  * messageId, toolCallId, turnId}: the frames folded from the log's start reach the snapshot where it appears.
- * null when there is nothing to reach.
+ * Cards that continue one before the window are not where it starts. null when there is nothing to reach.
  */
 export function boundaryOf(state) {
   for (let i = state.early; i < state.rows.length; i++) {
     const r = state.rows[i];
+    if (r.continues) continue;
     if (r.type === 'message') return { type: 'message', kind: r.kind, messageId: r.messageId, turnId: r.turnId };
     if (r.type === 'tool') return { type: 'tool', toolCallId: r.id, turnId: r.turnId };
   }
@@ -501,17 +508,55 @@ export function mergeEarlier(state, earlier, note, folded = null) {
   if (!hasNote) return state;
   const prev = state.rows.slice(0, at);
   const mine = earlier ? earlier.map((r) => ({ ...r, key: 'early:' + r.key })) : prev;
-  const tail = state.rows.slice(at + 1);
+  let tail = state.rows.slice(at + 1);
+  const next = { ...state };
+  if (earlier) tail = absorb(next, mine, tail, folded);
   const rows = note ? [...mine, { ...old, text: note.text || old.text, earlier: { status: note.status, error: note.error || null } }, ...tail] : [...mine, ...tail];
   const index = new Map();
   rows.forEach((r, i) => index.set(r.key, i));
-  const shift = rows.length - state.rows.length;
-  const next = { ...state, rows, at: index, early: mine.length, last: state.last >= 0 ? state.last + shift : -1 };
+  const last = state.last >= 0 ? index.get(state.rows[state.last].key) : undefined;
+  Object.assign(next, { rows, at: index, early: mine.length, last: last === undefined ? -1 : last });
   if (earlier && folded) {
     linkEarlier(next, folded, earlier);
     next.actors = { ...folded.actors, ...state.actors }; // who prompted the earlier turns
   }
   return next;
+}
+
+// Folds the snapshot's cards that continue an earlier one (a continued entry, or a card a pending permission made
+// for a tool call the snapshot left out) into that earlier card of mine, as a replay from seq 1 has one card per
+// tool call at its first position: the earlier card takes the entry's tool call (its state at the snapshot's seq)
+// or the pending permission. Returns tail without them; s.absorbed keeps them for the next merge, whose earlier
+// rows are folded again. The frames after the snapshot then reach the earlier card (linkEarlier).
+function absorb(s, mine, tail, folded) {
+  const found = [...s.absorbed, ...tail.filter((r) => r.type === 'tool' && r.continues)];
+  if (!found.length) return tail;
+  const drop = new Set();
+  const absorbed = [];
+  for (const c of found) {
+    let i = -1;
+    if (c.continues === 'entry') i = mine.findLastIndex((r) => r.type === 'tool' && r.id === c.id && r.turnId === c.turnId);
+    else {
+      const key = folded && folded.toolKey.get(c.id);
+      i = key ? mine.findIndex((r) => r.key === 'early:' + key) : mine.findLastIndex((r) => r.type === 'tool' && r.id === c.id);
+    }
+    if (i < 0) continue;
+    const r = mine[i];
+    if (c.continues === 'entry') {
+      const tc = mergeToolCall(r.tc, c.tc);
+      mine[i] = { ...r, tc, stale: tc.status === 'completed' || tc.status === 'failed' ? false : r.stale };
+    } else if (c.perm && c.perm.state === 'pending' && !(r.perm && r.perm.permissionId === c.perm.permissionId)) {
+      mine[i] = { ...r, perm: c.perm };
+    }
+    drop.add(c.key);
+    absorbed.push(c);
+  }
+  if (!drop.size) return tail;
+  s.absorbed = [...absorbed, ...s.absorbed.filter((c) => !drop.has(c.key))];
+  // The tool call ids and permissions that led to the dropped cards lead to the earlier ones (linkEarlier).
+  s.toolKey = new Map([...s.toolKey].filter(([, k]) => !drop.has(k)));
+  s.permTool = Object.fromEntries(Object.entries(s.permTool).filter(([, k]) => !drop.has(k)));
+  return tail.filter((r) => !drop.has(r.key));
 }
 
 // Lets the frames after the snapshot reach the earlier cards still open (or still asking permission) where the
