@@ -45,7 +45,7 @@ var errNotLogged = errors.New("restore: not a frame the gateway logs")
 // before it was logged: Restore takes it as it is. The turn boundaries come from the
 // `_gateway/turn_started` and `_gateway/turn_ended` notes the session logs around BeginTurn and EndTurn.
 func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
-	if !json.Valid(frame) {
+	if !validJSON(frame) {
 		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
 	}
 	var idRaw, methodRaw, params []byte
