@@ -24,11 +24,13 @@ import (
 
 type follower struct {
 	node string // Guarded by the session's mu: the owner, as the directory last said.
-	// progress is closed and replaced (under the session's mu) each time a frame is applied: a routed
-	// command waits on it until the owner's frames have arrived.
-	progress chan struct{}
-	stop     context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
-	done     chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
+	// progress is closed and replaced (under the session's mu) when a frame is applied and someone took it
+	// (waited): a routed command waits on it until the owner's frames have arrived. A flood nobody waits on
+	// costs no channel per frame.
+	progress      chan struct{}
+	progressTaken bool               // Guarded by the session's mu.
+	stop          context.CancelFunc // Guarded by the session's mu; ends the live feed, nil while cold.
+	done          chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
 }
 
 // feedRetry bounds the back-off of a follower's live feed after the store failed it.
@@ -146,8 +148,10 @@ func (s *Session) applyStored(fr store.StoredFrame) error {
 	if len(s.perms) > asked {
 		s.followRequestLocked(fr.Seq)
 	}
-	close(s.remote.progress)
-	s.remote.progress = make(chan struct{})
+	if f := s.remote; f.progressTaken {
+		close(f.progress)
+		f.progress, f.progressTaken = make(chan struct{}), false
+	}
 	if s.status == store.StatusClosed {
 		go s.closeFollowerGone()
 	}
@@ -209,6 +213,7 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 	for {
 		s.mu.Lock()
 		ok, progress := done(), s.remote.progress
+		s.remote.progressTaken = true
 		s.mu.Unlock()
 		if ok {
 			return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // benchSession is a session without an agent, mid-turn, with the gateway's default log bounds: what
@@ -81,6 +82,38 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
+		s.mu.Lock()
+		endFullTurnText(s.turn)
+		s.mu.Unlock()
+	}
+	s.log.Close()
+	<-done
+}
+
+// BenchmarkApplyStored measures what a follower spends per frame of the owner's flood (mode c): a stored
+// update folded into its copy (the log, the snapshot, the turn's text) and handed to one live subscriber.
+func BenchmarkApplyStored(b *testing.B) {
+	src := benchSession(b)
+	src.SessionUpdate(floodParams)
+	res, err := src.log.Read(0, 1, nil)
+	if err != nil || len(res.Entries) != 1 {
+		b.Fatalf("source frame: %v", err)
+	}
+	frame := res.Entries[0].Frame
+	s := benchSession(b)
+	s.remote = &follower{progress: make(chan struct{})}
+	st := s.StartAt(0, false, "")
+	sink := &benchSink{}
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(st, sink, eventlog.FollowLimits{}) }()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	seq := uint64(0)
+	for b.Loop() {
+		seq++
+		if err := s.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
+			b.Fatal(err)
+		}
 		s.mu.Lock()
 		endFullTurnText(s.turn)
 		s.mu.Unlock()

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ var errNotLogged = errors.New("restore: not a frame the gateway logs")
 // before it was logged: Restore takes it as it is. The turn boundaries come from the
 // `_gateway/turn_started` and `_gateway/turn_ended` notes the session logs around BeginTurn and EndTurn.
 func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
-	if !json.Valid(frame) {
+	if !validJSON(frame) {
 		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
 	}
 	var idRaw, methodRaw, params []byte
@@ -108,28 +109,69 @@ func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
 	return info, nil
 }
 
-// parse reads a logged stamp. A frame without one is an error: every logged frame has its seq.
+// parse reads a logged stamp, a value of a frame Restore found valid. A frame without one is an error: every
+// logged frame has its seq. It reads the stamp as json.Unmarshal into its fields would (keys without escapes
+// matched case-insensitively, the last one wins, null leaves a field as it is, a value of another type is an
+// error), without reflection: a follower parses one stamp per frame it is fed.
 func (m *GatewayMeta) parse(raw []byte) error {
 	if len(raw) == 0 {
 		return errors.New("no _meta.gateway stamp")
 	}
-	var s struct {
-		Seq          uint64 `json:"seq"`
-		Epoch        string `json:"epoch"`
-		TurnID       string `json:"turnId"`
-		PermissionID string `json:"permissionId"`
-		Deadline     string `json:"deadline"`
-		Truncated    bool   `json:"truncated"`
-		Resent       bool   `json:"resent"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
+	var s GatewayMeta
+	var bad string
+	err := eachMember(raw, func(mb member) bool {
+		v := mb.value(raw)
+		if string(v) == "null" {
+			return true
+		}
+		var ok bool
+		switch k := mb.key(raw); {
+		case bytes.EqualFold(k, []byte("seq")):
+			var err error
+			s.Seq, err = strconv.ParseUint(string(v), 10, 64)
+			ok = err == nil
+		case bytes.EqualFold(k, []byte("epoch")):
+			s.Epoch, ok = decodeString(v)
+		case bytes.EqualFold(k, []byte("turnId")):
+			s.TurnID, ok = decodeString(v)
+		case bytes.EqualFold(k, []byte("permissionId")):
+			s.PermissionID, ok = decodeString(v)
+		case bytes.EqualFold(k, []byte("deadline")):
+			s.Deadline, ok = decodeString(v)
+		case bytes.EqualFold(k, []byte("truncated")):
+			s.Truncated, ok = decodeBool(v)
+		case bytes.EqualFold(k, []byte("resent")):
+			s.Resent, ok = decodeBool(v)
+		default:
+			ok = true
+		}
+		if !ok {
+			bad = string(mb.key(raw))
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
 		return fmt.Errorf("_meta.gateway: %w", err)
-	}
-	if s.Seq == 0 {
+	case bad != "":
+		return fmt.Errorf("_meta.gateway: field %q has the wrong type", bad)
+	case s.Seq == 0:
 		return errors.New("_meta.gateway without a seq")
 	}
-	*m = GatewayMeta(s)
+	*m = s
 	return nil
+}
+
+// decodeBool reads a raw JSON boolean.
+func decodeBool(v []byte) (b, ok bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
 }
 
 // adoptID is what a restored chunk with messageId idRaw does to the message stream: an id this Context

@@ -20,11 +20,12 @@ const (
 	hdrBatchCommit = "Nats-Batch-Commit"   // "1" on the last message: the only one that is acknowledged
 )
 
-// Bounds of one atomic batch: the server refuses more than 1000 messages (its default max_batch_size; a
-// server set lower refuses the batch and the writer goes on without batches), and the whole batch is one
-// replication proposal, so its bytes stay small too.
+// Bounds of one atomic batch: the server refuses more messages than its max_batch_size (1000 by default; a
+// server set lower refuses the batch and the writer halves its batches until the server takes them), and the
+// whole batch is one replication proposal, so its bytes stay small too. A writer that has fallen behind
+// (an agent writing faster than a quorum's round trip) catches up by that many frames per round trip.
 const (
-	atomicBatchMsgs  = 256
+	atomicBatchMsgs  = 1000
 	atomicBatchBytes = 1 << 20
 )
 
@@ -58,7 +59,7 @@ func (w *writer) publishBatches(entries []eventlog.Entry) error {
 			}
 			continue
 		}
-		if len(batch) == atomicBatchMsgs || (len(batch) > 0 && bytes+len(e.Frame) > atomicBatchBytes) {
+		if len(batch) == w.batchMsgs() || (len(batch) > 0 && bytes+len(e.Frame) > atomicBatchBytes) {
 			if err := end(); err != nil {
 				return err
 			}
@@ -115,12 +116,24 @@ func isBatchDuplicate(err error) bool {
 		apiErr.ErrorCode == errCodeDuplicateMessageConflict)
 }
 
-// isBatchUnsupported is a batch refused because the stream no longer allows atomic batches, or because the
-// server was configured with a smaller max_batch_size than atomicBatchMsgs.
-func isBatchUnsupported(err error) bool {
+// batchMsgs is how many frames this writer puts in one batch at most.
+func (w *writer) batchMsgs() int {
+	if w.maxBatch > 0 {
+		return w.maxBatch
+	}
+	return atomicBatchMsgs
+}
+
+// isBatchDisabled is a batch refused because the stream no longer allows atomic batches.
+func isBatchDisabled(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeAtomicPublishDisabled ||
-		apiErr.ErrorCode == errCodeAtomicPublishTooLarge)
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeAtomicPublishDisabled
+}
+
+// isBatchTooLarge is a batch refused because the server was configured with a smaller max_batch_size.
+func isBatchTooLarge(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeAtomicPublishTooLarge
 }
 
 // nats-server's error codes for atomic batches, which nats.go does not name.

@@ -78,8 +78,9 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 	}
 	f := newFolder(s.opts.Inflight, fn)
 	var fence, delivered uint64
+	next := jetstream.NextContext(ctx)
 	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
+		msg, err := it.Next(next)
 		if err != nil {
 			if ctx.Err() != nil && live {
 				return fence, nil

@@ -15,8 +15,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// readBatch is how many frames the writer takes from the ring per Read.
-const readBatch = 256
+// readBatch is how many frames the writer takes from the ring per Read: a whole atomic batch.
+const readBatch = atomicBatchMsgs
 
 // Backoff after a failed publish: from backoffMin doubling to backoffMax (docs/cluster.md §1, the loop).
 const (
@@ -146,7 +146,7 @@ func (p *persister) run(from uint64) {
 	defer close(p.done)
 	var w writer
 	defer func() { w.lost.Stop() }()
-	w = writer{p: p, pos: from, buf: make([]eventlog.Entry, 0, readBatch), lost: time.NewTimer(time.Hour),
+	w = writer{p: p, pos: from, lost: time.NewTimer(time.Hour),
 		budget: byteBudget{max: p.st.opts.LogMaxBytes, maxCount: p.st.opts.LogMaxFrames}}
 	backoff := backoffMin
 	for {
@@ -199,10 +199,10 @@ func (p *persister) advance(seq uint64) {
 // writer is run's state. Owned by the run goroutine.
 type writer struct {
 	p      *persister
-	pos    uint64     // the last seq published (or known stored)
-	queue  []inflight // unacknowledged publishes, oldest first
-	buf    []eventlog.Entry
-	budget byteBudget // the stored messages that fit LogMaxBytes, when set
+	pos    uint64           // the last seq published (or known stored)
+	queue  []inflight       // unacknowledged publishes, oldest first
+	buf    []eventlog.Entry // the last ring read, cleared; as large as the largest read
+	budget byteBudget       // the stored messages that fit LogMaxBytes, when set
 	// keptInFlight is how many publishes were unacknowledged at the last purge: it kept that many more
 	// messages than the budget holds, which another purge drops once the queue is empty.
 	keptInFlight int
@@ -211,9 +211,12 @@ type writer struct {
 	// publish expects. synced is false until it was read from the store (at the start, after a refusal).
 	last   uint64
 	synced bool
-	// noBatches is set once the stream refused an atomic batch as disabled (an older gateway reconfigured it)
-	// or too large: this writer publishes one message at a time from then on.
+	// noBatches is set once the stream refused an atomic batch as disabled (an older gateway reconfigured it):
+	// this writer publishes one message at a time from then on.
 	noBatches bool
+	// maxBatch is the most frames a batch holds, halved each time the server refused one as too large (its
+	// max_batch_size is lower); 0 until then (atomicBatchMsgs). At 1 a batch is one plain publish.
+	maxBatch int
 }
 
 // ackWait bounds the wait for one ack beyond the client's own publish timeout: after an in-process server
@@ -371,8 +374,11 @@ func (w *writer) recover(err error) error {
 		return err
 	}
 	w.pos = w.p.durable.Load()
-	if isBatchUnsupported(err) {
+	if isBatchDisabled(err) {
 		w.noBatches = true
+	}
+	if isBatchTooLarge(err) {
+		w.maxBatch = max(1, w.batchMsgs()/2)
 	}
 	if w.p.st.opts.Fence && (isWrongLastSequence(err) || isBatchDuplicate(err)) {
 		w.synced = false

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
@@ -118,5 +119,41 @@ func TestPersistFencedBatchAfterLostAck(t *testing.T) {
 	}
 	if d := p2.Durable(); d != 6 {
 		t.Fatalf("Durable() = %d, want 6", d)
+	}
+}
+
+// A server configured with a max_batch_size below the writer's batch refuses the batch as too large: the
+// writer goes on with smaller batches instead of one message at a time, and stores every frame once.
+func TestPersistFencedAdaptsToServerBatchLimit(t *testing.T) {
+	opts := jsstore.ServerOptions(t.TempDir())
+	opts.JetStreamLimits.MaxBatchSize = 100
+	srv, err := jsstore.StartServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	nc, err := nats.Connect("", append(jsstore.ConnectOptions(), nats.InProcessServer(srv))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	st, err := jsstore.Open(ctxT(t), nc, jsstore.Options{Fence: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 1000})
+	appendFrames(t, l, 1, n, never)
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	flush(t, p)
+	stored, _ := feedAll(t, st, "s1")
+	checkFrames(t, stored, "e1", n, never)
+	batches := map[string]int{}
+	for _, h := range storedHeaders(t, nc, "acpgw-log", "acpgw.log.s1") {
+		batches[h.Get("Nats-Batch-Id")]++
+	}
+	if alone := batches[""]; alone > 0 || len(batches) > n/50 {
+		t.Fatalf("%d frames stored in %d batches, %d alone; want batches the server takes", n, len(batches), alone)
 	}
 }
