@@ -48,7 +48,7 @@ var errNotLogged = errors.New("restore: not a frame the gateway logs")
 // before it was logged: Restore takes it as it is. The turn boundaries come from the
 // `_gateway/turn_started` and `_gateway/turn_ended` notes the session logs around BeginTurn and EndTurn.
 func (c *Context) Restore(frame []byte) (RestoreInfo, error) {
-	if !validJSON(frame) {
+	if !rawjson.Valid(frame) {
 		return RestoreInfo{}, errNotLogged // the live path gets parsed JSON from the SDK; a store may not
 	}
 	var idRaw, methodRaw, params []byte
@@ -119,25 +119,25 @@ func (m *GatewayMeta) parse(raw []byte) error {
 	}
 	var s GatewayMeta
 	var bad string
-	err := eachMember(raw, func(mb member) bool {
-		v := mb.value(raw)
+	err := rawjson.EachMember(raw, func(mb rawjson.Member) bool {
+		v := mb.Value(raw)
 		if string(v) == "null" {
 			return true
 		}
 		var ok bool
-		switch k := mb.key(raw); {
+		switch k := mb.Key(raw); {
 		case bytes.EqualFold(k, []byte("seq")):
 			var err error
 			s.Seq, err = strconv.ParseUint(string(v), 10, 64)
 			ok = err == nil
 		case bytes.EqualFold(k, []byte("epoch")):
-			s.Epoch, ok = decodeString(v)
+			s.Epoch, ok = rawjson.DecodeString(v)
 		case bytes.EqualFold(k, []byte("turnId")):
-			s.TurnID, ok = decodeString(v)
+			s.TurnID, ok = rawjson.DecodeString(v)
 		case bytes.EqualFold(k, []byte("permissionId")):
-			s.PermissionID, ok = decodeString(v)
+			s.PermissionID, ok = rawjson.DecodeString(v)
 		case bytes.EqualFold(k, []byte("deadline")):
-			s.Deadline, ok = decodeString(v)
+			s.Deadline, ok = rawjson.DecodeString(v)
 		case bytes.EqualFold(k, []byte("truncated")):
 			s.Truncated, ok = decodeBool(v)
 		case bytes.EqualFold(k, []byte("resent")):
@@ -146,7 +146,7 @@ func (m *GatewayMeta) parse(raw []byte) error {
 			ok = true
 		}
 		if !ok {
-			bad = string(mb.key(raw))
+			bad = string(mb.Key(raw))
 			return false
 		}
 		return true

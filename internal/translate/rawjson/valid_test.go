@@ -1,4 +1,4 @@
-package translate
+package rawjson
 
 import (
 	"encoding/json"
@@ -16,10 +16,10 @@ var validJSONCases = []string{
 	strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
 }
 
-// validJSON says what json.Valid says.
+// Valid says what json.Valid says.
 func TestValidJSONAsEncodingJSON(t *testing.T) {
 	for _, c := range validJSONCases {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("%.60q: %v, json.Valid %v", c, got, want)
 		}
 	}
@@ -30,7 +30,7 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
+		if got, want := Valid(b), json.Valid(b); got != want {
 			t.Fatalf("%q: %v, json.Valid %v", b, got, want)
 		}
 	})

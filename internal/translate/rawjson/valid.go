@@ -1,8 +1,8 @@
-package translate
+package rawjson
 
-// validJSON reports what json.Valid reports, with a loop per byte instead of encoding/json's scanner and its
+// Valid reports what json.Valid reports, with a loop per byte instead of encoding/json's scanner and its
 // call per byte: a follower checks every frame it is fed before it folds it (Restore).
-func validJSON(b []byte) bool {
+func Valid(b []byte) bool {
 	i, ok := validValue(b, skipWS(b, 0), 0)
 	return ok && skipWS(b, i) == len(b)
 }
