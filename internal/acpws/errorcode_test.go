@@ -6,28 +6,28 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	acp "github.com/coder/acp-go-sdk"
 )
 
 // TestErrorCodesMapLikeTheOriginal: every sentinel (bare and wrapped) and agent error that crosses a process
-// as sessions.ErrorCode/ErrorMessage answers `/acp` with the same JSON-RPC error as the original.
+// as sessionerr.ErrorCode/ErrorMessage answers `/acp` with the same JSON-RPC error as the original.
 func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 	var errs []error
-	for _, sc := range sessions.SentinelCodes() {
+	for _, sc := range sessionerr.SentinelCodes() {
 		errs = append(errs, sc.Err, fmt.Errorf("%w: agent exited with status 3", sc.Err))
 	}
 	errs = append(errs,
-		&sessions.AgentError{Op: "session/set_mode", Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "x"}}},
-		&sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
-		&sessions.AgentError{Op: "session/new", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
+		&sessionerr.AgentError{Op: "session/set_mode", Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "x"}}},
+		&sessionerr.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32603, Message: "Internal error", Data: "no key"}},
+		&sessionerr.AgentError{Op: "session/new", Err: errors.New("agent did not answer within 30s"), Stderr: "boom"},
 		errors.New("something internal"),
-		&sessions.LoginRequiredError{Agent: "ta", AuthMethods: []byte(`[{"id":"k","name":"Key","type":"env_var","vars":[{"name":"K"}]}]`),
-			Err: &sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required"}}},
+		&sessionerr.LoginRequiredError{Agent: "ta", AuthMethods: []byte(`[{"id":"k","name":"Key","type":"env_var","vars":[{"name":"K"}]}]`),
+			Err: &sessionerr.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required"}}},
 	)
 	id := []byte(`7`)
 	for _, err := range errs {
-		back := sessions.ErrorFromCode(sessions.ErrorCode(err), sessions.ErrorMessage(err))
+		back := sessionerr.ErrorFromCode(sessionerr.ErrorCode(err), sessionerr.ErrorMessage(err))
 		if got, want := reply(id, back), reply(id, err); got != want {
 			t.Errorf("%v: after the round trip\n%s\nwant\n%s", err, got, want)
 		}
@@ -36,7 +36,7 @@ func TestErrorCodesMapLikeTheOriginal(t *testing.T) {
 
 // TestNotResumableRPCError: /acp answers a session that cannot be re-attached with a stable -32603.
 func TestNotResumableRPCError(t *testing.T) {
-	code, msg, _ := rpcErrorOf(fmt.Errorf("session/load: %w", sessions.ErrNotResumable))
+	code, msg, _ := rpcErrorOf(fmt.Errorf("session/load: %w", sessionerr.ErrNotResumable))
 	if code != jsonrpc.Internal || msg != "Internal error: session is not resumable" {
 		t.Fatalf("ErrNotResumable maps to %d %q", code, msg)
 	}
@@ -52,8 +52,8 @@ func reply(id []byte, err error) string {
 // and its authMethods in data, whatever data the agent's own error carried.
 func TestLoginRequiredRPCError(t *testing.T) {
 	methods := []byte(`[{"id":"agent-login","name":"Log in"}]`)
-	err := &sessions.LoginRequiredError{Agent: "ta", AuthMethods: methods,
-		Err: &sessions.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required", Data: "no key"}}}
+	err := &sessionerr.LoginRequiredError{Agent: "ta", AuthMethods: methods,
+		Err: &sessionerr.AgentError{Op: "session/new", Err: &acp.RequestError{Code: -32000, Message: "Authentication required", Data: "no key"}}}
 	got := reply([]byte(`3`), fmt.Errorf("create: %w", err))
 	want := `{"error":{"code":-32000,"data":{"agent":"ta","authMethods":[{"id":"agent-login","name":"Log in"}],"code":"agent_login_required"},"message":"Authentication required"},"id":3,"jsonrpc":"2.0"}`
 	if got != want {

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	acp "github.com/coder/acp-go-sdk"
@@ -99,7 +100,7 @@ func (c *conn) fail(id json.RawMessage, err error) {
 		c.reply(rpcError(id, codeRequestCancelled, "Request cancelled", nil))
 		return
 	}
-	if sessions.IsStartFailure(err) {
+	if sessionerr.IsStartFailure(err) {
 		c.h.opts.Logger.Warn("agent start failed", "agent", c.agent, "err", err)
 		err = fmt.Errorf("agent %q could not be started; the gateway log has the reason", c.agent)
 	}
@@ -111,35 +112,35 @@ func (c *conn) fail(id json.RawMessage, err error) {
 func rpcErrorOf(err error) (int, string, any) {
 	var pe *paramsError
 	var re *acp.RequestError
-	var ae *sessions.AgentError
-	var le *sessions.LoginRequiredError
+	var ae *sessionerr.AgentError
+	var le *sessionerr.LoginRequiredError
 	switch {
 	case errors.As(err, &le):
 		// ACP's auth_required, with the methods the agent offered: the client logs in (REST
 		// /v1/agents/{agent}/login) and sends session/new again.
-		return sessions.CodeAuthRequired, "Authentication required", map[string]any{
+		return sessionerr.CodeAuthRequired, "Authentication required", map[string]any{
 			"code": "agent_login_required", "agent": le.Agent, "authMethods": le.AuthMethods}
-	case errors.Is(err, sessions.ErrLoginRequired):
-		return sessions.CodeAuthRequired, "Authentication required", map[string]any{"code": "agent_login_required"}
+	case errors.Is(err, sessionerr.ErrLoginRequired):
+		return sessionerr.CodeAuthRequired, "Authentication required", map[string]any{"code": "agent_login_required"}
 	case errors.As(err, &pe):
 		return jsonrpc.InvalidParams, "Invalid params: " + pe.msg, nil
-	case errors.Is(err, sessions.ErrForkUnsupported):
+	case errors.Is(err, sessionerr.ErrForkUnsupported):
 		// What an agent without session/fork answers; the gateway advertises fork only where the agent does.
 		return jsonrpc.MethodNotFound, "Method not found: " + err.Error(), nil
-	case errors.Is(err, sessions.ErrTurnRunning):
+	case errors.Is(err, sessionerr.ErrTurnRunning):
 		return jsonrpc.InvalidParams, "a turn is already running", nil
-	case errors.Is(err, sessions.ErrBadRequest), errors.Is(err, sessions.ErrUnknownAgent), errors.Is(err, sessions.ErrForbiddenCwd),
-		errors.Is(err, sessions.ErrMCPStdioForbidden), errors.Is(err, sessions.ErrMCPNameConflict),
-		errors.Is(err, sessions.ErrMCPUnsupported), errors.Is(err, sessions.ErrMCPFixed), errors.Is(err, sessions.ErrPromptTooLarge),
-		errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
+	case errors.Is(err, sessionerr.ErrBadRequest), errors.Is(err, sessionerr.ErrUnknownAgent), errors.Is(err, sessionerr.ErrForbiddenCwd),
+		errors.Is(err, sessionerr.ErrMCPStdioForbidden), errors.Is(err, sessionerr.ErrMCPNameConflict),
+		errors.Is(err, sessionerr.ErrMCPUnsupported), errors.Is(err, sessionerr.ErrMCPFixed), errors.Is(err, sessionerr.ErrPromptTooLarge),
+		errors.Is(err, sessionerr.ErrAdditionalDirsUnsupported):
 		return jsonrpc.InvalidParams, "Invalid params: " + err.Error(), nil
-	case errors.Is(err, sessions.ErrNotFound):
+	case errors.Is(err, sessionerr.ErrNotFound):
 		return jsonrpc.NotFound, "Resource not found: session", nil
-	case errors.Is(err, sessions.ErrForbidden):
+	case errors.Is(err, sessionerr.ErrForbidden):
 		return jsonrpc.Forbidden, "Forbidden: the session is shared with you as a viewer, or only its owner may do this", nil
-	case errors.Is(err, sessions.ErrClosed):
+	case errors.Is(err, sessionerr.ErrClosed):
 		return jsonrpc.NotFound, "Resource not found: session is closed", nil
-	case errors.Is(err, sessions.ErrNotResumable):
+	case errors.Is(err, sessionerr.ErrNotResumable):
 		return jsonrpc.Internal, "Internal error: session is not resumable", nil
 	case errors.As(err, &re):
 		return re.Code, re.Message, re.Data
@@ -153,7 +154,7 @@ func rpcErrorOf(err error) (int, string, any) {
 // may see; any other error (a restored session the store could not load, a shutdown) is the error itself, so
 // a client does not forget a session that still exists.
 func (c *conn) getFailed(id json.RawMessage, sid string, err error) {
-	if errors.Is(err, sessions.ErrNotFound) {
+	if errors.Is(err, sessionerr.ErrNotFound) {
 		c.reply(rpcError(id, jsonrpc.NotFound, "Resource not found: session", map[string]any{"sessionId": sid}))
 		return
 	}
@@ -560,7 +561,7 @@ func (c *conn) prompt(ctx context.Context, id, params json.RawMessage) {
 			return
 		}
 		// `$/cancel_request` of the prompt cancels its turn, as session/cancel does; the answer follows the turn.
-		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessionerr.ErrNoTurn) {
 			c.h.opts.Logger.Debug("acp: $/cancel_request of a prompt", "session", s.ID, "err", err)
 		}
 		select {

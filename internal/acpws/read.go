@@ -7,7 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpws/jsonrpc"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
@@ -99,7 +99,7 @@ func (c *conn) notification(method string, params json.RawMessage) {
 		return
 	}
 	cancel := func() {
-		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessions.ErrNoTurn) {
+		if _, err := s.CancelAs(c.ctx, principal.From(c.ctx)); err != nil && !errors.Is(err, sessionerr.ErrNoTurn) {
 			c.h.opts.Logger.Debug("acp: session/cancel", "session", s.ID, "err", err)
 		}
 	}
@@ -137,12 +137,12 @@ func (c *conn) response(id, result, rpcErr json.RawMessage) {
 	ans.For = "" // the request's id says what it is
 	for _, s := range c.attachedList() {
 		_, err := s.AnswerAs(principal.From(c.ctx), pid, ans, "acp")
-		if errors.Is(err, sessions.ErrPermissionUnknown) {
+		if errors.Is(err, sessionerr.ErrPermissionUnknown) {
 			continue
 		}
 		if err != nil {
 			c.h.opts.Logger.Debug("acp: permission answer not applied", "session", s.ID, "permission", pid, "err", err)
-			if !errors.Is(err, sessions.ErrAlreadyResolved) {
+			if !errors.Is(err, sessionerr.ErrAlreadyResolved) {
 				c.takeAnswered(pid) // still pending: a later resolution by someone else is withdrawn as usual
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -118,7 +119,7 @@ func (k *sseSink) Wait(wake <-chan struct{}) error {
 				return err
 			}
 		case <-k.drain:
-			return sessions.ErrShuttingDown
+			return sessionerr.ErrShuttingDown
 		case <-k.revoked:
 			return errCredentialsRevoked
 		case <-k.r.Context().Done():
@@ -153,7 +154,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, sess *sessions.Sess
 		Batch(held)
 	defer out.Stop()
 	sink := &sseSink{w: held, out: out, r: r, beat: beat, drain: s.drainCh(), revoked: principal.Revoked(r.Context())}
-	// A share that ends (sessions.ErrLost) ends the stream: reconnecting gets 404 like any unknown session.
+	// A share that ends (sessionerr.ErrLost) ends the stream: reconnecting gets 404 like any unknown session.
 	if err := sub.Follow(start, sink, s.streamLimits()); errors.Is(err, eventlog.ErrEvicted) {
 		face.Evicted()
 	}
@@ -239,13 +240,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, sess *sessions.Ses
 		}
 	}
 	err := sess.Follow(start, sink, eventlog.FollowLimits{})
-	if err != nil && !errors.Is(err, errPageDone) && !errors.Is(err, sessions.ErrSessionClosed) {
+	if err != nil && !errors.Is(err, errPageDone) && !errors.Is(err, sessionerr.ErrSessionClosed) {
 		return err
 	}
 	_, head := sess.Log().Bounds()
 	// Frames go out byte for byte as the log holds them (encoding/json would re-escape them).
 	meta, _ := json.Marshal(pageMeta{
-		Closed: errors.Is(err, sessions.ErrSessionClosed), Epoch: sess.CurrentEpoch(), HeadSeq: head,
+		Closed: errors.Is(err, sessionerr.ErrSessionClosed), Epoch: sess.CurrentEpoch(), HeadSeq: head,
 		LastSeq: sink.last, Notes: sink.notes,
 	})
 	out := make([]byte, 0, len(meta)+64+sink.size)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -22,7 +23,7 @@ type forkRequest struct {
 // session's transcript so far (sessions.ForkAs).
 func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) error {
 	if s.draining.Load() {
-		return sessions.ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	}
 	src, err := s.session(r)
 	if err != nil {

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // idempotencyKey is the prompt's Idempotency-Key header ("" when absent): with it, sending the same prompt
@@ -17,7 +17,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 	case len(vals) > 1:
 		return "", problem(http.StatusBadRequest, "invalid_idempotency_key", "send one Idempotency-Key header")
 	}
-	if err := sessions.CheckIdempotencyKey(vals[0]); err != nil {
+	if err := sessionerr.CheckIdempotencyKey(vals[0]); err != nil {
 		return "", problem(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 characters of printable ASCII")
 	}
 	return vals[0], nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -79,9 +79,9 @@ func (s *Server) deleteLogin(w http.ResponseWriter, r *http.Request) error {
 // loginProblem maps a login route's errors: a refused shared login is a 403 that says why, and the agent
 // failing authenticate or logout is 502 agent_auth_failed (not an agents-file problem here).
 func loginProblem(err error) error {
-	var ae *sessions.AgentError
+	var ae *sessionerr.AgentError
 	switch {
-	case errors.Is(err, sessions.ErrForbidden):
+	case errors.Is(err, sessionerr.ErrForbidden):
 		return problem(http.StatusForbidden, "forbidden", err.Error())
 	case errors.As(err, &ae) && (ae.Op == "logout" || strings.HasPrefix(ae.Op, "authenticate")):
 		return problem(http.StatusBadGateway, "agent_auth_failed", ae.Error())

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -55,85 +55,85 @@ func toProblem(err error) *Problem {
 	if errors.As(err, &p) {
 		return p
 	}
-	var ae *sessions.AgentError
+	var ae *sessionerr.AgentError
 	var mbe *http.MaxBytesError
-	var le *sessions.LoginRequiredError
+	var le *sessionerr.LoginRequiredError
 	switch {
 	case errors.As(err, &le):
 		p := problem(http.StatusConflict, "agent_login_required", le.Error()+"; log in with one of authMethods (/v1/agents/"+le.Agent+"/login), then try again")
 		p.Agent, p.AuthMethods = le.Agent, le.AuthMethods
 		return p
-	case errors.Is(err, sessions.ErrLoginRequired):
+	case errors.Is(err, sessionerr.ErrLoginRequired):
 		return problem(http.StatusConflict, "agent_login_required", err.Error())
-	case errors.Is(err, sessions.ErrUnknownLoginMethod):
+	case errors.Is(err, sessionerr.ErrUnknownLoginMethod):
 		return problem(http.StatusBadRequest, "unknown_login_method", err.Error())
-	case errors.Is(err, sessions.ErrInvalidLoginVars):
+	case errors.Is(err, sessionerr.ErrInvalidLoginVars):
 		return problem(http.StatusBadRequest, "invalid_login_vars", err.Error())
 	case errors.As(err, &mbe):
 		return problem(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
-	case errors.Is(err, sessions.ErrNotFound):
+	case errors.Is(err, sessionerr.ErrNotFound):
 		return problem(http.StatusNotFound, "session_not_found", "no session with this id")
-	case errors.Is(err, sessions.ErrAgentUnavailable):
+	case errors.Is(err, sessionerr.ErrAgentUnavailable):
 		return problem(http.StatusServiceUnavailable, "agent_unavailable", err.Error()+"; install it or fix the agents configuration, then retry")
-	case errors.Is(err, sessions.ErrUnknownAgent):
+	case errors.Is(err, sessionerr.ErrUnknownAgent):
 		return problem(http.StatusBadRequest, "unknown_agent", err.Error())
-	case errors.Is(err, sessions.ErrForbidden):
+	case errors.Is(err, sessionerr.ErrForbidden):
 		return problem(http.StatusForbidden, "forbidden", "the session is shared with you as a viewer (watch only), or only its owner may do this")
-	case errors.Is(err, sessions.ErrForbiddenCwd):
+	case errors.Is(err, sessionerr.ErrForbiddenCwd):
 		return problem(http.StatusForbidden, "forbidden_cwd", err.Error())
-	case errors.Is(err, sessions.ErrMCPStdioForbidden):
+	case errors.Is(err, sessionerr.ErrMCPStdioForbidden):
 		return problem(http.StatusUnprocessableEntity, "mcp_stdio_forbidden", err.Error())
-	case errors.Is(err, sessions.ErrMCPNameConflict):
+	case errors.Is(err, sessionerr.ErrMCPNameConflict):
 		return problem(http.StatusUnprocessableEntity, "mcp_name_conflict", err.Error())
-	case errors.Is(err, sessions.ErrAdditionalDirsUnsupported):
+	case errors.Is(err, sessionerr.ErrAdditionalDirsUnsupported):
 		return problem(http.StatusUnprocessableEntity, "additional_directories_unsupported", err.Error())
-	case errors.Is(err, sessions.ErrForkUnsupported):
+	case errors.Is(err, sessionerr.ErrForkUnsupported):
 		return problem(http.StatusUnprocessableEntity, "fork_unsupported", err.Error())
-	case errors.Is(err, sessions.ErrMCPUnsupported):
+	case errors.Is(err, sessionerr.ErrMCPUnsupported):
 		return problem(http.StatusUnprocessableEntity, "mcp_unsupported", err.Error())
-	case errors.Is(err, sessions.ErrMCPFixed):
+	case errors.Is(err, sessionerr.ErrMCPFixed):
 		return problem(http.StatusConflict, "mcp_fixed", err.Error())
-	case errors.Is(err, sessions.ErrPromptTooLarge):
-		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", strings.TrimPrefix(err.Error(), sessions.ErrPromptTooLarge.Error()+": "))
-	case errors.Is(err, sessions.ErrBadRequest):
+	case errors.Is(err, sessionerr.ErrPromptTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "prompt_too_large", strings.TrimPrefix(err.Error(), sessionerr.ErrPromptTooLarge.Error()+": "))
+	case errors.Is(err, sessionerr.ErrBadRequest):
 		return problem(http.StatusBadRequest, "bad_request", err.Error())
-	case errors.Is(err, sessions.ErrTurnRunning):
+	case errors.Is(err, sessionerr.ErrTurnRunning):
 		return turnRunningProblem(err)
-	case errors.Is(err, sessions.ErrIdempotencyKeyReused):
+	case errors.Is(err, sessionerr.ErrIdempotencyKeyReused):
 		return problem(http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key already started a turn for another prompt in this session; use a new key for a new prompt")
-	case errors.Is(err, sessions.ErrNoTurnYet):
+	case errors.Is(err, sessionerr.ErrNoTurnYet):
 		return problem(http.StatusConflict, "no_turn", "no turn has run in this session yet")
-	case errors.Is(err, sessions.ErrNoTurn):
+	case errors.Is(err, sessionerr.ErrNoTurn):
 		return problem(http.StatusConflict, "no_turn", "no turn is running in this session")
-	case errors.Is(err, sessions.ErrNotResumable):
+	case errors.Is(err, sessionerr.ErrNotResumable):
 		return problem(http.StatusConflict, "session_not_resumable", "the session is detached and its agent can neither load nor resume it; its transcript stays readable")
-	case errors.Is(err, sessions.ErrDetached):
+	case errors.Is(err, sessionerr.ErrDetached):
 		return problem(http.StatusConflict, "session_not_ready", "the session is detached (its agent is not running); a prompt re-attaches it")
-	case errors.Is(err, sessions.ErrNotReady):
+	case errors.Is(err, sessionerr.ErrNotReady):
 		return problem(http.StatusConflict, "session_not_ready", "the session's agent is still starting")
-	case errors.Is(err, sessions.ErrClosed):
+	case errors.Is(err, sessionerr.ErrClosed):
 		return problem(http.StatusConflict, "session_closed", "the session is closed")
-	case errors.Is(err, sessions.ErrFailed):
+	case errors.Is(err, sessionerr.ErrFailed):
 		return problem(http.StatusConflict, "session_failed", err.Error())
-	case errors.Is(err, sessions.ErrPermissionUnknown):
+	case errors.Is(err, sessionerr.ErrPermissionUnknown):
 		return problem(http.StatusNotFound, "permission_not_found", "no pending permission request with this id")
-	case errors.Is(err, sessions.ErrAlreadyResolved):
+	case errors.Is(err, sessionerr.ErrAlreadyResolved):
 		return problem(http.StatusConflict, "already_resolved", "the request was already resolved")
-	case errors.Is(err, sessions.ErrElicitationUnknown):
+	case errors.Is(err, sessionerr.ErrElicitationUnknown):
 		return problem(http.StatusNotFound, "elicitation_not_found", "no pending elicitation with this id")
-	case errors.Is(err, sessions.ErrInvalidElicitationAnswer):
+	case errors.Is(err, sessionerr.ErrInvalidElicitationAnswer):
 		return problem(http.StatusBadRequest, "invalid_elicitation_answer", err.Error()+"; the request stays pending")
-	case errors.Is(err, sessions.ErrUnknownOption):
+	case errors.Is(err, sessionerr.ErrUnknownOption):
 		return problem(http.StatusUnprocessableEntity, "unknown_option", "optionId was not offered by the agent; the request stays pending")
-	case errors.Is(err, sessions.ErrTooManySessions):
+	case errors.Is(err, sessionerr.ErrTooManySessions):
 		p := problem(http.StatusServiceUnavailable, "too_many_sessions", "the gateway is at its session limit")
 		p.RetryAfter = 30
 		return p
-	case errors.Is(err, sessions.ErrShuttingDown):
+	case errors.Is(err, sessionerr.ErrShuttingDown):
 		p := problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		p.RetryAfter = 5
 		return p
-	case errors.Is(err, sessions.ErrStoreUnavailable):
+	case errors.Is(err, sessionerr.ErrStoreUnavailable):
 		p := problem(http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry")
 		p.RetryAfter = 5
 		return p
@@ -141,7 +141,7 @@ func toProblem(err error) *Problem {
 		p := problem(http.StatusServiceUnavailable, "owner_unavailable", "the node that runs this session did not answer; retry")
 		p.RetryAfter = 5
 		return p
-	case errors.Is(err, sessions.ErrUnknownNode):
+	case errors.Is(err, sessionerr.ErrUnknownNode):
 		return problem(http.StatusBadRequest, "unknown_node", err.Error())
 	case errors.As(err, &ae):
 		return agentProblem(ae)
@@ -152,7 +152,7 @@ func toProblem(err error) *Problem {
 // turnRunningProblem is a 409 turn_running naming the running turn when the session knows it (not while a
 // prompt re-attaches the session).
 func turnRunningProblem(err error) *Problem {
-	var tre *sessions.TurnRunningError
+	var tre *sessionerr.TurnRunningError
 	if !errors.As(err, &tre) || tre.TurnID == "" {
 		return problem(http.StatusConflict, "turn_running", "a turn is already running in this session; cancel it or wait")
 	}
@@ -166,7 +166,7 @@ func turnRunningProblem(err error) *Problem {
 // Everything the gateway sends on its own (initialize, the configured authenticate, session/new) is the
 // agent's or the operator's business, never the client's: a 502 — agent_auth_failed when the agent refused
 // the `authenticate` method the operator configured, agent_error otherwise.
-func agentProblem(ae *sessions.AgentError) *Problem {
+func agentProblem(ae *sessionerr.AgentError) *Problem {
 	var re *acp.RequestError
 	switch {
 	case strings.HasPrefix(ae.Op, "authenticate"):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/go-chi/chi/v5"
@@ -18,7 +19,7 @@ import (
 func (s *Server) session(r *http.Request) (*sessions.Session, error) {
 	id := chi.URLParam(r, "id")
 	if len(id) > 128 {
-		return nil, sessions.ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	return s.Registry.GetAs(principal.From(r.Context()), id)
 }
@@ -34,7 +35,7 @@ type createRequest struct {
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if s.draining.Load() {
-		return sessions.ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	}
 	var req createRequest
 	if err := decodeBody(w, r, s.MaxBodyBytes, &req); err != nil {
@@ -112,8 +113,8 @@ func (req promptRequest) blocks() ([]json.RawMessage, error) {
 		return []json.RawMessage{b}, nil
 	case req.Prompt != nil:
 		blocks, err := sessions.ParsePrompt(req.Prompt)
-		if errors.Is(err, sessions.ErrBadRequest) {
-			return nil, invalidPrompt(strings.TrimPrefix(err.Error(), sessions.ErrBadRequest.Error()+": "))
+		if errors.Is(err, sessionerr.ErrBadRequest) {
+			return nil, invalidPrompt(strings.TrimPrefix(err.Error(), sessionerr.ErrBadRequest.Error()+": "))
 		}
 		return blocks, err
 	default:
@@ -319,7 +320,7 @@ type answeredTurn struct {
 // hideStartFailure keeps the reason an agent's process could not be started (its binary's path, the
 // gateway's file system) in the log and shows clients the agent's name and a stable code instead.
 func (s *Server) hideStartFailure(r *http.Request, agent string, err error) error {
-	if !sessions.IsStartFailure(err) {
+	if !sessionerr.IsStartFailure(err) {
 		return err
 	}
 	if agent == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -54,7 +55,7 @@ func TestAuthenticateForwardsTheAgentsError(t *testing.T) {
 		t.Fatalf("auth methods = %s", m)
 	}
 	s.Close("test")
-	if _, err := s.Authenticate(context.Background(), json.RawMessage(`{"methodId":"x"}`)); !errors.Is(err, ErrClosed) {
+	if _, err := s.Authenticate(context.Background(), json.RawMessage(`{"methodId":"x"}`)); !errors.Is(err, sessionerr.ErrClosed) {
 		t.Fatalf("authenticate on a closed session: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // A session's additionalDirectories (ACP): more workspace roots for the agent besides its cwd. Each is confined
@@ -14,20 +16,16 @@ import (
 // maxAdditionalDirs bounds how many a session may name.
 const maxAdditionalDirs = 32
 
-// ErrAdditionalDirsUnsupported is a session that names additionalDirectories for an agent that does not
-// advertise sessionCapabilities.additionalDirectories (422 additional_directories_unsupported, -32602 on /acp).
-var ErrAdditionalDirsUnsupported = fmt.Errorf("agent does not support additionalDirectories")
-
 // confineDirs resolves and confines each directory as Create does a cwd, in order, without duplicates (nor
 // the cwd itself).
 func (r *Registry) confineDirs(cwd string, dirs []string) ([]string, error) {
 	if len(dirs) > maxAdditionalDirs {
-		return nil, fmt.Errorf("%w: at most %d additionalDirectories", ErrBadRequest, maxAdditionalDirs)
+		return nil, fmt.Errorf("%w: at most %d additionalDirectories", sessionerr.ErrBadRequest, maxAdditionalDirs)
 	}
 	var out []string
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("%w: additionalDirectories: %q must be an absolute path", ErrBadRequest, d)
+			return nil, fmt.Errorf("%w: additionalDirectories: %q must be an absolute path", sessionerr.ErrBadRequest, d)
 		}
 		real, err := r.confine(d)
 		if err != nil {
@@ -49,7 +47,7 @@ func (r *Registry) recheckDirs(dirs []string) error {
 			return fmt.Errorf("additionalDirectories: %w", err)
 		}
 		if real != filepath.Clean(d) {
-			return fmt.Errorf("%w: additionalDirectories: %q now resolves to %q (a symlink on its path)", ErrForbiddenCwd, d, real)
+			return fmt.Errorf("%w: additionalDirectories: %q now resolves to %q (a symlink on its path)", sessionerr.ErrForbiddenCwd, d, real)
 		}
 	}
 	return nil
@@ -67,7 +65,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 	}
 	_ = json.Unmarshal(caps, &c) // absent or malformed: not advertised
 	if len(nullToNil(c.Session.Dirs)) == 0 {
-		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", ErrAdditionalDirsUnsupported)
+		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", sessionerr.ErrAdditionalDirsUnsupported)
 	}
 	return nil
 }

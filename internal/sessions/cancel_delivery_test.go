@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -140,8 +141,8 @@ func TestCancelEscalationNoIdleWindow(t *testing.T) {
 			synctest.Wait()
 			_, _ = s.Cancel(context.Background())
 			<-turn.Done()
-			if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, ErrFailed) {
-				t.Fatalf("round %d: a prompt right after the escalated cancel got %v, want ErrFailed", i, err)
+			if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, sessionerr.ErrFailed) {
+				t.Fatalf("round %d: a prompt right after the escalated cancel got %v, want sessionerr.ErrFailed", i, err)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -152,7 +153,7 @@ func TestClosedSessionIsGoneOnAFollower(t *testing.T) {
 		}
 		err = <-got
 	}
-	if !errors.Is(err, sessions.ErrNotFound) {
+	if !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("node b after the close: %v", err)
 	}
 	gd.disarm(r)
@@ -220,7 +221,7 @@ func TestClosingSessionIsGoneOnAnotherNode(t *testing.T) {
 	_, err = b.reg.GetAs(alice, s.ID)
 	close(sr.release)
 	<-closed
-	if !errors.Is(err, sessions.ErrNotFound) {
+	if !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("node b while the owner removes the session: %v, want not found", err)
 	}
 }

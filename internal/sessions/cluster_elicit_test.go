@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -36,7 +37,7 @@ func TestFollowerRoutesElicitation(t *testing.T) {
 	}
 	id := st.Elicitations[0].ID
 	bad := ask.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"colour":"red"}`), For: "elicitation"}
-	if _, _, err := f.AnswerInTurnAs(alice, id, bad, "rest"); !errors.Is(err, sessions.ErrInvalidElicitationAnswer) || err.Error() == sessions.ErrInvalidElicitationAnswer.Error() {
+	if _, _, err := f.AnswerInTurnAs(alice, id, bad, "rest"); !errors.Is(err, sessionerr.ErrInvalidElicitationAnswer) || err.Error() == sessionerr.ErrInvalidElicitationAnswer.Error() {
 		t.Fatalf("bad answer through b: %v", err)
 	}
 	good := ask.ClientAnswer{Action: "accept", Content: json.RawMessage(`{"name":"Ann","colour":"red"}`), For: "elicitation"}

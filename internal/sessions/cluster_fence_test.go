@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -52,7 +53,7 @@ func TestFencedOwnerStandsDown(t *testing.T) {
 
 	// a writes again (unless a late frame of its own was refused first): the store refuses it and a stands the
 	// session down.
-	if _, err := s.PromptAs(alice, prompt("quick")); err != nil && !errors.Is(err, sessions.ErrShutdown) && !errors.Is(err, sessions.ErrFailed) {
+	if _, err := s.PromptAs(alice, prompt("quick")); err != nil && !errors.Is(err, sessionerr.ErrShutdown) && !errors.Is(err, sessionerr.ErrFailed) {
 		t.Fatalf("prompt on a: %v", err)
 	}
 	select {
@@ -62,7 +63,7 @@ func TestFencedOwnerStandsDown(t *testing.T) {
 	}
 	select {
 	case err := <-subDone:
-		if !errors.Is(err, sessions.ErrStoodDown) {
+		if !errors.Is(err, sessionerr.ErrStoodDown) {
 			t.Fatalf("a's subscriber ended with %v", err)
 		}
 	case <-ctx.Done():

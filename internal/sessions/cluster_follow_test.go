@@ -18,6 +18,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -160,7 +161,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 		t.Fatalf("owner view says node %q", v.Node)
 	}
 	eventually(t, "the follower idle", func() bool { return f.Status() == store.StatusIdle })
-	if _, err := b.reg.GetAs(bob, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+	if _, err := b.reg.GetAs(bob, s.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("a stranger on node b got %v", err)
 	}
 
@@ -172,7 +173,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if cur := s.CurrentTurn(); cur == nil || cur.ID != turn.ID {
 		t.Fatalf("node a runs turn %v, node b returned %s", cur, turn.ID)
 	}
-	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrTurnRunning) {
+	if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessionerr.ErrTurnRunning) {
 		t.Fatalf("a second prompt through b: %v, want turn_running", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -181,14 +182,14 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if err != nil || st.Status != sessions.TurnAwaitingPermission || len(st.Permissions) != 1 {
 		t.Fatalf("await on b: %+v, %v", st, err)
 	}
-	if _, _, err := f.AnswerInTurnAs(alice, "no-such-permission", allowOnce(), "rest"); !errors.Is(err, sessions.ErrPermissionUnknown) {
+	if _, _, err := f.AnswerInTurnAs(alice, "no-such-permission", allowOnce(), "rest"); !errors.Is(err, sessionerr.ErrPermissionUnknown) {
 		t.Fatalf("unknown permission through b: %v", err)
 	}
 	o, t2, err := f.AnswerInTurnAs(alice, st.Permissions[0].ID, allowOnce(), "rest")
 	if err != nil || !o.Allowed || t2 == nil || t2.ID != turn.ID {
 		t.Fatalf("answer through b: %+v, %v, %v", o, t2, err)
 	}
-	if _, _, err := f.AnswerInTurnAs(alice, st.Permissions[0].ID, allowOnce(), "rest"); !errors.Is(err, sessions.ErrAlreadyResolved) {
+	if _, _, err := f.AnswerInTurnAs(alice, st.Permissions[0].ID, allowOnce(), "rest"); !errors.Is(err, sessionerr.ErrAlreadyResolved) {
 		t.Fatalf("second answer through b: %v, want already_resolved", err)
 	}
 	st, err = f.AwaitTurn(ctx, turn)
@@ -199,7 +200,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if want := s.TurnState(lt); st.Text != want.Text {
 		t.Fatalf("turn text on b %q, on a %q", st.Text, want.Text)
 	}
-	if _, err := f.CancelAs(ctx, alice); !errors.Is(err, sessions.ErrNoTurn) {
+	if _, err := f.CancelAs(ctx, alice); !errors.Is(err, sessionerr.ErrNoTurn) {
 		t.Fatalf("cancel without a turn through b: %v", err)
 	}
 
@@ -227,7 +228,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bob after the share: %v", err)
 	}
-	if _, err := fb.PromptAs(bob, prompt("quick")); !errors.Is(err, sessions.ErrForbidden) {
+	if _, err := fb.PromptAs(bob, prompt("quick")); !errors.Is(err, sessionerr.ErrForbidden) {
 		t.Fatalf("a viewer's prompt through b: %v, want forbidden", err)
 	}
 	if len(b.reg.ListAs(bob)) != 1 || len(a.reg.ListAs(bob)) != 1 {
@@ -248,7 +249,7 @@ func TestFollowerServesAndRoutes(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the follower did not close")
 	}
-	if _, err := b.reg.GetAs(alice, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+	if _, err := b.reg.GetAs(alice, s.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("node b after the close: %v", err)
 	}
 }
@@ -271,10 +272,10 @@ func TestCreateOnAnotherNode(t *testing.T) {
 		t.Fatal("node a lists no session")
 	}
 	eventually(t, "node b to list node a's session", func() bool { return len(b.reg.ListAs(alice)) == 1 })
-	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "zz"}); !errors.Is(err, sessions.ErrUnknownNode) {
+	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "zz"}); !errors.Is(err, sessionerr.ErrUnknownNode) {
 		t.Fatalf("create on an unknown node: %v", err)
 	}
-	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "a", Agent: "nope"}); !errors.Is(err, sessions.ErrUnknownAgent) {
+	if _, err := b.reg.Create(context.Background(), sessions.CreateOptions{Owner: alice, Node: "a", Agent: "nope"}); !errors.Is(err, sessionerr.ErrUnknownAgent) {
 		t.Fatalf("create with an unknown agent on a: %v", err)
 	}
 	turn, err := f.PromptAs(alice, prompt("quick"))

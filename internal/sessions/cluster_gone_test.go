@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -64,23 +65,23 @@ func TestSessionsOfAGoneNodeCanBeRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the follower failed", func() bool { return f.Status() == store.StatusFailed })
-	if err := f.CloseAs(bob, "not his"); !errors.Is(err, sessions.ErrNotFound) && !errors.Is(err, sessions.ErrForbidden) {
+	if err := f.CloseAs(bob, "not his"); !errors.Is(err, sessionerr.ErrNotFound) && !errors.Is(err, sessionerr.ErrForbidden) {
 		t.Fatalf("a stranger's close: %v", err)
 	}
 	if err := f.CloseAs(alice, "done"); err != nil {
 		t.Fatalf("close of a gone node's session through b: %v", err)
 	}
-	if _, _, err := b.st.Dir().Get(ctx, ids[0]); !errors.Is(err, sessions.ErrNotFound) {
+	if _, _, err := b.st.Dir().Get(ctx, ids[0]); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("the entry after the close: %v", err)
 	}
-	if _, err := b.reg.GetAs(alice, ids[0]); !errors.Is(err, sessions.ErrNotFound) {
+	if _, err := b.reg.GetAs(alice, ids[0]); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("b after the close: %v", err)
 	}
 
 	if n := b.reg.ExpireStoredAt(ctx, time.Now().Add(time.Hour)); n != 1 {
 		t.Fatalf("retention removed %d sessions of the gone node, want 1", n)
 	}
-	if _, _, err := b.st.Dir().Get(ctx, ids[1]); !errors.Is(err, sessions.ErrNotFound) {
+	if _, _, err := b.st.Dir().Get(ctx, ids[1]); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("the expired entry: %v", err)
 	}
 	eventually(t, "b to forget the expired session", func() bool { return len(b.reg.ListAs(alice)) == 0 })

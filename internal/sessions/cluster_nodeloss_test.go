@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -267,13 +268,13 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 			t.Fatalf("old epoch past H: %q, want epoch_changed", st.Resync)
 		}
 		// Answered here, not routed to the lost owner.
-		if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessions.ErrFailed) {
+		if _, err := f.PromptAs(alice, prompt("quick")); !errors.Is(err, sessionerr.ErrFailed) {
 			t.Fatalf("prompt through a follower: %v", err)
 		}
-		if _, err := f.CancelAs(ctx, alice); !errors.Is(err, sessions.ErrFailed) {
+		if _, err := f.CancelAs(ctx, alice); !errors.Is(err, sessionerr.ErrFailed) {
 			t.Fatalf("cancel through a follower: %v", err)
 		}
-		if _, _, err := f.AnswerInTurnAs(alice, permID, allowOnce(), "rest"); !errors.Is(err, sessions.ErrFailed) {
+		if _, _, err := f.AnswerInTurnAs(alice, permID, allowOnce(), "rest"); !errors.Is(err, sessionerr.ErrFailed) {
 			t.Fatalf("answer through a follower: %v", err)
 		}
 	}
@@ -313,7 +314,7 @@ func TestNodeLossTakeoverStandDownAndReturn(t *testing.T) {
 	link.set(false)
 	select {
 	case err := <-subDone:
-		if !errors.Is(err, sessions.ErrStoodDown) || !errors.Is(err, sessions.ErrShutdown) {
+		if !errors.Is(err, sessionerr.ErrStoodDown) || !errors.Is(err, sessionerr.ErrShutdown) {
 			t.Fatalf("a's subscriber ended with %v", err)
 		}
 	case <-ctx.Done():

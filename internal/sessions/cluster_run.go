@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -64,7 +65,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	default:
 		f, err := r.addFollower(e, rev)
 		if err != nil {
-			if !errors.Is(err, ErrShuttingDown) && !errors.Is(err, ErrNotFound) { // not found: closed meanwhile
+			if !errors.Is(err, sessionerr.ErrShuttingDown) && !errors.Is(err, sessionerr.ErrNotFound) { // not found: closed meanwhile
 				r.cfg.Logger.Warn("session of another node not listed", "session", e.ID, "owner", e.Owner, "err", err)
 			}
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -20,10 +21,10 @@ func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Re
 	}
 	s, err := r.owned(cmd.SID)
 	if err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
 	res, err := s.runCommand(ctx, cmd)
-	return ReplyTo(res, s.log.Head(), err)
+	return sessionerr.ReplyTo(res, s.log.Head(), err)
 }
 
 // owned is a session this node owns, hydrated; a follower is not one.
@@ -32,7 +33,7 @@ func (r *Registry) owned(id string) (*Session, error) {
 	s, ok := r.sessions[id]
 	r.mu.Unlock()
 	if !ok {
-		return nil, ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	if err := s.hydrate(); err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 	case opAttachMCP:
 		servers, err := agents.ParseMCPServers(cmd.Args)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err)
 		}
 		return nil, s.AttachMCPAs(who, servers)
 	case opRename:
@@ -125,32 +126,32 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 		}
 		return s.ListFilesAs(ctx, who, a)
 	}
-	return nil, fmt.Errorf("%w: unknown command %q", ErrBadRequest, cmd.Op)
+	return nil, fmt.Errorf("%w: unknown command %q", sessionerr.ErrBadRequest, cmd.Op)
 }
 
 // serveCreate creates a session here for the node that received POST /v1/sessions {"node": this one}.
 func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Reply {
 	var a createArgs
 	if err := decodeArgs(cmd, &a); err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
 	opts := CreateOptions{Agent: a.Agent, Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs, PermissionPolicy: a.PermissionPolicy, Owner: cmd.Principal}
 	if len(a.MCPServers) > 0 {
 		var err error
 		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
-			return ReplyTo(nil, 0, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			return sessionerr.ReplyTo(nil, 0, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err))
 		}
 	}
 	s, err := r.Create(ctx, opts)
 	if err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	return ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.log.Head(), nil)
+	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.log.Head(), nil)
 }
 
 func decodeArgs(cmd store.Command, v any) error {
 	if err := json.Unmarshal(cmd.Args, v); err != nil {
-		return fmt.Errorf("%w: command %s: %v", ErrBadRequest, cmd.Op, err)
+		return fmt.Errorf("%w: command %s: %v", sessionerr.ErrBadRequest, cmd.Op, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -63,7 +64,7 @@ func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason 
 func (s *Session) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
 	failed := func(err error) AgentDeletion {
 		s.logger.Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
-		if IsStartFailure(err) { // its text names the gateway's paths
+		if sessionerr.IsStartFailure(err) { // its text names the gateway's paths
 			return AgentDeletion{Status: AgentDeleteError, Detail: "the agent could not be started; the gateway log has the reason"}
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: err.Error()}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -293,7 +294,7 @@ func (s *Session) createDurable(ctx context.Context) error {
 	rev, err := d.st.Dir().Create(ctx, s.dirEntry())
 	if err != nil {
 		close(d.done) // no writer will run: a Close waiting in stopWriter must not hang
-		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	d.rev = rev
 	p := d.st.Persist(s.ID, s.Epoch, s.log, 0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 )
 
@@ -45,7 +46,7 @@ func shutdownWhileHydrating(t *testing.T, empty bool) {
 	shutdownRegistry(t, rb) // returns while the load still waits for its frames
 	cs.feedHold.Store(nil)
 	close(hold.release)
-	if err := <-got; !errors.Is(err, sessions.ErrShuttingDown) {
-		t.Fatalf("a hydration cut short by the shutdown: %v, want ErrShuttingDown", err)
+	if err := <-got; !errors.Is(err, sessionerr.ErrShuttingDown) {
+		t.Fatalf("a hydration cut short by the shutdown: %v, want sessionerr.ErrShuttingDown", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
@@ -206,7 +207,7 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 				t.Fatal("listing hydrated a session")
 			}
 			// Ownership and shares are as before: bob views, a stranger does not see it.
-			if _, err := rb.GetAs(principal.Principal{ID: "eve", Role: principal.RoleUser}, s.ID); !errors.Is(err, sessions.ErrNotFound) {
+			if _, err := rb.GetAs(principal.Principal{ID: "eve", Role: principal.RoleUser}, s.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 				t.Fatalf("a stranger got %v", err)
 			}
 			if cs.feeds.Load() != 0 {
@@ -254,7 +255,7 @@ func TestStoreRestartKeepsSessions(t *testing.T) {
 			if err := h.CloseAs(alice, "deleted"); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := cs.Dir().Get(context.Background(), s.ID); !errors.Is(err, sessions.ErrNotFound) {
+			if _, _, err := cs.Dir().Get(context.Background(), s.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 				t.Fatalf("directory entry after close: %v", err)
 			}
 			n := 0
@@ -299,8 +300,8 @@ func TestStoreRestartNotResumable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrNotResumable) {
-		t.Fatalf("prompt: %v, want ErrNotResumable", err)
+	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessionerr.ErrNotResumable) {
+		t.Fatalf("prompt: %v, want sessionerr.ErrNotResumable", err)
 	}
 	if st := h.Status(); st != store.StatusDetached {
 		t.Fatalf("status %s", st)
@@ -325,8 +326,8 @@ func TestStoreHydrationError(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	cs.feedErr.Store(&boom)
-	if _, err := rb.Get(s.ID); !errors.Is(err, sessions.ErrStoreUnavailable) || sessions.ErrorCode(err) != "store_unavailable" {
-		t.Fatalf("Get with a failing store: %v (%s)", err, sessions.ErrorCode(err))
+	if _, err := rb.Get(s.ID); !errors.Is(err, sessionerr.ErrStoreUnavailable) || sessionerr.ErrorCode(err) != "store_unavailable" {
+		t.Fatalf("Get with a failing store: %v (%s)", err, sessionerr.ErrorCode(err))
 	}
 	cs.feedErr.Store(nil)
 	if _, err := rb.Get(s.ID); err != nil {
@@ -538,8 +539,8 @@ func TestStoreRestoredSessionsOutsideLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessions.ErrTooManySessions) {
-		t.Fatalf("re-attach at the limit: %v, want ErrTooManySessions", err)
+	if _, err := h.Prompt(prompt("1 5")); !errors.Is(err, sessionerr.ErrTooManySessions) {
+		t.Fatalf("re-attach at the limit: %v, want sessionerr.ErrTooManySessions", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -33,13 +34,13 @@ type FilesOptions struct {
 
 func (o *FilesOptions) check() error {
 	if len(o.Query) > MaxFileQuery || !utf8.ValidString(o.Query) {
-		return fmt.Errorf("%w: q must be valid UTF-8 of at most %d bytes", ErrBadRequest, MaxFileQuery)
+		return fmt.Errorf("%w: q must be valid UTF-8 of at most %d bytes", sessionerr.ErrBadRequest, MaxFileQuery)
 	}
 	if o.Limit == 0 {
 		o.Limit = DefaultFileLimit
 	}
 	if o.Limit < 1 || o.Limit > MaxFileLimit {
-		return fmt.Errorf("%w: limit must be between 1 and %d", ErrBadRequest, MaxFileLimit)
+		return fmt.Errorf("%w: limit must be between 1 and %d", sessionerr.ErrBadRequest, MaxFileLimit)
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts
 		return agentsvc.ListResult{}, err
 	}
 	if s.Status() == store.StatusClosed {
-		return agentsvc.ListResult{}, ErrClosed
+		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
 	return s.run.listFiles(ctx, who, opts)
 }
@@ -64,7 +65,7 @@ func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts Fi
 		res, err = r.s.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
 	}
 	if errors.Is(err, agentsvc.ErrRootUnreadable) {
-		err = fmt.Errorf("%w: %v", ErrForbiddenCwd, err)
+		err = fmt.Errorf("%w: %v", sessionerr.ErrForbiddenCwd, err)
 	}
 	return res, err
 }
@@ -74,7 +75,7 @@ func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts Fi
 func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) {
 	cwd, closed := s.workspace.RootForList()
 	if closed {
-		return agentsvc.ListResult{}, ErrClosed
+		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
 	var opened []*os.Root
 	defer func() {
@@ -101,7 +102,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 	}
 	res, err := agentsvc.SearchFiles(roots, opts.Query, agentsvc.ListBounds{MaxScan: maxFilesScanned, MaxDepth: maxFilesDepth, Limit: opts.Limit})
 	if _, closed := s.workspace.RootForList(); err != nil && closed {
-		return agentsvc.ListResult{}, ErrClosed
+		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
 	return res, err
 }

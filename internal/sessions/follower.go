@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -88,11 +89,11 @@ func (s *Session) loadFollower() error {
 		if err := s.stoppedLocked(); err != nil {
 			return err
 		}
-		return ErrClosed
+		return sessionerr.ErrClosed
 	case <-timer.C:
 		cancel()
 		<-done
-		return fmt.Errorf("%w: the session's log did not load in %s", ErrStoreUnavailable, s.reg.cfg.StartTimeout)
+		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, s.reg.cfg.StartTimeout)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,7 +222,7 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 		select {
 		case <-progress:
 		case <-s.closed:
-			return ErrClosed
+			return sessionerr.ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-timer.C:
@@ -338,14 +339,14 @@ func (r *Registry) followerFromDirectory(id string) (*Session, error) {
 	defer cancel()
 	e, rev, err := r.cfg.Store.Dir().Get(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, ErrNotFound
+	case errors.Is(err, sessionerr.ErrNotFound):
+		return nil, sessionerr.ErrNotFound
 	case err != nil && !validSessionID(id):
-		return nil, ErrNotFound // no store key can name it
+		return nil, sessionerr.ErrNotFound // no store key can name it
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	case e.Owner == r.cfg.NodeID || e.Owner == "" || e.Status == store.StatusClosed:
-		return nil, ErrNotFound // ours (being removed), or closed
+		return nil, sessionerr.ErrNotFound // ours (being removed), or closed
 	}
 	return r.addFollower(e, rev)
 }
@@ -362,10 +363,10 @@ func (r *Registry) addFollower(e store.DirEntry, rev uint64) (*Session, error) {
 		return cur, nil
 	}
 	if r.closing {
-		return nil, ErrShuttingDown
+		return nil, sessionerr.ErrShuttingDown
 	}
 	if r.removed.after(e.ID, rev) {
-		return nil, ErrNotFound // a Get that read the entry before its removal, which the watch has applied
+		return nil, sessionerr.ErrNotFound // a Get that read the entry before its removal, which the watch has applied
 	}
 	r.followers[e.ID] = s
 	return s, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -25,7 +26,7 @@ func TestNoFollowerAfterItsRemoval(t *testing.T) {
 	}
 	e := store.DirEntry{ID: "s1", Agent: "demo", Cwd: "/nowhere", Owner: "a", Status: store.StatusIdle, Epoch: "e1"}
 	r.dirChanged(store.DirEntry{ID: "s1"}, 10, true) // the removal, at revision 10
-	if _, err := r.addFollower(e, 7); !errors.Is(err, ErrNotFound) {
+	if _, err := r.addFollower(e, 7); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Fatalf("a follower from revision 7, after the removal at 10: %v", err)
 	}
 	if len(r.followerList()) != 0 {

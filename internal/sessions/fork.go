@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
@@ -17,9 +18,6 @@ import (
 // session, whose agent is asked to fork the source's agent session instead of opening a new one. Its log
 // starts with the source's transcript up to the fork (the same updates a session/load replays), so every
 // face shows the history; from then on the two sessions are independent.
-
-// ErrForkUnsupported is a fork of a session whose agent does not advertise sessionCapabilities.fork.
-var ErrForkUnsupported = errors.New("agent does not support session/fork")
 
 // ForkOptions are a client's choices for a fork; what they leave out comes from the source.
 type ForkOptions struct {
@@ -92,16 +90,16 @@ func (s *Session) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	defer s.mu.Unlock()
 	switch {
 	case s.status == store.StatusClosed:
-		return nil, ErrClosed
+		return nil, sessionerr.ErrClosed
 	case s.status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
 	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
-		return nil, fmt.Errorf("%w: a session is forked between turns", ErrTurnRunning)
+		return nil, fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
 	case s.status == store.StatusStarting || s.agentSID == "":
-		return nil, ErrNotReady
+		return nil, sessionerr.ErrNotReady
 	}
 	if !canFork(caps) {
-		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", ErrForkUnsupported, s.Agent)
+		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 	}
 	return &forkPoint{agentSID: s.agentSID, history: s.tctx.Replay()}, nil
 }
@@ -175,22 +173,22 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 func (r *Registry) serveFork(ctx context.Context, cmd store.Command) store.Reply {
 	var a forkArgs
 	if err := decodeArgs(cmd, &a); err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
 	opts := ForkOptions{Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs}
 	if len(a.MCPServers) > 0 {
 		var err error
 		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
-			return ReplyTo(nil, 0, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			return sessionerr.ReplyTo(nil, 0, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err))
 		}
 	}
 	src, err := r.owned(cmd.SID)
 	if err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
 	s, err := r.ForkAs(ctx, cmd.Principal, src, opts)
 	if err != nil {
-		return ReplyTo(nil, 0, err)
+		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	return ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.log.Head(), nil)
+	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.log.Head(), nil)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -33,7 +34,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.mu.Unlock()
 		if !canFork(caps) {
 			conn.Stop()
-			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", ErrForkUnsupported, s.Agent)
+			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 		}
 		method, params["sessionId"] = acp.AgentMethodSessionFork, s.forkOf
 	}
@@ -65,7 +66,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.mu.Unlock()
 		gate.release(s)
 		conn.Stop()
-		return ErrClosed
+		return sessionerr.ErrClosed
 	}
 	s.conn, s.agentSID = conn, nr.SessionID
 	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
@@ -89,7 +90,7 @@ func (s *Session) start(ctx context.Context) error {
 func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	cfg := s.reg.cfg
 	if err := s.spec.MakeHome(); err != nil {
-		return nil, nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
+		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	loginEnv := s.reg.logins.Env(s.spec, s.Owner)
 	s.mu.Lock()
@@ -101,7 +102,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
-		return nil, nil, s.scrubMCPSecrets(&AgentError{Op: "start agent", Err: err})
+		return nil, nil, s.scrubMCPSecrets(&sessionerr.AgentError{Op: "start agent", Err: err})
 	}
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
@@ -110,7 +111,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 			err = exited
 		}
 		conn.Stop()
-		return s.scrubMCPSecrets(&AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
+		return s.scrubMCPSecrets(&sessionerr.AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()

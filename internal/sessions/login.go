@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -83,11 +84,11 @@ func (r *Registry) SetLoginEnv(ctx context.Context, p principal.Principal, agent
 	}
 	m, ok := agentlogin.FindAuthMethod(ai.AuthMethods, methodID, "env_var")
 	if !ok {
-		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
+		return LoginStatus{}, fmt.Errorf("%w: agent %q offers no env_var method %q", sessionerr.ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	kept, err := agentlogin.CheckVars(m, vars)
 	if err != nil {
-		return LoginStatus{}, fmt.Errorf("%w: %w", ErrInvalidLoginVars, err)
+		return LoginStatus{}, fmt.Errorf("%w: %w", sessionerr.ErrInvalidLoginVars, err)
 	}
 	r.logins.SetEnv(spec, p, methodID, kept)
 	principal.Audit(r.cfg.Logger, p, "agent_login_env", "agent", agent, "method", methodID, "vars", slices.Sorted(maps.Keys(kept)), "shared", spec.LoginShared)
@@ -106,7 +107,7 @@ func (r *Registry) LoginAgentMethod(ctx context.Context, p principal.Principal, 
 		return nil, err
 	}
 	if _, ok := agentlogin.FindAuthMethod(ai.AuthMethods, methodID, ""); !ok {
-		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
+		return nil, fmt.Errorf("%w: agent %q offers no agent method %q", sessionerr.ErrUnknownLoginMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	res, err := r.callOnLoginProcess(ctx, spec, p, "authenticate "+methodID, acp.AgentMethodAuthenticate, map[string]any{"methodId": methodID})
 	if err != nil {
@@ -160,20 +161,20 @@ type loginForbidden struct{ agent string }
 func (e loginForbidden) Error() string {
 	return "the login of agent " + e.agent + " is shared by every user (agents file); only an admin changes it"
 }
-func (e loginForbidden) Unwrap() error { return ErrForbidden }
+func (e loginForbidden) Unwrap() error { return sessionerr.ErrForbidden }
 
 // loginAgent returns the agent's spec and initialize answer (probed when not known).
 func (r *Registry) loginAgent(ctx context.Context, agent string) (agents.Spec, agentprobe.AgentInit, error) {
 	spec, ok := r.agents[agent]
 	if !ok {
-		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: %q", sessionerr.ErrUnknownAgent, agenterr.Clip(agent, 64))
 	}
 	if err := agents.CheckCommand(spec); err != nil {
-		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q: %v", sessionerr.ErrAgentUnavailable, spec.Name, err)
 	}
 	ai, ok := r.AgentInit(ctx, agent)
 	if !ok {
-		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", ErrAgentUnavailable, agent)
+		return agents.Spec{}, agentprobe.AgentInit{}, fmt.Errorf("%w: agent %q did not answer initialize (the gateway log has why)", sessionerr.ErrAgentUnavailable, agent)
 	}
 	return spec, ai, nil
 }
@@ -189,7 +190,7 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 	secrets := append(agents.MCPSecrets(spec.MCPServers), agentlogin.SecretsOf(env)...)
 	spec = spec.ForPrincipal(p.ID) // the HOME p's sessions use, where an agent keeps what authenticate gave it
 	if err := spec.MakeHome(); err != nil {
-		return nil, &AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
+		return nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	conn, err := agents.Start(spec, agents.Options{
 		Cwd: cfg.Workdir, Env: cfg.AgentEnv, LoginEnv: env, Handler: agentprobe.Handler{}, StopGrace: cfg.StopGrace,
@@ -197,15 +198,15 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 		Confiner: cfg.Confiner, Secrets: secrets,
 	})
 	if err != nil {
-		return nil, scrubAgentError(&AgentError{Op: "start agent", Err: err}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: "start agent", Err: err}, secrets)
 	}
 	defer conn.Stop()
 	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
-		return nil, scrubAgentError(&AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
-		return nil, scrubAgentError(&AgentError{Op: op, Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	if res = nullToNil(res); res == nil {
 		res = json.RawMessage("{}")
@@ -215,7 +216,7 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 
 // scrubAgentError removes secrets from an agent's failure (its stderr is already scrubbed by the
 // connection): an error that quoted one becomes text.
-func scrubAgentError(ae *AgentError, secrets []string) *AgentError {
+func scrubAgentError(ae *sessionerr.AgentError, secrets []string) *sessionerr.AgentError {
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
 		ae.Err = fmt.Errorf("%s", msg)

@@ -7,6 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -25,7 +26,7 @@ func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, metho
 		mctx = watch(ctx)
 	}
 	res, err := call(mctx, method, params)
-	if err == nil || !isAuthRequired(err) {
+	if err == nil || !sessionerr.IsAuthRequired(err) {
 		return res, err
 	}
 	m := s.reg.logins.AgentMethod(s.spec, s.Owner)

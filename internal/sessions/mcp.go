@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
@@ -16,23 +17,15 @@ import (
 // allowed it (Config.AllowClientMCPStdio): a client-chosen command runs on the gateway's host. Env and header
 // values are never echoed: errors name servers and fields only.
 
-// Errors of a client's MCP servers; faces answer 422 / JSON-RPC -32602.
-var (
-	ErrMCPStdioForbidden = errors.New("stdio MCP servers from clients are not allowed by this gateway")
-	ErrMCPNameConflict   = errors.New("MCP server name already in use")
-	ErrMCPUnsupported    = errors.New("MCP transport not supported by the agent")
-	ErrMCPFixed          = errors.New(mcpChangeHint)
-)
-
 // checkClientMCP checks a client's servers against the gateway's rules before the agent is started.
 func (r *Registry) checkClientMCP(spec agents.Spec, servers []agents.MCPServer) error {
 	for _, m := range servers {
 		if m.Type == agents.MCPStdio && !r.cfg.AllowClientMCPStdio {
-			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", ErrMCPStdioForbidden, m.Name)
+			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", sessionerr.ErrMCPStdioForbidden, m.Name)
 		}
 		for _, c := range spec.MCPServers {
 			if c.Name == m.Name {
-				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", ErrMCPNameConflict, m.Name, spec.Name)
+				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, spec.Name)
 			}
 		}
 	}
@@ -51,7 +44,7 @@ func checkMCPTransports(caps json.RawMessage, servers []agents.MCPServer) error 
 	_ = json.Unmarshal(caps, &c) // absent or malformed: the agent advertised neither
 	for _, m := range servers {
 		if m.Type == agents.MCPHTTP && !c.MCP.HTTP || m.Type == agents.MCPSSE && !c.MCP.SSE {
-			return fmt.Errorf("%w: server %q is %s, and the agent does not advertise mcpCapabilities.%s", ErrMCPUnsupported, m.Name, m.Type, m.Type)
+			return fmt.Errorf("%w: server %q is %s, and the agent does not advertise mcpCapabilities.%s", sessionerr.ErrMCPUnsupported, m.Name, m.Type, m.Type)
 		}
 	}
 	return nil
@@ -115,18 +108,15 @@ func (s *Session) checkSameMCP(servers []agents.MCPServer) error {
 			if h.Equal(m) {
 				continue
 			}
-			return fmt.Errorf("%w: server %q differs from the session's; %s", ErrMCPNameConflict, m.Name, mcpChangeHint)
+			return fmt.Errorf("%w: server %q differs from the session's; %s", sessionerr.ErrMCPNameConflict, m.Name, sessionerr.ErrMCPFixed)
 		}
 		if m.Type == agents.MCPStdio && !s.reg.cfg.AllowClientMCPStdio {
-			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", ErrMCPStdioForbidden, m.Name)
+			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", sessionerr.ErrMCPStdioForbidden, m.Name)
 		}
-		return fmt.Errorf("%w: the session has no server %q", ErrMCPFixed, m.Name)
+		return fmt.Errorf("%w: the session has no server %q", sessionerr.ErrMCPFixed, m.Name)
 	}
 	return nil
 }
-
-// mcpChangeHint says when a client's servers can change.
-const mcpChangeHint = "MCP servers can only change while the session is detached (its agent not running)"
 
 func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 	for _, m := range list {
@@ -140,7 +130,7 @@ func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 // scrubMCPSecrets removes the session's MCP env and header values from an agent's failure to start: an agent
 // that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
 // client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
-func (s *Session) scrubMCPSecrets(ae *AgentError) *AgentError {
+func (s *Session) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
 	secrets := s.agentSecrets()
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {

@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -35,11 +34,6 @@ var (
 	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
 		status: store.StatusDetached, reason: nodeReturnReason, revive: true}
 )
-
-// ErrStoodDown ends the streams of a session this node stood down: another node took it over while this one
-// was cut off. It is an ErrShutdown, so faces that do not look for it end as for a gateway going away; session
-// WebSockets close with 1012 "session moved". Clients reconnect and the session is served from the stored log.
-var ErrStoodDown = fmt.Errorf("%w: the session was taken over while this node was cut off", ErrShutdown)
 
 // errTakenOver is a directory write refused because the entry is no longer this process's.
 var errTakenOver = errors.New("the session was taken over by another node")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -20,13 +21,13 @@ func (s *Session) VisibleTo(p principal.Principal) bool {
 func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
 	s, err := r.lookup(id)
 	if err != nil || !s.VisibleTo(p) {
-		return nil, ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	if err := s.hydrate(); err != nil {
 		return nil, goneIfClosed(err)
 	}
 	if s.Status() == store.StatusClosed {
-		return nil, ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	return s, nil
 }

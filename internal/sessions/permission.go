@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
@@ -168,19 +169,19 @@ func (p *permission) cancelled(reason string) ask.Outcome {
 func (p *permission) decide(a ask.ClientAnswer) (ask.Outcome, error) {
 	if p.elicit != nil {
 		if a.For == "permission" {
-			return ask.Outcome{}, ErrPermissionUnknown
+			return ask.Outcome{}, sessionerr.ErrPermissionUnknown
 		}
 		return p.elicit.Decide(a) // its errors wrap ErrInvalidElicitationAnswer
 	}
 	if a.For == "elicitation" {
-		return ask.Outcome{}, ErrElicitationUnknown
+		return ask.Outcome{}, sessionerr.ErrElicitationUnknown
 	}
 	o, err := p.req.Decide(a)
 	if errors.Is(err, ask.ErrUnknownOption) {
-		return ask.Outcome{}, ErrUnknownOption
+		return ask.Outcome{}, sessionerr.ErrUnknownOption
 	}
 	if err != nil {
-		return ask.Outcome{}, errors.Join(ErrBadRequest, err)
+		return ask.Outcome{}, errors.Join(sessionerr.ErrBadRequest, err)
 	}
 	return o, nil
 }
@@ -248,11 +249,11 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 		s.mu.Unlock()
 		switch {
 		case was:
-			return ask.Outcome{}, nil, ErrAlreadyResolved
+			return ask.Outcome{}, nil, sessionerr.ErrAlreadyResolved
 		case a.For == "elicitation":
-			return ask.Outcome{}, nil, ErrElicitationUnknown
+			return ask.Outcome{}, nil, sessionerr.ErrElicitationUnknown
 		}
-		return ask.Outcome{}, nil, ErrPermissionUnknown
+		return ask.Outcome{}, nil, sessionerr.ErrPermissionUnknown
 	}
 	o, err := p.decide(a)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -186,7 +187,7 @@ func TestPermissionDeadlineDeniesInFakeTime(t *testing.T) {
 		if e := dlTurnEnded(t, fs); e.Params.StopReason != "end_turn" {
 			t.Fatalf("turn_ended %s", e.Raw)
 		}
-		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); !errors.Is(err, ErrAlreadyResolved) {
+		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); !errors.Is(err, sessionerr.ErrAlreadyResolved) {
 			t.Fatalf("answer after deadline: %v", err)
 		}
 	})
@@ -221,7 +222,7 @@ func TestPermissionConcurrentAnswersOneWins(t *testing.T) {
 			case err == nil:
 				won++
 				winner = i
-			case !errors.Is(err, ErrAlreadyResolved):
+			case !errors.Is(err, sessionerr.ErrAlreadyResolved):
 				t.Fatalf("answer %d: %v", i, err)
 			}
 		}
@@ -247,12 +248,12 @@ func TestPermissionUnknownOptionStaysPendingAndCancelResolves(t *testing.T) {
 		defer s.Close("test over")
 		turn, _ := s.Prompt(dlPrompt("edit something"))
 		p := dlPendingOne(t, s)
-		if _, err := s.Answer(p.ID, dlSelect("no-such-option"), "client"); !errors.Is(err, ErrUnknownOption) {
+		if _, err := s.Answer(p.ID, dlSelect("no-such-option"), "client"); !errors.Is(err, sessionerr.ErrUnknownOption) {
 			t.Fatalf("unknown option: %v", err)
 		}
 		var bad ask.ClientAnswer
 		bad.Outcome.Outcome = "maybe"
-		if _, err := s.Answer(p.ID, bad, "client"); !errors.Is(err, ErrBadRequest) {
+		if _, err := s.Answer(p.ID, bad, "client"); !errors.Is(err, sessionerr.ErrBadRequest) {
 			t.Fatalf("bad outcome: %v", err)
 		}
 		synctest.Wait()
@@ -262,7 +263,7 @@ func TestPermissionUnknownOptionStaysPendingAndCancelResolves(t *testing.T) {
 		if _, err := s.Cancel(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); !errors.Is(err, ErrAlreadyResolved) {
+		if _, err := s.Answer(p.ID, dlSelect("allow-once"), "client"); !errors.Is(err, sessionerr.ErrAlreadyResolved) {
 			t.Fatalf("answer after cancel: %v", err)
 		}
 		<-turn.Done()
@@ -274,7 +275,7 @@ func TestPermissionUnknownOptionStaysPendingAndCancelResolves(t *testing.T) {
 		if e := dlTurnEnded(t, fs); e.Params.StopReason != "cancelled" {
 			t.Fatalf("turn_ended %s", e.Raw)
 		}
-		if _, err := s.Answer("never-issued", dlSelect("allow-once"), "client"); !errors.Is(err, ErrPermissionUnknown) {
+		if _, err := s.Answer("never-issued", dlSelect("allow-once"), "client"); !errors.Is(err, sessionerr.ErrPermissionUnknown) {
 			t.Fatalf("unknown id: %v", err)
 		}
 	})
@@ -526,7 +527,7 @@ func TestAgentCrashMidTurnInFakeTime(t *testing.T) {
 		if v := s.View(); v.Status != store.StatusFailed || !strings.Contains(v.StatusReason, "crashed") || v.CurrentTurn != nil || len(v.PendingPermissions) != 0 {
 			t.Fatalf("view %+v", v)
 		}
-		if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, ErrFailed) {
+		if _, err := s.Prompt(dlPrompt("again")); !errors.Is(err, sessionerr.ErrFailed) {
 			t.Fatalf("prompt on a failed session: %v", err)
 		}
 	})

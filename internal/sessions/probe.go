@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // The registry's side of probing (package agentprobe): what faces ask, and how an agent is started to be
@@ -42,13 +43,13 @@ func (r *Registry) probe(ctx context.Context, spec agents.Spec) (_ agentprobe.Ag
 		Confiner: cfg.Confiner,
 	})
 	if err != nil {
-		return agentprobe.AgentInit{}, nil, "", &AgentError{Op: "start agent", Err: err}
+		return agentprobe.AgentInit{}, nil, "", &sessionerr.AgentError{Op: "start agent", Err: err}
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
-		ae := &AgentError{Op: "initialize", Err: callError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
+		ae := &sessionerr.AgentError{Op: "initialize", Err: callError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
 		return agentprobe.AgentInit{}, conn, tail(ae.Stderr, 2048), ae
 	}
 	return ai, conn, "", nil

@@ -1,11 +1,8 @@
 package sessions
 
 import (
-	"errors"
-	"fmt"
-
-	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // A prompt sent with an idempotency key starts at most one turn: the session remembers its recent keys with
@@ -16,48 +13,13 @@ import (
 // MaxPromptKeys is how many keyed prompts a session remembers; the oldest is forgotten first.
 const MaxPromptKeys = 64
 
-// MaxIdempotencyKeyLen bounds an idempotency key (bytes of printable ASCII).
-const MaxIdempotencyKeyLen = 255
-
-// ErrIdempotencyKeyReused is a key that started a turn for another prompt (REST 422 idempotency_key_reused).
-var ErrIdempotencyKeyReused = errors.New("the idempotency key was used for another prompt in this session")
-
-// TurnRunningError is ErrTurnRunning naming the running turn and who started it, so a client can join it.
-// TurnID is "" while the prompt that re-attaches a detached session has not started its turn yet.
-type TurnRunningError struct {
-	TurnID    string
-	StartedBy *principal.Ref
-}
-
-func (e *TurnRunningError) Error() string {
-	if e.TurnID == "" {
-		return ErrTurnRunning.Error()
-	}
-	return ErrTurnRunning.Error() + ": turn " + e.TurnID
-}
-func (e *TurnRunningError) Unwrap() error { return ErrTurnRunning }
-
 // turnRunningLocked is the error for a prompt while t runs (nil t: a re-attach is starting it). The caller
 // holds mu.
 func turnRunningLocked(t *Turn) error {
 	if t == nil {
-		return &TurnRunningError{}
+		return &sessionerr.TurnRunningError{}
 	}
-	return &TurnRunningError{TurnID: t.ID, StartedBy: t.startedBy}
-}
-
-// CheckIdempotencyKey says whether key can be an idempotency key: 1 to MaxIdempotencyKeyLen bytes of
-// printable ASCII (space to tilde).
-func CheckIdempotencyKey(key string) error {
-	if key == "" || len(key) > MaxIdempotencyKeyLen {
-		return fmt.Errorf("%w: an idempotency key has 1 to %d characters", ErrBadRequest, MaxIdempotencyKeyLen)
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return fmt.Errorf("%w: an idempotency key is printable ASCII", ErrBadRequest)
-		}
-	}
-	return nil
+	return &sessionerr.TurnRunningError{TurnID: t.ID, StartedBy: t.startedBy}
 }
 
 // keyedTurn is the turn a key started and, once it ended, how (without its text).
@@ -114,7 +76,7 @@ func (s *Session) keyedTurnLocked(k promptkey.Key) (*Turn, error) {
 		return nil, nil
 	}
 	if rec.key.Prompt != k.Prompt {
-		return nil, ErrIdempotencyKeyReused
+		return nil, sessionerr.ErrIdempotencyKeyReused
 	}
 	if t := s.turnByIDLocked(rec.turnID); t != nil {
 		return t, nil

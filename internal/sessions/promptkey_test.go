@@ -2,9 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -26,18 +24,5 @@ func TestPromptKeysForgetOldestFirst(t *testing.T) {
 	ks.ended(TurnResult{TurnID: "t1", StopReason: "end_turn", Text: "long text"})
 	if r := ks.find(promptkey.New(who, "k1", blocks).Key).result; r == nil || r.StopReason != "end_turn" || r.Text != "" {
 		t.Fatalf("the ended turn's record: %+v", r)
-	}
-}
-
-func TestCheckIdempotencyKey(t *testing.T) {
-	for _, ok := range []string{"a", "550e8400-e29b-41d4-a716-446655440000", "with space ~", strings.Repeat("k", MaxIdempotencyKeyLen)} {
-		if err := CheckIdempotencyKey(ok); err != nil {
-			t.Errorf("%q: %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", strings.Repeat("k", MaxIdempotencyKeyLen+1), "tab\there", "ключ", "nul\x00"} {
-		if err := CheckIdempotencyKey(bad); !errors.Is(err, ErrBadRequest) {
-			t.Errorf("%q: %v, want ErrBadRequest", bad, err)
-		}
 	}
 }

@@ -2,13 +2,10 @@ package sessions
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-)
 
-// ErrPromptTooLarge is a prompt whose content blocks exceed Config.MaxPromptBytes. Every face gets it from
-// the one check in PromptContext, so REST, /ws and both /acp transports refuse the same prompts.
-var ErrPromptTooLarge = errors.New("prompt too large")
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+)
 
 // PromptSize is the size a prompt counts against MaxPromptBytes: its encoded content blocks.
 func PromptSize(blocks []json.RawMessage) int64 {
@@ -23,7 +20,7 @@ func PromptSize(blocks []json.RawMessage) int64 {
 func (r *Registry) checkPromptSize(blocks []json.RawMessage) error {
 	limit := r.cfg.MaxPromptBytes
 	if n := PromptSize(blocks); limit > 0 && n > limit {
-		return fmt.Errorf("%w: prompt is %d bytes; the limit is %d", ErrPromptTooLarge, n, limit)
+		return fmt.Errorf("%w: prompt is %d bytes; the limit is %d", sessionerr.ErrPromptTooLarge, n, limit)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"time"
 
@@ -18,12 +19,6 @@ import (
 // snapshot and place in the registry, so every face still serves its transcript. The next prompt starts the
 // agent again and asks it to load (or resume) its own session, then runs the turn; seq goes on in the same
 // epoch. Concurrent prompts while one re-attaches get ErrTurnRunning: the re-attaching prompt is the turn.
-
-var (
-	// ErrDetached refuses what needs the agent (set_mode, authenticate, …) while the session is detached.
-	// It is an ErrNotReady: the session has no agent right now.
-	ErrDetached = fmt.Errorf("%w: the session is detached (its agent is not running); a prompt re-attaches it", ErrNotReady)
-)
 
 // resumeCapabilities reads what an agent's agentCapabilities say about taking a session back: loadSession,
 // and sessionCapabilities.resume (an object when supported).
@@ -141,14 +136,14 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	s.mu.Lock()
 	s.reattaching, s.cancelAttach = false, nil
 	if s.closing {
-		err = ErrClosed // Close cut the re-attach short, or found no agent to stop
+		err = sessionerr.ErrClosed // Close cut the re-attach short, or found no agent to stop
 	}
 	if err == nil {
 		// Decided under mu, where Close and Shutdown's detach look at the status: Close found no agent to
 		// stop, and a detach saw the session starting and left it alone, so nothing else stops this agent.
 		switch {
 		case s.reg.stopping.Err() != nil:
-			err = ErrShuttingDown
+			err = sessionerr.ErrShuttingDown
 		case ctx.Err() != nil:
 			err = context.Cause(ctx) // nobody waits for this turn any more
 		}
@@ -207,7 +202,7 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 		method = acp.AgentMethodSessionResume
 	default:
 		conn.Stop()
-		return loaded{}, ErrNotResumable
+		return loaded{}, sessionerr.ErrNotResumable
 	}
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
@@ -231,12 +226,12 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 // the prompting client going away, ctx's cause.
 func (s *Session) reattachError(ctx context.Context, err error) error {
 	if s.reg.stopping.Err() != nil {
-		return ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	var ae *AgentError
+	var ae *sessionerr.AgentError
 	if errors.As(err, &ae) {
 		s.logger.Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
 	}
@@ -252,7 +247,7 @@ func (r *Registry) Detach(id, reason string) error {
 		return err
 	}
 	if !s.detach(reason) {
-		return ErrNotReady
+		return sessionerr.ErrNotReady
 	}
 	return nil
 }

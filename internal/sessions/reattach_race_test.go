@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 	"go.uber.org/goleak"
@@ -85,14 +86,14 @@ func TestPromptWhileReattaching(t *testing.T) {
 		first <- outcome{turn, err}
 	}()
 	<-g.loading
-	if _, err := s.Prompt(dlPrompt("two")); !errors.Is(err, ErrTurnRunning) {
-		t.Errorf("prompt during the re-attach: %v, want ErrTurnRunning", err)
+	if _, err := s.Prompt(dlPrompt("two")); !errors.Is(err, sessionerr.ErrTurnRunning) {
+		t.Errorf("prompt during the re-attach: %v, want sessionerr.ErrTurnRunning", err)
 	}
 	if st := s.Status(); st != store.StatusStarting {
 		t.Errorf("status during the re-attach = %q, want starting", st)
 	}
-	if err := r.Detach(s.ID, "again"); !errors.Is(err, ErrNotReady) {
-		t.Errorf("detach during the re-attach: %v, want ErrNotReady", err)
+	if err := r.Detach(s.ID, "again"); !errors.Is(err, sessionerr.ErrNotReady) {
+		t.Errorf("detach during the re-attach: %v, want sessionerr.ErrNotReady", err)
 	}
 	close(g.release)
 	o := <-first
@@ -124,13 +125,13 @@ func TestCloseWhileReattaching(t *testing.T) {
 	<-g.loading
 	s.Close("deleted")
 	close(g.release)
-	if err := <-first; !errors.Is(err, ErrClosed) {
-		t.Errorf("re-attaching prompt of a closed session: %v, want ErrClosed", err)
+	if err := <-first; !errors.Is(err, sessionerr.ErrClosed) {
+		t.Errorf("re-attaching prompt of a closed session: %v, want sessionerr.ErrClosed", err)
 	}
 	if st := s.Status(); st != store.StatusClosed {
 		t.Errorf("status = %q, want closed", st)
 	}
-	if _, err := r.Get(s.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Get(s.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Errorf("closed session still listed: %v", err)
 	}
 }

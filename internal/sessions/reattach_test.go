@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"go.uber.org/goleak"
 )
@@ -154,8 +155,8 @@ func TestIdleReaperDetaches(t *testing.T) {
 	stop()
 	<-reaped
 	checkDetached(t, r, s, "idle for 1ms")
-	if err := s.SetMode(context.Background(), "x"); !errors.Is(err, ErrDetached) || !errors.Is(err, ErrNotReady) {
-		t.Errorf("set_mode on a detached session: %v, want ErrDetached", err)
+	if err := s.SetMode(context.Background(), "x"); !errors.Is(err, sessionerr.ErrDetached) || !errors.Is(err, sessionerr.ErrNotReady) {
+		t.Errorf("set_mode on a detached session: %v, want sessionerr.ErrDetached", err)
 	}
 	if d := s.Detail(); d.Status != store.StatusDetached || len(d.Snapshot) == 0 {
 		t.Errorf("detail of a detached session: status %q, snapshot %d bytes", d.Status, len(d.Snapshot))
@@ -228,8 +229,8 @@ func TestReattachNotResumable(t *testing.T) {
 	taTurn(t, s, "1 5")
 	s.detach("test")
 	before := dlLog(t, s)
-	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrNotResumable) {
-		t.Fatalf("prompt: %v, want ErrNotResumable", err)
+	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, sessionerr.ErrNotResumable) {
+		t.Fatalf("prompt: %v, want sessionerr.ErrNotResumable", err)
 	}
 	checkDetached(t, r, s, "test")
 	if after := dlLog(t, s); len(after) != len(before) {
@@ -252,9 +253,9 @@ func TestReattachLoadFails(t *testing.T) {
 	before := dlLog(t, s)
 	for range 2 {
 		_, err := s.Prompt(dlPrompt("1 1"))
-		var ae *AgentError
+		var ae *sessionerr.AgentError
 		if !errors.As(err, &ae) || ae.Op != "session/load" {
-			t.Fatalf("prompt: %v, want an AgentError of session/load", err)
+			t.Fatalf("prompt: %v, want an sessionerr.AgentError of session/load", err)
 		}
 		checkDetached(t, r, s, "test")
 		if after := dlLog(t, s); len(after) != len(before) {
@@ -293,8 +294,8 @@ func TestShutdownDetaches(t *testing.T) {
 		default:
 		}
 	}
-	if _, err := idle.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrShuttingDown) {
-		t.Errorf("prompt after shutdown: %v, want ErrShuttingDown", err)
+	if _, err := idle.Prompt(dlPrompt("1 1")); !errors.Is(err, sessionerr.ErrShuttingDown) {
+		t.Errorf("prompt after shutdown: %v, want sessionerr.ErrShuttingDown", err)
 	}
 	checkDetached(t, r, idle, "gateway shutting down")
 }
@@ -311,8 +312,8 @@ func TestDetachedDoNotCount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create beside a detached session: %v", err)
 	}
-	if _, err := first.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrTooManySessions) {
-		t.Fatalf("re-attach at the limit: %v, want ErrTooManySessions", err)
+	if _, err := first.Prompt(dlPrompt("1 1")); !errors.Is(err, sessionerr.ErrTooManySessions) {
+		t.Fatalf("re-attach at the limit: %v, want sessionerr.ErrTooManySessions", err)
 	}
 	checkDetached(t, r, first, "test")
 	second.Close("test")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"path/filepath"
 	"strings"
@@ -58,8 +59,8 @@ func TestShutdownDuringReattach(t *testing.T) {
 	}
 	before := dlLog(t, s)
 	r.beforeAttach = func(*Session) { shutdown(t, r) }
-	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, ErrShuttingDown) {
-		t.Fatalf("prompt re-attaching across a shutdown: %v, want ErrShuttingDown", err)
+	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, sessionerr.ErrShuttingDown) {
+		t.Fatalf("prompt re-attaching across a shutdown: %v, want sessionerr.ErrShuttingDown", err)
 	}
 	checkDetached(t, r, s, "test")
 	if after := dlLog(t, s); len(after) != len(before) {
@@ -111,13 +112,13 @@ func TestShutdownDuringCreate(t *testing.T) {
 		}
 	}
 	s, err := r.Create(context.Background(), CreateOptions{})
-	if !errors.Is(err, ErrShuttingDown) {
-		t.Fatalf("create across a shutdown: %v (session %v), want ErrShuttingDown", err, s != nil)
+	if !errors.Is(err, sessionerr.ErrShuttingDown) {
+		t.Fatalf("create across a shutdown: %v (session %v), want sessionerr.ErrShuttingDown", err, s != nil)
 	}
 	if started == nil {
 		t.Fatal("the hook did not run")
 	}
-	if _, err := r.Get(started.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Get(started.ID); !errors.Is(err, sessionerr.ErrNotFound) {
 		t.Errorf("the failed create left its session listed: %v", err)
 	}
 }
@@ -183,8 +184,8 @@ func TestCloseDuringReattach(t *testing.T) {
 	defer bound.Stop()
 	select {
 	case err := <-prompted:
-		if !errors.Is(err, ErrClosed) {
-			t.Fatalf("prompt re-attaching a closed session: %v, want ErrClosed", err)
+		if !errors.Is(err, sessionerr.ErrClosed) {
+			t.Fatalf("prompt re-attaching a closed session: %v, want sessionerr.ErrClosed", err)
 		}
 	case <-bound.C:
 		t.Fatal("the re-attach still waits for the agent's load after Close")

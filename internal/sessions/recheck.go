@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -38,7 +39,7 @@ func (s *Session) recheck() error {
 		return &refusal{err}
 	}
 	if !s.workspace.Reopen(root) {
-		return ErrClosed
+		return sessionerr.ErrClosed
 	}
 	return nil
 }
@@ -49,19 +50,19 @@ func (s *Session) recheck() error {
 func (r *Registry) reconfine(cwd string) (*os.Root, error) {
 	root, err := os.OpenRoot(cwd)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cwd %q cannot be opened: %v", ErrForbiddenCwd, cwd, errors.Unwrap(err))
+		return nil, fmt.Errorf("%w: cwd %q cannot be opened: %v", sessionerr.ErrForbiddenCwd, cwd, errors.Unwrap(err))
 	}
 	real, err := r.confine(cwd)
 	if err == nil && real != filepath.Clean(cwd) {
-		err = fmt.Errorf("%w: cwd %q now resolves to %q (a symlink on its path)", ErrForbiddenCwd, cwd, real)
+		err = fmt.Errorf("%w: cwd %q now resolves to %q (a symlink on its path)", sessionerr.ErrForbiddenCwd, cwd, real)
 	}
 	if err == nil {
 		err = sameDir(root, real)
 	}
 	if err != nil {
 		_ = root.Close()
-		if !errors.Is(err, ErrForbiddenCwd) {
-			err = fmt.Errorf("%w: %v", ErrForbiddenCwd, err)
+		if !errors.Is(err, sessionerr.ErrForbiddenCwd) {
+			err = fmt.Errorf("%w: %v", sessionerr.ErrForbiddenCwd, err)
 		}
 		return nil, err
 	}

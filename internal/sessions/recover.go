@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 	}
 	entries, revs, err := r.listDir(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return 0, fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	n := 0
 	for i, e := range entries {
@@ -162,7 +163,7 @@ func (s *Session) load() error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,7 +171,7 @@ func (s *Session) load() error {
 		return err // a shutdown or a close came first: it closed the log and took the (absent) write-behind
 	}
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
-		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	if s.status != store.StatusFailed {
 		s.status = store.StatusDetached // whatever the log last said, no agent runs
@@ -178,7 +179,7 @@ func (s *Session) load() error {
 	s.cold = nil
 	head := s.log.Head()
 	if !s.dur.startPersister(s.ID, s.Epoch, s.log, head) {
-		return ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	}
 	go s.dur.watchFence(s, s.dur.persister())
 	return nil
@@ -189,9 +190,9 @@ func (s *Session) load() error {
 func (s *Session) stoppedLocked() error {
 	switch {
 	case s.reg.stopping.Err() != nil:
-		return ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	case s.closing:
-		return ErrClosed
+		return sessionerr.ErrClosed
 	}
 	return nil
 }

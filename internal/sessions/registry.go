@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -157,7 +158,7 @@ type CreateOptions struct {
 func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, error) {
 	if opts.Node != "" && opts.Node != r.cfg.NodeID {
 		if r.cfg.Cluster == nil {
-			return nil, fmt.Errorf("%w: %q (this gateway is node %q and runs alone)", ErrUnknownNode, opts.Node, r.cfg.NodeID)
+			return nil, fmt.Errorf("%w: %q (this gateway is node %q and runs alone)", sessionerr.ErrUnknownNode, opts.Node, r.cfg.NodeID)
 		}
 		return r.createRemote(ctx, opts)
 	}
@@ -166,16 +167,16 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	}
 	spec, ok := r.agents[opts.Agent]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, opts.Agent)
+		return nil, fmt.Errorf("%w: %q", sessionerr.ErrUnknownAgent, opts.Agent)
 	}
 	if err := agents.CheckCommand(spec); err != nil {
-		return nil, fmt.Errorf("%w: agent %q: %v", ErrAgentUnavailable, spec.Name, err)
+		return nil, fmt.Errorf("%w: agent %q: %v", sessionerr.ErrAgentUnavailable, spec.Name, err)
 	}
 	if opts.Cwd == "" {
 		opts.Cwd = r.cfg.Workdir
 	}
 	if !filepath.IsAbs(opts.Cwd) {
-		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", ErrBadRequest, opts.Cwd)
+		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", sessionerr.ErrBadRequest, opts.Cwd)
 	}
 	cwd, err := r.confine(opts.Cwd)
 	if err != nil {
@@ -189,7 +190,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		opts.PermissionPolicy = PolicyAsk
 	}
 	if !validPolicy(opts.PermissionPolicy) {
-		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", ErrBadRequest, opts.PermissionPolicy, Policies)
+		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, Policies)
 	}
 	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	case r.closing:
 		r.mu.Unlock()
 		s.closeRoot()
-		return nil, ErrShuttingDown
+		return nil, sessionerr.ErrShuttingDown
 	}
 	if err := r.checkLimitsLocked(spec.Name, opts.Owner); err != nil {
 		r.mu.Unlock()
@@ -238,11 +239,11 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 			s.removeDurable()
 		}
 		if r.stopping.Err() != nil {
-			return nil, ErrShuttingDown // cut short by the shutdown; the agent has been stopped
+			return nil, sessionerr.ErrShuttingDown // cut short by the shutdown; the agent has been stopped
 		}
 		// The operator needs the agent's own words (a bad config, a missing login); clients get only the
 		// error, since stderr may hold anything.
-		var ae *AgentError
+		var ae *sessionerr.AgentError
 		if errors.As(err, &ae) {
 			s.logger.Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
 		}
@@ -255,13 +256,13 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 // sessions have no agent running and do not count.
 func (r *Registry) checkLimitsLocked(agent string, owner principal.Principal) error {
 	if r.cfg.MaxSessions > 0 && len(r.sessions)-len(r.detached) >= r.cfg.MaxSessions {
-		return ErrTooManySessions
+		return sessionerr.ErrTooManySessions
 	}
 	if r.cfg.MaxSessionsPerAgent > 0 && r.countAgentLocked(agent) >= r.cfg.MaxSessionsPerAgent {
-		return fmt.Errorf("%w of agent %q", ErrTooManySessions, agent)
+		return fmt.Errorf("%w of agent %q", sessionerr.ErrTooManySessions, agent)
 	}
 	if r.overUserCapLocked(owner) {
-		return fmt.Errorf("%w of this user", ErrTooManySessions)
+		return fmt.Errorf("%w of this user", sessionerr.ErrTooManySessions)
 	}
 	return nil
 }
@@ -283,10 +284,10 @@ func (r *Registry) claimAttach(s *Session) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
-		return ErrShuttingDown
+		return sessionerr.ErrShuttingDown
 	}
 	if _, ok := r.sessions[s.ID]; !ok {
-		return ErrClosed
+		return sessionerr.ErrClosed
 	}
 	if err := r.checkLimitsLocked(s.Agent, s.Owner); err != nil { // still detached: s itself is not counted
 		return err
@@ -315,10 +316,10 @@ func (r *Registry) markDetached(id string, on bool) {
 func (r *Registry) confine(cwd string) (string, error) {
 	real, err := filepath.EvalSymlinks(filepath.Clean(cwd))
 	if err != nil {
-		return "", fmt.Errorf("%w: cwd %q does not exist", ErrBadRequest, cwd)
+		return "", fmt.Errorf("%w: cwd %q does not exist", sessionerr.ErrBadRequest, cwd)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: cwd %q is not a directory", ErrBadRequest, cwd)
+		return "", fmt.Errorf("%w: cwd %q is not a directory", sessionerr.ErrBadRequest, cwd)
 	}
 	roots := r.cfg.WorkspaceRoots
 	if len(roots) == 0 {
@@ -333,7 +334,7 @@ func (r *Registry) confine(cwd string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", ErrForbiddenCwd, cwd)
+	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", sessionerr.ErrForbiddenCwd, cwd)
 }
 
 // Get returns a session, hydrating it first when it is a cold stored one (recover.go).
@@ -346,7 +347,7 @@ func (r *Registry) Get(id string) (*Session, error) {
 		return nil, goneIfClosed(err)
 	}
 	if s.Status() == store.StatusClosed {
-		return nil, ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	return s, nil
 }
@@ -354,8 +355,8 @@ func (r *Registry) Get(id string) (*Session, error) {
 // goneIfClosed is a lookup's answer for a session that closed while it was loaded: 404, as for any closed
 // session (its close removes it on every node; docs/rest.md), never 409 session_closed.
 func goneIfClosed(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return ErrNotFound
+	if errors.Is(err, sessionerr.ErrClosed) {
+		return sessionerr.ErrNotFound
 	}
 	return err
 }
@@ -373,7 +374,7 @@ func (r *Registry) lookup(id string) (*Session, error) {
 	case ok:
 		return s, nil
 	case r.cfg.Cluster == nil:
-		return nil, ErrNotFound
+		return nil, sessionerr.ErrNotFound
 	}
 	return r.followerFromDirectory(id)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -27,10 +28,10 @@ type renameArgs struct {
 func cleanTitle(title string) (string, error) {
 	t := strings.TrimSpace(title)
 	if t == "" || !utf8.ValidString(t) || utf8.RuneCountInString(t) > MaxTitleRunes {
-		return "", fmt.Errorf("%w: title must be 1 to %d characters", ErrBadRequest, MaxTitleRunes)
+		return "", fmt.Errorf("%w: title must be 1 to %d characters", sessionerr.ErrBadRequest, MaxTitleRunes)
 	}
 	if strings.IndexFunc(t, unicode.IsControl) >= 0 {
-		return "", fmt.Errorf("%w: title must not contain control characters", ErrBadRequest)
+		return "", fmt.Errorf("%w: title must not contain control characters", sessionerr.ErrBadRequest)
 	}
 	return t, nil
 }
@@ -45,7 +46,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 		return "", err
 	}
 	if s.Status() == store.StatusClosed {
-		return "", ErrClosed
+		return "", sessionerr.ErrClosed
 	}
 	return t, s.run.rename(ctx, who, t)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -49,8 +50,8 @@ func restoredSession(t *testing.T, env *storeEnv, opts sessions.CreateOptions, b
 // detached with a status reason naming why, and clients were told in a logged session_status frame.
 func checkRefused(t *testing.T, h *sessions.Session, err, want error, code, reasonHas string) {
 	t.Helper()
-	if !errors.Is(err, want) || sessions.ErrorCode(err) != code {
-		t.Fatalf("prompt: %v (code %q), want %v (%s)", err, sessions.ErrorCode(err), want, code)
+	if !errors.Is(err, want) || sessionerr.ErrorCode(err) != code {
+		t.Fatalf("prompt: %v (code %q), want %v (%s)", err, sessionerr.ErrorCode(err), want, code)
 	}
 	v := h.View()
 	if v.Status != store.StatusDetached || !strings.Contains(v.StatusReason, reasonHas) {
@@ -89,7 +90,7 @@ func TestRestartRefusesASwappedCwd(t *testing.T) {
 		}
 	})
 	_, err := h.Prompt(prompt("1 5"))
-	checkRefused(t, h, err, sessions.ErrForbiddenCwd, "forbidden_cwd", "cwd")
+	checkRefused(t, h, err, sessionerr.ErrForbiddenCwd, "forbidden_cwd", "cwd")
 
 	// Put back as it was, the cwd re-attaches: the refusal is a check, not a verdict.
 	if err := os.Remove(cwd); err != nil {
@@ -108,7 +109,7 @@ func TestRestartRefusesACwdOutsideTodaysRoots(t *testing.T) {
 	other := t.TempDir()
 	h, _ := restoredSession(t, env, sessions.CreateOptions{}, func() { env.roots = []string{other} })
 	_, err := h.Prompt(prompt("1 5"))
-	checkRefused(t, h, err, sessions.ErrForbiddenCwd, "forbidden_cwd", "workspace roots")
+	checkRefused(t, h, err, sessionerr.ErrForbiddenCwd, "forbidden_cwd", "workspace roots")
 }
 
 // TestRestartRechecksStdioMCP: a client's stdio MCP server, allowed when the session was made, does not
@@ -120,7 +121,7 @@ func TestRestartRechecksStdioMCP(t *testing.T) {
 	stdio := []agents.MCPServer{{Type: agents.MCPStdio, Name: "shell", Command: "/bin/sh", Args: []string{"-c", "id"}}}
 	h, _ := restoredSession(t, env, sessions.CreateOptions{MCPServers: stdio}, func() { env.stdio = false })
 	_, err := h.Prompt(prompt("1 5"))
-	checkRefused(t, h, err, sessions.ErrMCPStdioForbidden, "mcp_stdio_forbidden", `"shell"`)
+	checkRefused(t, h, err, sessionerr.ErrMCPStdioForbidden, "mcp_stdio_forbidden", `"shell"`)
 
 	httpOnly := []agents.MCPServer{{Type: agents.MCPHTTP, Name: "tools", URL: "http://127.0.0.1:9/mcp"}}
 	if err := h.AttachMCPAs(principal.Principal{}, httpOnly); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
@@ -112,7 +113,7 @@ func (s *Session) route(ctx context.Context, op string, who principal.Principal,
 	}
 	s.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
 	if rep.Error != nil {
-		return ReplyErr(rep.Error)
+		return sessionerr.ReplyErr(rep.Error)
 	}
 	if out != nil && len(rep.Result) > 0 {
 		return json.Unmarshal(rep.Result, out)
@@ -128,9 +129,9 @@ func (s *Session) ended() error {
 	defer s.mu.Unlock()
 	switch s.status {
 	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
 	case store.StatusClosed:
-		return ErrClosed
+		return sessionerr.ErrClosed
 	}
 	return nil
 }
@@ -164,7 +165,7 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 		return t, res.Replayed, nil
 	}
 	if !s.reg.storeHealthy() {
-		return nil, false, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", ErrStoreUnavailable, turnID)
+		return nil, false, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", sessionerr.ErrStoreUnavailable, turnID)
 	}
 	return nil, false, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
 }
@@ -301,11 +302,11 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 	dir := s.reg.cfg.Store.Dir()
 	e, rev, err := dir.Get(ctx, s.ID)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, sessionerr.ErrNotFound):
 		s.closeFollower()
 		return nil
 	case err != nil:
-		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	case e.Status != store.StatusFailed && e.Status != store.StatusDetached:
 		return fmt.Errorf("%w: its node %q is not live", store.ErrOwnerUnavailable, e.Owner)
 	}
@@ -314,7 +315,7 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 		return fmt.Errorf("%w: the session changed while it was closed: %v", store.ErrOwnerUnavailable, err)
 	}
 	if err := s.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
-		return fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	s.audit(who, "close", "reason", reason, "owner", e.Owner)
 	s.closeFollower()
@@ -376,7 +377,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 		live = live || n.ID == opts.Node
 	}
 	if !live {
-		return nil, fmt.Errorf("%w: %q is not a live node", ErrUnknownNode, opts.Node)
+		return nil, fmt.Errorf("%w: %q is not a live node", sessionerr.ErrUnknownNode, opts.Node)
 	}
 	args := createArgs{Agent: opts.Agent, Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs, PermissionPolicy: opts.PermissionPolicy}
 	if len(opts.MCPServers) > 0 {
@@ -394,7 +395,7 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 // this copy holds what the owner's reply says it logged.
 func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep store.Reply) (*Session, error) {
 	if rep.Error != nil {
-		return nil, ReplyErr(rep.Error)
+		return nil, sessionerr.ReplyErr(rep.Error)
 	}
 	var res createResult
 	if err := json.Unmarshal(rep.Result, &res); err != nil {

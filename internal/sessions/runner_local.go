@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -112,7 +113,7 @@ func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServ
 	for _, m := range servers {
 		if c, ok := findMCP(s.spec.MCPServers, m.Name); ok {
 			if !c.Equal(m) {
-				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", ErrMCPNameConflict, m.Name, s.spec.Name)
+				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, s.spec.Name)
 			}
 			continue
 		}
@@ -146,9 +147,9 @@ func (r localRunner) authenticate(ctx context.Context, params json.RawMessage) (
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
 		}
-		return nil, &AgentError{Op: "authenticate", Err: err}
+		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}
 	return res, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -235,7 +236,7 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return ae
 	}
@@ -262,7 +263,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	defer cancel()
 	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
-		ae := &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return nil, ae
 	}
@@ -289,13 +290,13 @@ func (s *Session) usable() (*agents.Conn, error) {
 	defer s.mu.Unlock()
 	switch {
 	case s.status == store.StatusStarting:
-		return nil, ErrNotReady
+		return nil, sessionerr.ErrNotReady
 	case s.status == store.StatusClosed:
-		return nil, ErrClosed
+		return nil, sessionerr.ErrClosed
 	case s.status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
 	case s.status == store.StatusDetached, s.stopping:
-		return nil, ErrDetached
+		return nil, sessionerr.ErrDetached
 	}
 	return s.conn, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/acpschema"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -332,7 +333,7 @@ func TestShutdownEndsAStartThatNeverAnswers(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned with the starting agent still running")
 	}
-	if err := <-created; !errors.Is(err, ErrShuttingDown) {
-		t.Fatalf("Create: %v, want ErrShuttingDown", err)
+	if err := <-created; !errors.Is(err, sessionerr.ErrShuttingDown) {
+		t.Fatalf("Create: %v, want sessionerr.ErrShuttingDown", err)
 	}
 }

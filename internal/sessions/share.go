@@ -1,18 +1,14 @@
 package sessions
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
-
-// ErrForbidden is an action the caller's access to a visible session does not allow (a viewer prompting, a
-// collaborator changing the mode or the shares).
-var ErrForbidden = errors.New("not allowed on this session")
 
 // shareSet is a session's shares, with its own lock (taken alone, never with Session.mu).
 type shareSet struct {
@@ -60,7 +56,7 @@ func (s *Session) allow(who principal.Principal, need Access) error {
 	if who.IsZero() || s.AccessOf(who) >= need {
 		return nil
 	}
-	return ErrForbidden
+	return sessionerr.ErrForbidden
 }
 
 // ParseShareRole accepts "viewer" and "collaborator".
@@ -69,7 +65,7 @@ func ParseShareRole(v string) (store.ShareRole, error) {
 	case store.ShareViewer, store.ShareCollaborator:
 		return store.ShareRole(v), nil
 	}
-	return "", fmt.Errorf("%w: role %q: want viewer or collaborator", ErrBadRequest, v)
+	return "", fmt.Errorf("%w: role %q: want viewer or collaborator", sessionerr.ErrBadRequest, v)
 }
 
 // ShareAs shares s with the principal id as role; only the owner (or an admin) may.
@@ -78,7 +74,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role store.Share
 		return err
 	}
 	if with == "" || len(with) > 256 {
-		return fmt.Errorf("%w: a principal id is 1-256 bytes", ErrBadRequest)
+		return fmt.Errorf("%w: a principal id is 1-256 bytes", sessionerr.ErrBadRequest)
 	}
 	return s.run.share(who, with, role)
 }

@@ -2,12 +2,12 @@ package sessions
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -89,14 +89,6 @@ type Sink interface {
 	Wait(wake <-chan struct{}) error
 }
 
-// Errors that end a Follow.
-var (
-	ErrSessionClosed = errors.New("session closed")
-	// ErrShutdown is ErrSessionClosed when the gateway's shutdown closed the session: faces close with 1001
-	// ("come back later") rather than "session closed", once the subscriber has every frame that says why.
-	ErrShutdown = fmt.Errorf("%w by the gateway's shutdown", ErrSessionClosed)
-)
-
 // Follow streams the session's log to sink from start: replay, then the pending permission requests the
 // replay did not include and `_gateway/replay_complete`, then live frames until the session closes
 // (ErrSessionClosed), the subscriber falls too far behind (a `_gateway/slow_client` warning at 75 %, then
@@ -111,10 +103,6 @@ func (s *Session) Follow(start Start, sink Sink, lim eventlog.FollowLimits) erro
 func (sub *Subscriber) Follow(start Start, sink Sink, lim eventlog.FollowLimits) error {
 	return sub.s.follow(sub, start, sink, lim)
 }
-
-// ErrLost ends a subscriber's stream when its principal may no longer see the session (its share ended): to
-// them the session now does not exist.
-var ErrLost = fmt.Errorf("%w: no longer shared with the subscriber", ErrNotFound)
 
 // presenceSent is what a subscriber was last sent of the session's presence.
 type presenceSent struct {
@@ -173,7 +161,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.F
 		if sub != nil {
 			select {
 			case <-sub.lost:
-				return ErrLost
+				return sessionerr.ErrLost
 			default:
 			}
 		}
@@ -215,12 +203,12 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.F
 		}
 		if b.Closed {
 			if s.reg.shuttingDown() {
-				return ErrShutdown
+				return sessionerr.ErrShutdown
 			}
 			if s.stoodDownNow() {
-				return ErrStoodDown
+				return sessionerr.ErrStoodDown
 			}
-			return ErrSessionClosed
+			return sessionerr.ErrSessionClosed
 		}
 		if sub != nil && replayed {
 			if err := pres.send(s, sink); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -80,17 +81,17 @@ func (t *Turn) requestCancel() {
 func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("%w: prompt must be an array of ACP content blocks", ErrBadRequest)
+		return nil, fmt.Errorf("%w: prompt must be an array of ACP content blocks", sessionerr.ErrBadRequest)
 	}
 	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: prompt is empty", ErrBadRequest)
+		return nil, fmt.Errorf("%w: prompt is empty", sessionerr.ErrBadRequest)
 	}
 	for i, b := range blocks {
 		var c struct {
 			Type *string `json:"type"`
 		}
 		if err := json.Unmarshal(b, &c); err != nil || c.Type == nil || *c.Type == "" {
-			return nil, fmt.Errorf("%w: prompt[%d] is not a content block with a type", ErrBadRequest, i)
+			return nil, fmt.Errorf("%w: prompt[%d] is not a content block with a type", sessionerr.ErrBadRequest, i)
 		}
 	}
 	return blocks, nil
@@ -133,7 +134,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 		return nil, false, err
 	}
 	if opts.IdempotencyKey != "" {
-		if err := CheckIdempotencyKey(opts.IdempotencyKey); err != nil {
+		if err := sessionerr.CheckIdempotencyKey(opts.IdempotencyKey); err != nil {
 			return nil, false, err
 		}
 	}
@@ -160,12 +161,12 @@ func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blo
 		if s.reattachingNow() {
 			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
 		}
-		return nil, ErrNotReady
+		return nil, sessionerr.ErrNotReady
 	case store.StatusClosed:
 		s.mu.Unlock()
-		return nil, ErrClosed
+		return nil, sessionerr.ErrClosed
 	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", ErrFailed, s.statusReason)
+		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusRunning:
@@ -177,7 +178,7 @@ func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blo
 	}
 	if s.stopping {
 		s.mu.Unlock()
-		return nil, ErrDetached
+		return nil, sessionerr.ErrDetached
 	}
 	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
@@ -371,7 +372,7 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 	t := s.turn
 	if t == nil {
 		s.mu.Unlock()
-		return "", ErrNoTurn
+		return "", sessionerr.ErrNoTurn
 	}
 	first := !t.cancelRequested
 	t.requestCancel()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
@@ -46,7 +47,7 @@ func (s *Session) LatestTurn() (*Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.latest == nil {
-		return nil, ErrNoTurnYet
+		return nil, sessionerr.ErrNoTurnYet
 	}
 	return s.latest, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // These tests run the demo agent in process inside a synctest bubble (see permission_delivery_test.go): the
@@ -122,7 +123,7 @@ func TestAwaitTurnAnsweredByAnotherClient(t *testing.T) {
 		if err != nil || st.Status != TurnEnded || st.Text != "You said: edit something"+demo.ClosingNotApplied {
 			t.Fatalf("wait after another client's answer: %v %+v", err, st)
 		}
-		if _, _, err := s.AnswerInTurn(st.TurnID, dlSelect("allow-once"), "rest"); !errors.Is(err, ErrPermissionUnknown) {
+		if _, _, err := s.AnswerInTurn(st.TurnID, dlSelect("allow-once"), "rest"); !errors.Is(err, sessionerr.ErrPermissionUnknown) {
 			t.Fatalf("answer with a turn id: %v", err)
 		}
 	})
@@ -154,7 +155,7 @@ func TestAwaitTurnTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := twSession(t, twDelay, PolicyAsk)
 		defer s.Close("test over")
-		if _, err := s.LatestTurn(); !errors.Is(err, ErrNoTurnYet) {
+		if _, err := s.LatestTurn(); !errors.Is(err, sessionerr.ErrNoTurnYet) {
 			t.Fatalf("latest turn before any: %v", err)
 		}
 		turn := twStarted(t, s, "edit something")

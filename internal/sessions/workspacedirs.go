@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agentsvc"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
 // WorkspaceDirs lists the directories under path, which must lie inside a workspace root ("" = the roots):
@@ -14,9 +15,9 @@ func (r *Registry) WorkspaceDirs(path string) (agentsvc.DirList, error) {
 	var de *agentsvc.DirError
 	switch {
 	case errors.As(err, &de) && de.Outside:
-		return res, fmt.Errorf("%w: %w", ErrForbiddenCwd, err)
+		return res, fmt.Errorf("%w: %w", sessionerr.ErrForbiddenCwd, err)
 	case err != nil:
-		return res, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return res, fmt.Errorf("%w: %w", sessionerr.ErrBadRequest, err)
 	}
 	return res, nil
 }

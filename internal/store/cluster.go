@@ -139,7 +139,7 @@ type Reply struct {
 	Error  *ReplyError     `json:"error,omitempty"`
 }
 
-// ReplyError is an error as it crosses to the caller: its stable code (sessions.ErrorCode) and text, and for
+// ReplyError is an error as it crosses to the caller: its stable code (sessionerr.ErrorCode) and text, and for
 // an agent's error what the agent said.
 type ReplyError struct {
 	Code    string      `json:"code"`
@@ -154,7 +154,7 @@ type TurnRef struct {
 	StartedBy *principal.Ref `json:"startedBy,omitempty"`
 }
 
-// AgentFault is an agent's error (sessions.AgentError) on the wire: the request that failed, the agent's JSON-RPC error when it sent
+// AgentFault is an agent's error (sessionerr.AgentError) on the wire: the request that failed, the agent's JSON-RPC error when it sent
 // one, the error's text and the agent's stderr tail.
 type AgentFault struct {
 	Op       string          `json:"op"`

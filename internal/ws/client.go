@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -65,13 +66,13 @@ func (cl *client) run(parent context.Context) {
 	switch {
 	case errors.As(err, &ce):
 		cl.c.Close(ce.Code, ce.Reason)
-	case errors.Is(err, sessions.ErrLost):
+	case errors.Is(err, sessionerr.ErrLost):
 		cl.c.Close(CodeNotFound, reasonNotFound) // a share ended: to its principal the session does not exist
-	case errors.Is(err, sessions.ErrStoodDown):
+	case errors.Is(err, sessionerr.ErrStoodDown):
 		cl.c.Close(CodeMoved, reasonMoved) // another node took the session over: reconnect, the stored log serves it
-	case errors.Is(err, sessions.ErrShutdown), errors.Is(err, sessions.ErrSessionClosed) && cl.draining():
+	case errors.Is(err, sessionerr.ErrShutdown), errors.Is(err, sessionerr.ErrSessionClosed) && cl.draining():
 		cl.c.Close(CodeGoingAway, reasonShutdown) // the session closed because the gateway is going away
-	case errors.Is(err, sessions.ErrSessionClosed):
+	case errors.Is(err, sessionerr.ErrSessionClosed):
 		cl.c.Close(CodeSessionClosed, reasonClosed)
 	case errors.Is(err, eventlog.ErrEvicted):
 		cl.h.face.Evicted()

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/inbound"
 	"github.com/acp-gateway/gateway/internal/metrics"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions"
 	"github.com/coder/websocket"
 )
@@ -70,7 +71,7 @@ func NewHandler(reg *sessions.Registry, opts Options) *Handler {
 
 // Drain tells every connection the gateway is shutting down (they close with 1001) without waiting. A socket
 // whose session the registry's shutdown closed already ended with 1001 after the session's last frames
-// (sessions.ErrShutdown); Drain ends the others.
+// (sessionerr.ErrShutdown); Drain ends the others.
 func (h *Handler) Drain() { h.conns.Close() }
 
 // Shutdown closes every connection with 1001 and waits for their goroutines (or ctx).
@@ -95,11 +96,11 @@ func (h *Handler) ServeSession(w http.ResponseWriter, r *http.Request, id string
 	// A session the caller may not see is one that does not exist: 4004 like any other.
 	s, sessErr := h.reg.GetAs(principal.From(r.Context()), id)
 	switch {
-	case errors.Is(sessErr, sessions.ErrStoreUnavailable):
+	case errors.Is(sessErr, sessionerr.ErrStoreUnavailable):
 		// The session exists but the store could not load it: 4004 would tell the client to forget it.
 		frameout.WriteRetryProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the session store did not answer; retry", 5)
 		return
-	case errors.Is(sessErr, sessions.ErrShuttingDown):
+	case errors.Is(sessErr, sessionerr.ErrShuttingDown):
 		frameout.WriteProblem(w, http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 		return
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/frameout"
 	"github.com/acp-gateway/gateway/internal/inbound"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
 )
@@ -101,15 +101,15 @@ func (cl *client) handleMessage(data []byte) []byte {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, sessions.ErrAlreadyResolved):
+	case errors.Is(err, sessionerr.ErrAlreadyResolved):
 		return rpcError(pa.rawID, codeAlreadyResolved, "request already resolved")
-	case errors.Is(err, sessions.ErrPermissionUnknown):
+	case errors.Is(err, sessionerr.ErrPermissionUnknown):
 		return rpcError(pa.rawID, codeUnknownRequest, "no request with this id is pending")
-	case errors.Is(err, sessions.ErrForbidden):
+	case errors.Is(err, sessionerr.ErrForbidden):
 		return rpcError(pa.rawID, codeForbidden, "a viewer may not answer permission requests or elicitations")
-	case errors.Is(err, sessions.ErrUnknownOption):
+	case errors.Is(err, sessionerr.ErrUnknownOption):
 		return rpcError(pa.rawID, codeInvalidParams, "optionId was not offered by the agent; the request stays pending")
-	case errors.Is(err, sessions.ErrInvalidElicitationAnswer):
+	case errors.Is(err, sessionerr.ErrInvalidElicitationAnswer):
 		return rpcError(pa.rawID, codeInvalidParams, truncate(err.Error(), 400)+"; the request stays pending")
 	default:
 		return rpcError(pa.rawID, codeInvalidParams, "invalid permission answer")

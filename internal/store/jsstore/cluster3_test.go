@@ -10,7 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
@@ -121,7 +121,7 @@ func TestThreeNodeCluster(t *testing.T) {
 		if err != nil || reply.Head != 12 {
 			t.Fatalf("echo: %+v %v", reply, err)
 		}
-		if _, err := call(t, c, "ca", store.Command{Op: "fail:session_failed"}); !errors.Is(err, sessions.ErrFailed) {
+		if _, err := call(t, c, "ca", store.Command{Op: "fail:session_failed"}); !errors.Is(err, sessionerr.ErrFailed) {
 			t.Fatalf("a sentinel across servers: %v", err)
 		}
 	})

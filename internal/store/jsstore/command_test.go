@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessions"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
@@ -23,27 +23,27 @@ import (
 // reason when Args say so), "agent" with an *AgentError, "echo" answers the command as it arrived.
 func errorsByOp(ctx context.Context, cmd store.Command) store.Reply {
 	if code, ok := strings.CutPrefix(cmd.Op, "fail:"); ok {
-		for _, sc := range sessions.SentinelCodes() {
+		for _, sc := range sessionerr.SentinelCodes() {
 			if sc.Code == code {
 				err := sc.Err
 				if string(cmd.Args) == `"wrapped"` {
 					err = fmt.Errorf("%w: agent exited with status 3", err)
 				}
-				return sessions.ReplyTo(nil, 9, err)
+				return sessionerr.ReplyTo(nil, 9, err)
 			}
 		}
 	}
 	switch cmd.Op {
 	case "agent":
-		return sessions.ReplyTo(nil, 9, &sessions.AgentError{Op: "session/set_mode", Stderr: "trace",
+		return sessionerr.ReplyTo(nil, 9, &sessionerr.AgentError{Op: "session/set_mode", Stderr: "trace",
 			Err: &acp.RequestError{Code: -32602, Message: "Invalid params", Data: map[string]any{"modeId": "nope"}}})
 	case "echo":
-		return sessions.ReplyTo(cmd, 12, nil)
+		return sessionerr.ReplyTo(cmd, 12, nil)
 	case "block":
 		<-ctx.Done()
-		return sessions.ReplyTo(nil, 0, ctx.Err())
+		return sessionerr.ReplyTo(nil, 0, ctx.Err())
 	}
-	return sessions.ReplyTo(nil, 0, fmt.Errorf("%w: unknown op %q", sessions.ErrBadRequest, cmd.Op))
+	return sessionerr.ReplyTo(nil, 0, fmt.Errorf("%w: unknown op %q", sessionerr.ErrBadRequest, cmd.Op))
 }
 
 // pair joins an owner "a" serving errorsByOp and a caller "b" on one embedded server.
@@ -61,7 +61,7 @@ func call(t testing.TB, c *jsstore.Cluster, node string, cmd store.Command) (sto
 	t.Helper()
 	reply, err := c.Call(ctxT(t), node, cmd)
 	if err == nil {
-		err = sessions.ReplyErr(reply.Error)
+		err = sessionerr.ReplyErr(reply.Error)
 	}
 	return reply, err
 }
@@ -71,15 +71,15 @@ func call(t testing.TB, c *jsstore.Cluster, node string, cmd store.Command) (sto
 func TestCallSentinelRoundTrip(t *testing.T) {
 	t.Parallel()
 	_, b := pair(t, natstest.Embedded(t))
-	for _, sc := range sessions.SentinelCodes() {
+	for _, sc := range sessionerr.SentinelCodes() {
 		for _, args := range []string{`"bare"`, `"wrapped"`} {
 			want := sc.Err
 			if args == `"wrapped"` {
 				want = fmt.Errorf("%w: agent exited with status 3", sc.Err)
 			}
 			reply, err := call(t, b, "a", store.Command{Op: "fail:" + sc.Code, SID: "s1", Args: json.RawMessage(args)})
-			if !errors.Is(err, sc.Err) || err.Error() != want.Error() || sessions.ErrorCode(err) != sc.Code || reply.Head != 9 {
-				t.Fatalf("%s %s: got %v (code %q, head %d), want %v", sc.Code, args, err, sessions.ErrorCode(err), reply.Head, want)
+			if !errors.Is(err, sc.Err) || err.Error() != want.Error() || sessionerr.ErrorCode(err) != sc.Code || reply.Head != 9 {
+				t.Fatalf("%s %s: got %v (code %q, head %d), want %v", sc.Code, args, err, sessionerr.ErrorCode(err), reply.Head, want)
 			}
 		}
 	}
@@ -91,10 +91,10 @@ func TestCallAgentErrorAndResult(t *testing.T) {
 	t.Parallel()
 	_, b := pair(t, natstest.Embedded(t))
 	_, err := call(t, b, "a", store.Command{Op: "agent"})
-	var ae *sessions.AgentError
+	var ae *sessionerr.AgentError
 	var re *acp.RequestError
 	if !errors.As(err, &ae) || ae.Op != "session/set_mode" || ae.Stderr != "trace" || !errors.As(err, &re) ||
-		re.Code != -32602 || re.Message != "Invalid params" || sessions.ErrorCode(err) != sessions.CodeAgentError {
+		re.Code != -32602 || re.Message != "Invalid params" || sessionerr.ErrorCode(err) != sessionerr.CodeAgentError {
 		t.Fatalf("agent error came back as %T %v", err, err)
 	}
 	who := principal.Principal{ID: "u1", Name: "Ann", Role: principal.RoleUser}
@@ -173,7 +173,7 @@ func TestServeStopsOnClose(t *testing.T) {
 	}()
 	waitFor(t, "the blocking command to reach the owner", func() bool { return a.Running() == 1 })
 	a.Close()
-	if err := <-done; err == nil || err.Error() != context.Canceled.Error() || sessions.ErrorCode(err) != sessions.CodeInternal {
+	if err := <-done; err == nil || err.Error() != context.Canceled.Error() || sessionerr.ErrorCode(err) != sessionerr.CodeInternal {
 		t.Fatalf("the blocked call ended with %v, want the owner's context canceled", err)
 	}
 	if _, err := b.Call(ctxT(t), "a", store.Command{Op: "echo"}); !errors.Is(err, store.ErrOwnerUnavailable) {
@@ -225,8 +225,8 @@ func TestServeUndecodableCommand(t *testing.T) {
 	if err := json.Unmarshal(msg.Data, &reply); err != nil {
 		t.Fatal(err)
 	}
-	err = sessions.ReplyErr(reply.Error)
-	if !errors.Is(err, sessions.ErrBadRequest) || !strings.HasPrefix(err.Error(), "bad request: command: ") {
+	err = sessionerr.ReplyErr(reply.Error)
+	if !errors.Is(err, sessionerr.ErrBadRequest) || !strings.HasPrefix(err.Error(), "bad request: command: ") {
 		t.Fatalf("an undecodable command was answered %+v (%v)", reply.Error, err)
 	}
 }

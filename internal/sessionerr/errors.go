@@ -1,9 +1,11 @@
-package sessions
+// Package sessionerr is the session core's error vocabulary: the sentinels every face maps to an HTTP status
+// and a JSON-RPC code, the errors that carry more (an agent's failure, a login it needs, the running turn), and
+// the stable codes that carry them across nodes. It imports nothing of the session core.
+package sessionerr
 
 import (
 	"errors"
-	"io/fs"
-	"os/exec"
+	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
@@ -39,29 +41,27 @@ var (
 	ErrStoreUnavailable = errors.New("session store unavailable")
 	// ErrUnknownNode is POST /v1/sessions naming a node that is not live (400 unknown_node).
 	ErrUnknownNode = errors.New("unknown node")
+	// ErrDetached refuses what needs the agent (set_mode, authenticate, …) while the session is detached.
+	// It is an ErrNotReady: the session has no agent right now.
+	ErrDetached = fmt.Errorf("%w: the session is detached (its agent is not running); a prompt re-attaches it", ErrNotReady)
 )
 
-// AgentError is an agent failing a gateway request (initialize, session/new, set_mode, …): the agent's own
-// JSON-RPC error, or a timeout, with the tail of its stderr for the operator.
-type AgentError struct {
-	Op     string
-	Err    error
-	Stderr string
-}
+// ErrForbidden is an action the caller's access to a visible session does not allow (a viewer prompting, a
+// collaborator changing the mode or the shares).
+var ErrForbidden = errors.New("not allowed on this session")
 
-func (e *AgentError) Error() string {
-	if e.Stderr != "" {
-		return e.Op + ": " + e.Err.Error() + " (the agent's stderr is in the gateway log)"
-	}
-	return e.Op + ": " + e.Err.Error()
-}
-func (e *AgentError) Unwrap() error { return e.Err }
+// ErrForkUnsupported is a fork of a session whose agent does not advertise sessionCapabilities.fork.
+var ErrForkUnsupported = errors.New("agent does not support session/fork")
 
-// IsStartFailure reports whether err is an agent's process failing to start (an exec or file system error).
-// Its text names the gateway's own paths: faces log it and show clients only the agent's name.
-func IsStartFailure(err error) bool {
-	var execErr *exec.Error
-	var pathErr *fs.PathError
-	var wireErr *wireError // the same failure on the owner of a routed command (docs/cluster.md §5)
-	return errors.As(err, &execErr) || errors.As(err, &pathErr) || errors.As(err, &wireErr) && wireErr.start
-}
+// ErrAdditionalDirsUnsupported is a session that names additionalDirectories for an agent that does not
+// advertise sessionCapabilities.additionalDirectories (422 additional_directories_unsupported, -32602 on /acp).
+var ErrAdditionalDirsUnsupported = fmt.Errorf("agent does not support additionalDirectories")
+
+// Errors of a client's MCP servers; faces answer 422 / JSON-RPC -32602.
+var (
+	ErrMCPStdioForbidden = errors.New("stdio MCP servers from clients are not allowed by this gateway")
+	ErrMCPNameConflict   = errors.New("MCP server name already in use")
+	ErrMCPUnsupported    = errors.New("MCP transport not supported by the agent")
+	// ErrMCPFixed says when a client's servers can change; its text is also the hint of a name conflict.
+	ErrMCPFixed = errors.New("MCP servers can only change while the session is detached (its agent not running)")
+)

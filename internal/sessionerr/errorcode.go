@@ -1,4 +1,4 @@
-package sessions
+package sessionerr
 
 import (
 	"encoding/json"
@@ -26,8 +26,8 @@ type SentinelCode struct {
 	Err  error
 }
 
-// sentinelCodes lists every sentinel of errors.go, in the order toProblem tests them (an error that wraps
-// several takes the first).
+// sentinelCodes lists every sentinel of errors.go and login.go, ErrIdempotencyKeyReused and the store's
+// ErrOwnerUnavailable, in the order toProblem tests them (an error that wraps several takes the first).
 var sentinelCodes = []SentinelCode{
 	{"session_not_found", ErrNotFound},
 	{"agent_unavailable", ErrAgentUnavailable},
