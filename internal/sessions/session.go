@@ -36,15 +36,18 @@ type Session struct {
 	shares         shareSet                  // who the owner shared it with (share.go); its own lock
 	presence       presence                  // who streams it now (presence.go); its own lock
 	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
-	reg            *Registry
-	spec           agents.Spec
-	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
-	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
-	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
-	log            *eventlog.Log
-	logger         *slog.Logger
-	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	host           Host                      // the registry that holds the session (host.go)
+	cfg            *sessionConfig            // host.sessionConfig(), read on every update
+	// registryLink is the registry for the files outside the core only (registry_host.go).
+	registryLink
+	spec      agents.Spec
+	clientMCP []agents.MCPServer  // the MCP servers the client added (mcp.go)
+	workspace *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
+	terms     *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots   chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	log       *eventlog.Log
+	logger    *slog.Logger
+	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []eventlog.EpochStart
@@ -108,8 +111,10 @@ type Session struct {
 	closeOnce     sync.Once
 }
 
-func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
+// makeSession makes a session held by h; the registry's newSession (registry_host.go) calls it.
+func makeSession(h Host, id string, spec agents.Spec, opts CreateOptions) *Session {
 	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
+	cfg := h.sessionConfig()
 	s := &Session{
 		ID:             id,
 		Agent:          spec.Name,
@@ -117,16 +122,17 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		AdditionalDirs: opts.AdditionalDirs,
 		Epoch:          uuid.NewString(),
 		Policy:         opts.PermissionPolicy,
-		CreatedAt:      r.now().UTC(),
+		CreatedAt:      h.now().UTC(),
 		Owner:          opts.Owner,
-		reg:            r,
+		host:           h,
+		cfg:            cfg,
 		spec:           spec,
 		clientMCP:      opts.MCPServers,
-		fsSlots:        make(chan struct{}, r.cfg.MaxFSRequests),
-		log:            eventlog.NewLog(r.cfg.Log),
+		fsSlots:        make(chan struct{}, cfg.MaxFSRequests),
+		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
 		status:         store.StatusStarting,
-		lastActive:     r.now(),
+		lastActive:     h.now(),
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
@@ -136,10 +142,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 	s.run = localRunner{s} // newFollower makes it a remoteRunner
 	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
 	s.workspace = agentsvc.NewWorkspace(opts.Cwd, !opts.follower && !opts.restored)
-	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
+	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
 	s.terms = s.newTerminals()
 	s.tctx = translate.NewContext(translate.Config{
-		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,
+		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: cfg.MaxFieldBytes, Redact: cfg.Redact,
 	})
 	return s
 }
@@ -157,7 +163,7 @@ func (s *Session) closeRoot() {
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
-	s.reg.cfg.Metrics.UpdateIn()
+	s.cfg.Metrics.UpdateIn()
 	s.waitReady()
 	s.logUpdate(params)
 }
@@ -185,7 +191,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if t := s.turn; t != nil {
 		t.span.Update(params) // nil when tracing is off
 		if !t.textTruncated {
-			t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
+			t.textTruncated = u.WriteText(&t.text, s.cfg.MaxTurnTextBytes)
 		}
 	}
 	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
@@ -232,10 +238,10 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return ae
 	}
@@ -258,11 +264,11 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
-		ae := &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return nil, ae
 	}

@@ -214,7 +214,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.F
 			continue
 		}
 		if b.Closed {
-			if s.reg.shuttingDown() {
+			if s.host.shuttingDown() {
 				return ErrShutdown
 			}
 			if s.stoodDownNow() {
