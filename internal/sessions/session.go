@@ -38,16 +38,14 @@ type Session struct {
 	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
 	host           Host                      // the registry that holds the session (host.go)
 	cfg            *sessionConfig            // host.sessionConfig(), read on every update
-	// registryLink is the registry for the files outside the core only (registry_host.go).
-	registryLink
-	spec      agents.Spec
-	clientMCP []agents.MCPServer  // the MCP servers the client added (mcp.go)
-	workspace *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
-	terms     *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots   chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
-	log       *eventlog.Log
-	logger    *slog.Logger
-	closed    chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	spec           agents.Spec
+	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
+	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
+	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	log            *eventlog.Log
+	logger         *slog.Logger
+	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []eventlog.EpochStart
@@ -62,6 +60,8 @@ type Session struct {
 	forkOf string
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
+	// registryLink is the registry, for the files outside the core only (registry_host.go).
+	registryLink
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
