@@ -87,8 +87,8 @@ type Config struct {
 // an agent can stream into a turn.
 const defaultTurnTextBytes = 1 << 20
 
-// session is the part of c the session core reads (Host.sessionConfig); c has its defaults.
-func (c *Config) session() *sessionConfig {
+// forSessions is the part of c the session core reads (Host.sessionConfig); c has its defaults.
+func (c *Config) forSessions() *sessionConfig {
 	return &sessionConfig{
 		Log: c.Log, Logger: c.Logger, Metrics: c.Metrics, Tracer: c.Tracer,
 		MaxClients: c.MaxClients, MaxFieldBytes: c.MaxFieldBytes, Redact: c.Redact,
