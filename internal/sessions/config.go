@@ -87,6 +87,19 @@ type Config struct {
 // an agent can stream into a turn.
 const defaultTurnTextBytes = 1 << 20
 
+// forSessions is the part of c the session core reads (Host.sessionConfig); c has its defaults.
+func (c *Config) forSessions() *sessionConfig {
+	return &sessionConfig{
+		Log: c.Log, Logger: c.Logger, Metrics: c.Metrics, Tracer: c.Tracer,
+		MaxClients: c.MaxClients, MaxFieldBytes: c.MaxFieldBytes, Redact: c.Redact,
+		MaxPromptBytes: c.MaxPromptBytes, MaxTurnTextBytes: c.MaxTurnTextBytes,
+		CallTimeout: c.CallTimeout, CancelGrace: c.CancelGrace, PermissionTimeout: c.PermissionTimeout,
+		StopGrace: c.StopGrace, QuietNotice: c.QuietNotice,
+		MaxFSRequests: c.MaxFSRequests, MaxTerminalsPerSession: c.MaxTerminalsPerSession,
+		AgentEnv: c.AgentEnv, Confiner: c.Confiner,
+	}
+}
+
 func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

@@ -84,7 +84,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 		}
 	}()
 	if cwd == nil {
-		root, err := s.reg.reconfine(s.Cwd)
+		root, err := s.host.reconfine(s.Cwd)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}
@@ -93,7 +93,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 	}
 	roots := []agentsvc.ListRoot{{Root: cwd, Base: s.Cwd}}
 	for _, d := range s.AdditionalDirs {
-		root, err := s.reg.reconfine(d)
+		root, err := s.host.reconfine(d)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}
@@ -114,6 +114,6 @@ func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, op
 		return agentsvc.ListResult{}, err
 	}
 	var out agentsvc.ListResult
-	err := s.route(ctx, opListFiles, who, opts, s.reg.cfg.CallTimeout, &out)
+	err := s.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
 	return out, err
 }

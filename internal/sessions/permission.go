@@ -78,8 +78,8 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 
 // newRequestLocked starts a request of the running turn (if any), with its id and deadline.
 func (s *Session) newRequestLocked() *permission {
-	p := &permission{id: uuid.NewString(), createdAt: s.reg.now().UTC(), answer: make(chan ask.Outcome, 1)}
-	p.deadline = p.createdAt.Add(s.reg.cfg.PermissionTimeout)
+	p := &permission{id: uuid.NewString(), createdAt: s.host.now().UTC(), answer: make(chan ask.Outcome, 1)}
+	p.deadline = p.createdAt.Add(s.cfg.PermissionTimeout)
 	if s.turn != nil {
 		p.turnID = s.turn.ID
 	}
@@ -203,7 +203,7 @@ func (s *Session) resolveAsLocked(p *permission, o ask.Outcome, by string, who p
 		}, who))
 		return []answerTo{{p, o}}
 	}
-	s.reg.cfg.Metrics.PermissionResolved(by, o.Allowed, s.reg.now().Sub(p.createdAt))
+	s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.now().Sub(p.createdAt))
 	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, withActor(map[string]any{
 		"permissionId": p.id, "outcome": res, "by": by,
 	}, who))

@@ -63,7 +63,7 @@ func (sub *Subscriber) Detach() {
 		s := sub.s
 		s.mu.Lock()
 		s.clients--
-		s.lastActive = s.reg.now()
+		s.lastActive = s.host.now()
 		s.mu.Unlock()
 		if sub.who.IsZero() {
 			return
@@ -79,7 +79,7 @@ func (sub *Subscriber) Detach() {
 // its client cap. who (unless nobody) is counted in the session's presence until Detach.
 func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	s.mu.Lock()
-	if max := s.reg.cfg.MaxClients; max > 0 && s.clients >= max {
+	if max := s.cfg.MaxClients; max > 0 && s.clients >= max {
 		s.mu.Unlock()
 		return nil, false
 	}

@@ -16,9 +16,8 @@ func PromptSize(blocks []json.RawMessage) int64 {
 	return n
 }
 
-// checkPromptSize refuses blocks over the registry's MaxPromptBytes (0 = unlimited).
-func (r *Registry) checkPromptSize(blocks []json.RawMessage) error {
-	limit := r.cfg.MaxPromptBytes
+// checkPromptSize refuses blocks over limit, Config.MaxPromptBytes (0 = unlimited).
+func checkPromptSize(blocks []json.RawMessage, limit int64) error {
 	if n := PromptSize(blocks); limit > 0 && n > limit {
 		return fmt.Errorf("%w: prompt is %d bytes; the limit is %d", sessionerr.ErrPromptTooLarge, n, limit)
 	}

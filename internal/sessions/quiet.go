@@ -30,7 +30,7 @@ type quietWatch struct {
 
 // watchQuiet starts watching turn t for silence on conn.
 func (s *Session) watchQuiet(conn *agents.Conn, t *Turn) *quietWatch {
-	q := &quietWatch{s: s, conn: conn, turnID: t.ID, every: s.reg.cfg.QuietNotice}
+	q := &quietWatch{s: s, conn: conn, turnID: t.ID, every: s.cfg.QuietNotice}
 	if q.every > 0 {
 		q.seen, q.since, q.wait = conn.Received(), time.Now(), q.every
 		q.timer = time.NewTimer(q.every)

@@ -36,6 +36,7 @@ type AgentInfo struct {
 type Registry struct {
 	// Static after construction.
 	cfg          Config
+	sessCfg      *sessionConfig // the part of cfg its sessions read (Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
@@ -72,6 +73,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
+	r.sessCfg = r.cfg.forSessions()
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	if cfg.Cluster != nil {

@@ -71,5 +71,5 @@ func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title
 	if err := s.ended(); err != nil {
 		return err
 	}
-	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.reg.cfg.CallTimeout, nil)
+	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
 }

@@ -124,7 +124,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 			}
 		}
 		if t := s.turn; t != nil && !t.textTruncated {
-			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.reg.cfg.MaxTurnTextBytes)
+			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.cfg.MaxTurnTextBytes)
 		}
 	case "session/request_permission", "elicitation/create":
 		return s.restorePermissionLocked(seq, info)
@@ -180,7 +180,7 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 	if err != nil {
 		return fmt.Errorf("request %s: deadline: %w", p.id, err)
 	}
-	p.createdAt, p.deadline = d.Add(-s.reg.cfg.PermissionTimeout), d
+	p.createdAt, p.deadline = d.Add(-s.cfg.PermissionTimeout), d
 	s.perms[p.id] = p
 	return nil
 }

@@ -37,7 +37,8 @@ type Session struct {
 	shares         shareSet                  // who the owner shared it with (share.go); its own lock
 	presence       presence                  // who streams it now (presence.go); its own lock
 	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
-	reg            *Registry
+	host           Host                      // the registry that holds the session (host.go)
+	cfg            *sessionConfig            // host.sessionConfig(), read on every update
 	spec           agents.Spec
 	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
 	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
@@ -60,6 +61,8 @@ type Session struct {
 	forkOf string
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
+	// registryLink is the registry, for the files outside the core only (registry_host.go).
+	registryLink
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
@@ -109,8 +112,10 @@ type Session struct {
 	closeOnce     sync.Once
 }
 
-func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
+// makeSession makes a session held by h; the registry's newSession (registry_host.go) calls it.
+func makeSession(h Host, id string, spec agents.Spec, opts CreateOptions) *Session {
 	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
+	cfg := h.sessionConfig()
 	s := &Session{
 		ID:             id,
 		Agent:          spec.Name,
@@ -118,16 +123,17 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		AdditionalDirs: opts.AdditionalDirs,
 		Epoch:          uuid.NewString(),
 		Policy:         opts.PermissionPolicy,
-		CreatedAt:      r.now().UTC(),
+		CreatedAt:      h.now().UTC(),
 		Owner:          opts.Owner,
-		reg:            r,
+		host:           h,
+		cfg:            cfg,
 		spec:           spec,
 		clientMCP:      opts.MCPServers,
-		fsSlots:        make(chan struct{}, r.cfg.MaxFSRequests),
-		log:            eventlog.NewLog(r.cfg.Log),
+		fsSlots:        make(chan struct{}, cfg.MaxFSRequests),
+		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
 		status:         store.StatusStarting,
-		lastActive:     r.now(),
+		lastActive:     h.now(),
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
@@ -137,10 +143,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 	s.run = localRunner{s} // newFollower makes it a remoteRunner
 	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
 	s.workspace = agentsvc.NewWorkspace(opts.Cwd, !opts.follower && !opts.restored)
-	s.logger = r.cfg.Logger.With("session", id, "agent", spec.Name)
+	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
 	s.terms = s.newTerminals()
 	s.tctx = translate.NewContext(translate.Config{
-		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: r.cfg.MaxFieldBytes, Redact: r.cfg.Redact,
+		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: cfg.MaxFieldBytes, Redact: cfg.Redact,
 	})
 	return s
 }
@@ -158,7 +164,7 @@ func (s *Session) closeRoot() {
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
-	s.reg.cfg.Metrics.UpdateIn()
+	s.cfg.Metrics.UpdateIn()
 	s.waitReady()
 	s.logUpdate(params)
 }
@@ -186,7 +192,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if t := s.turn; t != nil {
 		t.span.Update(params) // nil when tracing is off
 		if !t.textTruncated {
-			t.textTruncated = u.WriteText(&t.text, s.reg.cfg.MaxTurnTextBytes)
+			t.textTruncated = u.WriteText(&t.text, s.cfg.MaxTurnTextBytes)
 		}
 	}
 	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
@@ -233,10 +239,10 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return ae
 	}
@@ -259,11 +265,11 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return nil, ae
 	}

@@ -202,7 +202,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.F
 			continue
 		}
 		if b.Closed {
-			if s.reg.shuttingDown() {
+			if s.host.shuttingDown() {
 				return sessionerr.ErrShutdown
 			}
 			if s.stoodDownNow() {

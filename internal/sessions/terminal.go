@@ -22,7 +22,7 @@ type TerminalDelegate interface {
 
 // newTerminals is the session's set of terminals, logging their output and exits in its log.
 func (s *Session) newTerminals() *agentsvc.Terminals {
-	cfg := s.reg.cfg
+	cfg := s.cfg
 	return agentsvc.NewTerminals(agentsvc.TerminalConfig{
 		Workspace: s.workspace, MoreDirs: s.AdditionalDirs, Env: cfg.AgentEnv, AgentEnv: s.spec.Env, Confine: s.spec.Confine, Confiner: cfg.Confiner,
 		StopGrace: cfg.StopGrace, Max: cfg.MaxTerminalsPerSession, Logger: s.logger,

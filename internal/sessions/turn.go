@@ -130,7 +130,7 @@ type PromptOptions struct {
 
 // PromptWith is PromptContext with opts; replayed reports a keyed prompt that had already started its turn.
 func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *Turn, replayed bool, err error) {
-	if err := s.reg.checkPromptSize(blocks); err != nil {
+	if err := checkPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
 		return nil, false, err
 	}
 	if opts.IdempotencyKey != "" {
@@ -189,12 +189,12 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	t := &Turn{ID: turnID, StartedAt: s.reg.now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	t := &Turn{ID: turnID, StartedAt: s.host.now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	if !who.IsZero() {
 		ref := who.Ref()
 		t.startedBy = &ref
 	}
-	t.span = s.reg.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
+	t.span = s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
 	s.turn, s.latest = t, t // turn_started, logged below, makes the session running
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
@@ -211,7 +211,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	}
 	conn := s.conn
 	s.mu.Unlock()
-	s.reg.cfg.Metrics.TurnStarted()
+	s.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
 	s.audit(who, "prompt", "turn", t.ID)
 	go s.runTurn(conn, t, blocks)
@@ -272,14 +272,14 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 			return
 		case <-cancelCh:
 			cancelCh = nil
-			timer := time.NewTimer(s.reg.cfg.CancelGrace)
+			timer := time.NewTimer(s.cfg.CancelGrace)
 			defer timer.Stop()
 			grace = timer.C
 		case <-grace:
 			// The turn ends and the session fails in one step: no prompt can slip in between.
-			reason := fmt.Sprintf("agent did not answer session/cancel within %s; it was stopped", s.reg.cfg.CancelGrace)
+			reason := fmt.Sprintf("agent did not answer session/cancel within %s; it was stopped", s.cfg.CancelGrace)
 			if s.finishTurn(t, translate.StopCancelled, nil, reason) {
-				s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+				s.cfg.Metrics.AgentExited(s.Agent, true)
 				s.logger.Warn("session failed", "reason", reason)
 			}
 			conn.Kill()
@@ -314,7 +314,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.reg.now().UTC()}
+	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.now().UTC()}
 	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if turnFailed {
 		ended["error"] = turnError(callErr)
@@ -325,7 +325,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
-	s.lastActive = s.reg.now()
+	s.lastActive = s.host.now()
 	failed := false
 	switch {
 	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
@@ -343,9 +343,9 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	t.span.End(stop, t.result.Err)
 	s.mu.Unlock()
 	deliver(answers)
-	s.reg.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
+	s.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	if u := t.result.Usage; u != nil {
-		s.reg.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
+		s.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
 	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed

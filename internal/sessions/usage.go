@@ -35,5 +35,5 @@ func (s *Session) noteUsageLocked(params []byte) {
 	if t := s.turn; t != nil {
 		who = t.payer(who)
 	}
-	s.reg.cfg.Metrics.Cost(who, s.Agent, currency, grew)
+	s.cfg.Metrics.Cost(who, s.Agent, currency, grew)
 }

@@ -1,0 +1,48 @@
+package sessions
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/confine"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/telemetry"
+)
+
+// Host is what the session core asks of the registry that holds its sessions. It exists so that the core
+// (session.go, turn.go, permission.go, stream.go, … the files hostseam_test.go lists) never names the
+// Registry and can move to a package of its own; the registry is the one implementation.
+type Host interface {
+	// sessionConfig is the settings every session of this host reads: one value, static once the host is made.
+	sessionConfig() *sessionConfig
+	now() time.Time
+	// shuttingDown reports whether the host's shutdown has begun (it takes the registry's lock).
+	shuttingDown() bool
+	// reconfine opens a stored directory again and checks it against today's workspace roots (recheck.go).
+	reconfine(dir string) (*os.Root, error)
+}
+
+// sessionConfig is the part of Config the session core reads; zero values were replaced by their defaults
+// (Config.withDefaults) before it is made.
+type sessionConfig struct {
+	Log                    eventlog.LogLimits
+	Logger                 *slog.Logger
+	Metrics                *metrics.Metrics
+	Tracer                 *telemetry.Tracer
+	MaxClients             int
+	MaxFieldBytes          int
+	Redact                 bool
+	MaxPromptBytes         int64
+	MaxTurnTextBytes       int
+	CallTimeout            time.Duration
+	CancelGrace            time.Duration
+	PermissionTimeout      time.Duration
+	StopGrace              time.Duration
+	QuietNotice            time.Duration
+	MaxFSRequests          int
+	MaxTerminalsPerSession int
+	AgentEnv               []string
+	Confiner               *confine.Confiner
+}
