@@ -77,6 +77,7 @@ func TestBadInputCorpusPrincipals(t *testing.T) {
 		{"callback port over 65535", "ann", "GET", lp + "/callback/65536/callback", "", nil, 400, "bad_request"},
 		{"callback port negative", "ann", "GET", lp + "/callback/-1/callback", "", nil, 400, "bad_request"},
 		{"callback port huge", "ann", "GET", lp + "/callback/99999999999999999999/callback", "", nil, 400, "bad_request"},
+		{"the login command's own 400", "ann", "GET", lp + "/callback/" + port + "/callback?code=wrong", "", nil, 400, ""},
 		{"callback to a port the login does not hold", "ann", "GET", lp + "/callback/" + g.port() + "/callback", "", nil, 404, "callback_not_listening"},
 		{"second terminal login", "ann", "POST", "/v1/agents/ta/login/terminal", `{"methodId":"code"}`, nil, 409, "login_in_progress"},
 		{"unknown terminal method", "ann", "POST", "/v1/agents/ta/login/terminal", `{"methodId":"nope"}`, nil, 400, "unknown_auth_method"},
