@@ -81,6 +81,9 @@ func TestBadInputCorpusPrincipals(t *testing.T) {
 		{"callback to a port the login does not hold", "ann", "GET", lp + "/callback/" + g.port() + "/callback", "", nil, 404, "callback_not_listening"},
 		{"second terminal login", "ann", "POST", "/v1/agents/ta/login/terminal", `{"methodId":"code"}`, nil, 409, "login_in_progress"},
 		{"unknown terminal method", "ann", "POST", "/v1/agents/ta/login/terminal", `{"methodId":"nope"}`, nil, 400, "unknown_auth_method"},
+		{"4 KB terminal method", "bob", "POST", "/v1/agents/ta/login/terminal", `{"methodId":"` + strings.Repeat("m", 4096) + `"}`, nil, 400, "unknown_auth_method"},
+		{"4 KB env method", "ann", "PUT", env, `{"methodId":"` + strings.Repeat("m", 4096) + `"}`, nil, 400, "unknown_login_method"},
+		{"4 KB variable name", "ann", "PUT", env, `{"methodId":"test-key","vars":{"TEST_API_KEY":"sk-long-enough","` + strings.Repeat("N", 4096) + `":"x"}}`, nil, 400, "invalid_login_vars"},
 		{"terminal login of an env_var method", "ann", "POST", "/v1/agents/tk/login/terminal", `{"methodId":"test-key"}`, nil, 400, "unknown_auth_method"},
 		{"secret under 4 bytes", "ann", "PUT", env, `{"methodId":"test-key","vars":{"TEST_API_KEY":"abc"}}`, nil, 400, "invalid_login_vars"},
 		{"required variable missing", "ann", "PUT", env, `{"methodId":"test-key","vars":{"TEST_REGION":"eu"}}`, nil, 400, "invalid_login_vars"},
@@ -104,6 +107,9 @@ func TestBadInputCorpusPrincipals(t *testing.T) {
 				if strings.Contains(body, leak) {
 					t.Fatalf("the answer shows %q: %s", leak, truncateStr(body, 300))
 				}
+			}
+			if code != "" && len(body) > maxProblemBytes {
+				t.Fatalf("a %d-byte problem echoes the input: %s", len(body), truncateStr(body, 300))
 			}
 		})
 	}

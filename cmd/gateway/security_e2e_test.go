@@ -19,6 +19,9 @@ import (
 
 const testToken = "s3cret-token-for-tests"
 
+// maxProblemBytes bounds a problem answer to bad input: its detail names the problem, never echoes the input.
+const maxProblemBytes = 1024
+
 // request sends a raw request with optional headers ("Host" sets the request's Host) and returns status,
 // problem code and body.
 func (g *gateway) request(method, path string, body []byte, hdr map[string]string) (int, string, string) {
@@ -168,6 +171,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{"terminal login cols over 1000", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m","cols":1001}`), nil, 400, "bad_request"},
 		{"terminal login without methodId", "POST", "/v1/agents/demo/login/terminal", []byte(`{}`), nil, 400, "bad_request"},
 		{"terminal login unknown agent", "POST", "/v1/agents/nope/login/terminal", []byte(`{"methodId":"m"}`), nil, 404, "unknown_agent"},
+		{"terminal login 10 KB agent", "POST", "/v1/agents/" + strings.Repeat("a", 10240) + "/login/terminal", []byte(`{"methodId":"m"}`), nil, 404, "unknown_agent"},
 		{"terminal login of a built-in agent", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m"}`), nil, 400, "unknown_auth_method"},
 		{"terminal login socket without upgrade", "GET", "/v1/agents/demo/login/terminal/nope", nil, nil, 426, "upgrade_required"},
 		{"cancel unknown login", "DELETE", "/v1/agents/demo/login/terminal/nope", nil, nil, 404, "login_not_found"},
@@ -238,6 +242,9 @@ func TestBadInputCorpus(t *testing.T) {
 				if strings.Contains(body, leak) {
 					t.Fatalf("the answer names a Go type (%q): %s", leak, truncateStr(body, 300))
 				}
+			}
+			if code != "" && len(body) > maxProblemBytes {
+				t.Fatalf("a %d-byte problem echoes the input: %s", len(body), truncateStr(body, 300))
 			}
 		})
 	}

@@ -19,10 +19,11 @@ import (
 // so neither `..` nor a symlink leads out; only real directories are listed (no symlinks, no hidden ones, not
 // .git or node_modules), and nothing but directories is opened.
 
-// Bounds of one directory listing.
+// Bounds of one directory listing, and of the path an error quotes back.
 const (
 	maxDirsScanned = 5000
 	maxDirsListed  = 500
+	maxPathEcho    = 256
 )
 
 // DirEntry is one directory a picker offers.
@@ -80,7 +81,7 @@ func (r *Registry) WorkspaceDirs(path string) (DirList, error) {
 		}
 	}
 	if base == "" {
-		return res, fmt.Errorf("%w: %q is outside the workspace roots", ErrForbiddenCwd, path)
+		return res, fmt.Errorf("%w: %q is outside the workspace roots", ErrForbiddenCwd, clip(path, maxPathEcho))
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
@@ -92,14 +93,14 @@ func (r *Registry) WorkspaceDirs(path string) (DirList, error) {
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("%w: %q leads outside the workspace roots", ErrForbiddenCwd, path)
+			return res, fmt.Errorf("%w: %q leads outside the workspace roots", ErrForbiddenCwd, clip(path, maxPathEcho))
 		}
-		return res, fmt.Errorf("%w: %q is not a directory", ErrBadRequest, path)
+		return res, fmt.Errorf("%w: %q is not a directory", ErrBadRequest, clip(path, maxPathEcho))
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(maxDirsScanned)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return res, fmt.Errorf("%w: %q cannot be read", ErrBadRequest, path)
+		return res, fmt.Errorf("%w: %q cannot be read", ErrBadRequest, clip(path, maxPathEcho))
 	}
 	res.Truncated = len(entries) == maxDirsScanned
 	for _, e := range entries {

@@ -25,6 +25,9 @@ func FuzzWorkspaceDirs(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(ws, strings.Repeat("f", 255)), nil, 0o600); err != nil {
+		f.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "file"), nil, 0o600); err != nil {
 		f.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func FuzzWorkspaceDirs(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, p := range []string{"", "/", ws, ws + "/", ws + "/sub", ws + "/sub/../..", ws + "/../outside", ws + "/escape", ws + "/escape/secret",
-		ws + "/inner", ws + "/inner/deep", ws + "/dangling", ws + "/file", ws + "/\x00", "sub", "./" + ws, ws + "/.hidden", ws + "//sub/./deep", outside} {
+		ws + "/inner", ws + "/inner/deep", ws + "/dangling", ws + "/file", ws + "/\x00", "sub", "./" + ws, ws + "/.hidden", ws + "//sub/./deep", outside, ws + "/" + strings.Repeat("f", 255)} {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, path string) {
@@ -49,6 +52,9 @@ func FuzzWorkspaceDirs(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrForbiddenCwd) {
 				t.Fatalf("path %q: error %v is neither ErrBadRequest nor ErrForbiddenCwd", path, err)
+			}
+			if len(err.Error()) > 2*maxPathEcho {
+				t.Fatalf("a %d-byte error quotes the whole path", len(err.Error()))
 			}
 			return
 		}
