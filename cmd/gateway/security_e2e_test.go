@@ -248,6 +248,19 @@ func TestBadInputCorpus(t *testing.T) {
 			}
 		})
 	}
+	// Two Idempotency-Key headers name no one key.
+	req, _ := http.NewRequest("POST", g.base+sp+"/prompt", strings.NewReader(`{"text":"a"}`))
+	req.Header["Idempotency-Key"] = []string{"k1", "k2"}
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		var p struct{ Code string }
+		_ = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || p.Code != "invalid_idempotency_key" {
+			t.Errorf("two Idempotency-Key headers: %d %q", resp.StatusCode, p.Code)
+		}
+	}
 	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET, PATCH", sp + "/prompt": "POST", "/v1/me": "GET"} {
 		if resp := g.rawResponse("PUT", path, nil); resp.StatusCode != 405 || resp.Header.Get("Allow") != want {
 			t.Errorf("PUT %s: %d, Allow %q, want %q", path, resp.StatusCode, resp.Header.Get("Allow"), want)
