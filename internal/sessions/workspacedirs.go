@@ -61,6 +61,9 @@ func (r *Registry) workspaceRoots() []string {
 func (r *Registry) WorkspaceDirs(path string) (DirList, error) {
 	roots := r.workspaceRoots()
 	res := DirList{Roots: roots, Default: r.cfg.Workdir, Dirs: []DirEntry{}}
+	if real, err := filepath.EvalSymlinks(r.cfg.Workdir); err == nil {
+		res.Default = real // resolved as the roots are, so that it lists (and is the cwd a session shows)
+	}
 	if res.Roots == nil {
 		res.Roots = []string{}
 	}
