@@ -171,3 +171,46 @@ func loginSocketClose(t *testing.T, g *gateway, who, id string, c *loginSocketCa
 		}
 	}
 }
+
+// TestTerminalLoginStartFailureHidesPath: a login command that cannot start is 502 login_failed naming the
+// agent, as an agent that cannot start is: the command's path (the gateway's file system) stays in the log.
+func TestTerminalLoginStartFailureHidesPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "secret-dir")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(testAgentBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "ta")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"agent_servers": map[string]any{"ta": map[string]any{"command": bin, "args": []string{"-mode", "login"}}}})
+	agentsFile := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(agentsFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, "--agents", agentsFile, "--workdir", work)
+	if st, code, body := g.request("GET", "/v1/agents/ta/login", nil, nil); st != 200 {
+		t.Fatalf("the agent's login methods: %d %s %s", st, code, body)
+	}
+	if err := os.Remove(work); err != nil { // known methods, a command that cannot start in its directory
+		t.Fatal(err)
+	}
+	st, code, body := g.request("POST", "/v1/agents/ta/login/terminal", []byte(`{"methodId":"code"}`), nil)
+	if st != 502 || code != "login_failed" || !strings.Contains(body, `\"ta\"`) {
+		t.Fatalf("got %d %q: %s", st, code, body)
+	}
+	if strings.Contains(body, "secret-dir") {
+		t.Fatalf("the answer shows the command's path: %s", body)
+	}
+	if !strings.Contains(g.logs.String(), "secret-dir") {
+		t.Fatal("the log lacks the command's path")
+	}
+}

@@ -78,7 +78,12 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 	p := principal.From(r.Context())
 	l, err := m.Start(ctx, p, agent, req.MethodID, req.Cols, req.Rows)
 	if err != nil {
-		return termLoginProblem(err)
+		pr := termLoginProblem(err)
+		if pr.Code == "login_failed" { // its error names the command's path: the log's, not the client's
+			s.logger().Warn("terminal login did not start", "agent", agent, "method", req.MethodID, "err", err)
+			pr.Detail = fmt.Sprintf("the login command of agent %q did not start (the gateway log has why)", agent)
+		}
+		return pr
 	}
 	principal.Audit(s.Logger, p, "terminal login", "agent", agent, "method", req.MethodID, "login", l.ID)
 	writeJSON(w, http.StatusCreated, map[string]any{"loginId": l.ID, "agent": agent, "methodId": req.MethodID, "deadline": l.Deadline})
@@ -86,7 +91,7 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 }
 
 // termLoginProblem maps termlogin's errors to problems.
-func termLoginProblem(err error) error {
+func termLoginProblem(err error) *Problem {
 	var busy *termlogin.InProgressError
 	switch {
 	case errors.As(err, &busy):
@@ -104,7 +109,7 @@ func termLoginProblem(err error) error {
 	case errors.Is(err, termlogin.ErrShuttingDown):
 		return problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 	}
-	return problem(http.StatusBadGateway, "login_failed", "the login command did not start: "+err.Error())
+	return problem(http.StatusBadGateway, "login_failed", "the login command did not start")
 }
 
 // cancelTerminalLogin kills the caller's login.
