@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,9 @@ import (
 )
 
 const testToken = "s3cret-token-for-tests"
+
+// maxProblemBytes bounds a problem answer to bad input: its detail names the problem, never echoes the input.
+const maxProblemBytes = 1024
 
 // request sends a raw request with optional headers ("Host" sets the request's Host) and returns status,
 // problem code and body.
@@ -60,6 +64,9 @@ func TestBadInputCorpus(t *testing.T) {
 		}
 	}
 	if err := os.Symlink(outside, filepath.Join(ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, "--workdir", ws, "--max-body-bytes", "4096", "--max-prompt-bytes", "2048", "--ws-max-frame", "1024", "--demo-delay", "20ms")
@@ -134,6 +141,96 @@ func TestBadInputCorpus(t *testing.T) {
 		{"rebinding Host", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Host": "rebind.attacker.example"}, 403, "misdirected_host"},
 		{"cross-site fetch", "POST", "/v1/sessions", []byte(`{}`), map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "forbidden_origin"},
 		{"foreign upgrade", "GET", "/acp", nil, upgradeHeaders(map[string]string{"Origin": "https://evil.example"}), 403, "forbidden_origin"},
+
+		// Agent login (docs/rest.md "Agent login", "Terminal logins"): the demo agent offers no auth method.
+		{"login of unknown agent", "GET", "/v1/agents/nope/login", nil, nil, 400, "unknown_agent"},
+		{"login of traversal agent", "GET", "/v1/agents/..%2F..%2Fbin%2Fsh/login", nil, nil, 400, "unknown_agent"},
+		{"login of NUL agent", "GET", "/v1/agents/de%00mo/login", nil, nil, 400, "unknown_agent"},
+		{"login of 10 KB agent", "GET", "/v1/agents/" + strings.Repeat("a", 10240) + "/login", nil, nil, 400, "unknown_agent"},
+		{"logout of unknown agent", "DELETE", "/v1/agents/nope/login", nil, nil, 400, "unknown_agent"},
+		{"POST on login", "POST", "/v1/agents/demo/login", nil, nil, 405, "method_not_allowed"},
+		{"login env malformed", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":`), nil, 400, "invalid_json"},
+		{"login env methodId not a string", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":1}`), nil, 400, "invalid_json"},
+		{"login env vars not an object", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":"m","vars":["A=1"]}`), nil, 400, "invalid_json"},
+		{"login env value not a string", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":"m","vars":{"A":1}}`), nil, 400, "invalid_json"},
+		{"login env unknown field", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":"m","env":{}}`), nil, 400, "invalid_json"},
+		{"login env without methodId", "PUT", "/v1/agents/demo/login/env", []byte(`{"vars":{}}`), nil, 400, "bad_request"},
+		{"login env null body", "PUT", "/v1/agents/demo/login/env", []byte(`null`), nil, 400, "bad_request"},
+		{"login env unknown method", "PUT", "/v1/agents/demo/login/env", []byte(`{"methodId":"nope","vars":{"PATH":"/tmp"}}`), nil, 400, "unknown_login_method"},
+		{"login env unknown agent", "PUT", "/v1/agents/nope/login/env", []byte(`{"methodId":"m"}`), nil, 400, "unknown_agent"},
+		{"login env huge body", "PUT", "/v1/agents/demo/login/env", append(append([]byte(`{"methodId":"m","vars":{"A":"`), big...), '"', '}', '}'), nil, 413, "body_too_large"},
+		{"login agent malformed", "POST", "/v1/agents/demo/login/agent", []byte(`{"methodId"`), nil, 400, "invalid_json"},
+		{"login agent unknown field", "POST", "/v1/agents/demo/login/agent", []byte(`{"methodId":"m","vars":{}}`), nil, 400, "invalid_json"},
+		{"login agent without methodId", "POST", "/v1/agents/demo/login/agent", nil, nil, 400, "bad_request"},
+		{"login agent unknown method", "POST", "/v1/agents/demo/login/agent", []byte(`{"methodId":"nope"}`), nil, 400, "unknown_login_method"},
+		{"login agent control characters", "POST", "/v1/agents/demo/login/agent", []byte(`{"methodId":"\u001b[2J\u0000"}`), nil, 400, "unknown_login_method"},
+		{"login agent huge body", "POST", "/v1/agents/demo/login/agent", append(append([]byte(`{"methodId":"`), big...), '"', '}'), nil, 413, "body_too_large"},
+		{"terminal login malformed", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m",}`), nil, 400, "invalid_json"},
+		{"terminal login negative cols", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m","cols":-1}`), nil, 400, "invalid_json"},
+		{"terminal login cols as string", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m","rows":"24"}`), nil, 400, "invalid_json"},
+		{"terminal login cols over 1000", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m","cols":1001}`), nil, 400, "bad_request"},
+		{"terminal login without methodId", "POST", "/v1/agents/demo/login/terminal", []byte(`{}`), nil, 400, "bad_request"},
+		{"terminal login unknown agent", "POST", "/v1/agents/nope/login/terminal", []byte(`{"methodId":"m"}`), nil, 404, "unknown_agent"},
+		{"terminal login 10 KB agent", "POST", "/v1/agents/" + strings.Repeat("a", 10240) + "/login/terminal", []byte(`{"methodId":"m"}`), nil, 404, "unknown_agent"},
+		{"terminal login of a built-in agent", "POST", "/v1/agents/demo/login/terminal", []byte(`{"methodId":"m"}`), nil, 400, "unknown_auth_method"},
+		{"terminal login socket without upgrade", "GET", "/v1/agents/demo/login/terminal/nope", nil, nil, 426, "upgrade_required"},
+		{"cancel unknown login", "DELETE", "/v1/agents/demo/login/terminal/nope", nil, nil, 404, "login_not_found"},
+		{"cancel traversal login id", "DELETE", "/v1/agents/demo/login/terminal/..%2F..%2Fetc", nil, nil, 404, "login_not_found"},
+		{"cancel NUL login id", "DELETE", "/v1/agents/demo/login/terminal/a%00b", nil, nil, 404, "login_not_found"},
+		{"callback of unknown login", "GET", "/v1/agents/demo/login/terminal/nope/callback/8080/callback?code=x", nil, nil, 404, "login_not_found"},
+		{"callback traversal of unknown login", "GET", "/v1/agents/demo/login/terminal/nope/callback/8080/..%2F..%2F..%2Fsessions", nil, nil, 404, "login_not_found"},
+		{"POST on callback", "POST", "/v1/agents/demo/login/terminal/nope/callback/8080/callback", nil, nil, 405, "method_not_allowed"},
+
+		// Fork, delete with the agent's copy, rename, files, workspace directories, idempotency keys.
+		{"fork malformed", "POST", sp + "/fork", []byte(`{"cwd":`), nil, 400, "invalid_json"},
+		{"fork cwd not a string", "POST", sp + "/fork", []byte(`{"cwd":1}`), nil, 400, "invalid_json"},
+		{"fork unknown field", "POST", sp + "/fork", []byte(`{"agent":"demo"}`), nil, 400, "invalid_json"},
+		{"fork mcpServers not a list", "POST", sp + "/fork", []byte(`{"mcpServers":{"a":1}}`), nil, 400, "bad_request"},
+		{"fork huge body", "POST", sp + "/fork", append(append([]byte(`{"cwd":"`), big...), '"', '}'), nil, 413, "body_too_large"},
+		{"fork unsupported", "POST", sp + "/fork", nil, nil, 422, "fork_unsupported"},
+		{"fork of no session", "POST", "/v1/sessions/nope/fork", nil, nil, 404, "session_not_found"},
+		{"delete agent=keep", "DELETE", sp + "?agent=keep", nil, nil, 400, "bad_request"},
+		{"delete agent empty", "DELETE", sp + "?agent=", nil, nil, 400, "bad_request"},
+		{"delete agent twice", "DELETE", sp + "?agent=delete&agent=delete", nil, nil, 400, "bad_request"},
+		{"delete agent upper case", "DELETE", sp + "?agent=DELETE", nil, nil, 400, "bad_request"},
+		{"delete agent of no session", "DELETE", "/v1/sessions/nope?agent=delete", nil, nil, 404, "session_not_found"},
+		{"rename malformed", "PATCH", sp, []byte(`{"title":"x`), nil, 400, "invalid_json"},
+		{"rename title not a string", "PATCH", sp, []byte(`{"title":42}`), nil, 400, "invalid_json"},
+		{"rename unknown field", "PATCH", sp, []byte(`{"title":"x","name":"y"}`), nil, 400, "invalid_json"},
+		{"rename without title", "PATCH", sp, []byte(`{}`), nil, 400, "bad_request"},
+		{"rename null title", "PATCH", sp, []byte(`{"title":null}`), nil, 400, "bad_request"},
+		{"rename blank title", "PATCH", sp, []byte(`{"title":" \t "}`), nil, 400, "bad_request"},
+		{"rename control character", "PATCH", sp, []byte(`{"title":"a\u001b[31mb"}`), nil, 400, "bad_request"},
+		{"rename newline", "PATCH", sp, []byte(`{"title":"a\nb"}`), nil, 400, "bad_request"},
+		{"rename NUL", "PATCH", sp, []byte(`{"title":"a\u0000b"}`), nil, 400, "bad_request"},
+		{"rename invalid UTF-8", "PATCH", sp, []byte("{\"title\":\"\xff\"}"), nil, 400, "invalid_json"},
+		{"rename 201 characters", "PATCH", sp, []byte(`{"title":"` + strings.Repeat("é", 201) + `"}`), nil, 400, "bad_request"},
+		{"rename huge body", "PATCH", sp, append(append([]byte(`{"title":"`), big...), '"', '}'), nil, 413, "body_too_large"},
+		{"rename no session", "PATCH", "/v1/sessions/nope", []byte(`{"title":"x"}`), nil, 404, "session_not_found"},
+		{"files limit zero", "GET", sp + "/files?limit=0", nil, nil, 400, "bad_request"},
+		{"files negative limit", "GET", sp + "/files?limit=-1", nil, nil, 400, "bad_request"},
+		{"files limit over 200", "GET", sp + "/files?limit=201", nil, nil, 400, "bad_request"},
+		{"files limit not a number", "GET", sp + "/files?limit=ten", nil, nil, 400, "bad_request"},
+		{"files limit huge", "GET", sp + "/files?limit=99999999999999999999", nil, nil, 400, "bad_request"},
+		{"files q too long", "GET", sp + "/files?q=" + strings.Repeat("q", 257), nil, nil, 400, "bad_request"},
+		{"files q invalid UTF-8", "GET", sp + "/files?q=%ff%fe", nil, nil, 400, "bad_request"},
+		{"files q traversal", "GET", sp + "/files?q=..%2F..%2Fetc%2Fpasswd", nil, nil, 200, ""},
+		{"files q NUL", "GET", sp + "/files?q=a%00b", nil, nil, 200, ""},
+		{"files of no session", "GET", "/v1/sessions/nope/files", nil, nil, 404, "session_not_found"},
+		{"dirs relative path", "GET", "/v1/workspace/dirs?path=ws", nil, nil, 400, "bad_request"},
+		{"dirs control character path", "GET", "/v1/workspace/dirs?path=%0a%1b", nil, nil, 400, "bad_request"},
+		{"dirs NUL in path", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/sub\x00"), nil, nil, 400, "bad_request"},
+		{"dirs dot-dot out", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/../outside"), nil, nil, 403, "forbidden_cwd"},
+		{"dirs symlink out", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/escape"), nil, nil, 403, "forbidden_cwd"},
+		{"dirs absolute outside", "GET", "/v1/workspace/dirs?path=%2Fetc", nil, nil, 403, "forbidden_cwd"},
+		{"dirs missing", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/nope"), nil, nil, 400, "bad_request"},
+		{"dirs of a file", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/file"), nil, nil, 400, "bad_request"},
+		{"dirs huge path", "GET", "/v1/workspace/dirs?path=" + url.QueryEscape(ws+"/"+strings.Repeat("d", 5000)), nil, nil, 400, "bad_request"},
+		{"empty idempotency key", "POST", sp + "/prompt", []byte(`{"text":"a"}`), map[string]string{"Idempotency-Key": ""}, 400, "invalid_idempotency_key"},
+		{"256-byte idempotency key", "POST", sp + "/prompt", []byte(`{"text":"a"}`), map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}, 400, "invalid_idempotency_key"},
+		{"tab in idempotency key", "POST", sp + "/prompt", []byte(`{"text":"a"}`), map[string]string{"Idempotency-Key": "a\tb"}, 400, "invalid_idempotency_key"},
+		{"non-ASCII idempotency key", "POST", sp + "/prompt", []byte(`{"text":"a"}`), map[string]string{"Idempotency-Key": "clé"}, 400, "invalid_idempotency_key"},
+		{"idempotency key of no session", "POST", "/v1/sessions/nope/prompt", []byte(`{"text":"a"}`), map[string]string{"Idempotency-Key": "k"}, 404, "session_not_found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,7 +243,23 @@ func TestBadInputCorpus(t *testing.T) {
 					t.Fatalf("the answer names a Go type (%q): %s", leak, truncateStr(body, 300))
 				}
 			}
+			if code != "" && len(body) > maxProblemBytes {
+				t.Fatalf("a %d-byte problem echoes the input: %s", len(body), truncateStr(body, 300))
+			}
 		})
+	}
+	// Two Idempotency-Key headers name no one key.
+	req, _ := http.NewRequest("POST", g.base+sp+"/prompt", strings.NewReader(`{"text":"a"}`))
+	req.Header["Idempotency-Key"] = []string{"k1", "k2"}
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		var p struct{ Code string }
+		_ = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || p.Code != "invalid_idempotency_key" {
+			t.Errorf("two Idempotency-Key headers: %d %q", resp.StatusCode, p.Code)
+		}
 	}
 	for path, want := range map[string]string{"/v1/sessions": "GET, POST", sp: "DELETE, GET, PATCH", sp + "/prompt": "POST", "/v1/me": "GET"} {
 		if resp := g.rawResponse("PUT", path, nil); resp.StatusCode != 405 || resp.Header.Get("Allow") != want {

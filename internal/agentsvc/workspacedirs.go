@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/acp-gateway/gateway/internal/agenterr"
 )
 
 // The directories a person may pick as a new session's cwd (GET /v1/workspace/dirs): the workspace roots, and
@@ -17,10 +19,11 @@ import (
 // so neither `..` nor a symlink leads out; only real directories are listed (no symlinks, no hidden ones, not
 // .git or node_modules), and nothing but directories is opened.
 
-// Bounds of one directory listing.
+// Bounds of one directory listing, and of the path an error quotes back.
 const (
 	maxDirsScanned = 5000
 	maxDirsListed  = 500
+	maxPathEcho    = 256
 )
 
 // DirEntry is one directory a picker offers.
@@ -75,6 +78,9 @@ func badDir(format string, args ...any) error {
 func ListDirs(roots []string, workdir, path string) (DirList, error) {
 	roots = resolvedRoots(roots, workdir)
 	res := DirList{Roots: roots, Default: workdir, Dirs: []DirEntry{}}
+	if real, err := filepath.EvalSymlinks(workdir); err == nil {
+		res.Default = real // resolved as the roots are, so that it lists (and is the cwd a session shows)
+	}
 	if res.Roots == nil {
 		res.Roots = []string{}
 	}
@@ -95,7 +101,7 @@ func ListDirs(roots []string, workdir, path string) (DirList, error) {
 		}
 	}
 	if base == "" {
-		return res, outsideRoots("%q is outside the workspace roots", path)
+		return res, outsideRoots("%q is outside the workspace roots", agenterr.Clip(path, maxPathEcho))
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
@@ -107,14 +113,14 @@ func ListDirs(roots []string, workdir, path string) (DirList, error) {
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) && !errors.Is(err, fs.ErrNotExist) {
-			return res, outsideRoots("%q leads outside the workspace roots", path)
+			return res, outsideRoots("%q leads outside the workspace roots", agenterr.Clip(path, maxPathEcho))
 		}
-		return res, badDir("%q is not a directory", path)
+		return res, badDir("%q is not a directory", agenterr.Clip(path, maxPathEcho))
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(maxDirsScanned)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return res, badDir("%q cannot be read", path)
+		return res, badDir("%q cannot be read", agenterr.Clip(path, maxPathEcho))
 	}
 	res.Truncated = len(entries) == maxDirsScanned
 	for _, e := range entries {

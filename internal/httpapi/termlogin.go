@@ -33,6 +33,9 @@ const (
 // loginInputLimit bounds one message from a login socket: keystrokes and pastes, not files.
 const loginInputLimit = 64 << 10
 
+// maxLoginTermSize bounds a login terminal's columns and rows, at its start and on every resize.
+const maxLoginTermSize = 1000
+
 // isLoginSocket reports whether rest (the path after /v1/agents/) is `{agent}/login/terminal/{loginId}`.
 func isLoginSocket(rest string) bool {
 	parts := strings.Split(rest, "/")
@@ -66,8 +69,8 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 	if req.MethodID == "" {
 		return badRequest("methodId is required: the id of one of the agent's terminal authMethods")
 	}
-	if req.Cols > 1000 || req.Rows > 1000 {
-		return badRequest("cols and rows must be at most 1000")
+	if req.Cols > maxLoginTermSize || req.Rows > maxLoginTermSize {
+		return badRequest("cols and rows must be at most %d", maxLoginTermSize)
 	}
 	agent := chi.URLParam(r, "agent")
 	ctx, cancel := context.WithTimeout(r.Context(), agentsListWait)
@@ -75,7 +78,12 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 	p := principal.From(r.Context())
 	l, err := m.Start(ctx, p, agent, req.MethodID, req.Cols, req.Rows)
 	if err != nil {
-		return termLoginProblem(err)
+		pr := termLoginProblem(err)
+		if pr.Code == "login_failed" { // its error names the command's path: the log's, not the client's
+			s.logger().Warn("terminal login did not start", "agent", agent, "method", req.MethodID, "err", err)
+			pr.Detail = fmt.Sprintf("the login command of agent %q did not start (the gateway log has why)", agent)
+		}
+		return pr
 	}
 	principal.Audit(s.Logger, p, "terminal login", "agent", agent, "method", req.MethodID, "login", l.ID)
 	writeJSON(w, http.StatusCreated, map[string]any{"loginId": l.ID, "agent": agent, "methodId": req.MethodID, "deadline": l.Deadline})
@@ -83,7 +91,7 @@ func (s *Server) startTerminalLogin(w http.ResponseWriter, r *http.Request) erro
 }
 
 // termLoginProblem maps termlogin's errors to problems.
-func termLoginProblem(err error) error {
+func termLoginProblem(err error) *Problem {
 	var busy *termlogin.InProgressError
 	switch {
 	case errors.As(err, &busy):
@@ -101,7 +109,7 @@ func termLoginProblem(err error) error {
 	case errors.Is(err, termlogin.ErrShuttingDown):
 		return problem(http.StatusServiceUnavailable, "shutting_down", "the gateway is shutting down")
 	}
-	return problem(http.StatusBadGateway, "login_failed", "the login command did not start: "+err.Error())
+	return problem(http.StatusBadGateway, "login_failed", "the login command did not start")
 }
 
 // cancelTerminalLogin kills the caller's login.
@@ -208,6 +216,24 @@ func (s *Server) writeLoginOutput(ctx context.Context, c *websocket.Conn, l *ter
 	}
 }
 
+// decodeLoginMessage reads one message of a login socket's client: an input, or a resize to 1 to
+// maxLoginTermSize columns and rows (the bound of the login's start). Anything else (a binary frame, JSON that
+// is not one of them, another size) is not ok, and the socket is closed 1003.
+func decodeLoginMessage(typ websocket.MessageType, data []byte) (loginMessage, bool) {
+	var msg loginMessage
+	if typ != websocket.MessageText || json.Unmarshal(data, &msg) != nil {
+		return loginMessage{}, false
+	}
+	switch msg.Type {
+	case "input":
+		return msg, true
+	case "resize":
+		ok := msg.Cols >= 1 && msg.Cols <= maxLoginTermSize && msg.Rows >= 1 && msg.Rows <= maxLoginTermSize
+		return msg, ok
+	}
+	return loginMessage{}, false
+}
+
 // readLoginInput types what the socket sends on the login's terminal until the socket ends.
 func (s *Server) readLoginInput(ctx context.Context, c *websocket.Conn, l *termlogin.Login) {
 	for {
@@ -215,23 +241,19 @@ func (s *Server) readLoginInput(ctx context.Context, c *websocket.Conn, l *terml
 		if err != nil {
 			return
 		}
-		var msg loginMessage
-		if typ != websocket.MessageText || json.Unmarshal(data, &msg) != nil {
+		msg, ok := decodeLoginMessage(typ, data)
+		if !ok {
 			c.Close(ws.CodeUnsupported, loginReasonBadMsg)
 			return
 		}
-		switch msg.Type {
-		case "input":
+		if msg.Type == "input" {
 			err = l.Input([]byte(msg.Data))
-		case "resize":
+		} else {
 			err = l.Resize(msg.Cols, msg.Rows)
 			if err != nil && !errors.Is(err, termlogin.ErrFinished) {
 				c.Close(ws.CodeUnsupported, loginReasonBadMsg)
 				return
 			}
-		default:
-			c.Close(ws.CodeUnsupported, loginReasonBadMsg)
-			return
 		}
 		if errors.Is(err, termlogin.ErrFinished) {
 			continue // the exit message is on its way
@@ -251,19 +273,22 @@ func (s *Server) loginCallback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return termLoginProblem(err)
 	}
-	port, err := strconv.Atoi(chi.URLParam(r, "port"))
-	if err != nil || port < 1 || port > 65535 {
-		return badRequest("port must be a TCP port number")
+	port, err := callbackPort(chi.URLParam(r, "port"))
+	if err != nil {
+		return err
 	}
 	if !l.ListensOn(port) {
 		return problem(http.StatusNotFound, "callback_not_listening", fmt.Sprintf("the login does not listen on 127.0.0.1:%d (it may have ended)", port))
 	}
 	target := &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
-	path := "/" + chi.URLParam(r, "*")
+	path, rawPath, err := callbackPath(chi.URLParam(r, "*"), r.URL.RawPath != "")
+	if err != nil {
+		return err
+	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
-			pr.Out.URL.Path, pr.Out.URL.RawPath = path, ""
+			pr.Out.URL.Path, pr.Out.URL.RawPath = path, rawPath
 			pr.Out.Host = "localhost:" + strconv.Itoa(port) // the redirect_uri's host, as the browser would send it
 			// The gateway's credential is not the login command's business.
 			pr.Out.Header.Del("Authorization")
@@ -282,4 +307,27 @@ func (s *Server) loginCallback(w http.ResponseWriter, r *http.Request) error {
 	}
 	proxy.ServeHTTP(w, r)
 	return nil
+}
+
+// callbackPort reads a callback's port: a TCP port number, else 400 bad_request.
+func callbackPort(s string) (int, error) {
+	port, err := strconv.Atoi(s)
+	if err != nil || port < 1 || port > 65535 {
+		return 0, badRequest("port must be a TCP port number")
+	}
+	return port, nil
+}
+
+// callbackPath is the path a callback forwards, as the browser sent it: what follows the port. chi matches the
+// escaped path when the request has one (escaped: r.URL.RawPath is set), so the wildcard is then escaped too:
+// it is kept as the raw path and decoded for the path, never escaped a second time.
+func callbackPath(wildcard string, escaped bool) (path, rawPath string, err error) {
+	if !escaped {
+		return "/" + wildcard, "", nil
+	}
+	p, err := url.PathUnescape(wildcard)
+	if err != nil {
+		return "", "", badRequest("the callback path is not a valid URL path")
+	}
+	return "/" + p, "/" + wildcard, nil
 }
