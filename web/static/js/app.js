@@ -36,20 +36,12 @@ import { SignIn } from './signin.js';
 
 const $ = (id) => document.getElementById(id);
 
-// The elements the regions below draw into and the page's own controls; the modules find their own.
+// The page's own controls; the views and modules find the elements they draw into.
 const els = {
   app: $('app'), sidebar: $('sidebar'), backdrop: $('backdrop'), menu: $('menu-toggle'), sidebarClose: $('sidebar-close'),
-  sessionList: $('session-list'), sessionsEmpty: $('sessions-empty'), agentList: $('agent-list'),
-  newSession: $('new-session'), emptyNew: $('empty-new-session'), newAgent: $('new-agent'),
-  title: $('session-title'), meta: $('session-meta'), usage: $('usage'), toolbar: $('toolbar'), selectors: $('selectors'),
-  closeSession: $('close-session'), forkSession: $('fork-session'), shareSession: $('share-session'),
-  transcript: $('transcript'), emptyState: $('empty-state'),
-  plan: $('plan'), planList: $('plan-list'), planProgress: $('plan-progress'), planDetails: $('plan-details'),
-  planCurrent: $('plan-current'), planState: $('plan-state'),
-  composer: $('composer'), input: $('prompt-input'), send: $('send'), cancel: $('cancel-turn'),
-  notice: $('composer-notice'), turnElapsed: $('turn-elapsed'), attach: $('attach'),
-  permDialog: $('perm-dialog'), permTool: $('perm-tool'), permDeadline: $('perm-deadline'), permOptions: $('perm-options'),
-  permQueue: $('perm-queue'), permLater: $('perm-later'), permTitle: $('perm-title'),
+  newSession: $('new-session'), emptyNew: $('empty-new-session'), closeSession: $('close-session'),
+  forkSession: $('fork-session'), shareSession: $('share-session'), transcript: $('transcript'), composer: $('composer'),
+  input: $('prompt-input'), attach: $('attach'), permDialog: $('perm-dialog'), permLater: $('perm-later'),
   confirmDialog: $('confirm-dialog'), toasts: $('toasts'),
 };
 
@@ -60,8 +52,8 @@ const state = {
 };
 
 // The regions drawn from the open session's store (views/); renderAll binds them to it.
-const header = headerRegion(els, { meId: () => state.me && state.me.id, canFork });
-const selectors = selectorsRegion(els, {
+const header = headerRegion({ meId: () => state.me && state.me.id, canFork });
+const selectors = selectorsRegion({
   async setMode(val) {
     const cur = state.cur;
     if (!cur) return;
@@ -88,7 +80,7 @@ const selectors = selectorsRegion(els, {
     if (state.cur === cur) selectors.redraw();
   },
 });
-const composer = composerRegion(els, {
+const composer = composerRegion({
   empty: () => ({ usable: !!page.state.defaultAgent || !!starter.creating, startingAgent: starter.startingAgent, defaultAgent: page.state.defaultAgent }),
   setCaps: (on) => tray.setCaps(on ? promptCaps() : { image: false, file: false }),
   after: (startingAgent) => {
@@ -100,7 +92,7 @@ const composer = composerRegion(els, {
 
 // The agents and sessions listed and the titles learnt (pagestate.js): the sidebar and the tab's title follow it.
 const page = createStore(initialPage(), reducePage);
-const sidebar = sidebarRegion(els, page, {
+const sidebar = sidebarRegion(page, {
   onPick: () => { if (isNarrow()) setSidebar(false); },
   rename: async (id, title) => (await api.rename(id, title)).title,
   renamed: (id, title) => {
@@ -110,9 +102,9 @@ const sidebar = sidebarRegion(els, page, {
   onError: (err) => toast('Could not rename: ' + errorText(err), 'error'),
   watching: () => !document.hidden,
 });
-const agents = agentsRegion(els, { open: (name) => starter.open(name), logout: (a) => logoutAction(a, toast) });
-const permission = permissionRegion(els, (pid, optionId) => { if (state.cur) state.cur.answer(pid, optionId); });
-const regions = [header, selectors, planRegion(els), usageView(els.usage), composer, sidebar, permission, titleRegion(document, page)];
+const agents = agentsRegion({ open: (name) => starter.open(name), logout: (a) => logoutAction(a, toast) });
+const permission = permissionRegion((pid, optionId) => { if (state.cur) state.cur.answer(pid, optionId); });
+const regions = [header, selectors, planRegion(), usageView($('usage')), composer, sidebar, permission, titleRegion(document, page)];
 
 
 const notifier = new WaitNotifier({
