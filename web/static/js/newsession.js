@@ -75,6 +75,7 @@ export class SessionStarter {
     e.agent.focus();
   }
 
+  /** The dialog's form: POST /v1/sessions, then open the session (or list it, if the dialog was dismissed). */
   async create(ev) {
     ev.preventDefault();
     if (this.creating) return;

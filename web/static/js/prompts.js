@@ -33,6 +33,7 @@ export class PromptSender {
     this.input.value = '';
   }
 
+  /** The composer's events: Enter sends, Shift+Enter breaks the line, pasted or dropped files attach. */
   wire() {
     const { input, form } = this;
     const { tray } = this.ctx;
@@ -86,6 +87,7 @@ export class PromptSender {
     this.updateHint();
   }
 
+  /** Edit: a queued prompt goes back into the composer, before what it holds. */
   editQueued(key) {
     const it = this.queue.remove(key);
     if (!it) return;
@@ -95,12 +97,14 @@ export class PromptSender {
     this.input.focus();
   }
 
+  /** Remove: a queued prompt is dropped, not sent. */
   removeQueued(key) {
     this.queue.remove(key);
     this.ctx.changed();
     this.input.focus();
   }
 
+  /** Retry: a prompt that failed waits in its turn again. */
   retryQueued(it) {
     it.error = '';
     this.ctx.changed();
@@ -116,6 +120,7 @@ export class PromptSender {
     this.submitPrompt(cur, first.text, first.attachments, first);
   }
 
+  /** The line under the composer: what a slash command written takes, or that a turn runs. */
   updateHint() {
     const cur = this.ctx.cur();
     const v = this.input.value;

@@ -125,6 +125,7 @@ export class SignIn {
     this.els.app.inert = false;
   }
 
+  /** The view's form: the token typed is tried with GET /v1/me and kept in the tab only once accepted. */
   async submit(ev) {
     ev.preventDefault();
     const e = this.els;
