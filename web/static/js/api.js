@@ -10,6 +10,12 @@ export class ApiError extends Error {
   }
 }
 
+/** An error as a sentence for the person: the gateway's message and its stable code. */
+export function errorText(err) {
+  if (err instanceof ApiError) return err.message + (err.code ? ` (${err.code})` : '');
+  return String((err && err.message) || err);
+}
+
 // A gateway started with a token (GATEWAY_TOKEN) or a users file wants one on every API call. The sign-in view
 // asks for it and keeps it in this tab's sessionStorage; `#token=…` in the page URL works too and is removed from
 // the address bar at once.

@@ -77,3 +77,9 @@ export function resourceName(uri) {
     return tail || 'file';
   }
 }
+
+/** Blocks of a sent message as composer items (the shape of attachments), to send or edit again. */
+export function itemsOf(blocks) {
+  return (blocks || []).filter((b) => b && typeof b === 'object' && b.type)
+    .map((b) => ({ kind: b.type === 'resource_link' ? 'mention' : b.type, name: b.name || '', size: 0, block: b }));
+}

@@ -63,3 +63,11 @@ const TOO_EARLY = new Set(['turn_running', 'session_not_ready']);
 export function refusedAsTooEarly(code) {
   return TOO_EARLY.has(code);
 }
+
+/** What canSendQueued needs to know of an open session (session.js's OpenSession, or its shape). */
+export function sendability(cur) {
+  return {
+    loaded: !!cur.session && cur.replayed, status: cur.status, running: cur.turn.running, sending: cur.sending,
+    readOnly: cur.readOnly, held: cur.held,
+  };
+}

@@ -2,18 +2,21 @@
 // the agent's "Log out" where the caller holds a login (login.js); the new-session dialog's choice follows it.
 
 import { h, clear, icon } from '../dom.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
 
 /** The rows the list shows for the page's state: {agent, name, kind, isDefault}. */
 export function agentRows(page) {
   return page.agents.map((a) => ({ agent: a, name: a.name, kind: a.kind || '', isDefault: !!a.default || a.name === page.defaultAgent }));
 }
 
+// The elements it draws into, by id.
+const IDS = { agentList: 'agent-list', newAgent: 'new-agent' };
+
 /**
  * els: agentList, newAgent. ctx: open(name) a new session with the agent, logout(agent) → a Promise of its "Log
  * out" button or null. Follows the page's store (bind); redraw() when the logins held changed.
  */
-export function agentsRegion(els, ctx) {
+export function agentsRegion(ctx, els = byId(IDS)) {
   return region((pg) => ({ agents: pg.agents, defaultAgent: pg.defaultAgent }), (sl, pg) => {
     clear(els.agentList);
     for (const row of agentRows(pg)) {

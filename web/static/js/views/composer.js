@@ -5,14 +5,17 @@
 import { acceptsPrompt } from '../status.js';
 import { VIEWER_NOTICE } from '../sharing.js';
 import { Ticker, fmtElapsed } from '../elapsed.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
+
+// The elements it draws into, by id.
+const IDS = { attach: 'attach', cancel: 'cancel-turn', composer: 'composer', input: 'prompt-input', notice: 'composer-notice', send: 'send', transcript: 'transcript', turnElapsed: 'turn-elapsed' };
 
 /**
  * els: notice, input, send, attach, cancel, composer, transcript, turnElapsed. ctx: empty() → {usable,
  * startingAgent, defaultAgent} for the empty state; setCaps(on) the attachment tray; after(startingAgent) what
  * follows a draw (hint, queue). Follows a session's store (bind); redraw() when ctx's answers changed.
  */
-export function composerRegion(els, ctx) {
+export function composerRegion(ctx, els = byId(IDS)) {
   const ticker = new Ticker((ms) => { els.turnElapsed.textContent = `Running ${fmtElapsed(ms)}`; });
   return region((st) => ({
     open: !!st.detail, status: st.status, running: !!st.turn, readOnly: st.readOnly,

@@ -4,7 +4,7 @@
 import { h, clear, icon } from '../dom.js';
 import { statusView, acceptsPrompt } from '../status.js';
 import { watcherRows } from '../people.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
 
 const POLICY_LABEL = {
   ask: 'Ask', 'approve-reads': 'Approve reads', 'approve-all': 'Approve all', 'deny-all': 'Deny all',
@@ -16,11 +16,14 @@ export function headerTitle(detail, liveTitle) {
   return liveTitle || (detail && detail.title) || `${(detail && detail.agent) || 'agent'} · ${id.length > 10 ? id.slice(0, 8) : id}`;
 }
 
+// The elements it draws into, by id.
+const IDS = { closeSession: 'close-session', emptyState: 'empty-state', forkSession: 'fork-session', meta: 'session-meta', shareSession: 'share-session', title: 'session-title', toolbar: 'toolbar' };
+
 /**
  * els: emptyState, title, meta, toolbar, closeSession, forkSession, shareSession. ctx: meId() the signed-in
  * principal, canFork(detail). Follows a session's store (bind); redraw() after who is signed in changed.
  */
-export function headerRegion(els, ctx) {
+export function headerRegion(ctx, els = byId(IDS)) {
   return region((st) => ({
     detail: st.detail, title: st.title, status: st.status, statusReason: st.statusReason, running: !!st.turn,
     readOnly: st.readOnly, sharing: st.sharing, notResumable: st.notResumable, watchers: st.watchers,

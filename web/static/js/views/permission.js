@@ -6,7 +6,7 @@ import { h, clear } from '../dom.js';
 import { acceptsPrompt } from '../status.js';
 import { pickPermission } from '../state.js';
 import { renderToolContent, kindIcon } from '../transcript.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
 
 /**
  * What the dialog shows for a session's state: {request, position ("2 of 3 requests", or '' for one)}, or null
@@ -28,11 +28,14 @@ export function deadlineText(deadline, now) {
   return s > 0 ? `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} — then it is denied.` : 'Expired: the gateway denies it now.';
 }
 
+// The elements it draws into, by id.
+const IDS = { permDeadline: 'perm-deadline', permDialog: 'perm-dialog', permLater: 'perm-later', permOptions: 'perm-options', permQueue: 'perm-queue', permTool: 'perm-tool' };
+
 /**
  * els: permDialog, permTool, permDeadline, permOptions, permQueue, permLater. answer(permissionId, optionId):
  * the person picked an option. Follows a session's store (bind); review(store, id) brings a request up, focused.
  */
-export function permissionRegion(els, answer) {
+export function permissionRegion(answer, els = byId(IDS)) {
   let timer = 0;
   let shownId = null;
   let focusNext = false;

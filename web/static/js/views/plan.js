@@ -4,10 +4,13 @@
 import { h, clear, icon } from '../dom.js';
 import { planView } from '../plan.js';
 import { acceptsPrompt } from '../status.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
+
+// The elements it draws into, by id.
+const IDS = { plan: 'plan', planCurrent: 'plan-current', planDetails: 'plan-details', planList: 'plan-list', planProgress: 'plan-progress', planState: 'plan-state' };
 
 /** els: plan, planDetails, planList, planProgress, planCurrent, planState. Follows a session's store (bind). */
-export function planRegion(els) {
+export function planRegion(els = byId(IDS)) {
   let open = false; // the person opened the checklist, for the session bound
   const view = region((st) => ({ plan: st.plan, turn: st.turn, status: st.status, lastStop: st.lastStop }), (sl) => {
     const entries = sl.plan && Array.isArray(sl.plan.entries) ? sl.plan.entries : [];

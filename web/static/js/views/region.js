@@ -48,3 +48,10 @@ function sameSlice(a, b) {
   for (const k of Object.keys(b)) if (a[k] !== b[k]) return false;
   return Object.keys(a).length === Object.keys(b).length;
 }
+
+/** The elements of ids ({key: id}) by key: a view finds its own elements. */
+export function byId(ids) {
+  const els = {};
+  for (const [k, id] of Object.entries(ids)) els[k] = document.getElementById(id);
+  return els;
+}

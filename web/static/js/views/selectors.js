@@ -4,7 +4,7 @@
 import { h, clear } from '../dom.js';
 import { acceptsPrompt } from '../status.js';
 import { legacyModesSuperseded } from '../modes.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
 
 /** Select options may be grouped ({group, name, options:[…]}) in newer ACP schemas. */
 export function flattenOptions(options) {
@@ -16,11 +16,14 @@ export function flattenOptions(options) {
   return out;
 }
 
+// The elements it draws into, by id.
+const IDS = { selectors: 'selectors', toolbar: 'toolbar' };
+
 /**
  * els: selectors, toolbar. on: setMode(modeId, select) and setConfig(option, value, select), called when the person
  * picks one (the select is disabled until the view draws again). Follows a session's store (bind).
  */
-export function selectorsRegion(els, on) {
+export function selectorsRegion(on, els = byId(IDS)) {
   return region((st) => ({
     open: !!st.detail, modes: st.availableModes, currentModeId: st.currentModeId, configOptions: st.configOptions,
     status: st.status, readOnly: st.readOnly,

@@ -6,7 +6,7 @@ import { h, clear } from '../dom.js';
 import { statusView } from '../status.js';
 import { SeenTurns, waitingRequests } from '../markers.js';
 import { SessionTools } from '../sessionsearch.js';
-import { region } from './region.js';
+import { region, byId } from './region.js';
 
 function shortId(id) {
   const s = String(id || '');
@@ -76,12 +76,15 @@ export function sessionRows(page, st, seen, watching) {
   });
 }
 
+// The elements it draws into, by id.
+const IDS = { sessionList: 'session-list', sessionsEmpty: 'sessions-empty' };
+
 /**
  * els: sessionList, sessionsEmpty. page: the page's store (pagestate.js). ctx: onPick() a session was clicked,
  * rename(id, title) → the stored title, renamed(id, title), onError(err), watching() whether the page is seen.
  * Follows the open session's store (bind); setPrincipal(id, storage) when who is signed in changed.
  */
-export function sidebarRegion(els, page, ctx) {
+export function sidebarRegion(page, ctx, els = byId(IDS)) {
   let seen = new SeenTurns(null, '');
   let principal;
   let last = null; // the open session's state the list was last drawn from
