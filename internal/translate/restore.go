@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/acp-gateway/gateway/internal/translate/rawjson"
@@ -125,19 +126,19 @@ func (m *GatewayMeta) parse(raw []byte) error {
 			return true
 		}
 		var ok bool
-		switch k := mb.Key(raw); {
+		switch k := stampKey(raw, mb); {
 		case bytes.EqualFold(k, []byte("seq")):
 			var err error
 			s.Seq, err = strconv.ParseUint(string(v), 10, 64)
 			ok = err == nil
 		case bytes.EqualFold(k, []byte("epoch")):
-			s.Epoch, ok = rawjson.DecodeString(v)
+			s.Epoch, ok = stampString(v)
 		case bytes.EqualFold(k, []byte("turnId")):
-			s.TurnID, ok = rawjson.DecodeString(v)
+			s.TurnID, ok = stampString(v)
 		case bytes.EqualFold(k, []byte("permissionId")):
-			s.PermissionID, ok = rawjson.DecodeString(v)
+			s.PermissionID, ok = stampString(v)
 		case bytes.EqualFold(k, []byte("deadline")):
-			s.Deadline, ok = rawjson.DecodeString(v)
+			s.Deadline, ok = stampString(v)
 		case bytes.EqualFold(k, []byte("truncated")):
 			s.Truncated, ok = decodeBool(v)
 		case bytes.EqualFold(k, []byte("resent")):
@@ -161,6 +162,29 @@ func (m *GatewayMeta) parse(raw []byte) error {
 	}
 	*m = s
 	return nil
+}
+
+// stampKey is a stamp member's key as json.Unmarshal matches it: escapes decoded.
+func stampKey(raw []byte, mb rawjson.Member) []byte {
+	k := mb.Key(raw)
+	if bytes.IndexByte(k, '\\') < 0 {
+		return k
+	}
+	var decoded string
+	if json.Unmarshal(raw[mb.KeyStart:mb.KeyEnd], &decoded) != nil {
+		return k
+	}
+	return []byte(decoded)
+}
+
+// stampString reads a raw JSON string of a stamp as json.Unmarshal does: invalid UTF-8 becomes U+FFFD, as
+// the gateway's own frames would carry it. Only such strings take encoding/json's path.
+func stampString(v []byte) (string, bool) {
+	if s, ok := rawjson.DecodeString(v); ok && utf8.ValidString(s) {
+		return s, true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
 }
 
 // decodeBool reads a raw JSON boolean.

@@ -18,6 +18,8 @@ func TestGatewayMetaParseAsUnmarshal(t *testing.T) {
 		`{"seq":"5"}`, `{"seq":-1}`, `{"seq":1.5}`, `{"seq":1e2}`, `{"seq":18446744073709551616}`,
 		`{"seq":2,"epoch":3}`, `{"seq":2,"truncated":"yes"}`, `{"seq":2,"resent":1}`,
 		`{"epoch":"e1"}`, `{"seq":0}`, `{}`, `[]`, `"x"`,
+		"{\"seq\":1,\"epoch\":\"\xff\"}", "{\"seq\":1,\"turnId\":\"a\xed\xa0\x80b\"}", "{\"seq\":1,\"epoch\":\"\\u00e9\xff\"}",
+		`{"seq":1,"s\u0065q":2}`, `{"\u0073eq":2}`, `{"seq":1,"\u0065poch":"e"}`, `{"seq":1,"ſeq":3}`,
 	} {
 		var got GatewayMeta
 		gotErr := got.parse([]byte(raw))
