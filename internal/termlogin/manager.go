@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -96,7 +96,7 @@ func (m *Manager) Lifetime() time.Duration { return m.cfg.Lifetime }
 func (m *Manager) Start(ctx context.Context, p principal.Principal, agent, methodID string, cols, rows uint16) (*Login, error) {
 	spec, ok := m.specs[agent]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, clip(agent, 64))
+		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, agenterr.Clip(agent, 64))
 	}
 	if spec.Kind != agents.KindACP || spec.Command == "" {
 		return nil, fmt.Errorf("%w: %q runs inside the gateway", ErrNoLogin, agent)
@@ -107,7 +107,7 @@ func (m *Manager) Start(ctx context.Context, p principal.Principal, agent, metho
 	}
 	method, ok := findMethod(methods, methodID)
 	if !ok {
-		return nil, fmt.Errorf("%w: agent %q offers no terminal auth method %q", ErrUnknownMethod, agent, clip(methodID, 128))
+		return nil, fmt.Errorf("%w: agent %q offers no terminal auth method %q", ErrUnknownMethod, agent, agenterr.Clip(methodID, 128))
 	}
 	spec = spec.ForPrincipal(p.ID)
 	if err := spec.MakeHome(); err != nil {
@@ -216,16 +216,4 @@ func (l *Login) exitStatus() (Exit, bool) {
 		return Exit{}, false
 	}
 	return *l.exit, true
-}
-
-// clip bounds what an error quotes of a client's input (an agent name, a method id) to n bytes.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
