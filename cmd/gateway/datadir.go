@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/store/blockcheck"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -133,10 +134,10 @@ func readNodeID(dir string) (string, error) {
 	return id, nil
 }
 
-// reportDamage tells the operator which damaged blocks the start-up cut (jsstore.RepairBlocks): what each kept
+// reportDamage tells the operator which damaged blocks the start-up cut (blockcheck.Repair): what each kept
 // and lost, and where the block as it was is saved. Sessions whose directory entries were cut are not listed
 // any more; sessions whose frames were cut come back with the frames before the damage.
-func reportDamage(logger *slog.Logger, damage []jsstore.Damage) {
+func reportDamage(logger *slog.Logger, damage []blockcheck.Damage) {
 	for _, d := range damage {
 		what := "session logs: frames after the cut are lost"
 		if strings.HasPrefix(d.Stream, "KV_") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/store/blockcheck"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 	"github.com/acp-gateway/gateway/internal/store/natstest"
 )
@@ -163,12 +164,12 @@ func TestDamagedLogKeepsFramesBeforeTheCut(t *testing.T) {
 	}
 }
 
-// TestRepairBlocksLeavesAHealthyStore: a store nobody damaged is left as it is.
-func TestRepairBlocksLeavesAHealthyStore(t *testing.T) {
+// TestRepairLeavesAHealthyStore: a store nobody damaged is left as it is.
+func TestRepairLeavesAHealthyStore(t *testing.T) {
 	dir := writeStore(t, 3, 50)
-	damage, err := jsstore.RepairBlocks(dir)
+	damage, err := blockcheck.Repair(dir)
 	if err != nil || len(damage) != 0 {
-		t.Fatalf("RepairBlocks on a healthy store: %v, %v", damage, err)
+		t.Fatalf("blockcheck.Repair on a healthy store: %v, %v", damage, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "damaged")); !os.IsNotExist(err) {
 		t.Fatalf("a damaged directory was made: %v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/store/blockcheck"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -50,10 +51,10 @@ func ConnectOptions() []nats.Option {
 }
 
 // Embedded starts mode b's store: an in-process JetStream server on dir/jetstream and a connection to it. The
-// store's blocks are checked first and damaged ones cut (RepairBlocks); the returned damage says what was cut,
+// store's blocks are checked first and damaged ones cut (blockcheck.Repair); the returned damage says what was cut,
 // for the operator. The returned shutdown closes the connection and stops the server.
-func Embedded(dir string) (*nats.Conn, func(), []Damage, error) {
-	damage, err := RepairBlocks(dir)
+func Embedded(dir string) (*nats.Conn, func(), []blockcheck.Damage, error) {
+	damage, err := blockcheck.Repair(dir)
 	if err != nil {
 		return nil, nil, damage, err
 	}

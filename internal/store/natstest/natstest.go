@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/acp-gateway/gateway/internal/store/blockcheck"
 	"github.com/acp-gateway/gateway/internal/store/jsstore"
 )
 
@@ -39,11 +40,11 @@ func (s *Server) Dir() string { return s.dir }
 
 // Start starts the server on its store directory (again, after Stop).
 //
-// On a restart every block the server wrote must pass the start-up check of mode b (jsstore.RepairBlocks): a
+// On a restart every block the server wrote must pass the start-up check of mode b (blockcheck.Repair): a
 // block it would cut is a false alarm, and fails the test.
 func (s *Server) Start() {
 	s.t.Helper()
-	if damage, err := jsstore.RepairBlocks(s.dir); err != nil || len(damage) > 0 {
+	if damage, err := blockcheck.Repair(s.dir); err != nil || len(damage) > 0 {
 		s.t.Errorf("natstest: the store's own blocks fail the start-up check: %v %v", damage, err)
 	}
 	srv, err := jsstore.StartServer(jsstore.ServerOptions(s.dir))

@@ -1,4 +1,4 @@
-package jsstore
+package blockcheck
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Damage is a block of the embedded store that failed its check at start-up (blockcheck.go). It was cut at
+// Damage is a block of the embedded store that failed its check at start-up (check.go). It was cut at
 // its first bad record, after a copy of it as it was was saved; what followed that record is lost.
 type Damage struct {
 	Stream  string // the stream: the session logs (<prefix>-log) or the session directory (KV_<prefix>-sessions)
@@ -27,11 +27,11 @@ func (d Damage) String() string {
 		d.Stream, filepath.Base(d.Block), d.Reason, d.Offset, d.Kept, d.LastSeq, d.Lost, d.SavedTo)
 }
 
-// RepairBlocks checks every block of every stream under dir/jetstream (dir is the server's StoreDir) before the
+// Repair checks every block of every stream under dir/jetstream (dir is the server's StoreDir) before the
 // server opens them. A damaged block is copied to dir/damaged/<time>/ and cut at its first bad record, and its
 // stream's state file (msgs/index.db) is removed so the server rebuilds the stream's state from the blocks as
 // they now are. It returns what it cut; an error is a check or a repair that could not be done.
-func RepairBlocks(dir string) ([]Damage, error) {
+func Repair(dir string) ([]Damage, error) {
 	streamDirs, err := filepath.Glob(filepath.Join(dir, "jetstream", "*", "streams", "*"))
 	if err != nil {
 		return nil, err

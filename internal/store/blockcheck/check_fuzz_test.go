@@ -1,4 +1,4 @@
-package jsstore
+package blockcheck
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 	"github.com/minio/highwayhash"
 )
 
-// blockRecord encodes one record as nats-server's file store writes it (blockcheck.go has the layout).
+// blockRecord encodes one record as nats-server's file store writes it (check.go has the layout).
 func blockRecord(stream string, index, seq uint64, subject string, hdrs, payload []byte) []byte {
 	le := binary.LittleEndian
 	shlen := len(subject)

@@ -1,4 +1,4 @@
-package jsstore
+package blockcheck
 
 import (
 	"bufio"
