@@ -279,3 +279,94 @@ test('a permission still pending at the snapshot whose card is before the window
     assert.deepEqual(after.map((r) => r.perm && r.perm.state), ['resolved'], `max ${max}: the answer reaches X's card`);
   }
 });
+
+/** A log whose snapshot window starts early and spans many frames: turn t1 runs tool call X (left in_progress, or
+ * only asked permission for when `permOnly`), then one message streamed in `chunks` chunks; a snapshot of one
+ * entry keeps only that message. `ended`: t1 ends before the message, which then comes in a second turn. */
+function longWindowLog(chunks, { permOnly = false, ended = false } = {}) {
+  const frames = [];
+  let seq = 0;
+  const f = (method, params, turnId, id) => {
+    const fr = { jsonrpc: '2.0', method, params: { sessionId: 's', ...params, _meta: { gateway: { seq: ++seq, epoch: 'e', ...(turnId ? { turnId } : {}) } } } };
+    if (id !== undefined) fr.id = id;
+    frames.push(fr);
+  };
+  const up = (turnId, u) => f('session/update', { update: u }, turnId);
+  f('_gateway/turn_started', { turnId: 't1' }, 't1');
+  up('t1', { sessionUpdate: 'user_message_chunk', messageId: 'u1', content: { type: 'text', text: 'prompt' } });
+  if (permOnly) {
+    f('session/request_permission', { toolCall: { toolCallId: 'Z', title: 'Write file' }, options: [{ optionId: 'ok', name: 'Allow', kind: 'allow_once' }] }, 't1', 'P1');
+    f('_gateway/permission_resolved', { permissionId: 'P1', outcome: { outcome: 'selected', optionId: 'ok' }, by: 'rest' }, 't1');
+  } else {
+    up('t1', { sessionUpdate: 'tool_call', toolCallId: 'X', title: 'Run server', kind: 'execute', status: 'in_progress' });
+  }
+  let t = 't1';
+  if (ended) {
+    f('_gateway/turn_ended', { turnId: 't1', stopReason: 'end_turn' }, 't1');
+    t = 't2';
+    f('_gateway/turn_started', { turnId: t }, t);
+  }
+  for (let i = 0; i < chunks; i++) up(t, { sessionUpdate: 'agent_message_chunk', messageId: 'long', content: { type: 'text', text: '.' } });
+  return frames;
+}
+
+/** eventsOf, counting the frames it hands out in count.n. */
+function countingEvents(frames, count) {
+  const get = eventsOf(frames, 1000);
+  return async (after, limit) => {
+    const page = await get(after, limit);
+    count.n += page.frames.length;
+    return page;
+  };
+}
+
+test('one click reads at most its bound and its read-ahead when an earlier card stays open in a running turn', async () => {
+  const frames = longWindowLog(3000);
+  const snap = snapshotOf(frames, 1);
+  assert.equal(snap.entries.length, 1);
+  const store = createStore(fromSnapshot(snap));
+  const count = { n: 0 };
+  const loader = new EarlierLoader(store, countingEvents(frames, count), { perClick: 50 });
+  await loader.load();
+  assert.ok(count.n <= 100, `one click read ${count.n} frames (bound 50, read-ahead 50)`);
+  const st = store.state;
+  const x = st.rows.slice(0, st.early).find((r) => r.type === 'tool' && r.id === 'X');
+  assert.ok(x, 'the earlier card is shown');
+  assert.equal(st.rows[st.early].noteKind, 'truncated', 'the note stays: the card may not be final yet');
+  assert.match(st.rows[st.early].text, /final/);
+  // Further clicks read on to the snapshot; the turn's end, live, then leaves X's card unfinished.
+  await loadAll(loader, store);
+  assert.equal(store.state.rows.filter((r) => r.type === 'note').length, 0, 'the gap is closed');
+  store.dispatch({ jsonrpc: '2.0', method: '_gateway/turn_ended', params: { sessionId: 's', turnId: 't1', stopReason: 'end_turn', _meta: { gateway: { seq: frames.length + 1, epoch: 'e', turnId: 't1' } } } });
+  const xs = store.state.rows.filter((r) => r.type === 'tool' && r.id === 'X');
+  assert.deepEqual(xs.map((r) => [r.tc.status, r.stale]), [['in_progress', true]]);
+});
+
+test('a card made only by a permission request settles at its turn end: one click reads no further', async () => {
+  const frames = longWindowLog(3000, { permOnly: true, ended: true });
+  const full = replay(frames);
+  const store = createStore(fromSnapshot(snapshotOf(frames, 1)));
+  const count = { n: 0 };
+  const loader = new EarlierLoader(store, countingEvents(frames, count), { perClick: 50 });
+  await loader.load();
+  assert.ok(count.n <= 50, `one click read ${count.n} frames (bound 50)`);
+  const st = store.state;
+  assert.equal(st.rows.filter((r) => r.type === 'note').length, 0, 'the gap is closed');
+  assert.deepEqual(st.rows.slice(0, st.early).map(view), full.rows.slice(0, st.early).map(view));
+  const z = st.rows.find((r) => r.type === 'tool' && r.id === 'Z');
+  assert.deepEqual([z.perm && z.perm.state, z.stale], ['resolved', true], 'the turn ended: the card is final');
+});
+
+test('a live frame that settled an earlier card before the gap closed stays on that card as the next clicks read on', async () => {
+  const frames = longWindowLog(3000);
+  const store = createStore(fromSnapshot(snapshotOf(frames, 1)));
+  const loader = new EarlierLoader(store, countingEvents(frames, { n: 0 }), { perClick: 50 });
+  await loader.load();
+  assert.equal(store.state.rows[store.state.early].noteKind, 'truncated', 'the first click leaves the gap open');
+  store.dispatch({ jsonrpc: '2.0', method: '_gateway/turn_ended', params: { sessionId: 's', turnId: 't1', stopReason: 'end_turn', _meta: { gateway: { seq: frames.length + 1, epoch: 'e', turnId: 't1' } } } });
+  await loadAll(loader, store);
+  assert.equal(store.state.rows.filter((r) => r.type === 'note').length, 0, 'the gap is closed');
+  const xs = store.state.rows.filter((r) => r.type === 'tool' && r.id === 'X');
+  assert.deepEqual(xs.map((r) => [r.tc.status, r.stale]), [['in_progress', true]], 'the turn ended with X open');
+  assert.equal(store.state.open.X, undefined, 'a later turn end does not reach X again');
+});

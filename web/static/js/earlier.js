@@ -2,8 +2,8 @@
 // note reads the log from its start (GET /v1/sessions/{id}/events, JSON pages), folds the frames with the same
 // reduce as the live ones, and puts their rows before the snapshot's (state.js mergeEarlier). Each click reads
 // at most EARLIER_FRAMES frames, so a long log costs what the person asks for; the button stays for the rest.
-// Past the snapshot's first row it reads on until the earlier cards are final, and a resync folds again what
-// the person had loaded, so the rows before a snapshot always read as a replay from seq 1.
+// Past the snapshot's first row it reads on (at most as many frames again) until the earlier cards are final,
+// and a resync folds again what the person had loaded, so the rows before a snapshot read as a replay from seq 1.
 
 import { initialState, boundaryOf, foldEarlier, mergeEarlier } from './state.js';
 
@@ -90,13 +90,21 @@ export class EarlierLoader {
   }
 
   // Reads pages from this.after until the snapshot's first row and the rows before it are final, past `most`
-  // frames before the snapshot's first row, or past seq `to`. Returns {done, rows}, or null when a new start
-  // made this run stale.
+  // frames (plus a read-ahead of as many once that row is made), or past seq `to`. Returns {done, rows}, or
+  // null when a new start made this run stale.
+  //
+  // The read-ahead is bounded because a card can stay open up to the snapshot's seq: a tool call of the turn
+  // still running at the snapshot (its end comes live), or one waiting for a permission answer. Reading on for
+  // it could fetch the whole snapshot window (tens of thousands of frames) in one click. Past the bound the
+  // rows are shown, the note says a card may not be final yet, and the next click reads on; the frames after
+  // the snapshot reach such a card all the same (mergeEarlier), and a continued entry of the snapshot gives it
+  // its state at the snapshot's seq when it was updated inside the window.
   async read(run, most, to) {
     let done = false;
     let rows = null;
-    for (let n = 0; !done && (n < most || this.cut >= 0) && this.after < to;) {
-      const want = this.cut >= 0 ? PAGE : Math.min(PAGE, most - n, to - this.after);
+    const ahead = most; // frames read past `most` once the snapshot's first row is made
+    for (let n = 0; !done && (n < most || (this.cut >= 0 && n < most + ahead)) && this.after < to;) {
+      const want = Math.min(PAGE, (this.cut >= 0 ? most + ahead : most) - n, to - this.after);
       const page = await this.fetchPage(this.after, want);
       if (run !== this.run) return null;
       const frames = Array.isArray(page && page.frames) ? page.frames : [];
@@ -133,7 +141,9 @@ export class EarlierLoader {
   // state with the rows read so far before its snapshot's, and the note that says what is left.
   merged(state, { done, rows }) {
     if (done) return mergeEarlier(state, rows, this.gone ? { status: 'done', text: this.goneText() } : null, this.folded);
-    const more = 'Some messages between these and the ones below are not shown yet.';
+    const more = this.cut >= 0
+      ? 'Some cards above may not show their final state yet: later messages, not read yet, may change them.'
+      : 'Some messages between these and the ones below are not shown yet.';
     const part = this.cut >= 0 ? this.folded.rows.slice(0, this.cut) : this.folded.rows;
     return mergeEarlier(state, part, { status: 'idle', text: this.gone ? `${this.goneText()} ${more}` : more }, this.folded);
   }

@@ -235,7 +235,8 @@ function turnEnded(s, p, turnId) {
   // Tool calls the agent left open can no longer progress: their cards say so, keeping the last status.
   for (const id of Object.keys(s.open)) {
     const row = toolRowOf(s, id);
-    if (row && !row.stale) put(s, { ...row, stale: true });
+    const done = row && (row.tc.status === 'completed' || row.tc.status === 'failed');
+    if (row && !row.stale && !done) put(s, { ...row, stale: true });
   }
   s.open = {};
   const reason = p.error ? 'error' : p.stopReason || 'end_turn';
@@ -251,6 +252,9 @@ function permissionRequested(s, pid, toolCall, options = []) {
   if (!row) {
     row = newToolRow(s, id, null);
     row = { ...row, tc: mergeToolCall(row.tc, toolCall) };
+    // Open like a tool call's card, so its turn's end settles it: no later frame may complete it then (and a
+    // load of earlier messages need not read on for it).
+    if (!s.open[id]) s.open = { ...s.open, [id]: true };
     // After a snapshot that left entries out, the card may be among them: it joins it once loaded.
     if (s.truncated) row.continues = 'permission';
   }
@@ -507,7 +511,7 @@ export function mergeEarlier(state, earlier, note, folded = null) {
   const hasNote = old && old.type === 'note' && old.noteKind === 'truncated';
   if (!hasNote) return state;
   const prev = state.rows.slice(0, at);
-  const mine = earlier ? earlier.map((r) => ({ ...r, key: 'early:' + r.key })) : prev;
+  const mine = earlier ? earlier.map((r) => keepSettled(state, { ...r, key: 'early:' + r.key })) : prev;
   let tail = state.rows.slice(at + 1);
   const next = { ...state };
   if (earlier) tail = absorb(next, mine, tail, folded);
@@ -559,6 +563,15 @@ function absorb(s, mine, tail, folded) {
   return tail.filter((r) => !drop.has(r.key));
 }
 
+// An earlier card the fold still has open, as the row already shown for it when that one is settled: the frames
+// after the snapshot (live ones) settled it while the gap was not closed, and the fold, which stops at the
+// snapshot's seq, never reads them.
+function keepSettled(state, row) {
+  if (row.type !== 'tool' || !unsettled(row)) return row;
+  const shown = rowAt(state, row.key);
+  return shown && shown.type === 'tool' && !unsettled(shown) ? shown : row;
+}
+
 // Lets the frames after the snapshot reach the earlier cards still open (or still asking permission) where the
 // fold left them, as they would in a replay from seq 1: the card's tool call id, its open mark and its pending
 // permission, unless the snapshot's rows have their own.
@@ -570,6 +583,7 @@ function linkEarlier(s, folded, earlier) {
     if (!copied) s.toolKey = new Map(s.toolKey);
     copied = true;
     s.toolKey.set(r.id, key);
+    if (!unsettled(rowAt(s, key))) continue; // settled by a frame after the snapshot (keepSettled)
     if (folded.open[r.id] && !s.open[r.id]) s.open = { ...s.open, [r.id]: true };
     const pid = r.perm && r.perm.state === 'pending' ? r.perm.permissionId : null;
     if (pid && !s.permTool[pid]) s.permTool = { ...s.permTool, [pid]: key };
