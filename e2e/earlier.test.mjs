@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchBrowser, makeTmp, cleanup, openPage, shot, waitLive } from './harness.mjs';
-import { startLongGateway } from './longsession.mjs';
+import { startLongGateway, settle } from './longsession.mjs';
 
 let tmp;
 let gw;
@@ -61,22 +61,6 @@ function walkToTop(page) {
       el.scrollTop = before - el.clientHeight * 0.9;
       await frame();
       if (el.scrollTop <= 0 && before <= 0) break;
-    }
-  });
-}
-
-// Waits until the list stops moving the position (rows measured after a change move it until known).
-function settle(page) {
-  return page.evaluate(async () => {
-    const el = document.getElementById('transcript');
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
-    let same = 0;
-    let last = '';
-    while (same < 5) {
-      await frame();
-      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
-      same = key === last ? same + 1 : 0;
-      last = key;
     }
   });
 }

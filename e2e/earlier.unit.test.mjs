@@ -8,10 +8,8 @@ import assert from 'node:assert/strict';
 import { initialState, reduce, fromSnapshot, createStore } from '../web/static/js/state.js';
 import { EarlierLoader } from '../web/static/js/earlier.js';
 
-/** A session's log: three turns. In t1 tool call X starts (in_progress) and asks permission P1; both are settled
- * only after five more messages (answered, then completed with a diff). In t2 tool call Y is left open when the
- * turn ends. t3 is plain messages and tool calls. turns: how many more plain turns to add at the end. */
-function sessionLog(turns = 0) {
+/** A log being written: f appends a frame stamped with the next seq (and turnId), up a session/update. */
+function logWriter() {
   const frames = [];
   let seq = 0;
   const f = (method, params, turnId, id) => {
@@ -20,6 +18,14 @@ function sessionLog(turns = 0) {
     frames.push(fr);
   };
   const up = (turnId, u) => f('session/update', { update: u }, turnId);
+  return { frames, f, up };
+}
+
+/** A session's log: three turns. In t1 tool call X starts (in_progress) and asks permission P1; both are settled
+ * only after five more messages (answered, then completed with a diff). In t2 tool call Y is left open when the
+ * turn ends. t3 is plain messages and tool calls. turns: how many more plain turns to add at the end. */
+function sessionLog(turns = 0) {
+  const { frames, f, up } = logWriter();
   const msg = (turnId, kind, id, text) => up(turnId, { sessionUpdate: kind, messageId: id, content: { type: 'text', text } });
   const done = (turnId, id) => up(turnId, { sessionUpdate: 'tool_call', toolCallId: id, title: `Edit ${id}`, kind: 'edit', status: 'completed' });
   const plain = (t, n) => {
@@ -284,14 +290,7 @@ test('a permission still pending at the snapshot whose card is before the window
  * only asked permission for when `permOnly`), then one message streamed in `chunks` chunks; a snapshot of one
  * entry keeps only that message. `ended`: t1 ends before the message, which then comes in a second turn. */
 function longWindowLog(chunks, { permOnly = false, ended = false } = {}) {
-  const frames = [];
-  let seq = 0;
-  const f = (method, params, turnId, id) => {
-    const fr = { jsonrpc: '2.0', method, params: { sessionId: 's', ...params, _meta: { gateway: { seq: ++seq, epoch: 'e', ...(turnId ? { turnId } : {}) } } } };
-    if (id !== undefined) fr.id = id;
-    frames.push(fr);
-  };
-  const up = (turnId, u) => f('session/update', { update: u }, turnId);
+  const { frames, f, up } = logWriter();
   f('_gateway/turn_started', { turnId: 't1' }, 't1');
   up('t1', { sessionUpdate: 'user_message_chunk', messageId: 'u1', content: { type: 'text', text: 'prompt' } });
   if (permOnly) {

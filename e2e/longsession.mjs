@@ -36,3 +36,19 @@ export async function buildLongSession(base, { prompts, perPrompt }) {
   }
   return { id: s.id, messages: prompts * (perPrompt + 1), lastMessage: prompts * perPrompt };
 }
+
+// Waits until the list stops moving the position (rows measured after a change move it until known).
+export function settle(page) {
+  return page.evaluate(async () => {
+    const el = document.getElementById('transcript');
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    let same = 0;
+    let last = '';
+    while (same < 5) {
+      await frame();
+      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
+      same = key === last ? same + 1 : 0;
+      last = key;
+    }
+  });
+}

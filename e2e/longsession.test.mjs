@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchBrowser, makeTmp, cleanup, openPage, shot, sendPrompt } from './harness.mjs';
-import { startLongGateway, buildLongSession } from './longsession.mjs';
+import { startLongGateway, buildLongSession, settle } from './longsession.mjs';
 
 const DOM_BOUND = 6000; // elements in the whole page; every row in the DOM would be over 150 000
 
@@ -73,18 +73,7 @@ test('a 10 000-message session opens at its last message with a bounded DOM, scr
     return el.scrollHeight - el.scrollTop - el.clientHeight > el.clientHeight * 2;
   });
   // Rows first measured after the jump move the position until their heights are known: wait until it holds.
-  await page.evaluate(async () => {
-    const el = document.getElementById('transcript');
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
-    let same = 0;
-    let last = -1;
-    while (same < 5) {
-      await frame();
-      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
-      same = key === last ? same + 1 : 0;
-      last = key;
-    }
-  });
+  await settle(page);
   const anchor = await page.evaluate(() => {
     const el = document.getElementById('transcript');
     const v = el.getBoundingClientRect();
@@ -170,18 +159,7 @@ test('"Show earlier messages" loads the log before the snapshot above the row be
   await page.waitForSelector('.gw-note[data-kind="truncated"][data-status="idle"]', { timeout: 120000 });
   assert.match(await page.textContent('.gw-note[data-kind="truncated"] .gw-note-text'), /not shown yet/);
   // Rows measured after the merge move the position until their heights are known: wait until it holds.
-  await page.evaluate(async () => {
-    const el = document.getElementById('transcript');
-    const frame = () => new Promise((r) => requestAnimationFrame(r));
-    let same = 0;
-    let last = '';
-    while (same < 5) {
-      await frame();
-      const key = `${el.scrollTop}/${document.querySelector('.entries').style.paddingTop}`;
-      same = key === last ? same + 1 : 0;
-      last = key;
-    }
-  });
+  await settle(page);
   const now = await page.evaluate((id) => {
     const row = document.querySelector(`.msg-agent[data-message-id="${id}"]`);
     return row ? row.getBoundingClientRect().top : null;
