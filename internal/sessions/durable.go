@@ -119,19 +119,6 @@ func (d *durable) durableSeq(head uint64) uint64 {
 	return head
 }
 
-// noteDir tells the session's directory writer that the entry changed. It never blocks; memory mode returns
-// at the nil check.
-func (s *Session) noteDir() {
-	if d := s.dur; d != nil {
-		d.dirty.Store(true)
-		d.changes.Add(1)
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // runWriter is the session's directory writer: on each wake it writes the entry as the session is now. A
 // failed write is retried a second later (the latest state again).
 func (d *durable) runWriter(s *Session) {

@@ -59,10 +59,11 @@ func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts
 	return s.run.listFiles(ctx, who, opts)
 }
 
-func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	res, err := r.s.listFilesOnce(opts)
+// listFilesHere lists the files of the session this node runs.
+func (s *Session) listFilesHere(opts FilesOptions) (agentsvc.ListResult, error) {
+	res, err := s.listFilesOnce(opts)
 	if errors.Is(err, agentsvc.ErrRootUnreadable) {
-		res, err = r.s.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
+		res, err = s.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
 	}
 	if errors.Is(err, agentsvc.ErrRootUnreadable) {
 		err = fmt.Errorf("%w: %v", sessionerr.ErrForbiddenCwd, err)
@@ -105,15 +106,4 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
 	return res, err
-}
-
-// listFiles asks the owner, whose disk holds the session's cwd.
-func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	s := r.s
-	if err := s.ended(); err != nil {
-		return agentsvc.ListResult{}, err
-	}
-	var out agentsvc.ListResult
-	err := s.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
-	return out, err
 }

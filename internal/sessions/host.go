@@ -12,8 +12,8 @@ import (
 )
 
 // Host is what the session core asks of the registry that holds its sessions. It exists so that the core
-// (session.go, turn.go, permission.go, stream.go, … the files hostseam_test.go lists) never names the
-// Registry and can move to a package of its own; the registry is the one implementation.
+// (the files hostseam_test.go lists) uses nothing of the registry and can move to a package of its own; the
+// registry is the one implementation.
 type Host interface {
 	// sessionConfig is the settings every session of this host reads: one value, static once the host is made.
 	sessionConfig() *sessionConfig
@@ -22,6 +22,9 @@ type Host interface {
 	shuttingDown() bool
 	// reconfine opens a stored directory again and checks it against today's workspace roots (recheck.go).
 	reconfine(dir string) (*os.Root, error)
+	// entryChanged tells the store that s's directory entry changed: its status, title, modes… It never
+	// blocks.
+	entryChanged(s *Session)
 }
 
 // sessionConfig is the part of Config the session core reads; zero values were replaced by their defaults

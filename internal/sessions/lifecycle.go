@@ -150,21 +150,6 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 	return conn, fail, nil
 }
 
-// callError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
-func callError(ctx context.Context, err error, limit time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("agent did not answer within %s", limit)
-	}
-	return agenterr.Clean(err)
-}
-
-func nullToNil(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 || string(b) == "null" {
-		return nil
-	}
-	return b
-}
-
 // watchAgent fails the session when its agent goes away while the session is open. An agent that a detach
 // or Close stopped, or one a re-attach has since replaced, is no failure.
 func (s *Session) watchAgent(conn *agents.Conn) {

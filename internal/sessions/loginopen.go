@@ -39,15 +39,3 @@ func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, metho
 	}
 	return call(mctx, method, params)
 }
-
-// agentSecrets are the values scrubbed from what the session's agent says back: its MCP servers' env and
-// headers, and the login variables it was started with.
-func (s *Session) agentSecrets() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.agentSecretsLocked()
-}
-
-func (s *Session) agentSecretsLocked() []string {
-	return append(agents.MCPSecrets(s.mcpServers()), s.loginSecrets...)
-}

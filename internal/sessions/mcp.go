@@ -50,14 +50,6 @@ func checkMCPTransports(caps json.RawMessage, servers []agents.MCPServer) error 
 	return nil
 }
 
-// mcpServers is the `mcpServers` the gateway sends the agent on session/new, session/load and session/resume:
-// the configured servers, then the client's. Never nil (ACP requires the array).
-func (s *Session) mcpServers() []agents.MCPServer {
-	out := make([]agents.MCPServer, 0, len(s.spec.MCPServers)+len(s.clientMCP))
-	out = append(out, s.spec.MCPServers...)
-	return append(out, s.clientMCP...)
-}
-
 // AttachMCPAs takes the mcpServers an ACP client of who sends with session/load or session/resume (nil: the
 // client sent none, nothing changes).
 //

@@ -255,13 +255,6 @@ func (s *Session) isCold() bool {
 	return s.cold != nil
 }
 
-// stoodDownNow reports whether the session was stood down.
-func (s *Session) stoodDownNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stoodDown
-}
-
 // standDown ends this node's copy of a session another node took over while this one was cut off: the store
 // is no longer its to write, so the write-behind and the directory writer stop first; then the agent is
 // stopped (its turn ends, its requests are denied by node_lost) and the session fails node_lost here. Its

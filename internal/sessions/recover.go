@@ -16,23 +16,6 @@ import (
 // Start-up in a store mode (docs/cluster.md §4): every stored session of this node comes back detached and
 // cold (only its directory entry in memory, listed from it); its first use hydrates it from the log.
 
-// coldState is what a cold session lists, and its hydration in progress.
-type coldState struct {
-	title    string
-	lastTurn *LastTurnView
-	lastSeq  uint64
-	status   store.Status // the status listed: the entry's (a follower's: the latest entry's, or its own fold's)
-	reason   string
-	rev      uint64     // the directory revision listed (a follower: an older entry the watch delivers late is not)
-	attempt  *hydration // the hydration in progress, nil when none
-}
-
-// hydration is one attempt at loading a cold session; every concurrent first use waits for the same one.
-type hydration struct {
-	done chan struct{}
-	err  error // set before done is closed
-}
-
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
 // ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
 // failed with reason node_lost while this node was gone come back detached ("node returned"), and so do those

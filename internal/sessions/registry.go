@@ -399,18 +399,8 @@ func sortSessions(ss []*Session) {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return compareStrings(a.ID, b.ID)
+		return strings.Compare(a.ID, b.ID)
 	})
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (r *Registry) remove(id string) {

@@ -51,8 +51,8 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 	return t, s.run.rename(ctx, who, t)
 }
 
-func (r localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
-	s := r.s
+// logTitle logs title, checked, as the session's on the node that runs it.
+func (s *Session) logTitle(title string) error {
 	s.mu.Lock()
 	sid := s.agentSID
 	s.mu.Unlock()
@@ -63,13 +63,4 @@ func (r localRunner) rename(_ context.Context, _ principal.Principal, title stri
 	s.logUpdate(params) // not counted as an update from the agent
 	s.noteDir()         // the directory entry carries the title for session lists
 	return nil
-}
-
-// rename has the owner log the title; the caller's copy holds it when this returns.
-func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
-	s := r.s
-	if err := s.ended(); err != nil {
-		return err
-	}
-	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
@@ -185,21 +186,8 @@ func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration,
 	return t
 }
 
-// turnByID is the running or latest turn if it has id.
-func (s *Session) turnByID(id string) *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turnByIDLocked(id)
-}
-
-func (s *Session) turnByIDLocked(id string) *Turn {
-	for _, t := range []*Turn{s.turn, s.latest} {
-		if t != nil && t.ID == id {
-			return t
-		}
-	}
-	return nil
-}
+// remoteRunner routes a follower's actions to the node that owns the session.
+type remoteRunner struct{ s *Session }
 
 func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.s
@@ -212,6 +200,26 @@ func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (stri
 	var res turnResult
 	err := s.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
 	return res.TurnID, err
+}
+
+// rename has the owner log the title; the caller's copy holds it when this returns.
+func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
+	s := r.s
+	if err := s.ended(); err != nil {
+		return err
+	}
+	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
+}
+
+// listFiles asks the owner, whose disk holds the session's cwd.
+func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+	s := r.s
+	if err := s.ended(); err != nil {
+		return agentsvc.ListResult{}, err
+	}
+	var out agentsvc.ListResult
+	err := s.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
+	return out, err
 }
 
 func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {

@@ -50,9 +50,3 @@ type runner interface {
 	// The caller holds mu.
 	placeLocked(v *View)
 }
-
-// localRunner runs a session's actions on this node, which owns the session and its agent.
-type localRunner struct{ s *Session }
-
-// remoteRunner routes a follower's actions to the node that owns the session.
-type remoteRunner struct{ s *Session }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
@@ -15,6 +16,9 @@ import (
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
+
+// localRunner runs a session's actions on this node, which owns the session and its agent.
+type localRunner struct{ s *Session }
 
 func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
@@ -26,6 +30,44 @@ func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks
 	}
 	t, err = s.promptLocked(ctx, who, blocks, opts.TurnID, key)
 	return t, false, err
+}
+
+// promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
+func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+	switch s.status {
+	case store.StatusStarting:
+		s.mu.Unlock()
+		if s.reattachingNow() {
+			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
+		}
+		return nil, sessionerr.ErrNotReady
+	case store.StatusClosed:
+		s.mu.Unlock()
+		return nil, sessionerr.ErrClosed
+	case store.StatusFailed:
+		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+		s.mu.Unlock()
+		return nil, err
+	case store.StatusRunning:
+		err := turnRunningLocked(s.turn)
+		s.mu.Unlock()
+		return nil, err
+	case store.StatusDetached:
+		return s.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
+	}
+	if s.stopping {
+		s.mu.Unlock()
+		return nil, sessionerr.ErrDetached
+	}
+	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
+}
+
+func (r localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
+	return r.s.logTitle(title)
+}
+
+func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+	return r.s.listFilesHere(opts)
 }
 
 func (r localRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {

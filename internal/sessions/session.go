@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agentsvc"
@@ -50,19 +51,16 @@ type Session struct {
 	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
 	// that only ever had Epoch. Set by setEpochChain before the session is shared.
 	epochs []eventlog.EpochStart
-	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
-	dur *durable
-	// remote makes the session a follower of another node's session (follower.go); nil for the sessions
-	// this node owns. Set before the session is shared.
-	remote *follower
-	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower.
+	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower. Set
+	// by the host before the session is shared.
 	run runner
 	// forkOf is the agent session a fork's agent forks (fork.go); "" for a session that is no fork.
 	forkOf string
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
-	// registryLink is the registry, for the files outside the core only (registry_host.go).
-	registryLink
+	// outerLinks are the registry, the store and the owner a follower copies, for the files outside the core
+	// only (registry_host.go).
+	outerLinks
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
@@ -112,8 +110,21 @@ type Session struct {
 	closeOnce     sync.Once
 }
 
-// makeSession makes a session held by h; the registry's newSession (registry_host.go) calls it.
-func makeSession(h Host, id string, spec agents.Spec, opts CreateOptions) *Session {
+// makeOptions are what makeSession takes of a session's creation.
+type makeOptions struct {
+	Cwd            string
+	AdditionalDirs []string
+	Policy         string
+	Owner          principal.Principal
+	MCPServers     []agents.MCPServer // the client's own
+	// openCwd opens the cwd now; a follower's cwd is on its owner's machine, and a restored session's is
+	// opened once a re-attach has checked it again (recheck.go).
+	openCwd bool
+}
+
+// makeSession makes a session held by h; the registry's newSession (registry_host.go) calls it and sets its
+// runner.
+func makeSession(h Host, id string, spec agents.Spec, opts makeOptions) *Session {
 	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
 	cfg := h.sessionConfig()
 	s := &Session{
@@ -122,7 +133,7 @@ func makeSession(h Host, id string, spec agents.Spec, opts CreateOptions) *Sessi
 		Cwd:            opts.Cwd,
 		AdditionalDirs: opts.AdditionalDirs,
 		Epoch:          uuid.NewString(),
-		Policy:         opts.PermissionPolicy,
+		Policy:         opts.Policy,
 		CreatedAt:      h.now().UTC(),
 		Owner:          opts.Owner,
 		host:           h,
@@ -137,12 +148,7 @@ func makeSession(h Host, id string, spec agents.Spec, opts CreateOptions) *Sessi
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
-	if opts.fork != nil {
-		s.forkOf = opts.fork.agentSID
-	}
-	s.run = localRunner{s} // newFollower makes it a remoteRunner
-	// A restored session's cwd is opened once a re-attach has checked it again (recheck.go).
-	s.workspace = agentsvc.NewWorkspace(opts.Cwd, !opts.follower && !opts.restored)
+	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.openCwd)
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
 	s.terms = s.newTerminals()
 	s.tctx = translate.NewContext(translate.Config{
@@ -156,6 +162,9 @@ func (s *Session) Log() *eventlog.Log { return s.log }
 
 // Closed is closed once the session is closed.
 func (s *Session) Closed() <-chan struct{} { return s.closed }
+
+// noteDir tells the host that the session's directory entry changed. It never blocks.
+func (s *Session) noteDir() { s.host.entryChanged(s) }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
@@ -305,4 +314,20 @@ func (s *Session) usable() (*agents.Conn, error) {
 		return nil, sessionerr.ErrDetached
 	}
 	return s.conn, nil
+}
+
+// callError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
+func callError(ctx context.Context, err error, limit time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("agent did not answer within %s", limit)
+	}
+	return agenterr.Clean(err)
+}
+
+// nullToNil reads a JSON null as absent.
+func nullToNil(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/principal"
@@ -95,6 +96,6 @@ func (s *Session) Shares() []store.Share {
 		out = append(out, store.Share{Principal: id, Role: role})
 	}
 	s.shares.mu.Unlock()
-	slices.SortFunc(out, func(a, b store.Share) int { return compareStrings(a.Principal, b.Principal) })
+	slices.SortFunc(out, func(a, b store.Share) int { return strings.Compare(a.Principal, b.Principal) })
 	return out
 }

@@ -97,3 +97,10 @@ func (s *Session) waitReady() {
 		<-g.open
 	}
 }
+
+// stoodDownNow reports whether the session was stood down.
+func (s *Session) stoodDownNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stoodDown
+}

@@ -153,36 +153,6 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 	return s.run.prompt(ctx, who, blocks, opts, key)
 }
 
-// promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
-func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
-	switch s.status {
-	case store.StatusStarting:
-		s.mu.Unlock()
-		if s.reattachingNow() {
-			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
-		}
-		return nil, sessionerr.ErrNotReady
-	case store.StatusClosed:
-		s.mu.Unlock()
-		return nil, sessionerr.ErrClosed
-	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-		s.mu.Unlock()
-		return nil, err
-	case store.StatusRunning:
-		err := turnRunningLocked(s.turn)
-		s.mu.Unlock()
-		return nil, err
-	case store.StatusDetached:
-		return s.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
-	}
-	if s.stopping {
-		s.mu.Unlock()
-		return nil, sessionerr.ErrDetached
-	}
-	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
-}
-
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
 func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *Turn {
@@ -417,4 +387,20 @@ func (t *Turn) payer(owner string) string {
 		return t.by
 	}
 	return owner
+}
+
+// turnByID is the running or latest turn if it has id.
+func (s *Session) turnByID(id string) *Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turnByIDLocked(id)
+}
+
+func (s *Session) turnByIDLocked(id string) *Turn {
+	for _, t := range []*Turn{s.turn, s.latest} {
+		if t != nil && t.ID == id {
+			return t
+		}
+	}
+	return nil
 }
