@@ -146,3 +146,70 @@ func TestAcceptOutOfDescriptorsShedsAnIdleKeepAlive(t *testing.T) {
 	}
 	second.get("/healthz", true)
 }
+
+// descListener is a Wrap listener under a limit of 16 (idle connections shed from 14 open descriptors,
+// descriptors counted from 4 open connections) whose descriptor count is others plus its open connections,
+// with n idle connections; counts says how often the descriptors were counted.
+func descListener(t *testing.T, n int, others *int, counts *int) *limitListener {
+	var l *limitListener
+	l = Wrap(nil, Limits{DescriptorLimit: 16, OpenDescriptors: func() int {
+		*counts++
+		return *others + l.openConns()
+	}}).(*limitListener)
+	for range n {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		c := &limitConn{Conn: a, l: l}
+		l.mu.Lock()
+		l.open++
+		c.idleElem = l.idle.PushBack(c)
+		l.mu.Unlock()
+	}
+	return l
+}
+
+// TestAcceptsCountDescriptorsOncePerRecount: counting reads all of /proc/self/fd, so accepts above checkFrom
+// count once every recountEvery and estimate from the connections in between (each accept counted: the
+// scale benchmark's 1 000 prompts beside 10 000 WebSockets waited 6–8 s for the accept loop).
+func TestAcceptsCountDescriptorsOncePerRecount(t *testing.T) {
+	others, counts := 0, 0
+	l := descListener(t, 5, &others, &counts)
+	for range 1000 {
+		l.shedNearLimit()
+	}
+	if want := (1000 + recountEvery - 1) / recountEvery; counts != want {
+		t.Fatalf("1000 accepts counted the descriptors %d times, want %d", counts, want)
+	}
+	if l.openConns() != 5 {
+		t.Fatalf("shed %d connections under the limit", 5-l.openConns())
+	}
+}
+
+// TestDescriptorEstimateFollowsConnectionsAndRecounts: between counts the estimate moves with the listener's
+// connections; descriptors opened elsewhere are seen at the next count.
+func TestDescriptorEstimateFollowsConnectionsAndRecounts(t *testing.T) {
+	others, counts := 4, 0
+	l := descListener(t, 9, &others, &counts) // 13 descriptors: one under shedAt
+	l.shedNearLimit()
+	if counts != 1 || l.openConns() != 9 {
+		t.Fatalf("counts %d, open %d: want 1 count and nothing shed", counts, l.openConns())
+	}
+	l.mu.Lock()
+	l.open++ // one more connection: the estimate reaches shedAt without a count
+	l.mu.Unlock()
+	l.shedNearLimit()
+	if counts != 1 || l.openConns() != 9 {
+		t.Fatalf("counts %d, open %d: want the estimate to shed the longest idle connection, no count", counts, l.openConns())
+	}
+	others = 7 // descriptors opened elsewhere: 16 with 9 connections
+	for range recountEvery - 2 {
+		l.shedNearLimit()
+	}
+	if l.openConns() != 9 {
+		t.Fatalf("shed before the next count: open %d", l.openConns())
+	}
+	l.shedNearLimit()
+	if counts != 2 || l.openConns() != 6 {
+		t.Fatalf("counts %d, open %d: want the next count to shed down to 13 descriptors", counts, l.openConns())
+	}
+}

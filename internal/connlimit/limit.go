@@ -55,9 +55,10 @@ const burstFactor = 2
 
 type limitListener struct {
 	net.Listener
-	lim       Limits // Static after construction.
-	shedAt    int    // Static after construction; open descriptors from which idle connections are shed (0 = never).
-	checkFrom int    // Static after construction; open connections from which descriptors are counted at all.
+	lim       Limits       // Static after construction.
+	shedAt    int          // Static after construction; open descriptors from which idle connections are shed (0 = never).
+	checkFrom int          // Static after construction; open connections from which descriptors are counted at all.
+	desc      descEstimate // Accept's goroutine only.
 
 	mu      sync.Mutex
 	open    int                   // Guarded by mu; accepted and not closed.
