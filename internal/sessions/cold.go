@@ -21,3 +21,10 @@ type hydration struct {
 	done chan struct{}
 	err  error // set before done is closed
 }
+
+// isCold reports whether the session is only its directory entry (not hydrated).
+func (s *Session) isCold() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cold != nil
+}

@@ -23,7 +23,7 @@ func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Re
 	if err != nil {
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	res, err := s.runCommand(ctx, cmd)
+	res, err := r.runCommand(ctx, s, cmd)
 	return sessionerr.ReplyTo(res, s.log.Head(), err)
 }
 
@@ -41,7 +41,10 @@ func (r *Registry) owned(id string) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error) {
+// runCommand runs cmd on s through the session's public methods, so who asked is checked as for a face of
+// this node. It is the registry's, as the server of routed commands, not localRunner's: the runner is what
+// those methods call once they have checked.
+func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command) (any, error) {
 	who := cmd.Principal
 	switch cmd.Op {
 	case opPrompt:

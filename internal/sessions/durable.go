@@ -94,7 +94,7 @@ func (d *durable) watchFence(s *Session, p store.Persister) {
 	case <-p.Fenced():
 		s.logger.Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
 			"durable", p.Durable(), "head", s.log.Head())
-		s.standDown()
+		localRunner{s}.standDown()
 	case <-d.stop:
 	}
 }
@@ -146,7 +146,7 @@ func (d *durable) runWriter(s *Session) {
 		}
 		if errors.Is(err, errTakenOver) {
 			s.logger.Warn("directory write refused", "err", err)
-			go s.standDown() // it stops this writer first: this goroutine must have returned
+			go localRunner{s}.standDown() // it stops this writer first: this goroutine must have returned
 			return
 		}
 		if err != nil {

@@ -24,7 +24,8 @@ import (
 // changes update only what the log does not carry (modes, config options, shares) and what a cold copy lists.
 
 type follower struct {
-	node string // Guarded by the session's mu: the owner, as the directory last said.
+	s    *Session // Static after construction; the copy this follower feeds.
+	node string   // Guarded by the session's mu: the owner, as the directory last said.
 	// progress is closed and replaced (under the session's mu) when a frame is applied and someone took it
 	// (waited): a routed command waits on it until the owner's frames have arrived. A flood nobody waits on
 	// costs no channel per frame.
@@ -47,7 +48,7 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 		return nil, err
 	}
 	s.dur = nil
-	s.remote = &follower{node: e.Owner, progress: make(chan struct{})}
+	s.remote = &follower{s: s, node: e.Owner, progress: make(chan struct{})}
 	s.run = remoteRunner{s}
 	s.shares.rev = rev
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
@@ -58,11 +59,11 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	return s, nil
 }
 
-// loadFollower starts the live feed of a cold follower and returns once it has read the stored log (bounded
-// by StartTimeout). A feed that fails later is started again, from the start of the stored log: frames the
+// load starts the live feed of a cold follower and returns once it has read the stored log (bounded by
+// StartTimeout). A feed that fails later is started again, from the start of the stored log: frames the
 // follower already holds are skipped.
-func (s *Session) loadFollower() error {
-	f := s.remote
+func (f *follower) load() error {
+	s := f.s
 	ctx, cancel := context.WithCancel(context.Background())
 	caught := make(chan struct{})
 	var once sync.Once
@@ -77,7 +78,7 @@ func (s *Session) loadFollower() error {
 	s.mu.Unlock()
 	go func() {
 		defer close(done)
-		s.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
+		f.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
 	}()
 	timer := time.NewTimer(s.reg.cfg.StartTimeout)
 	defer timer.Stop()
@@ -109,10 +110,11 @@ func (s *Session) loadFollower() error {
 }
 
 // runFeed follows the stored log until ctx ends, starting over after a failure.
-func (s *Session) runFeed(ctx context.Context, caughtUp func()) {
+func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
+	s := f.s
 	wait := feedRetryMin
 	for {
-		err := s.reg.cfg.Store.Follow(ctx, s.ID, s.applyStored, caughtUp)
+		err := s.reg.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp)
 		if ctx.Err() != nil {
 			return
 		}
@@ -130,10 +132,11 @@ func (s *Session) runFeed(ctx context.Context, caughtUp func()) {
 
 // applyStored folds one stored frame into the follower: the log, then the state the frame changes. A frame it
 // holds already (a feed started over) is skipped; a gap needs no call (Put restarts the ring after it).
-func (s *Session) applyStored(fr store.StoredFrame) error {
+func (f *follower) applyStored(fr store.StoredFrame) error {
 	if fr.GapTo > 0 {
 		return nil
 	}
+	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fr.Seq <= s.log.Head() || s.closing {
@@ -147,33 +150,35 @@ func (s *Session) applyStored(fr store.StoredFrame) error {
 		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
 	}
 	if len(s.perms) > asked {
-		s.followRequestLocked(fr.Seq)
+		f.decideRequestLocked(fr.Seq)
 	}
-	if f := s.remote; f.progressTaken {
+	if f.progressTaken {
 		close(f.progress)
 		f.progress, f.progressTaken = make(chan struct{}), false
 	}
 	if s.status == store.StatusClosed {
-		go s.closeFollowerGone()
+		go f.closeGone()
 	}
 	return nil
 }
 
-// closeFollowerGone ends the follower of a session whose log says closed. A closed session never opens
-// again, so it is tombstoned for good first: a directory entry written before the close, which the watch may
-// still deliver, must not list it again.
-func (s *Session) closeFollowerGone() {
+// closeGone ends the follower of a session whose log says closed. A closed session never opens again, so
+// it is tombstoned for good first: a directory entry written before the close, which the watch may still
+// deliver, must not list it again.
+func (f *follower) closeGone() {
+	s := f.s
 	s.reg.mu.Lock()
 	s.reg.removed.add(s.ID, math.MaxUint64)
 	s.reg.mu.Unlock()
-	s.closeFollower()
+	f.close()
 }
 
-// followRequestLocked decides whether the permission request logged at seq waits for a user here. The owner
+// decideRequestLocked decides whether the permission request logged at seq waits for a user here. The owner
 // answers some at once, under the lock that logged them (the session's policy, or no running turn): they are
 // never pending there, so they must not be here in the moment before their permission_resolved frame arrives.
 // One that waits for a user wakes the REST waiters of its turn, as on the owner. The caller holds mu.
-func (s *Session) followRequestLocked(seq uint64) {
+func (f *follower) decideRequestLocked(seq uint64) {
+	s := f.s
 	for id, p := range s.perms {
 		if p.seq != seq {
 			continue
@@ -189,8 +194,9 @@ func (s *Session) followRequestLocked(seq uint64) {
 
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
 // command did (a turn started, a permission resolved) is visible here when it returns.
-func (s *Session) awaitHead(ctx context.Context, head uint64) {
-	if s.awaitCopy(ctx, store.RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
+func (f *follower) awaitHead(ctx context.Context, head uint64) {
+	s := f.s
+	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
 		s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
 	}
 }
@@ -206,15 +212,16 @@ var errCopyLate = errors.New("follower: the owner's frames are late")
 //
 // It also gives up (errCopyLate) once the store cannot make progress: the frames it waits for cannot come
 // until the cluster has its quorum back, and a client should hear so within storeCheck, not the bound.
-func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
+func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
+	s := f.s
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	check := time.NewTicker(storeCheck)
 	defer check.Stop()
 	for {
 		s.mu.Lock()
-		ok, progress := done(), s.remote.progress
-		s.remote.progressTaken = true
+		ok, progress := done(), f.progress
+		f.progressTaken = true
 		s.mu.Unlock()
 		if ok {
 			return nil
@@ -239,13 +246,14 @@ func (s *Session) awaitCopy(ctx context.Context, bound time.Duration, done func(
 // agent's info, shares. A cold follower lists from the entry (its title, last turn and status); the status a
 // copy acts on is only ever its frames'. Shares older than the copy's (rev: a lookup read a newer entry than
 // the watch delivers, or a share made through this node) are not taken.
-func (s *Session) applyEntry(e store.DirEntry, rev uint64) {
+func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
 	var dv DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
 		return
 	}
+	s := f.s
 	s.mu.Lock()
-	s.remote.node = e.Owner
+	f.node = e.Owner
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
@@ -272,16 +280,17 @@ func (s *Session) applyEntry(e store.DirEntry, rev uint64) {
 	}
 }
 
-// closeFollower ends the follower (its session was closed or removed): the feed stops, the log closes, faces
-// close their sockets as for a closed session, and the registry forgets it.
-func (s *Session) closeFollower() {
+// close ends the follower (its session was closed or removed): the feed stops, the log closes, faces close
+// their sockets as for a closed session, and the registry forgets it.
+func (f *follower) close() {
+	s := f.s
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closing = true
 		if s.status != store.StatusClosed {
 			s.status = store.StatusClosed
 		}
-		stop := s.remote.stop
+		stop := f.stop
 		s.mu.Unlock()
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
@@ -293,12 +302,12 @@ func (s *Session) closeFollower() {
 	<-s.closed
 }
 
-// pauseFollower stops the live feed of a follower nobody used since cutoff (no subscriber, no turn, no lookup):
-// it goes cold, keeping its copy of the log, so the store serves one consumer fewer. Its next use feeds it
-// again from the store (frames it holds are skipped) before it answers. It reports whether it paused.
-func (s *Session) pauseFollower(cutoff time.Time) bool {
+// pause stops the live feed of a follower nobody used since cutoff (no subscriber, no turn, no lookup): it
+// goes cold, keeping its copy of the log, so the store serves one consumer fewer. Its next use feeds it again
+// from the store (frames it holds are skipped) before it answers. It reports whether it paused.
+func (f *follower) pause(cutoff time.Time) bool {
+	s := f.s
 	s.mu.Lock()
-	f := s.remote
 	if s.cold != nil || f.stop == nil || s.closing || s.clients > 0 || s.turn != nil || !s.lastActive.Before(cutoff) {
 		s.mu.Unlock()
 		return false
@@ -319,11 +328,12 @@ func (s *Session) pauseFollower(cutoff time.Time) bool {
 	return true
 }
 
-// stopFollower ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
-func (s *Session) stopFollower() {
+// shutdown ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
+func (f *follower) shutdown() {
+	s := f.s
 	s.mu.Lock()
 	s.closing = true
-	stop, done := s.remote.stop, s.remote.done
+	stop, done := f.stop, f.done
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
@@ -412,8 +422,8 @@ func (r *Registry) removeFollower(s *Session) {
 // pauseIdleFollowers pauses the followers nobody used since cutoff; it reports how many.
 func (r *Registry) pauseIdleFollowers(cutoff time.Time) int {
 	n := 0
-	for _, f := range r.followerList() {
-		if f.pauseFollower(cutoff) {
+	for _, s := range r.followerList() {
+		if s.remote.pause(cutoff) {
 			n++
 		}
 	}
@@ -444,14 +454,14 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// hydrate notes a face's use (a copy in use is not paused: pauseFollower) and starts the live feed of a cold
+// hydrate notes a face's use (a copy in use is not paused: follower.pause) and starts the live feed of a cold
 // copy.
 func (r remoteRunner) hydrate() error {
 	s := r.s
 	s.mu.Lock()
 	s.lastActive = s.reg.now()
 	s.mu.Unlock()
-	return s.hydrateWith(s.loadFollower)
+	return s.hydrateWith(s.remote.load)
 }
 
 // currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
@@ -469,7 +479,7 @@ func (r remoteRunner) epochLocked() string { return r.s.lastEpochLocked() }
 // the cursor invalid.
 func (r remoteRunner) awaitResume(after uint64, epoch string) {
 	if epoch == "" || epoch == r.currentEpoch() {
-		r.s.awaitHead(context.Background(), after)
+		r.s.remote.awaitHead(context.Background(), after)
 	}
 }
 

@@ -43,7 +43,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 		return nil, err
 	}
 	if src.remote != nil {
-		if err := src.ended(); err != nil {
+		if err := src.remote.ended(); err != nil {
 			return nil, err
 		}
 		return r.forkRemote(ctx, who, src, opts)

@@ -91,7 +91,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
 				for _, s := range r.List() {
 					if !s.isCold() {
-						go s.standDown()
+						go localRunner{s}.standDown()
 					}
 				}
 			case <-q.wake:
@@ -236,7 +236,7 @@ func (r *Registry) checkTakenOver(ctx context.Context) {
 		cancel()
 		if err == nil && r.takenFrom(e) {
 			r.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
-			go s.standDown()
+			go localRunner{s}.standDown()
 		}
 	}
 }
@@ -248,20 +248,14 @@ func (r *Registry) takenFrom(e store.DirEntry) bool {
 		(e.Closer != "" || (e.Status == store.StatusFailed && e.Reason == ReasonNodeLost))
 }
 
-// isCold reports whether the session is only its directory entry (not hydrated).
-func (s *Session) isCold() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cold != nil
-}
-
 // standDown ends this node's copy of a session another node took over while this one was cut off: the store
 // is no longer its to write, so the write-behind and the directory writer stop first; then the agent is
 // stopped (its turn ends, its requests are denied by node_lost) and the session fails node_lost here. Its
 // streams end with ErrStoodDown and the registry serves it from the stored log again (a cold session of the
 // current entry), where clients that reconnect find the takeover's frames. Nothing of it is written to the
 // store. Once only; a session Close got to first is left alone.
-func (s *Session) standDown() {
+func (r localRunner) standDown() {
+	s := r.s
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closing, s.stoodDown = true, true // its agent's exit is expected; no Close will remove it from the store

@@ -438,7 +438,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	for _, f := range r.followerList() {
-		wg.Go(f.stopFollower)
+		wg.Go(f.remote.shutdown)
 	}
 	go func() {
 		wg.Wait()

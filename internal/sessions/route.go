@@ -99,12 +99,13 @@ type createResult struct {
 	ForkedAt uint64 `json:"forkedAt,omitempty"`
 }
 
-// route sends op on s to its owner and decodes the result into out (nil = none).
-func (s *Session) route(ctx context.Context, op string, who principal.Principal, args any, bound time.Duration, out any) error {
+// route sends op on the session to its owner and decodes the result into out (nil = none).
+func (r remoteRunner) route(ctx context.Context, op string, who principal.Principal, args any, bound time.Duration, out any) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
 	}
+	s := r.s
 	s.mu.Lock()
 	node := s.remote.node
 	s.mu.Unlock()
@@ -112,7 +113,7 @@ func (s *Session) route(ctx context.Context, op string, who principal.Principal,
 	if err != nil {
 		return err
 	}
-	s.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
+	s.remote.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
 	if rep.Error != nil {
 		return sessionerr.ReplyErr(rep.Error)
 	}
@@ -125,7 +126,8 @@ func (s *Session) route(ctx context.Context, op string, who principal.Principal,
 // ended is what a follower answers at once, without routing, for a session that is failed or closed as far
 // as it knows: 409 session_failed or session_closed. The owner of a failed session may be gone for good (a
 // node loss), and nothing it could answer would start a turn.
-func (s *Session) ended() error {
+func (f *follower) ended() error {
+	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch s.status {
@@ -145,7 +147,7 @@ func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*
 // holds it. The caller checked who may prompt.
 func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
 	s := r.s
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return nil, false, err
 	}
 	turnID := opts.TurnID
@@ -154,7 +156,7 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 	}
 	var res turnResult
 	args := promptArgs{Blocks: blocks, TurnID: turnID, IdempotencyKey: opts.IdempotencyKey}
-	if err := s.route(ctx, opPrompt, who, args, s.reg.startBound(), &res); err != nil {
+	if err := r.route(ctx, opPrompt, who, args, s.reg.startBound(), &res); err != nil {
 		return nil, false, err
 	}
 	if res.TurnID != "" {
@@ -162,7 +164,7 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 	}
 	// The owner started the turn. Its frames may still be on their way (a feed behind under load): 503 "retry"
 	// would invite a second prompt, so wait for them as long as a start may take.
-	if t := s.awaitTurn(ctx, turnID, s.reg.startBound(), key); t != nil {
+	if t := s.remote.awaitTurn(ctx, turnID, s.reg.startBound(), key); t != nil {
 		return t, res.Replayed, nil
 	}
 	if !s.reg.storeHealthy() {
@@ -173,9 +175,10 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
 // A replayed turn older than the latest is found by its key (none: key.Key "").
-func (s *Session) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptkey.Key) *Turn {
+func (f *follower) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptkey.Key) *Turn {
+	s := f.s
 	var t *Turn
-	s.awaitCopy(ctx, bound, func() bool {
+	f.awaitCopy(ctx, bound, func() bool {
 		if t = s.turnByIDLocked(id); t == nil {
 			if kt, _ := s.keyedTurnLocked(key); kt != nil && kt.ID == id {
 				t = kt
@@ -194,31 +197,31 @@ func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (stri
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
 	}
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return "", err
 	}
 	var res turnResult
-	err := s.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
+	err := r.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
 	return res.TurnID, err
 }
 
 // rename has the owner log the title; the caller's copy holds it when this returns.
 func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
 	s := r.s
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return err
 	}
-	return s.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
+	return r.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
 }
 
 // listFiles asks the owner, whose disk holds the session's cwd.
 func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
 	s := r.s
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return agentsvc.ListResult{}, err
 	}
 	var out agentsvc.ListResult
-	err := s.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
+	err := r.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
 	return out, err
 }
 
@@ -227,7 +230,7 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask
 	if err := s.allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	s.mu.Lock()
@@ -237,7 +240,7 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask
 	}
 	s.mu.Unlock()
 	var o ask.Outcome
-	err := s.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
+	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
 	if err != nil {
 		return ask.Outcome{}, nil, err
 	}
@@ -255,10 +258,10 @@ func (r remoteRunner) setMode(ctx context.Context, who principal.Principal, mode
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return err
 	}
-	return s.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
+	return r.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
 }
 
 func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
@@ -266,11 +269,11 @@ func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, co
 	if err := s.allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
-	if err := s.ended(); err != nil {
+	if err := s.remote.ended(); err != nil {
 		return nil, err
 	}
 	var opts json.RawMessage
-	err := s.route(ctx, opSetConfig, who, setConfigArgs{ConfigID: configID, Value: value}, s.reg.cfg.CallTimeout, &opts)
+	err := r.route(ctx, opSetConfig, who, setConfigArgs{ConfigID: configID, Value: value}, s.reg.cfg.CallTimeout, &opts)
 	return opts, err
 }
 
@@ -284,10 +287,10 @@ func (r remoteRunner) close(who principal.Principal, reason string) error {
 	node, st := s.remote.node, s.status
 	s.mu.Unlock()
 	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
-		return s.removeForGoneOwner(who, reason)
+		return r.removeForGoneOwner(who, reason)
 	}
 	bound := s.reg.cfg.CancelGrace + 4*s.reg.cfg.StopGrace + dirWriteTimeout
-	return s.route(context.Background(), opClose, who, closeArgs{Reason: reason}, bound, nil)
+	return r.route(context.Background(), opClose, who, closeArgs{Reason: reason}, bound, nil)
 }
 
 // liveNode reports whether node beats in the cluster.
@@ -304,14 +307,15 @@ func (r *Registry) liveNode(node string) bool {
 // node's loss, or detached): nobody else would ever remove it. The entry is marked closed by CAS (a returning
 // owner's claim wins: the close then goes to it), then the log and the entry are removed; every node's
 // follower ends with the removal.
-func (s *Session) removeForGoneOwner(who principal.Principal, reason string) error {
+func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string) error {
+	s := r.s
 	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
 	defer cancel()
 	dir := s.reg.cfg.Store.Dir()
 	e, rev, err := dir.Get(ctx, s.ID)
 	switch {
 	case errors.Is(err, sessionerr.ErrNotFound):
-		s.closeFollower()
+		s.remote.close()
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
@@ -326,7 +330,7 @@ func (s *Session) removeForGoneOwner(who principal.Principal, reason string) err
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	s.audit(who, "close", "reason", reason, "owner", e.Owner)
-	s.closeFollower()
+	s.remote.close()
 	return nil
 }
 
@@ -340,7 +344,7 @@ func (r remoteRunner) share(who principal.Principal, with string, role store.Sha
 		op = opUnshare
 	}
 	var res shareResult
-	if err := s.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, &res); err != nil {
+	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
 	s.shares.mu.Lock()
@@ -365,15 +369,15 @@ func (r remoteRunner) share(who principal.Principal, with string, role store.Sha
 func (r remoteRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	s := r.s
 	var res json.RawMessage
-	err := s.route(ctx, opAuthenticate, principal.Principal{}, params, s.reg.cfg.StartTimeout, &res)
+	err := r.route(ctx, opAuthenticate, principal.Principal{}, params, s.reg.cfg.StartTimeout, &res)
 	return res, err
 }
 
 func (r remoteRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
-	return r.s.route(context.Background(), opAttachMCP, who, servers, r.s.reg.cfg.CallTimeout, nil)
+	return r.route(context.Background(), opAttachMCP, who, servers, r.s.reg.cfg.CallTimeout, nil)
 }
 
-func (r remoteRunner) closeHere(string) { r.s.closeFollower() } // CloseAs closes the session on its owner
+func (r remoteRunner) closeHere(string) { r.s.remote.close() } // CloseAs closes the session on its owner
 
 // delegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
 func (r remoteRunner) delegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
@@ -414,7 +418,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
-	s.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
+	s.remote.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
 		s.mu.Lock()
 		s.forkedAt = res.ForkedAt
