@@ -38,8 +38,14 @@ func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason 
 		return AgentDeletion{}, err
 	}
 	if s.remote != nil {
-		return s.deleteRemote(ctx, who, reason)
+		return remoteRunner{s}.delete(ctx, who, reason)
 	}
+	return localRunner{s}.delete(ctx, who, reason)
+}
+
+// delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
+func (r localRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+	s := r.s
 	s.mu.Lock()
 	agentSID, caps := s.agentSID, s.initInfo.AgentCapabilities
 	s.mu.Unlock()
@@ -56,12 +62,13 @@ func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason 
 	case len(nullToNil(caps)) > 0 && !canDelete(caps):
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}, nil
 	}
-	return s.deleteAgentCopy(ctx, agentSID), nil
+	return r.deleteAgentCopy(ctx, agentSID), nil
 }
 
 // deleteAgentCopy starts the session's agent again, in its cwd checked anew against the workspace roots,
 // sends session/delete for agentSID when its initialize advertises it, and stops it.
-func (s *Session) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
+func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
+	s := r.s
 	failed := func(err error) AgentDeletion {
 		s.logger.Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
 		if sessionerr.IsStartFailure(err) { // its text names the gateway's paths
@@ -72,7 +79,7 @@ func (s *Session) deleteAgentCopy(ctx context.Context, agentSID string) AgentDel
 	if _, err := s.reg.confine(s.Cwd); err != nil {
 		return failed(err)
 	}
-	conn, fail, err := s.launchAgent(ctx)
+	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
 		return failed(err)
 	}
@@ -104,9 +111,10 @@ func canDelete(caps json.RawMessage) bool {
 	return json.Unmarshal(caps, &c) == nil && len(nullToNil(c.Session.Delete)) > 0
 }
 
-// deleteRemote deletes a follower's session on its owner, which deletes the agent's copy there. With the
-// owner gone, the session is removed as a close removes it, and the agent's copy stays.
-func (s *Session) deleteRemote(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+// delete deletes a follower's session on its owner, which deletes the agent's copy there. With the owner
+// gone, the session is removed as a close removes it, and the agent's copy stays.
+func (r remoteRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+	s := r.s
 	s.mu.Lock()
 	node, st := s.remote.node, s.status
 	s.mu.Unlock()

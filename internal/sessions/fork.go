@@ -48,7 +48,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 		}
 		return r.forkRemote(ctx, who, src, opts)
 	}
-	point, err := src.forkPoint(r.agentCaps(ctx, src))
+	point, err := localRunner{src}.forkPoint(r.agentCaps(ctx, src))
 	if err != nil {
 		return nil, err
 	}
@@ -83,9 +83,10 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 	return nil
 }
 
-// forkPoint checks src can be forked now (its agent's capabilities are caps) and takes the point to fork at,
-// under one lock so no turn starts between the check and the transcript.
-func (s *Session) forkPoint(caps json.RawMessage) (*forkPoint, error) {
+// forkPoint checks the session, a fork's source, can be forked now (its agent's capabilities are caps) and
+// takes the point to fork at, under one lock so no turn starts between the check and the transcript.
+func (r localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
+	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -116,7 +117,8 @@ func canFork(caps json.RawMessage) bool {
 
 // logHistory logs a fork's inherited transcript as the first frames of its log, translated and folded as
 // an agent's updates are (outside any turn), and records where the fork's own frames begin.
-func (s *Session) logHistory(history [][]byte) {
+func (r localRunner) logHistory(history [][]byte) {
+	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	meta := translate.GatewayMeta{Epoch: s.Epoch}
@@ -131,14 +133,6 @@ func (s *Session) logHistory(history [][]byte) {
 		}
 	}
 	_, s.forkedAt = s.log.Bounds()
-}
-
-// ForkedAt is the seq of the last inherited frame of a fork's log (0 for a session that is no fork): an ACP
-// client of the fork, which has the source's history already, streams from there.
-func (s *Session) ForkedAt() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.forkedAt
 }
 
 // forkArgs are a routed fork's options (opFork).

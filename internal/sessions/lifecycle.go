@@ -20,13 +20,14 @@ import (
 // away, and Close.
 
 // start launches the agent and opens the ACP session.
-func (s *Session) start(ctx context.Context) error {
+func (r localRunner) start(ctx context.Context) error {
+	s := r.s
 	cfg := s.reg.cfg
-	conn, fail, err := s.launchAgent(ctx)
+	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
 		return err
 	}
-	method, params := acp.AgentMethodSessionNew, s.sessionParams()
+	method, params := acp.AgentMethodSessionNew, r.sessionParams()
 	if s.forkOf != "" {
 		// A fork asks its agent to fork the source's agent session (fork.go).
 		s.mu.Lock()
@@ -43,7 +44,7 @@ func (s *Session) start(ctx context.Context) error {
 	gate := &readyGate{open: make(chan struct{})}
 	s.ready.Store(gate)
 	defer gate.release(s)
-	newRes, err := s.openAgentSession(nctx, conn, method, params, false, gate.watch)
+	newRes, err := r.openAgentSession(nctx, conn, method, params, false, gate.watch)
 	if err != nil {
 		return s.loginRequired(err, fail(method, callError(nctx, err, cfg.StartTimeout)))
 	}
@@ -79,7 +80,7 @@ func (s *Session) start(ctx context.Context) error {
 	if !ready {
 		s.noteDir()
 	}
-	go s.watchAgent(conn)
+	go r.watchAgent(conn)
 	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
 }
@@ -87,7 +88,8 @@ func (s *Session) start(ctx context.Context) error {
 // launchAgent starts the agent process, sends initialize and the configured authenticate, and records the
 // agent's initialize answer and what it can resume. Session starts and re-attaches share it. fail stops the
 // agent and describes a failed step.
-func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
+func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
+	s := r.s
 	cfg := s.reg.cfg
 	if err := s.spec.MakeHome(); err != nil {
 		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
@@ -102,7 +104,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
-		return nil, nil, s.scrubMCPSecrets(&sessionerr.AgentError{Op: "start agent", Err: err})
+		return nil, nil, r.scrubMCPSecrets(&sessionerr.AgentError{Op: "start agent", Err: err})
 	}
 	cfg.Metrics.AgentStarted(s.Agent)
 	fail := func(op string, err error) error {
@@ -111,7 +113,7 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 			err = exited
 		}
 		conn.Stop()
-		return s.scrubMCPSecrets(&sessionerr.AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
+		return r.scrubMCPSecrets(&sessionerr.AgentError{Op: op, Err: err, Stderr: conn.Stderr()})
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
@@ -152,9 +154,9 @@ func (s *Session) launchAgent(ctx context.Context) (*agents.Conn, func(op string
 
 // watchAgent fails the session when its agent goes away while the session is open. An agent that a detach
 // or Close stopped, or one a re-attach has since replaced, is no failure.
-func (s *Session) watchAgent(conn *agents.Conn) {
+func (r localRunner) watchAgent(conn *agents.Conn) {
 	<-conn.Done()
-	if !s.agentIsCurrent(conn) {
+	if !r.agentIsCurrent(conn) {
 		return
 	}
 	// Give the process a moment to be reaped so the reason carries its exit status.
@@ -182,25 +184,28 @@ func (s *Session) watchAgent(conn *agents.Conn) {
 	if f := conn.Failure(); f != "" {
 		reason = f // the gateway ended the connection itself (an agent that stopped reading its stdin)
 	}
-	s.fail(conn, reason)
+	r.fail(conn, reason)
 }
 
 // agentIsCurrent reports whether conn is the session's agent and its exit would be unexpected.
-func (s *Session) agentIsCurrent(conn *agents.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.agentIsCurrentLocked(conn)
+func (r localRunner) agentIsCurrent(conn *agents.Conn) bool {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return r.agentIsCurrentLocked(conn)
 }
 
-func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
+// agentIsCurrentLocked is agentIsCurrent with mu held.
+func (r localRunner) agentIsCurrentLocked(conn *agents.Conn) bool {
+	s := r.s
 	return s.conn == conn && !s.closing && !s.stopping && (s.status == store.StatusIdle || s.status == store.StatusRunning)
 }
 
 // fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
 // running turn (if any) ends through its own goroutine when the agent call returns.
-func (s *Session) fail(conn *agents.Conn, reason string) {
+func (r localRunner) fail(conn *agents.Conn, reason string) {
+	s := r.s
 	s.mu.Lock()
-	if !s.agentIsCurrentLocked(conn) {
+	if !r.agentIsCurrentLocked(conn) {
 		s.mu.Unlock()
 		return
 	}

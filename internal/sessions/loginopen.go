@@ -16,7 +16,8 @@ import (
 // that authenticate is sent again on this process and the request retried once: agents whose login lives
 // in their process, not on disk, then open sessions as they did right after the login. watch, when not nil,
 // marks the context of the method's own calls (the start's ready gate), never authenticate's.
-func (s *Session) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
+func (r localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
+	s := r.s
 	call := conn.Call
 	if dropReplay {
 		call = conn.CallDroppingUpdates

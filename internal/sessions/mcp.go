@@ -73,8 +73,8 @@ func (s *Session) AttachMCPAs(who principal.Principal, servers []agents.MCPServe
 }
 
 // hasMCP reports whether every server in servers is one the session has, as it is. Called with mu held.
-func (s *Session) hasMCP(servers []agents.MCPServer) bool {
-	have := s.mcpServers()
+func (r localRunner) hasMCP(servers []agents.MCPServer) bool {
+	have := r.s.mcpServers()
 	for _, m := range servers {
 		if h, ok := findMCP(have, m.Name); !ok || !h.Equal(m) {
 			return false
@@ -93,7 +93,8 @@ func mcpNames(list []agents.MCPServer) []string {
 }
 
 // checkSameMCP allows only servers the running session has, as they are.
-func (s *Session) checkSameMCP(servers []agents.MCPServer) error {
+func (r localRunner) checkSameMCP(servers []agents.MCPServer) error {
+	s := r.s
 	have := s.mcpServers()
 	for _, m := range servers {
 		if h, ok := findMCP(have, m.Name); ok {
@@ -122,8 +123,8 @@ func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 // scrubMCPSecrets removes the session's MCP env and header values from an agent's failure to start: an agent
 // that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
 // client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
-func (s *Session) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
-	secrets := s.agentSecrets()
+func (r localRunner) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
+	secrets := r.s.agentSecrets()
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
 		ae.Err = errors.New(msg)

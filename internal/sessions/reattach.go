@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -35,25 +35,12 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 	return c.LoadSession, nullToNil(c.SessionCapabilities.Resume) != nil
 }
 
-// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
-type Resumability struct {
-	AgentSessionID string
-	CanLoad        bool
-	CanResume      bool
-}
-
-// Resumability reports the agent session id and what the agent advertised at its last start.
-func (s *Session) Resumability() Resumability {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
-}
-
 // detach stops the agent but keeps the session: a running turn is cancelled as Close does (session/cancel,
 // StopGrace, then the process tree is stopped), pending permissions are denied, and clients see
 // `_gateway/session_status {status: detached, reason}` after the turn's end. It reports whether the session
 // was detached (false: it was not attached, or Close or another detach got there first).
-func (s *Session) detach(reason string) bool {
+func (r localRunner) detach(reason string) bool {
+	s := r.s
 	s.mu.Lock()
 	if s.stopping {
 		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
@@ -109,17 +96,11 @@ func (s *Session) detach(reason string) bool {
 	return true
 }
 
-// reattachingNow reports whether a prompt is re-attaching the session.
-func (s *Session) reattachingNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reattaching
-}
-
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
 // first, it is detached again, its agent stopped and its log untouched.
-func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+	s := r.s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
@@ -127,7 +108,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	var lr loaded
 	err := s.reg.claimAttach(s)
 	if err == nil {
-		lr, err = s.reattach(ctx)
+		lr, err = r.reattach(ctx)
 		s.reg.starting.Done()
 	}
 	if h := s.reg.beforeAttach; h != nil {
@@ -164,7 +145,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	s.modes, s.configOptions = lr.modes, lr.configOptions
 	// Still starting, under mu until the turn_started frame beginTurnLocked logs makes it running: a copy
 	// folds the same frames, and the re-attach logs nothing when it fails.
-	go s.watchAgent(lr.conn)
+	go r.watchAgent(lr.conn)
 	s.noteDir()
 	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
 	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
@@ -180,7 +161,8 @@ type loaded struct {
 // reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the
 // conversation, every session/update it sends before its answer, is dropped (the log has it); what it sends
 // after the answer is live. A shutdown or the end of ctx cuts it short.
-func (s *Session) reattach(ctx context.Context) (loaded, error) {
+func (r localRunner) reattach(ctx context.Context) (loaded, error) {
+	s := r.s
 	cfg := s.reg.cfg
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -188,9 +170,9 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	if err := s.recheck(); err != nil {
 		return loaded{}, err
 	}
-	conn, fail, err := s.launchAgent(ctx)
+	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
-		return loaded{}, s.reattachError(ctx, err)
+		return loaded{}, r.reattachError(ctx, err)
 	}
 	s.mu.Lock()
 	canLoad, canResume, sid := s.canLoad, s.canResume, s.agentSID
@@ -206,25 +188,26 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	}
 	lctx, cancelLoad := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelLoad()
-	params := s.sessionParams()
+	params := r.sessionParams()
 	params["sessionId"] = sid
-	res, err := s.openAgentSession(lctx, conn, method, params, true, nil)
+	res, err := r.openAgentSession(lctx, conn, method, params, true, nil)
 	if err != nil {
-		return loaded{}, s.reattachError(ctx, s.loginRequired(err, fail(method, callError(lctx, err, cfg.StartTimeout))))
+		return loaded{}, r.reattachError(ctx, s.loginRequired(err, fail(method, callError(lctx, err, cfg.StartTimeout))))
 	}
 	var lr struct {
 		Modes         json.RawMessage `json:"modes"`
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(res, &lr); err != nil {
-		return loaded{}, s.reattachError(ctx, fail(method, fmt.Errorf("malformed response: %w", err)))
+		return loaded{}, r.reattachError(ctx, fail(method, fmt.Errorf("malformed response: %w", err)))
 	}
 	return loaded{conn: conn, method: method, modes: nullToNil(lr.Modes), configOptions: nullToNil(lr.ConfigOptions)}, nil
 }
 
 // reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown; by
 // the prompting client going away, ctx's cause.
-func (s *Session) reattachError(ctx context.Context, err error) error {
+func (r localRunner) reattachError(ctx context.Context, err error) error {
+	s := r.s
 	if s.reg.stopping.Err() != nil {
 		return sessionerr.ErrShuttingDown
 	}
@@ -246,7 +229,7 @@ func (r *Registry) Detach(id, reason string) error {
 	if err != nil {
 		return err
 	}
-	if !s.detach(reason) {
+	if !(localRunner{s}).detach(reason) {
 		return sessionerr.ErrNotReady
 	}
 	return nil

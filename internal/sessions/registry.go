@@ -229,10 +229,10 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		}
 	}
 	if opts.fork != nil {
-		s.logHistory(opts.fork.history) // behind the store's write-behind, so a restart keeps the history
+		localRunner{s}.logHistory(opts.fork.history) // behind the store's write-behind, so a restart keeps the history
 	}
 	sctx, span := r.cfg.Tracer.StartCreateAgent(ctx, spec.Name, s.ID)
-	err = s.start(sctx)
+	err = localRunner{s}.start(sctx)
 	span.End(err)
 	if err != nil {
 		r.remove(s.ID)
@@ -427,7 +427,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	for _, s := range r.List() {
 		wg.Go(func() {
 			if r.cfg.DetachOnShutdown {
-				s.detach(shutdownReason)
+				localRunner{s}.detach(shutdownReason)
 				if s.dur != nil {
 					s.finishDurable(ctx)
 				}
@@ -490,7 +490,7 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 				switch {
 				case !s.idleSince(cutoff):
 				case r.cfg.DetachIdle && s.Status() != store.StatusFailed: // a failed session has nothing to re-attach
-					s.detach("idle for " + ttl.String())
+					localRunner{s}.detach("idle for " + ttl.String())
 				case r.cfg.Store != nil && s.Status() == store.StatusFailed:
 					// Stored: its transcript stays readable until --retention (the janitor) or DELETE removes it.
 				default:

@@ -40,6 +40,20 @@ func (s *Session) dirViewLocked() DirView {
 	}
 }
 
+// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
+type Resumability struct {
+	AgentSessionID string
+	CanLoad        bool
+	CanResume      bool
+}
+
+// Resumability reports the agent session id and what the agent advertised at its last start.
+func (s *Session) Resumability() Resumability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
+}
+
 // restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
 // snapshot, the turns (the running one, the latest, lastTurn, their text), the pending permission requests
 // (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log

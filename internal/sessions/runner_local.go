@@ -28,12 +28,13 @@ func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks
 		s.mu.Unlock()
 		return t, t != nil, err
 	}
-	t, err = s.promptLocked(ctx, who, blocks, opts.TurnID, key)
+	t, err = r.promptLocked(ctx, who, blocks, opts.TurnID, key)
 	return t, false, err
 }
 
 // promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
-func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+func (r localRunner) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+	s := r.s
 	switch s.status {
 	case store.StatusStarting:
 		s.mu.Unlock()
@@ -53,7 +54,7 @@ func (s *Session) promptLocked(ctx context.Context, who principal.Principal, blo
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusDetached:
-		return s.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
+		return r.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
 	}
 	if s.stopping {
 		s.mu.Unlock()
@@ -141,7 +142,7 @@ func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServ
 	if err := s.allow(who, AccessOwn); err != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.hasMCP(servers) {
+		if !r.hasMCP(servers) {
 			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
 		}
 		return nil
@@ -149,7 +150,7 @@ func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServ
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.status != store.StatusDetached || s.reattaching {
-		return s.checkSameMCP(servers)
+		return r.checkSameMCP(servers)
 	}
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {

@@ -98,6 +98,13 @@ func (s *Session) waitReady() {
 	}
 }
 
+// reattachingNow reports whether a prompt is re-attaching the session.
+func (s *Session) reattachingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reattaching
+}
+
 // stoodDownNow reports whether the session was stood down.
 func (s *Session) stoodDownNow() bool {
 	s.mu.Lock()

@@ -89,6 +89,14 @@ func (s *Session) Status() store.Status {
 	return s.status
 }
 
+// ForkedAt is the seq of the last inherited frame of a fork's log (0 for a session that is no fork): an ACP
+// client of the fork, which has the source's history already, streams from there.
+func (s *Session) ForkedAt() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forkedAt
+}
+
 // Detail is View plus the snapshot of the transcript; LastSeq and the snapshot's seq are the same point.
 type Detail struct {
 	View
