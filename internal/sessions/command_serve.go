@@ -103,7 +103,7 @@ func (s *Session) runCommand(ctx context.Context, cmd store.Command) (any, error
 		// not take an older entry its watch still delivers.
 		wctx, cancel := context.WithTimeout(ctx, store.RouteSlack)
 		defer cancel()
-		return shareResult{Rev: s.dirRevision(wctx)}, nil
+		return shareResult{Rev: s.dur.dirRevision(wctx)}, nil
 	case opAuthenticate:
 		return s.Authenticate(ctx, cmd.Args)
 	case opAttachMCP:

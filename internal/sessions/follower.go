@@ -68,7 +68,7 @@ func (s *Session) loadFollower() error {
 	var once sync.Once
 	done := make(chan struct{})
 	s.mu.Lock()
-	if err := s.stoppedLocked(); err != nil {
+	if err := s.reg.stoppedLocked(s); err != nil {
 		s.mu.Unlock()
 		cancel()
 		return err
@@ -86,7 +86,7 @@ func (s *Session) loadFollower() error {
 	case <-done: // stopped before it caught up
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if err := s.stoppedLocked(); err != nil {
+		if err := s.reg.stoppedLocked(s); err != nil {
 			return err
 		}
 		return sessionerr.ErrClosed
@@ -97,7 +97,7 @@ func (s *Session) loadFollower() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.stoppedLocked(); err != nil {
+	if err := s.reg.stoppedLocked(s); err != nil {
 		cancel()
 		return err
 	}

@@ -151,7 +151,7 @@ func (s *Session) reattachAndPrompt(ctx context.Context, who principal.Principal
 	if err != nil {
 		if !s.closing {
 			s.status = store.StatusDetached
-			s.noteRefusalLocked(err)
+			s.reg.noteRefusalLocked(s, err)
 		}
 		s.mu.Unlock()
 		if lr.conn != nil {
@@ -185,7 +185,7 @@ func (s *Session) reattach(ctx context.Context) (loaded, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.reg.stopping, cancel)()
-	if err := s.recheck(); err != nil {
+	if err := s.reg.recheck(s); err != nil {
 		return loaded{}, err
 	}
 	conn, fail, err := s.launchAgent(ctx)
