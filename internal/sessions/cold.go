@@ -28,3 +28,34 @@ func (s *Session) isCold() bool {
 	defer s.mu.Unlock()
 	return s.cold != nil
 }
+
+// hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
+func (s *Session) hydrate() error { return s.run.hydrate() }
+
+// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
+// load is tried again by the next use. A session that is not cold returns at once.
+func (s *Session) hydrateWith(load func() error) error {
+	s.mu.Lock()
+	c := s.cold
+	if c == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	if h := c.attempt; h != nil {
+		s.mu.Unlock()
+		<-h.done
+		return h.err
+	}
+	h := &hydration{done: make(chan struct{})}
+	c.attempt = h
+	s.mu.Unlock()
+	h.err = load()
+	if h.err != nil {
+		s.mu.Lock()
+		c.attempt = nil
+		s.mu.Unlock()
+		s.logger.Warn("session not hydrated from the store", "err", h.err)
+	}
+	close(h.done)
+	return h.err
+}

@@ -22,6 +22,7 @@ import (
 const dirWriteTimeout = 10 * time.Second
 
 type durable struct {
+	s    *Session      // Static after construction; the session whose entry and log this durable stores.
 	st   store.Store   // Static after construction.
 	wake chan struct{} // Static after construction; capacity 1: a pending "the entry is stale".
 	stop chan struct{} // Static after construction; closed by stopWriter.
@@ -53,8 +54,8 @@ type durable struct {
 	stored        chan struct{} // Guarded by mu.
 }
 
-func newDurable(st store.Store, rev uint64) *durable {
-	d := &durable{st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), stored: make(chan struct{})}
+func newDurable(s *Session, st store.Store, rev uint64) *durable {
+	d := &durable{s: s, st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), stored: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
@@ -86,10 +87,11 @@ func (d *durable) startPersister(sid, epoch string, l *eventlog.Log, from uint64
 // watchFence stands the session down when the store refuses its write-behind: another node appended to the
 // log (it took the session over) while this node still ran it, as after a pause longer than the heartbeat
 // TTL. It returns when the writer is stopped.
-func (d *durable) watchFence(s *Session, p store.Persister) {
+func (d *durable) watchFence(p store.Persister) {
 	if p == nil {
 		return
 	}
+	s := d.s
 	select {
 	case <-p.Fenced():
 		s.logger.Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
@@ -121,7 +123,8 @@ func (d *durable) durableSeq(head uint64) uint64 {
 
 // runWriter is the session's directory writer: on each wake it writes the entry as the session is now. A
 // failed write is retried a second later (the latest state again).
-func (d *durable) runWriter(s *Session) {
+func (d *durable) runWriter() {
+	s := d.s
 	defer close(d.done)
 	var retry <-chan time.Time
 	for {
@@ -135,7 +138,7 @@ func (d *durable) runWriter(s *Session) {
 		d.dirty.Store(false)
 		changes := d.changes.Load() // the entry is read after: it holds every change counted so far
 		ctx, cancel := context.WithTimeout(d.ctx, dirWriteTimeout)
-		err := d.write(ctx, s)
+		err := d.write(ctx)
 		cancel()
 		if err == nil {
 			d.mu.Lock()
@@ -162,9 +165,8 @@ func (d *durable) runWriter(s *Session) {
 
 // dirRevision waits (within ctx) until the writer stored every change noted before the call, and returns the
 // entry's revision then: the revision a follower's copy must reach to hold them. 0 when it could not tell
-// (the writer stopped, or ctx ended).
-func (s *Session) dirRevision(ctx context.Context) uint64 {
-	d := s.dur
+// (the writer stopped, or ctx ended) and in memory mode (d is nil).
+func (d *durable) dirRevision(ctx context.Context) uint64 {
 	if d == nil {
 		return 0
 	}
@@ -204,13 +206,14 @@ func (d *durable) stopWriter() {
 // entry (mode b has one writer per entry; the janitor or a DELETE may have removed it), and no other node is
 // closing it. In mode c it must also still name this process: a takeover clears the incarnation, and a
 // stale owner coming back must not overwrite it (errTakenOver: the session stands down).
-func (d *durable) write(ctx context.Context, s *Session) error {
+func (d *durable) write(ctx context.Context) error {
+	s := d.s
 	if p := d.persister(); p != nil {
 		if st := s.Status(); st == store.StatusDetached || st == store.StatusFailed {
 			_ = p.Flush(ctx) // not flushed in time: the entry says unclean
 		}
 	}
-	e := s.dirEntry()
+	e := d.entry()
 	dir := d.st.Dir()
 	rev, err := dir.Update(ctx, e, d.rev)
 	if errors.Is(err, store.ErrRevision) {
@@ -236,9 +239,10 @@ func (d *durable) write(ctx context.Context, s *Session) error {
 	return nil
 }
 
-// dirEntry is the session's directory entry as of now. Clean says the store holds the whole log of a session
+// entry is the session's directory entry as of now. Clean says the store holds the whole log of a session
 // whose agent is not running.
-func (s *Session) dirEntry() store.DirEntry {
+func (d *durable) entry() store.DirEntry {
+	s := d.s
 	s.mu.Lock()
 	dv := s.dirViewLocked()
 	var head uint64
@@ -256,7 +260,7 @@ func (s *Session) dirEntry() store.DirEntry {
 	clientMCP := s.clientMCP // written under mu by AttachMCP
 	s.mu.Unlock()
 	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
-		e.Clean = s.dur.durableSeq(head) >= head
+		e.Clean = d.durableSeq(head) >= head
 	}
 	e.View, _ = json.Marshal(dv)
 	if !s.Owner.IsZero() {
@@ -272,13 +276,13 @@ func (s *Session) dirEntry() store.DirEntry {
 	return e
 }
 
-// createDurable creates the entry of a new session (status starting) and starts the write-behind of its log
-// and its directory writer. s.dur is already set (before the session was shared).
-func (s *Session) createDurable(ctx context.Context) error {
-	d := s.dur
+// create creates the entry of a new session (status starting) and starts the write-behind of its log and
+// its directory writer. s.dur is already set (before the session was shared).
+func (d *durable) create(ctx context.Context) error {
+	s := d.s
 	ctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
 	defer cancel()
-	rev, err := d.st.Dir().Create(ctx, s.dirEntry())
+	rev, err := d.st.Dir().Create(ctx, d.entry())
 	if err != nil {
 		close(d.done) // no writer will run: a Close waiting in stopWriter must not hang
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
@@ -286,16 +290,16 @@ func (s *Session) createDurable(ctx context.Context) error {
 	d.rev = rev
 	p := d.st.Persist(s.ID, s.Epoch, s.log, 0)
 	d.setPersister(p, 0)
-	go d.runWriter(s)
-	go d.watchFence(s, p)
+	go d.runWriter()
+	go d.watchFence(p)
 	return nil
 }
 
-// finishDurable ends the session's store link at shutdown: the log is flushed within ctx and the entry
-// written one last time (detached, clean when the store holds every frame). A cold session's entry is
-// written only if it changed (its shares).
-func (s *Session) finishDurable(ctx context.Context) {
-	d := s.dur
+// finish ends the session's store link at shutdown: the log is flushed within ctx and the entry written
+// one last time (detached, clean when the store holds every frame). A cold session's entry is written only
+// if it changed (its shares).
+func (d *durable) finish(ctx context.Context) {
+	s := d.s
 	d.stopWriter()
 	p := d.persister()
 	if p == nil && !d.dirty.Load() {
@@ -306,7 +310,7 @@ func (s *Session) finishDurable(ctx context.Context) {
 			s.logger.Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.log.Head())
 		}
 	}
-	if err := d.write(ctx, s); err != nil {
+	if err := d.write(ctx); err != nil {
 		s.logger.Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
@@ -315,11 +319,11 @@ func (s *Session) finishDurable(ctx context.Context) {
 	}
 }
 
-// removeDurable removes a closed session from the store: the writer stops, the log is flushed (so no
-// publish lands after the purge) and the log and entry are removed. In a cluster the entry says closed
-// first, so no node's lookup between the purge and the entry's removal takes an emptied log for the session.
-func (s *Session) removeDurable() {
-	d := s.dur
+// remove removes a closed session from the store: the writer stops, the log is flushed (so no publish
+// lands after the purge) and the log and entry are removed. In a cluster the entry says closed first, so no
+// node's lookup between the purge and the entry's removal takes an emptied log for the session.
+func (d *durable) remove() {
+	s := d.s
 	d.stopWriter()
 	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
 	defer cancel()
@@ -329,7 +333,7 @@ func (s *Session) removeDurable() {
 		p.Stop()
 	}
 	if s.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
-		if err := d.write(ctx, s); err != nil {
+		if err := d.write(ctx); err != nil {
 			s.logger.Warn("closed entry not written before the removal", "err", err)
 		}
 	}

@@ -69,7 +69,7 @@ func (f *follower) load() error {
 	var once sync.Once
 	done := make(chan struct{})
 	s.mu.Lock()
-	if err := s.stoppedLocked(); err != nil {
+	if err := s.reg.stoppedLocked(s); err != nil {
 		s.mu.Unlock()
 		cancel()
 		return err
@@ -87,7 +87,7 @@ func (f *follower) load() error {
 	case <-done: // stopped before it caught up
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if err := s.stoppedLocked(); err != nil {
+		if err := s.reg.stoppedLocked(s); err != nil {
 			return err
 		}
 		return sessionerr.ErrClosed
@@ -98,7 +98,7 @@ func (f *follower) load() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.stoppedLocked(); err != nil {
+	if err := s.reg.stoppedLocked(s); err != nil {
 		cancel()
 		return err
 	}

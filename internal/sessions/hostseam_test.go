@@ -18,7 +18,7 @@ import (
 // owner through the runner (runner.go).
 var coreFiles = []string{
 	"acp_support.go", "agentsecrets.go", "cold.go", "elicitation.go", "epochchain.go", "files.go",
-	"framekind.go", "fs.go", "fs_delegate.go", "fs_local.go", "host.go", "noise.go", "owner.go",
+	"framekind.go", "fs.go", "fs_delegate.go", "fs_local.go", "host.go", "loginerr.go", "noise.go", "owner.go",
 	"permission.go", "policy.go", "presence.go", "promptkey.go", "promptsize.go", "quiet.go", "rename.go",
 	"restore.go", "runner.go", "session.go", "share.go", "status.go", "stream.go", "terminal.go", "turn.go",
 	"turnwait.go", "usage.go", "view.go",

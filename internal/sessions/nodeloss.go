@@ -331,5 +331,5 @@ func (r *Registry) replaceStoodDown(s *Session) {
 	r.sessions[s.ID] = cold
 	r.detached[s.ID] = struct{}{}
 	r.mu.Unlock()
-	go cold.dur.runWriter(cold)
+	go cold.dur.runWriter()
 }

@@ -99,6 +99,13 @@ func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	return sub, true
 }
 
+// hasClients reports whether a subscriber is attached.
+func (s *Session) hasClients() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients > 0
+}
+
 // presenceChanged schedules a publish after PresenceDelay unless one is pending: changes until then fold
 // into it.
 func (s *Session) presenceChanged() {

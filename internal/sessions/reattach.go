@@ -132,7 +132,7 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 	if err != nil {
 		if !s.closing {
 			s.status = store.StatusDetached
-			s.noteRefusalLocked(err)
+			s.reg.noteRefusalLocked(s, err)
 		}
 		s.mu.Unlock()
 		if lr.conn != nil {
@@ -167,7 +167,7 @@ func (r localRunner) reattach(ctx context.Context) (loaded, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.reg.stopping, cancel)()
-	if err := s.recheck(); err != nil {
+	if err := s.reg.recheck(s); err != nil {
 		return loaded{}, err
 	}
 	conn, fail, err := r.launchAgent(ctx)

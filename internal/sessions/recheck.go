@@ -22,19 +22,19 @@ type refusal struct{ err error }
 func (e *refusal) Error() string { return "re-attach refused: " + e.err.Error() }
 func (e *refusal) Unwrap() error { return e.err }
 
-// recheck checks the session's stored cwd and client MCP servers before its agent starts again, and makes
-// the cwd, opened after the check passed, the root fs/* uses.
-func (s *Session) recheck() error {
+// recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
+// opened after the check passed, the root fs/* uses.
+func (r *Registry) recheck(s *Session) error {
 	s.mu.Lock()
 	client := s.clientMCP
 	s.mu.Unlock()
-	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
+	if err := r.checkClientMCP(s.spec, client); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
-	if err := s.reg.recheckDirs(s.AdditionalDirs); err != nil {
+	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
 		return &refusal{err}
 	}
-	root, err := s.reg.reconfine(s.Cwd)
+	root, err := r.reconfine(s.Cwd)
 	if err != nil {
 		return &refusal{err}
 	}
@@ -86,8 +86,9 @@ func sameDir(root *os.Root, path string) error {
 }
 
 // noteRefusalLocked makes a refused re-attach the detached session's status reason, and tells clients with a
-// logged session_status frame when the reason is new. Other failures leave the reason alone. The caller holds mu.
-func (s *Session) noteRefusalLocked(err error) {
+// logged session_status frame when the reason is new. Other failures leave the reason alone. The caller holds
+// s.mu.
+func (r *Registry) noteRefusalLocked(s *Session, err error) {
 	var rf *refusal
 	if !errors.As(err, &rf) {
 		return

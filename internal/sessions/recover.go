@@ -48,7 +48,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		r.sessions[s.ID] = s
 		r.detached[s.ID] = struct{}{}
 		r.mu.Unlock()
-		go s.dur.runWriter(s)
+		go s.dur.runWriter()
 		n++
 	}
 	return n, nil
@@ -98,48 +98,18 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 		s.shares.m[sh.Principal] = sh.Role
 	}
 	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
-	s.dur = newDurable(r.cfg.Store, rev)
+	s.dur = newDurable(s, r.cfg.Store, rev)
 	return s, nil
-}
-
-// hydrate loads a cold session on its first use (its runner's: a stored one's log here, a copy's live feed).
-func (s *Session) hydrate() error { return s.run.hydrate() }
-
-// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
-// load is tried again by the next use. A session that is not cold returns at once.
-func (s *Session) hydrateWith(load func() error) error {
-	s.mu.Lock()
-	c := s.cold
-	if c == nil {
-		s.mu.Unlock()
-		return nil
-	}
-	if h := c.attempt; h != nil {
-		s.mu.Unlock()
-		<-h.done
-		return h.err
-	}
-	h := &hydration{done: make(chan struct{})}
-	c.attempt = h
-	s.mu.Unlock()
-	h.err = load()
-	if h.err != nil {
-		s.mu.Lock()
-		c.attempt = nil
-		s.mu.Unlock()
-		s.logger.Warn("session not hydrated from the store", "err", h.err)
-	}
-	close(h.done)
-	return h.err
 }
 
 // load feeds the stored log into the session (restoreFrom), leaves it detached (or failed) and starts the
 // write-behind after its head, where a re-attach goes on.
-func (s *Session) load() error {
+func (d *durable) load() error {
+	s := d.s
 	ctx, cancel := context.WithTimeout(context.Background(), s.reg.cfg.StartTimeout)
 	defer cancel()
 	var entries []eventlog.Entry
-	_, err := s.dur.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
+	_, err := d.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
 		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
 			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
@@ -150,7 +120,7 @@ func (s *Session) load() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.stoppedLocked(); err != nil {
+	if err := s.reg.stoppedLocked(s); err != nil {
 		return err // a shutdown or a close came first: it closed the log and took the (absent) write-behind
 	}
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
@@ -161,18 +131,18 @@ func (s *Session) load() error {
 	}
 	s.cold = nil
 	head := s.log.Head()
-	if !s.dur.startPersister(s.ID, s.Epoch, s.log, head) {
+	if !d.startPersister(s.ID, s.Epoch, s.log, head) {
 		return sessionerr.ErrShuttingDown
 	}
-	go s.dur.watchFence(s, s.dur.persister())
+	go d.watchFence(d.persister())
 	return nil
 }
 
-// stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown or a close has begun. The
-// caller holds mu.
-func (s *Session) stoppedLocked() error {
+// stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown of r or a close of s has
+// begun. The caller holds s.mu.
+func (r *Registry) stoppedLocked(s *Session) error {
 	switch {
-	case s.reg.stopping.Err() != nil:
+	case r.stopping.Err() != nil:
 		return sessionerr.ErrShuttingDown
 	case s.closing:
 		return sessionerr.ErrClosed

@@ -199,7 +199,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	if r.cfg.Store != nil {
-		s.dur = newDurable(r.cfg.Store, 0) // before the session is shared
+		s.dur = newDurable(s, r.cfg.Store, 0) // before the session is shared
 	}
 	r.mu.Lock()
 	switch {
@@ -222,7 +222,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	defer cancel()
 	defer context.AfterFunc(r.stopping, cancel)()
 	if s.dur != nil {
-		if err := s.createDurable(ctx); err != nil {
+		if err := s.dur.create(ctx); err != nil {
 			r.remove(s.ID)
 			s.closeRoot()
 			return nil, err
@@ -238,7 +238,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		r.remove(s.ID)
 		s.closeRoot()
 		if s.dur != nil {
-			s.removeDurable()
+			s.dur.remove()
 		}
 		if r.stopping.Err() != nil {
 			return nil, sessionerr.ErrShuttingDown // cut short by the shutdown; the agent has been stopped
@@ -429,7 +429,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 			if r.cfg.DetachOnShutdown {
 				localRunner{s}.detach(shutdownReason)
 				if s.dur != nil {
-					s.finishDurable(ctx)
+					s.dur.finish(ctx)
 				}
 			} else {
 				s.Close(shutdownReason)

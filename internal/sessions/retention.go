@@ -72,10 +72,3 @@ func (r *Registry) expireForeign(ctx context.Context, e store.DirEntry, rev uint
 	}
 	return true
 }
-
-// hasClients reports whether a subscriber is attached.
-func (s *Session) hasClients() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clients > 0
-}

@@ -254,7 +254,7 @@ func (r localRunner) closeHere(reason string) {
 		close(s.closed)
 		s.reg.remove(s.ID)
 		if s.dur != nil {
-			s.removeDurable()
+			s.dur.remove()
 		}
 		s.logger.Info("session closed", "reason", reason)
 	})
@@ -279,7 +279,7 @@ func (r localRunner) hydrate() error {
 	if r.s.dur == nil {
 		return nil
 	}
-	return r.s.hydrateWith(r.s.load)
+	return r.s.hydrateWith(r.s.dur.load)
 }
 
 // currentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.

@@ -79,7 +79,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, err
 		}
 		s.closeRoot() // a private session: no fs/* will ask
-		frames := s.closingFrames(c)
+		frames := s.dur.closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
 			if errors.Is(err, store.ErrFenced) {
@@ -89,7 +89,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 				return e, 0, fmt.Errorf("fork: %w", err)
 			}
 		}
-		done := s.dirEntry()
+		done := s.dur.entry()
 		done.Clean, done.Closer = true, ""
 		if c.takeover {
 			done.Owner, done.Incarnation = e.Owner, "" // its cwd and its agent's own state are there
@@ -136,7 +136,8 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 // for an open log (a turn, a pending request, or a live status), in a new epoch from head+1, the denials,
 // the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
 // c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
-func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
+func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
+	s := d.s
 	s.mu.Lock()
 	head := s.log.Head()
 	t := s.turn
@@ -147,7 +148,7 @@ func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
 		}
 		s.logStatusLocked(store.StatusDetached, c.reason)
 		s.mu.Unlock()
-		return s.framesAfter(head)
+		return d.framesAfter(head)
 	}
 	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
 	answers := s.denyPendingLocked("", c.by, c.deny)
@@ -161,11 +162,12 @@ func (s *Session) closingFrames(c closeSpec) []store.StoredFrame {
 		s.logStatusLocked(c.status, c.reason)
 	}
 	s.mu.Unlock()
-	return s.framesAfter(head)
+	return d.framesAfter(head)
 }
 
 // framesAfter is the private session's frames after seq head, for Fork.
-func (s *Session) framesAfter(head uint64) []store.StoredFrame {
+func (d *durable) framesAfter(head uint64) []store.StoredFrame {
+	s := d.s
 	res, err := s.log.Read(head, 1<<20, nil)
 	if err != nil {
 		return nil
