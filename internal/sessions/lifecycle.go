@@ -227,9 +227,3 @@ func tail(s string, n int) string {
 	}
 	return s
 }
-
-// Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
-// see `_gateway/session_status {status: closed}` as the last frame. A follower closes only this node's copy.
-func (s *Session) Close(reason string) {
-	s.run.closeHere(reason)
-}

@@ -30,6 +30,8 @@ type runner interface {
 	// close closes the session for who; closeHere ends this node's session (a follower: only its copy).
 	close(who principal.Principal, reason string) error
 	closeHere(reason string)
+	// delete closes the session and deletes the agent's copy (deletion.go); the caller checked who may.
+	delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error)
 	// rename logs a title the caller checked (rename.go); listFiles lists the cwd's files (files.go).
 	rename(ctx context.Context, who principal.Principal, title string) error
 	listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error)

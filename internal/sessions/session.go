@@ -163,6 +163,12 @@ func (s *Session) Log() *eventlog.Log { return s.log }
 // Closed is closed once the session is closed.
 func (s *Session) Closed() <-chan struct{} { return s.closed }
 
+// Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
+// see `_gateway/session_status {status: closed}` as the last frame. A follower closes only this node's copy.
+func (s *Session) Close(reason string) {
+	s.run.closeHere(reason)
+}
+
 // noteDir tells the host that the session's directory entry changed. It never blocks.
 func (s *Session) noteDir() { s.host.entryChanged(s) }
 
