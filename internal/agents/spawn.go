@@ -72,7 +72,9 @@ func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
 	cmd.Env = append(cmd.Env, ownerEnv)
 	done := make(chan error, 1)
 	spawns <- spawnReq{cmd: cmd, done: done}
-	if err := <-done; err != nil {
+	err := <-done
+	cmd.Env = nil // read only by Start; a confined command's holds its spec, and the Cmd lives with the process
+	if err != nil {
 		return err
 	}
 	if err := confined.Started(); err != nil {
