@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // shedThresholds turns a descriptor limit (0 = RLIMIT_NOFILE, < 0 = none) into shedAt, the open descriptors
@@ -45,24 +46,29 @@ func isDescriptorExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
-// recountEvery is how many accepts an estimate of the open descriptors serves before they are counted again.
-// A count reads the whole of /proc/self/fd (about 7 ms at 11 000 descriptors here), so a count on every accept
-// made each new connection wait for every open one.
-const recountEvery = 64
+// An estimate of the open descriptors serves recountEvery accepts, or recountAfter, before they are counted
+// again. A count reads the whole of /proc/self/fd (about 7 ms at 11 000 descriptors here), so a count on every
+// accept made each new connection wait for every open one.
+const (
+	recountEvery = 64
+	recountAfter = time.Second
+)
 
 // descEstimate is the open descriptors at the last count and how the listener's connections moved since: the
 // connections are what changes fast, the other descriptors (agents' pipes, the store) move slowly. Accept's
 // goroutine owns it.
 type descEstimate struct {
-	counted int // descriptors at the last count; 0 = none since the connections were last below checkFrom
-	openAt  int // the listener's open connections then
-	uses    int // accepts that used this count
+	counted int       // descriptors at the last count; 0 = none since the connections were last below checkFrom
+	openAt  int       // the listener's open connections then
+	at      time.Time // when
+	uses    int       // accepts that used this count
 }
 
 // shedNearLimit closes idle connections, longest idle first, while the process's open descriptors are at or
 // over shedAt: a keep-alive nobody uses gives way before accept fails for a client with work to do. The
-// descriptors are counted every recountEvery accepts and estimated from the connections in between.
-func (l *limitListener) shedNearLimit() {
+// descriptors are counted every recountEvery accepts or recountAfter, and estimated from the connections in
+// between. now is the accept's time.
+func (l *limitListener) shedNearLimit(now time.Time) {
 	if l.shedAt <= 0 {
 		return
 	}
@@ -71,8 +77,8 @@ func (l *limitListener) shedNearLimit() {
 		l.desc = descEstimate{}
 		return
 	}
-	if l.desc.counted == 0 || l.desc.uses >= recountEvery {
-		l.desc = descEstimate{counted: l.lim.OpenDescriptors(), openAt: open}
+	if l.desc.counted == 0 || l.desc.uses >= recountEvery || now.Sub(l.desc.at) >= recountAfter {
+		l.desc = descEstimate{counted: l.lim.OpenDescriptors(), openAt: open, at: now}
 	}
 	l.desc.uses++
 	if over := l.desc.counted + open - l.desc.openAt - l.shedAt + 1; over > 0 {

@@ -172,10 +172,11 @@ func descListener(t *testing.T, n int, others *int, counts *int) *limitListener 
 // count once every recountEvery and estimate from the connections in between (each accept counted: the
 // scale benchmark's 1 000 prompts beside 10 000 WebSockets waited 6–8 s for the accept loop).
 func TestAcceptsCountDescriptorsOncePerRecount(t *testing.T) {
+	t0 := time.Unix(1e9, 0)
 	others, counts := 0, 0
 	l := descListener(t, 5, &others, &counts)
 	for range 1000 {
-		l.shedNearLimit()
+		l.shedNearLimit(t0)
 	}
 	if want := (1000 + recountEvery - 1) / recountEvery; counts != want {
 		t.Fatalf("1000 accepts counted the descriptors %d times, want %d", counts, want)
@@ -183,32 +184,37 @@ func TestAcceptsCountDescriptorsOncePerRecount(t *testing.T) {
 	if l.openConns() != 5 {
 		t.Fatalf("shed %d connections under the limit", 5-l.openConns())
 	}
+	l.shedNearLimit(t0.Add(recountAfter)) // an accept after a quiet second counts again, whatever came before
+	if want := (1000+recountEvery-1)/recountEvery + 1; counts != want {
+		t.Fatalf("an accept %s after the last count did not count: %d counts, want %d", recountAfter, counts, want)
+	}
 }
 
 // TestDescriptorEstimateFollowsConnectionsAndRecounts: between counts the estimate moves with the listener's
 // connections; descriptors opened elsewhere are seen at the next count.
 func TestDescriptorEstimateFollowsConnectionsAndRecounts(t *testing.T) {
+	t0 := time.Unix(1e9, 0)
 	others, counts := 4, 0
 	l := descListener(t, 9, &others, &counts) // 13 descriptors: one under shedAt
-	l.shedNearLimit()
+	l.shedNearLimit(t0)
 	if counts != 1 || l.openConns() != 9 {
 		t.Fatalf("counts %d, open %d: want 1 count and nothing shed", counts, l.openConns())
 	}
 	l.mu.Lock()
 	l.open++ // one more connection: the estimate reaches shedAt without a count
 	l.mu.Unlock()
-	l.shedNearLimit()
+	l.shedNearLimit(t0)
 	if counts != 1 || l.openConns() != 9 {
 		t.Fatalf("counts %d, open %d: want the estimate to shed the longest idle connection, no count", counts, l.openConns())
 	}
 	others = 7 // descriptors opened elsewhere: 16 with 9 connections
 	for range recountEvery - 2 {
-		l.shedNearLimit()
+		l.shedNearLimit(t0)
 	}
 	if l.openConns() != 9 {
 		t.Fatalf("shed before the next count: open %d", l.openConns())
 	}
-	l.shedNearLimit()
+	l.shedNearLimit(t0)
 	if counts != 2 || l.openConns() != 6 {
 		t.Fatalf("counts %d, open %d: want the next count to shed down to 13 descriptors", counts, l.openConns())
 	}

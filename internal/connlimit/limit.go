@@ -79,8 +79,8 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.shedNearLimit()
 	now := time.Now()
+	l.shedNearLimit(now)
 	lc := &limitConn{Conn: c, l: l, since: now}
 	var oldest *limitConn
 	l.mu.Lock()

@@ -63,13 +63,13 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	case s != nil:
 		s.remote.applyEntry(e, rev)
 	default:
-		f, err := r.addFollower(e, rev)
+		copied, err := r.addFollower(e, rev)
 		if err != nil {
 			if !errors.Is(err, sessionerr.ErrShuttingDown) && !errors.Is(err, sessionerr.ErrNotFound) { // not found: closed meanwhile
 				r.cfg.Logger.Warn("session of another node not listed", "session", e.ID, "owner", e.Owner, "err", err)
 			}
 			return
 		}
-		f.remote.applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
+		copied.remote.applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
 	}
 }

@@ -87,7 +87,7 @@ func (r remoteRunner) delete(ctx context.Context, who principal.Principal, reaso
 	node, st := s.remote.node, s.status
 	s.mu.Unlock()
 	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
-		if err := (remoteRunner{s}).removeForGoneOwner(who, reason); err != nil {
+		if err := r.removeForGoneOwner(who, reason); err != nil {
 			return AgentDeletion{}, err
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: fmt.Sprintf("node %q, which ran the agent, is not live", node)}, nil
@@ -95,6 +95,6 @@ func (r remoteRunner) delete(ctx context.Context, who principal.Principal, reaso
 	var d AgentDeletion
 	cfg := s.reg.cfg // the close, then an agent start and its answer
 	bound := cfg.CancelGrace + 6*cfg.StopGrace + dirWriteTimeout + s.reg.startBound() + cfg.CallTimeout
-	err := remoteRunner{s}.route(context.WithoutCancel(ctx), opClose, who, closeArgs{Reason: reason, Delete: true}, bound, &d)
+	err := r.route(context.WithoutCancel(ctx), opClose, who, closeArgs{Reason: reason, Delete: true}, bound, &d)
 	return d, err
 }

@@ -229,6 +229,9 @@ func (r *Registry) Detach(id, reason string) error {
 	if err != nil {
 		return err
 	}
+	if s.remote != nil { // a follower: its agent runs on the owner
+		return sessionerr.ErrNotReady
+	}
 	if !(localRunner{s}).detach(reason) {
 		return sessionerr.ErrNotReady
 	}

@@ -437,8 +437,8 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		})
 	}
 	done := make(chan struct{})
-	for _, f := range r.followerList() {
-		wg.Go(f.remote.shutdown)
+	for _, s := range r.followerList() {
+		wg.Go(s.remote.shutdown)
 	}
 	go func() {
 		wg.Wait()
