@@ -190,7 +190,7 @@ func Start(spec Spec, opts Options) (*Conn, error) {
 		c.cmd, c.tree, stdout = cmd, tree, out
 		c.stdin = NewStdinWriter(inW, opts.WriteTimeout, c.stdinStuck)
 		go func() {
-			err := cmd.Wait()
+			err := WaitProcess(cmd)
 			// Whatever the agent started goes with it, whether it was stopped or exited by itself: its group
 			// (npm wrappers spawn the real binary), and what left the group (setsid, double forks).
 			tree.Reap()

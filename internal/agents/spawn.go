@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/acp-gateway/gateway/internal/confine"
@@ -38,6 +39,23 @@ func OwnerAlive(id string) bool {
 	return found && !st.zombie && strconv.FormatUint(st.start, 10) == start
 }
 
+// started are the processes StartProcess started that WaitProcess has not waited for yet: their os/exec Cmd
+// reaps them, so reapEscapedZombies leaves them alone. The lock spans the spawner's start and record, and
+// the reap's check and wait, so no started process is reaped in between.
+var started = struct {
+	sync.Mutex
+	pids map[int]struct{}
+}{pids: map[int]struct{}{}}
+
+// WaitProcess waits for a process StartProcess started, as cmd.Wait does.
+func WaitProcess(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	started.Lock()
+	delete(started.pids, cmd.Process.Pid)
+	started.Unlock()
+	return err
+}
+
 // spawnReq is one command for the spawner goroutine.
 type spawnReq struct {
 	cmd  *exec.Cmd
@@ -56,12 +74,18 @@ func init() { go spawner() }
 func spawner() {
 	runtime.LockOSThread() // never unlocked: the thread lives as long as the process
 	for req := range spawns {
-		req.done <- req.cmd.Start()
+		started.Lock()
+		err := req.cmd.Start()
+		if err == nil {
+			started.pids[req.cmd.Process.Pid] = struct{}{}
+		}
+		started.Unlock()
+		req.done <- err
 	}
 }
 
 // StartProcess starts cmd so that it dies with the gateway (SIGKILL when the gateway's process ends, even by
-// kill -9) and carries the gateway's owner marker. cmd.Env must be set. confined is what Wrap returned for
+// kill -9) and carries the gateway's owner marker; wait for it with WaitProcess. cmd.Env must be set. confined is what Wrap returned for
 // cmd (nil when unconfined): a command the confinement helper could not execute fails here, as an exec
 // failure fails cmd.Start, and has been waited for.
 func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
@@ -78,7 +102,7 @@ func StartProcess(cmd *exec.Cmd, confined *confine.Confined) error {
 		return err
 	}
 	if err := confined.Started(); err != nil {
-		_ = cmd.Wait() // the helper exits as soon as it has reported
+		_ = WaitProcess(cmd) // the helper exits as soon as it has reported
 		return err
 	}
 	return nil

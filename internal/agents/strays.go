@@ -133,8 +133,8 @@ func recorded(strays map[int]uint64, pid int) bool {
 
 // reapEscapedZombies reaps the gateway's zombie children that are in a session other than the gateway's:
 // descendants of agents that called setsid, were re-parented to the gateway (a subreaper) and have exited
-// since, without having been recorded (their agent exited on its own). Every process the gateway starts
-// itself through os/exec stays in the gateway's session, so this never takes a pid os/exec waits for.
+// since, without having been recorded (their agent exited on its own). A process StartProcess started is
+// its Cmd's to wait for, even in a session of its own (a terminal login's).
 func reapEscapedZombies() {
 	self := os.Getpid()
 	mine, ok := readProcStat(self)
@@ -143,8 +143,12 @@ func reapEscapedZombies() {
 	}
 	for _, p := range allProcs() {
 		if p.ppid == self && p.zombie && p.session != mine.session {
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+			started.Lock()
+			if _, waited := started.pids[p.pid]; !waited {
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+			}
+			started.Unlock()
 		}
 	}
 }

@@ -118,7 +118,7 @@ func (t *terminal) readOutput() {
 
 // wait records the exit once the process is gone and its output read.
 func (t *terminal) wait() {
-	err := t.cmd.Wait()
+	err := agents.WaitProcess(t.cmd)
 	t.tree.Reap() // what the command left in its group, or marked, goes with it
 	t.confined.Release()
 	// Output still in the pipe is read; a process that escaped the group and keeps the pipe open is not

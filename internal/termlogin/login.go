@@ -124,7 +124,7 @@ func (l *Login) readOutput(read chan<- struct{}) {
 
 // wait waits for the command, kills what it left, and records how it ended once its output is in.
 func (l *Login) wait(cmd *exec.Cmd, confined *confine.Confined, read <-chan struct{}) {
-	err := cmd.Wait()
+	err := agents.WaitProcess(cmd)
 	l.tree.Reap()
 	select {
 	case <-read:

@@ -124,7 +124,7 @@ func startSession(a *agent, id acp.SessionId, cwd string) (*session, error) {
 	s.cmd, s.tree = cmd, tree
 	s.stdin = agents.NewStdinWriter(inW, a.cfg.WriteTimeout, s.stdinStuck)
 	go func() {
-		err := cmd.Wait()
+		err := agents.WaitProcess(cmd)
 		// Whatever the process started goes with it, whether it was stopped or exited by itself: its group,
 		// and what left the group (setsid, double forks). That also closes the stdout pipe.
 		tree.Reap()
