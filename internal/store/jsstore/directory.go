@@ -17,6 +17,7 @@ import (
 type directory struct {
 	// Static after construction.
 	kv     jetstream.KeyValue
+	js     jetstream.JetStream
 	nc     *nats.Conn
 	bucket string
 }
@@ -117,37 +118,6 @@ func (d *directory) Watch(ctx context.Context, fn func(e store.DirEntry, rev uin
 				continue
 			}
 			fn(e, kve.Revision(), false)
-		}
-	}
-}
-
-// List returns every current entry and its revision. An entry that does not parse is skipped, as Watch does.
-func (d *directory) List(ctx context.Context) ([]store.DirEntry, []uint64, error) {
-	w, err := d.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, nil, fmt.Errorf("jsstore: directory list: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
-	var out []store.DirEntry
-	var revs []uint64
-	var undecodable []string
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("jsstore: directory list: %w", ctx.Err())
-		case kve, ok := <-w.Updates():
-			if !ok || kve == nil { // nil marks the end of the current entries
-				if len(undecodable) > 0 {
-					return out, revs, &store.UndecodableEntries{Keys: undecodable}
-				}
-				return out, revs, nil
-			}
-			var e store.DirEntry
-			if json.Unmarshal(kve.Value(), &e) != nil {
-				undecodable = append(undecodable, kve.Key())
-				continue
-			}
-			out, revs = append(out, e), append(revs, kve.Revision())
 		}
 	}
 }

@@ -84,7 +84,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsstore: bucket %s: %w", opts.dirBucket(), err)
 	}
-	return &Store{opts: opts, nc: nc, js: js, stream: stream, dir: &directory{kv: kv, nc: nc, bucket: opts.dirBucket()},
+	return &Store{opts: opts, nc: nc, js: js, stream: stream, dir: &directory{kv: kv, js: js, nc: nc, bucket: opts.dirBucket()},
 		atomicBatches: stream.CachedInfo().Config.AllowAtomicPublish}, nil
 }
 
