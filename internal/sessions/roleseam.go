@@ -9,7 +9,8 @@ import (
 // What the role code outside the core (the follower, node loss) reads of a session and how it shares its
 // lock: a role's own state guarded by the session's mu changes in the same critical section as the core's.
 
-// withLock runs fn under the session's mu; fn calls only the core's ...Locked methods.
+// withLock runs fn under the session's mu: fn changes the role's own state, and the core's only through its
+// ...Locked methods.
 func (s *Session) withLock(fn func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
