@@ -24,7 +24,7 @@ func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Re
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
 	res, err := r.runCommand(ctx, s, cmd)
-	return sessionerr.ReplyTo(res, s.log.Head(), err)
+	return sessionerr.ReplyTo(res, s.Log().Head(), err)
 }
 
 // owned is a session this node owns, hydrated; a follower is not one.
@@ -149,7 +149,7 @@ func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Rep
 	if err != nil {
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.log.Head(), nil)
+	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.Log().Head(), nil)
 }
 
 func decodeArgs(cmd store.Command, v any) error {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"sync"
 	"time"
@@ -49,13 +48,7 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	}
 	s.dur = nil
 	s.remote = &follower{s: s, node: e.Owner, progress: make(chan struct{})}
-	s.run = remoteRunner{s}
-	s.shares.rev = rev
-	// What the copy says until its frames state a status (a log that states none is a session starting, or
-	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
-	s.status, s.statusReason = e.Status, e.Reason
-	s.cold.status, s.cold.reason = e.Status, e.Reason
-	s.logger = s.logger.With("owner", e.Owner)
+	s.initCopy(remoteRunner{s}, e, rev)
 	return s, nil
 }
 
@@ -68,14 +61,16 @@ func (f *follower) load() error {
 	caught := make(chan struct{})
 	var once sync.Once
 	done := make(chan struct{})
-	s.mu.Lock()
-	if err := s.reg.stoppedLocked(s); err != nil {
-		s.mu.Unlock()
+	var err error
+	s.withLock(func() {
+		if err = s.reg.stoppedLocked(s); err == nil {
+			f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
+		}
+	})
+	if err != nil {
 		cancel()
 		return err
 	}
-	f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
-	s.mu.Unlock()
 	go func() {
 		defer close(done)
 		f.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
@@ -85,9 +80,8 @@ func (f *follower) load() error {
 	select {
 	case <-caught:
 	case <-done: // stopped before it caught up
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if err := s.reg.stoppedLocked(s); err != nil {
+		s.withLock(func() { err = s.reg.stoppedLocked(s) })
+		if err != nil {
 			return err
 		}
 		return sessionerr.ErrClosed
@@ -96,17 +90,14 @@ func (f *follower) load() error {
 		<-done
 		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, s.reg.cfg.StartTimeout)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.reg.stoppedLocked(s); err != nil {
-		cancel()
-		return err
-	}
-	if n := len(s.epochs); n > 0 {
-		s.Epoch = s.epochs[n-1].Epoch // nobody streams a cold session yet: the epoch its frames carry
-	}
-	s.cold = nil
-	return nil
+	s.withLock(func() {
+		if err = s.reg.stoppedLocked(s); err != nil {
+			cancel()
+			return
+		}
+		s.warmCopyLocked()
+	})
+	return err
 }
 
 // runFeed follows the stored log until ctx ends, starting over after a failure.
@@ -118,7 +109,7 @@ func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.logger.Warn("follower feed failed; following again", "err", err, "in", wait)
+		s.sessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -136,30 +127,15 @@ func (f *follower) applyStored(fr store.StoredFrame) error {
 	if fr.GapTo > 0 {
 		return nil
 	}
-	s := f.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if fr.Seq <= s.log.Head() || s.closing {
-		return nil
-	}
-	asked := len(s.perms)
-	if err := s.putStoredLocked(fr.Seq, fr.Frame); err != nil {
-		if !errors.As(err, new(errNotFolded)) {
-			return err
+	return f.s.applyCopiedFrame(fr.Seq, fr.Frame, func(closed bool) {
+		if f.progressTaken {
+			close(f.progress)
+			f.progress, f.progressTaken = make(chan struct{}), false
 		}
-		s.logger.Warn("follower: frame not folded", "seq", fr.Seq, "err", err)
-	}
-	if len(s.perms) > asked {
-		f.decideRequestLocked(fr.Seq)
-	}
-	if f.progressTaken {
-		close(f.progress)
-		f.progress, f.progressTaken = make(chan struct{}), false
-	}
-	if s.status == store.StatusClosed {
-		go f.closeGone()
-	}
-	return nil
+		if closed {
+			go f.closeGone()
+		}
+	})
 }
 
 // closeGone ends the follower of a session whose log says closed. A closed session never opens again, so
@@ -173,31 +149,12 @@ func (f *follower) closeGone() {
 	f.close()
 }
 
-// decideRequestLocked decides whether the permission request logged at seq waits for a user here. The owner
-// answers some at once, under the lock that logged them (the session's policy, or no running turn): they are
-// never pending there, so they must not be here in the moment before their permission_resolved frame arrives.
-// One that waits for a user wakes the REST waiters of its turn, as on the owner. The caller holds mu.
-func (f *follower) decideRequestLocked(seq uint64) {
-	s := f.s
-	for id, p := range s.perms {
-		if p.seq != seq {
-			continue
-		}
-		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy && p.elicit == nil || s.turn == nil || s.status != store.StatusRunning {
-			delete(s.perms, id) // its permission_resolved is the owner's next frame
-			return
-		}
-		s.turn.notifyAskedLocked()
-		return
-	}
-}
-
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
 // command did (a turn started, a permission resolved) is visible here when it returns.
 func (f *follower) awaitHead(ctx context.Context, head uint64) {
 	s := f.s
-	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.log.Head() >= head || s.closing }) == errCopyLate {
-		s.logger.Warn("follower: the owner's frames are late", "want", head, "have", s.log.Head())
+	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.Log().Head() >= head || s.closingLocked() }) == errCopyLate {
+		s.sessionLogger().Warn("follower: the owner's frames are late", "want", head, "have", s.Log().Head())
 	}
 }
 
@@ -219,16 +176,18 @@ func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 	check := time.NewTicker(storeCheck)
 	defer check.Stop()
 	for {
-		s.mu.Lock()
-		ok, progress := done(), f.progress
-		f.progressTaken = true
-		s.mu.Unlock()
+		var ok bool
+		var progress chan struct{}
+		s.withLock(func() {
+			ok, progress = done(), f.progress
+			f.progressTaken = true
+		})
 		if ok {
 			return nil
 		}
 		select {
 		case <-progress:
-		case <-s.closed:
+		case <-s.Closed():
 			return sessionerr.ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
@@ -252,54 +211,30 @@ func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
 		return
 	}
 	s := f.s
-	s.mu.Lock()
-	f.node = e.Owner
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	if c := s.cold; c != nil {
-		if rev >= c.rev && e.LastSeq >= c.lastSeq { // not an entry behind the frames a paused copy folded
-			c.status, c.reason, c.rev = e.Status, e.Reason, rev
-		}
-		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
-	}
-	s.mu.Unlock()
-	shares := map[string]store.ShareRole{}
-	for _, sh := range e.Shares {
-		shares[sh.Principal] = sh.Role
-	}
-	s.shares.mu.Lock()
-	changed := rev >= s.shares.rev && !maps.Equal(shares, s.shares.m)
-	if changed {
-		s.shares.m = shares
-	}
-	s.shares.rev = max(s.shares.rev, rev)
-	s.shares.mu.Unlock()
-	if changed {
-		s.sharesChanged() // a principal no longer shared with loses its streams here too
-	}
+	s.withLock(func() {
+		f.node = e.Owner
+		s.applyCopiedEntryLocked(e, dv, rev)
+	})
+	s.takeCopiedShares(e.Shares, rev)
 }
 
 // close ends the follower (its session was closed or removed): the feed stops, the log closes, faces close
 // their sockets as for a closed session, and the registry forgets it.
 func (f *follower) close() {
 	s := f.s
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		if s.status != store.StatusClosed {
-			s.status = store.StatusClosed
-		}
-		stop := f.stop
-		s.mu.Unlock()
+	s.endOnce(func() {
+		var stop context.CancelFunc
+		s.withLock(func() {
+			s.closeCopyLocked()
+			stop = f.stop
+		})
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
 		s.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
-		s.log.Close()
-		close(s.closed)
+		s.endCopy()
 	})
-	<-s.closed
+	<-s.Closed()
 }
 
 // pause stops the live feed of a follower nobody used since cutoff (no subscriber, no turn, no lookup): it
@@ -307,39 +242,39 @@ func (f *follower) close() {
 // from the store (frames it holds are skipped) before it answers. It reports whether it paused.
 func (f *follower) pause(cutoff time.Time) bool {
 	s := f.s
-	s.mu.Lock()
-	if s.cold != nil || f.stop == nil || s.closing || s.clients > 0 || s.turn != nil || !s.lastActive.Before(cutoff) {
-		s.mu.Unlock()
+	var stop context.CancelFunc
+	var done chan struct{}
+	s.withLock(func() {
+		if f.stop == nil || !s.unusedSinceLocked(cutoff) {
+			return
+		}
+		stop, done = f.stop, f.done
+		f.stop, f.done = nil, nil
+		s.pauseCopyLocked()
+	})
+	if stop == nil {
 		return false
 	}
-	stop, done := f.stop, f.done
-	f.stop, f.done = nil, nil
-	_, head := s.log.Bounds()
-	s.cold = &coldState{title: s.tctx.Title(), lastTurn: s.lastTurn, lastSeq: head, status: s.status, reason: s.statusReason}
-	s.mu.Unlock()
 	stop()
 	<-done
-	s.mu.Lock()
-	if c := s.cold; c != nil { // the feed may have applied a frame meanwhile
-		_, c.lastSeq = s.log.Bounds()
-		c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.lastTurn, s.status, s.statusReason
-	}
-	s.mu.Unlock()
+	s.relistPausedCopy() // the feed may have applied a frame meanwhile
 	return true
 }
 
 // shutdown ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
 func (f *follower) shutdown() {
 	s := f.s
-	s.mu.Lock()
-	s.closing = true
-	stop, done := f.stop, f.done
-	s.mu.Unlock()
+	var stop context.CancelFunc
+	var done chan struct{}
+	s.withLock(func() {
+		s.markClosingLocked()
+		stop, done = f.stop, f.done
+	})
 	if stop != nil {
 		stop()
 		<-done
 	}
-	s.log.Close()
+	s.Log().Close()
 }
 
 // followerFromDirectory is the lookup of a session this node does not hold yet: its directory entry, if
@@ -458,19 +393,13 @@ func validSessionID(id string) bool {
 // copy.
 func (r remoteRunner) hydrate() error {
 	s := r.s
-	s.mu.Lock()
-	s.lastActive = s.reg.now()
-	s.mu.Unlock()
+	s.noteUsed(s.reg.now())
 	return s.hydrateWith(s.remote.load)
 }
 
 // currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
 // takeover), and applyStored extends the chain under mu.
-func (r remoteRunner) currentEpoch() string {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	return r.s.lastEpochLocked()
-}
+func (r remoteRunner) currentEpoch() string { return r.s.lastEpoch() }
 
 func (r remoteRunner) epochLocked() string { return r.s.lastEpochLocked() }
 

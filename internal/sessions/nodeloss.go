@@ -256,17 +256,8 @@ func (r *Registry) takenFrom(e store.DirEntry) bool {
 // store. Once only; a session Close got to first is left alone.
 func (r localRunner) standDown() {
 	s := r.s
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closing, s.stoodDown = true, true // its agent's exit is expected; no Close will remove it from the store
-		conn, t := s.conn, s.turn
-		if s.cancelAttach != nil {
-			s.cancelAttach()
-		}
-		if t != nil {
-			t.requestCancel()
-		}
-		s.mu.Unlock()
+	s.endOnce(func() {
+		conn, t := s.markStoodDown() // its agent's exit is expected; no Close will remove it from the store
 		if d := s.dur; d != nil {
 			d.stopWriter()
 			if p := d.persister(); p != nil {
@@ -275,25 +266,16 @@ func (r localRunner) standDown() {
 				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
 			}
 		}
-		s.mu.Lock()
-		answers := s.denyPendingLocked("", ReasonNodeLost, nodeLostTurnText)
-		s.mu.Unlock()
-		deliver(answers)
+		deliver(s.denyPending("", ReasonNodeLost, nodeLostTurnText))
 		if conn != nil {
 			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
 			s.reg.cfg.Metrics.AgentExited(s.Agent, true)
 		}
 		if t != nil {
-			<-t.done
+			<-t.Done()
 		}
-		s.terms.CloseAll()
-		s.mu.Lock()
-		s.logStatusLocked(store.StatusFailed, ReasonNodeLost)
-		s.mu.Unlock()
-		s.log.Close()
-		s.closeRoot()
-		close(s.closed)
-		s.logger.Warn("session stood down: another node took it over while this node was cut off")
+		s.failStoodDown(ReasonNodeLost)
+		s.sessionLogger().Warn("session stood down: another node took it over while this node was cut off")
 		s.reg.replaceStoodDown(s)
 	})
 }
@@ -309,7 +291,7 @@ func (r *Registry) replaceStoodDown(s *Session) {
 		cold, err = r.coldSession(e, rev)
 	}
 	if err != nil {
-		s.logger.Warn("stood-down session not listed again", "err", err)
+		s.sessionLogger().Warn("stood-down session not listed again", "err", err)
 	}
 	r.mu.Lock()
 	if r.sessions[s.ID] != s {

@@ -106,9 +106,8 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 		return err
 	}
 	s := r.s
-	s.mu.Lock()
-	node := s.remote.node
-	s.mu.Unlock()
+	var node string
+	s.withLock(func() { node = s.remote.node })
 	rep, err := s.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
 	if err != nil {
 		return err
@@ -126,18 +125,7 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 // ended is what a follower answers at once, without routing, for a session that is failed or closed as far
 // as it knows: 409 session_failed or session_closed. The owner of a failed session may be gone for good (a
 // node loss), and nothing it could answer would start a turn.
-func (f *follower) ended() error {
-	s := f.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch s.status {
-	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case store.StatusClosed:
-		return sessionerr.ErrClosed
-	}
-	return nil
-}
+func (f *follower) ended() error { return f.s.failedOrClosed() }
 
 // startBound is how long a routed operation that may start the agent (a create, a prompt that re-attaches)
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
@@ -211,7 +199,7 @@ func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title
 	if err := s.remote.ended(); err != nil {
 		return err
 	}
-	return r.route(ctx, opRename, who, renameArgs{Title: title}, s.cfg.CallTimeout, nil)
+	return r.route(ctx, opRename, who, renameArgs{Title: title}, s.reg.cfg.CallTimeout, nil)
 }
 
 // listFiles asks the owner, whose disk holds the session's cwd.
@@ -221,7 +209,7 @@ func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, op
 		return agentsvc.ListResult{}, err
 	}
 	var out agentsvc.ListResult
-	err := r.route(ctx, opListFiles, who, opts, s.cfg.CallTimeout, &out)
+	err := r.route(ctx, opListFiles, who, opts, s.reg.cfg.CallTimeout, &out)
 	return out, err
 }
 
@@ -233,12 +221,7 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask
 	if err := s.remote.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	s.mu.Lock()
-	var turnID string
-	if p, ok := s.perms[permissionID]; ok {
-		turnID = p.turnID
-	}
-	s.mu.Unlock()
+	turnID := s.requestTurnID(permissionID)
 	var o ask.Outcome
 	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
 	if err != nil {
@@ -283,9 +266,12 @@ func (r remoteRunner) close(who principal.Principal, reason string) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	node, st := s.remote.node, s.status
-	s.mu.Unlock()
+	var node string
+	var st store.Status
+	s.withLock(func() {
+		node = s.remote.node
+		st, _ = s.statusLocked()
+	})
 	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
 		return r.removeForGoneOwner(who, reason)
 	}
@@ -347,22 +333,7 @@ func (r remoteRunner) share(who principal.Principal, with string, role store.Sha
 	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
-	s.shares.mu.Lock()
-	if res.Rev > 0 && res.Rev < s.shares.rev {
-		s.shares.mu.Unlock() // this copy holds a newer entry already: the change, or what came after it
-		return nil
-	}
-	s.shares.rev = max(s.shares.rev, res.Rev)
-	if role == "" {
-		delete(s.shares.m, with)
-	} else {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[with] = role
-	}
-	s.shares.mu.Unlock()
-	s.sharesChanged()
+	s.shareOnCopy(res.Rev, with, role)
 	return nil
 }
 
@@ -420,9 +391,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 	}
 	s.remote.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
-		s.mu.Lock()
-		s.forkedAt = res.ForkedAt
-		s.mu.Unlock()
+		s.takeForkedAt(res.ForkedAt)
 	}
 	return s, nil
 }
