@@ -22,6 +22,7 @@ var coreFiles = []string{
 	"permission.go", "policy.go", "presence.go", "promptkey.go", "promptsize.go", "quiet.go", "rename.go",
 	"restore.go", "runner.go", "session.go", "share.go", "status.go", "stream.go", "terminal.go", "turn.go",
 	"turnwait.go", "usage.go", "view.go",
+	"static.go", "direntry.go", "coldentry.go", "storedload.go", "logclose.go", "reattachcheck.go",
 }
 
 // TestCoreUsesNothingOutside type-checks the package and fails on any name a core file uses that another
