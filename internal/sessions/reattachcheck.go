@@ -9,8 +9,8 @@ import (
 
 // What a re-attach checks of a stored session against today's policy, and what a refusal leaves.
 
-// clientMCPServers are the MCP servers the client added to the session.
-func (s *Session) clientMCPServers() []agents.MCPServer {
+// addedMCPServers are the MCP servers the client added to the session, read under mu (AttachMCP sets them).
+func (s *Session) addedMCPServers() []agents.MCPServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clientMCP

@@ -24,7 +24,7 @@ func (e *refusal) Unwrap() error { return e.err }
 // recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
-	if err := r.checkClientMCP(s.agentSpec(), s.clientMCPServers()); err != nil {
+	if err := r.checkClientMCP(s.agentSpec(), s.addedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
 	if err := r.recheckDirs(s.AdditionalDirs); err != nil {

@@ -8,10 +8,10 @@ import (
 
 // The parts of a session fixed when it is made, for the role code around the core.
 
-// sessionLogger is the session's logger (its id and agent attached).
+// sessionLogger is the session's logger (its id and agent attached); static after construction.
 func (s *Session) sessionLogger() *slog.Logger { return s.logger }
 
-// agentSpec is the agent the session runs, as configured for its owner.
+// agentSpec is the agent the session runs, as made for its owner; static after construction.
 func (s *Session) agentSpec() agents.Spec { return s.spec }
 
 // setRunner makes r where the session's actions run. The host calls it once, before the session is shared.
