@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -94,8 +93,8 @@ func (d *durable) watchFence(p store.Persister) {
 	s := d.s
 	select {
 	case <-p.Fenced():
-		s.logger.Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
-			"durable", p.Durable(), "head", s.log.Head())
+		s.sessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
+			"durable", p.Durable(), "head", s.Log().Head())
 		localRunner{s}.standDown()
 	case <-d.stop:
 	}
@@ -148,7 +147,7 @@ func (d *durable) runWriter() {
 			d.mu.Unlock()
 		}
 		if errors.Is(err, errTakenOver) {
-			s.logger.Warn("directory write refused", "err", err)
+			s.sessionLogger().Warn("directory write refused", "err", err)
 			go localRunner{s}.standDown() // it stops this writer first: this goroutine must have returned
 			return
 		}
@@ -157,7 +156,7 @@ func (d *durable) runWriter() {
 			if d.ctx.Err() != nil {
 				return // stopped mid-write: whoever stopped the writer writes what is left
 			}
-			s.logger.Warn("directory write failed; retrying", "err", err)
+			s.sessionLogger().Warn("directory write failed; retrying", "err", err)
 			retry = time.After(time.Second)
 		}
 	}
@@ -243,35 +242,10 @@ func (d *durable) write(ctx context.Context) error {
 // whose agent is not running.
 func (d *durable) entry() store.DirEntry {
 	s := d.s
-	s.mu.Lock()
-	dv := s.dirViewLocked()
-	var head uint64
-	if c := s.cold; c != nil {
-		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
-	} else {
-		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
-	}
-	e := store.DirEntry{
-		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
-		Owner: s.reg.cfg.NodeID, Incarnation: s.reg.incarnation, Status: s.status, Reason: s.statusReason,
-		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
-		UpdatedAt: s.reg.now().UTC(), LastSeq: head,
-	}
-	clientMCP := s.clientMCP // written under mu by AttachMCP
-	s.mu.Unlock()
+	e := s.dirEntry()
+	e.Owner, e.Incarnation, e.UpdatedAt = s.reg.cfg.NodeID, s.reg.incarnation, s.reg.now().UTC()
 	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
-		e.Clean = d.durableSeq(head) >= head
-	}
-	e.View, _ = json.Marshal(dv)
-	if !s.Owner.IsZero() {
-		o := s.Owner
-		e.Principal = &o
-	}
-	if sh := s.Shares(); len(sh) > 0 {
-		e.Shares = sh
-	}
-	if len(clientMCP) > 0 {
-		e.ClientMCP, _ = json.Marshal(clientMCP)
+		e.Clean = d.durableSeq(e.LastSeq) >= e.LastSeq
 	}
 	return e
 }
@@ -288,7 +262,7 @@ func (d *durable) create(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	d.rev = rev
-	p := d.st.Persist(s.ID, s.Epoch, s.log, 0)
+	p := d.st.Persist(s.ID, s.Epoch, s.Log(), 0)
 	d.setPersister(p, 0)
 	go d.runWriter()
 	go d.watchFence(p)
@@ -307,11 +281,11 @@ func (d *durable) finish(ctx context.Context) {
 	}
 	if p != nil {
 		if err := p.Flush(ctx); err != nil {
-			s.logger.Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.log.Head())
+			s.sessionLogger().Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.Log().Head())
 		}
 	}
 	if err := d.write(ctx); err != nil {
-		s.logger.Warn("directory write at shutdown", "err", err)
+		s.sessionLogger().Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
 		s.reg.retire(d)
@@ -334,10 +308,10 @@ func (d *durable) remove() {
 	}
 	if s.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
 		if err := d.write(ctx); err != nil {
-			s.logger.Warn("closed entry not written before the removal", "err", err)
+			s.sessionLogger().Warn("closed entry not written before the removal", "err", err)
 		}
 	}
 	if err := d.st.Remove(ctx, s.ID); err != nil {
-		s.logger.Warn("remove from the store", "err", err)
+		s.sessionLogger().Warn("remove from the store", "err", err)
 	}
 }

@@ -23,6 +23,7 @@ var coreFiles = []string{
 	"restore.go", "runner.go", "session.go", "share.go", "status.go", "stream.go", "terminal.go", "turn.go",
 	"turnwait.go", "usage.go", "view.go",
 	"copyfold.go", "copypause.go", "roleseam.go", "standdown.go",
+	"static.go", "direntry.go", "coldentry.go", "storedload.go", "logclose.go", "reattachcheck.go",
 }
 
 // TestCoreUsesNothingOutside type-checks the package and fails on any name a core file uses that another

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Before a detached session's agent runs again (a re-attach, in this process or after a restart), what the
@@ -25,10 +24,7 @@ func (e *refusal) Unwrap() error { return e.err }
 // recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
-	s.mu.Lock()
-	client := s.clientMCP
-	s.mu.Unlock()
-	if err := r.checkClientMCP(s.spec, client); err != nil {
+	if err := r.checkClientMCP(s.agentSpec(), s.addedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
 	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
@@ -38,7 +34,7 @@ func (r *Registry) recheck(s *Session) error {
 	if err != nil {
 		return &refusal{err}
 	}
-	if !s.workspace.Reopen(root) {
+	if !s.reopenWorkspace(root) {
 		return sessionerr.ErrClosed
 	}
 	return nil
@@ -93,10 +89,5 @@ func (r *Registry) noteRefusalLocked(s *Session, err error) {
 	if !errors.As(err, &rf) {
 		return
 	}
-	reason := rf.Error()
-	if s.statusReason == reason {
-		return
-	}
-	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", rf.err)
-	s.logStatusLocked(store.StatusDetached, reason)
+	s.refuseReattachLocked(rf.Error(), rf.err)
 }

@@ -83,21 +83,7 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 		}
 	}
 	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
-	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	s.status, s.statusReason = store.StatusDetached, e.Reason
-	if e.Status == store.StatusFailed {
-		s.status = store.StatusFailed
-	}
-	for _, sh := range e.Shares {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[sh.Principal] = sh.Role
-	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
+	s.coldFromEntry(e, dv, rev)
 	s.dur = newDurable(s, r.cfg.Store, rev)
 	return s, nil
 }
@@ -118,24 +104,16 @@ func (d *durable) load() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.reg.stoppedLocked(s); err != nil {
-		return err // a shutdown or a close came first: it closed the log and took the (absent) write-behind
+	stopped := func() error {
+		return s.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
 	}
-	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
-		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
-	}
-	if s.status != store.StatusFailed {
-		s.status = store.StatusDetached // whatever the log last said, no agent runs
-	}
-	s.cold = nil
-	head := s.log.Head()
-	if !d.startPersister(s.ID, s.Epoch, s.log, head) {
-		return sessionerr.ErrShuttingDown
-	}
-	go d.watchFence(d.persister())
-	return nil
+	return s.loadDetached(entries, stopped, func(head uint64) error {
+		if !d.startPersister(s.ID, s.Epoch, s.Log(), head) {
+			return sessionerr.ErrShuttingDown
+		}
+		go d.watchFence(d.persister())
+		return nil
+	})
 }
 
 // stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown of r or a close of s has
@@ -144,7 +122,7 @@ func (r *Registry) stoppedLocked(s *Session) error {
 	switch {
 	case r.stopping.Err() != nil:
 		return sessionerr.ErrShuttingDown
-	case s.closing:
+	case s.closeBegunLocked():
 		return sessionerr.ErrClosed
 	}
 	return nil

@@ -247,7 +247,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		// error, since stderr may hold anything.
 		var ae *sessionerr.AgentError
 		if errors.As(err, &ae) {
-			s.logger.Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
+			s.sessionLogger().Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
 		}
 		return nil, err
 	}
@@ -444,7 +444,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		wg.Wait()
 		if r.cfg.DetachOnShutdown {
 			for _, s := range r.List() {
-				s.log.Close()
+				s.Log().Close()
 			}
 		}
 		close(done)

@@ -27,10 +27,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 		MCPServers: opts.MCPServers, openCwd: !opts.follower && !opts.restored,
 	})
 	if opts.fork != nil {
-		s.forkOf = opts.fork.agentSID
+		s.forkFrom(opts.fork.agentSID)
 	}
 	s.outerLinks = outerLinks{reg: r}
-	s.run = localRunner{s}
+	s.setRunner(localRunner{s})
 	return s
 }
 

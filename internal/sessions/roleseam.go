@@ -1,10 +1,6 @@
 package sessions
 
-import (
-	"log/slog"
-
-	"github.com/acp-gateway/gateway/internal/store"
-)
+import "github.com/acp-gateway/gateway/internal/store"
 
 // What the role code outside the core (the follower, node loss) reads of a session and how it shares its
 // lock: a role's own state guarded by the session's mu changes in the same critical section as the core's.
@@ -20,9 +16,6 @@ func (s *Session) withLock(fn func()) {
 // endOnce runs end unless an end of the session ran before: a session ends once, by whichever of Close, a
 // stand-down or a copy's close comes first.
 func (s *Session) endOnce(end func()) { s.closeOnce.Do(end) }
-
-// sessionLogger is the session's logger, with its id and agent (static once the session is shared).
-func (s *Session) sessionLogger() *slog.Logger { return s.logger }
 
 // closingLocked reports whether the session's end has begun. The caller holds mu.
 func (s *Session) closingLocked() bool { return s.closing }

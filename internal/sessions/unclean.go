@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -99,7 +97,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, fmt.Errorf("release: %w", err)
 		}
 		if len(frames) > 0 {
-			s.logger.Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
+			s.sessionLogger().Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
 		}
 		return done, nrev, nil
 	}
@@ -122,11 +120,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 	if err != nil {
 		return nil, 0, fmt.Errorf("feed: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// As live as the entry said: the log's own status frames and turns decide from here.
-	s.cold, s.status, s.statusReason = nil, store.StatusIdle, ""
-	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
+	if err := s.restoreLive(entries); err != nil {
 		return nil, 0, err
 	}
 	return s, fence, nil
@@ -137,38 +131,26 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 // the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
 // c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
 func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
-	s := d.s
-	s.mu.Lock()
-	head := s.log.Head()
-	t := s.turn
-	if t == nil && len(s.perms) == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
-		if !c.revive || s.status != store.StatusFailed || s.statusReason != ReasonNodeLost {
-			s.mu.Unlock()
-			return nil
-		}
-		s.logStatusLocked(store.StatusDetached, c.reason)
-		s.mu.Unlock()
-		return d.framesAfter(head)
+	head, appended := d.s.closeOpenLog(c.logClosing())
+	if !appended {
+		return nil
 	}
-	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
-	answers := s.denyPendingLocked("", c.by, c.deny)
-	s.mu.Unlock()
-	deliver(answers) // restored requests have no agent waiting; their answer channels take it
-	if t != nil {
-		s.finishTurn(t, "end_turn", errors.New(c.turnText), "")
-	}
-	s.mu.Lock()
-	if s.status != store.StatusFailed {
-		s.logStatusLocked(c.status, c.reason)
-	}
-	s.mu.Unlock()
 	return d.framesAfter(head)
+}
+
+// logClosing is what c says of closing the log itself.
+func (c closeSpec) logClosing() logClosing {
+	lc := logClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
+	if c.revive {
+		lc.ReviveFrom = ReasonNodeLost
+	}
+	return lc
 }
 
 // framesAfter is the private session's frames after seq head, for Fork.
 func (d *durable) framesAfter(head uint64) []store.StoredFrame {
 	s := d.s
-	res, err := s.log.Read(head, 1<<20, nil)
+	res, err := s.Log().Read(head, 1<<20, nil)
 	if err != nil {
 		return nil
 	}

@@ -1,0 +1,22 @@
+package sessions
+
+import (
+	"log/slog"
+
+	"github.com/acp-gateway/gateway/internal/agents"
+)
+
+// The parts of a session fixed when it is made, for the role code around the core.
+
+// sessionLogger is the session's logger (its id and agent attached); static after construction.
+func (s *Session) sessionLogger() *slog.Logger { return s.logger }
+
+// agentSpec is the agent the session runs, as made for its owner; static after construction.
+func (s *Session) agentSpec() agents.Spec { return s.spec }
+
+// setRunner makes r where the session's actions run. The host calls it once, before the session is shared.
+func (s *Session) setRunner(r runner) { s.run = r }
+
+// forkFrom makes the session a fork of the agent session agentSID: its agent forks that one at start. Called
+// before the session is shared.
+func (s *Session) forkFrom(agentSID string) { s.forkOf = agentSID }
