@@ -22,6 +22,8 @@ var coreFiles = []string{
 	"permission.go", "policy.go", "presence.go", "promptkey.go", "promptsize.go", "quiet.go", "rename.go",
 	"restore.go", "runner.go", "session.go", "share.go", "status.go", "stream.go", "terminal.go", "turn.go",
 	"turnwait.go", "usage.go", "view.go",
+	"agentstate.go", "closestate.go", "detachstate.go", "forkstate.go", "fsoffer.go", "localprompt.go", "lock.go",
+	"mcpstate.go", "reattachstate.go", "sharestate.go", "static.go", "statusread.go",
 }
 
 // TestCoreUsesNothingOutside type-checks the package and fails on any name a core file uses that another
