@@ -14,11 +14,9 @@ import (
 // delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
 func (r localRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.s
-	s.mu.Lock()
-	agentSID, caps := s.agentSID, s.initInfo.AgentCapabilities
-	s.mu.Unlock()
+	agentSID, caps := s.agentOpened()
 	if len(nullToNil(caps)) == 0 {
-		if known := s.reg.probes.Known(s.spec); known != nil {
+		if known := s.reg.probes.Known(s.agentSpec()); known != nil {
 			caps = known.Capabilities
 		}
 	}
@@ -38,7 +36,7 @@ func (r localRunner) delete(ctx context.Context, who principal.Principal, reason
 func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
 	s := r.s
 	failed := func(err error) AgentDeletion {
-		s.logger.Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
+		s.sessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
 		if sessionerr.IsStartFailure(err) { // its text names the gateway's paths
 			return AgentDeletion{Status: AgentDeleteError, Detail: "the agent could not be started; the gateway log has the reason"}
 		}
@@ -52,10 +50,7 @@ func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agent
 		return failed(err)
 	}
 	defer s.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	s.mu.Lock()
-	caps := s.initInfo.AgentCapabilities
-	s.mu.Unlock()
-	if !canDelete(caps) {
+	if !canDelete(s.agentCapabilities()) {
 		conn.Stop()
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}
 	}
@@ -65,7 +60,7 @@ func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agent
 		return failed(fail(acp.AgentMethodSessionDelete, callError(cctx, err, s.reg.cfg.CallTimeout)))
 	}
 	conn.Stop()
-	s.logger.Info("the agent deleted its copy of the session", "agentSession", agentSID)
+	s.sessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
 	return AgentDeletion{Status: AgentDeleted}
 }
 
@@ -83,9 +78,10 @@ func canDelete(caps json.RawMessage) bool {
 // gone, the session is removed as a close removes it, and the agent's copy stays.
 func (r remoteRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.s
-	s.mu.Lock()
-	node, st := s.remote.node, s.status
-	s.mu.Unlock()
+	s.lock()
+	node := s.remote.node
+	st, _ := s.statusLocked()
+	s.unlock()
 	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
 		if err := r.removeForGoneOwner(who, reason); err != nil {
 			return AgentDeletion{}, err

@@ -3,15 +3,12 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/translate"
 )
 
 // Forking a session (ACP session/fork): a new gateway session, with an agent process of its own like every
@@ -71,10 +68,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 // agentCaps are the agentCapabilities s's agent answered at its last start here, else those of a probe of
 // the agent (a session restored from the store has not started its agent in this process).
 func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
-	s.mu.Lock()
-	caps := s.initInfo.AgentCapabilities
-	s.mu.Unlock()
-	if len(nullToNil(caps)) > 0 {
+	if caps := s.agentCapabilities(); len(nullToNil(caps)) > 0 {
 		return caps
 	}
 	if ai, ok := r.AgentInit(ctx, s.Agent); ok {
@@ -87,22 +81,15 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 // takes the point to fork at, under one lock so no turn starts between the check and the transcript.
 func (r localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.status == store.StatusClosed:
-		return nil, sessionerr.ErrClosed
-	case s.status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
-		return nil, fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
-	case s.status == store.StatusStarting || s.agentSID == "":
-		return nil, sessionerr.ErrNotReady
+	s.lock()
+	defer s.unlock()
+	if err := s.forkableLocked(); err != nil {
+		return nil, err
 	}
 	if !canFork(caps) {
 		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 	}
-	return &forkPoint{agentSID: s.agentSID, history: s.tctx.Replay()}, nil
+	return &forkPoint{agentSID: s.agentSession(), history: s.replayLocked()}, nil
 }
 
 // canFork reads sessionCapabilities.fork (an object when supported) from an agent's agentCapabilities.
@@ -115,25 +102,8 @@ func canFork(caps json.RawMessage) bool {
 	return json.Unmarshal(caps, &c) == nil && len(nullToNil(c.Session.Fork)) > 0
 }
 
-// logHistory logs a fork's inherited transcript as the first frames of its log, translated and folded as
-// an agent's updates are (outside any turn), and records where the fork's own frames begin.
-func (r localRunner) logHistory(history [][]byte) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	meta := translate.GatewayMeta{Epoch: s.Epoch}
-	for _, params := range history {
-		u, err := s.tctx.UpdateFrame(params, meta)
-		if err != nil {
-			s.logger.Warn("fork: dropping a malformed transcript update", "err", err)
-			continue
-		}
-		if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
-			s.logger.Error("append to log", "method", "session/update", "err", err)
-		}
-	}
-	_, s.forkedAt = s.log.Bounds()
-}
+// logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
+func (r localRunner) logHistory(history [][]byte) { r.s.logInherited(history) }
 
 // forkArgs are a routed fork's options (opFork).
 type forkArgs struct {
@@ -153,9 +123,9 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 	if err != nil {
 		return nil, err
 	}
-	src.mu.Lock()
+	src.lock()
 	node := src.remote.node
-	src.mu.Unlock()
+	src.unlock()
 	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
 	if err != nil {
 		return nil, err
@@ -184,5 +154,5 @@ func (r *Registry) serveFork(ctx context.Context, cmd store.Command) store.Reply
 	if err != nil {
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.log.Head(), nil)
+	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.Log().Head(), nil)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -28,21 +27,17 @@ func (r localRunner) start(ctx context.Context) error {
 		return err
 	}
 	method, params := acp.AgentMethodSessionNew, r.sessionParams()
-	if s.forkOf != "" {
+	if forkOf := s.forkSource(); forkOf != "" {
 		// A fork asks its agent to fork the source's agent session (fork.go).
-		s.mu.Lock()
-		caps := s.initInfo.AgentCapabilities
-		s.mu.Unlock()
-		if !canFork(caps) {
+		if !canFork(s.agentCapabilities()) {
 			conn.Stop()
 			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 		}
-		method, params["sessionId"] = acp.AgentMethodSessionFork, s.forkOf
+		method, params["sessionId"] = acp.AgentMethodSessionFork, forkOf
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	gate := &readyGate{open: make(chan struct{})}
-	s.ready.Store(gate)
+	gate := s.newReadyGate()
 	defer gate.release(s)
 	newRes, err := r.openAgentSession(nctx, conn, method, params, false, gate.watch)
 	if err != nil {
@@ -60,28 +55,20 @@ func (r localRunner) start(ctx context.Context) error {
 	if h := s.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	s.mu.Lock()
-	if s.closing || s.reg.stopping.Err() != nil {
+	attached, ready := s.attachAgent(conn, nr.SessionID, nullToNil(nr.Modes), nullToNil(nr.ConfigOptions), s.reg.stopping)
+	if !attached {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
-		s.mu.Unlock()
 		gate.release(s)
 		conn.Stop()
 		return sessionerr.ErrClosed
 	}
-	s.conn, s.agentSID = conn, nr.SessionID
-	s.modes, s.configOptions = nullToNil(nr.Modes), nullToNil(nr.ConfigOptions)
-	ready := s.status == store.StatusStarting
-	if ready {
-		s.logReadyLocked() // which writes the directory entry too: one write, as before the frame
-	}
-	s.mu.Unlock()
 	gate.release(s)
-	if !ready {
+	if !ready { // session_ready wrote the directory entry too: one write, as before the frame
 		s.noteDir()
 	}
 	go r.watchAgent(conn)
-	s.logger.Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
+	s.sessionLogger().Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
 }
 
@@ -91,15 +78,14 @@ func (r localRunner) start(ctx context.Context) error {
 func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	s := r.s
 	cfg := s.reg.cfg
-	if err := s.spec.MakeHome(); err != nil {
+	spec := s.agentSpec()
+	if err := spec.MakeHome(); err != nil {
 		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
-	loginEnv := s.reg.logins.Env(s.spec, s.Owner)
-	s.mu.Lock()
-	s.loginSecrets = agentlogin.SecretsOf(loginEnv)
-	s.mu.Unlock()
-	conn, err := agents.Start(s.spec, agents.Options{
-		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.logger, StopGrace: cfg.StopGrace,
+	loginEnv := s.reg.logins.Env(spec, s.Owner)
+	s.setLoginSecrets(agentlogin.SecretsOf(loginEnv))
+	conn, err := agents.Start(spec, agents.Options{
+		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.sessionLogger(), StopGrace: cfg.StopGrace,
 		WriteTimeout: cfg.AgentWriteTimeout, Secrets: s.agentSecrets(), Confiner: cfg.Confiner,
 		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
@@ -122,16 +108,13 @@ func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op str
 		return nil, nil, fail("initialize", callError(ictx, err, cfg.StartTimeout))
 	}
 	canLoad, canResume := resumeCapabilities(ai.Capabilities)
-	s.mu.Lock()
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = ai.Info, ai.Capabilities, ai.AuthMethods
-	s.canLoad, s.canResume = canLoad, canResume
-	s.mu.Unlock()
+	s.noteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
 	if base, ok := s.reg.agents[s.Agent]; ok {
 		s.reg.probes.Record(base, ai)
 	}
-	if err := checkMCPTransports(ai.Capabilities, s.clientMCP); err != nil {
+	if err := checkMCPTransports(ai.Capabilities, s.clientMCPServers()); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}
@@ -139,7 +122,7 @@ func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op str
 		conn.Stop()
 		return nil, nil, err
 	}
-	if m := s.spec.AuthMethod; m != "" {
+	if m := spec.AuthMethod; m != "" {
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
 		if err != nil {
@@ -156,7 +139,7 @@ func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op str
 // or Close stopped, or one a re-attach has since replaced, is no failure.
 func (r localRunner) watchAgent(conn *agents.Conn) {
 	<-conn.Done()
-	if !r.agentIsCurrent(conn) {
+	if !r.s.agentIsCurrent(conn) {
 		return
 	}
 	// Give the process a moment to be reaped so the reason carries its exit status.
@@ -187,37 +170,20 @@ func (r localRunner) watchAgent(conn *agents.Conn) {
 	r.fail(conn, reason)
 }
 
-// agentIsCurrent reports whether conn is the session's agent and its exit would be unexpected.
-func (r localRunner) agentIsCurrent(conn *agents.Conn) bool {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	return r.agentIsCurrentLocked(conn)
-}
-
-// agentIsCurrentLocked is agentIsCurrent with mu held.
-func (r localRunner) agentIsCurrentLocked(conn *agents.Conn) bool {
-	s := r.s
-	return s.conn == conn && !s.closing && !s.stopping && (s.status == store.StatusIdle || s.status == store.StatusRunning)
-}
-
 // fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
 // running turn (if any) ends through its own goroutine when the agent call returns.
 func (r localRunner) fail(conn *agents.Conn, reason string) {
 	s := r.s
-	s.mu.Lock()
-	if !r.agentIsCurrentLocked(conn) {
-		s.mu.Unlock()
+	answers, ok := s.markAgentFailed(conn, reason)
+	if !ok {
 		return
 	}
-	answers := s.denyPendingLocked("", "agent_exit", "agent exited")
-	s.logStatusLocked(store.StatusFailed, reason)
-	s.mu.Unlock()
 	deliver(answers)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
-	s.logger.Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
+	s.sessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {
 		conn.Stop()
-		s.terms.CloseAll() // the agent that used them is gone
+		s.closeTerminals() // the agent that used them is gone
 	}()
 }
 

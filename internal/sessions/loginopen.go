@@ -30,12 +30,13 @@ func (r localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, me
 	if err == nil || !sessionerr.IsAuthRequired(err) {
 		return res, err
 	}
-	m := s.reg.logins.AgentMethod(s.spec, s.Owner)
-	if m == "" || m == s.spec.AuthMethod {
+	spec := s.agentSpec()
+	m := s.reg.logins.AgentMethod(spec, s.Owner)
+	if m == "" || m == spec.AuthMethod {
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		s.logger.Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), s.agentSecrets()))
+		s.sessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), s.agentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)

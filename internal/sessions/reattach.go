@@ -11,7 +11,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -41,35 +40,18 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 // was detached (false: it was not attached, or Close or another detach got there first).
 func (r localRunner) detach(reason string) bool {
 	s := r.s
-	s.mu.Lock()
-	if s.stopping {
-		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
-		// gone and the status frame is logged (before the shutdown closes the log).
-		done := s.detachDone
-		s.mu.Unlock()
-		<-done
+	conn, t, answers, done, ok := s.beginDetach()
+	if !ok {
 		return false
 	}
-	if s.closing || (s.status != store.StatusIdle && s.status != store.StatusRunning) {
-		s.mu.Unlock()
-		return false
-	}
-	s.stopping = true
-	s.detachDone = make(chan struct{})
-	defer close(s.detachDone) // read under mu only while stopping; set again only by the next detach
-	conn, t := s.conn, s.turn
-	if t != nil {
-		t.requestCancel()
-	}
-	answers := s.denyPendingLocked("", "detach", "session detached")
-	s.mu.Unlock()
+	defer close(done)
 	deliver(answers)
 	if t != nil {
-		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.
 		w := time.NewTimer(s.reg.cfg.StopGrace)
 		select {
-		case <-t.done:
+		case <-t.Done():
 		case <-w.C:
 		}
 		w.Stop()
@@ -77,22 +59,15 @@ func (r localRunner) detach(reason string) bool {
 	conn.Stop()
 	conn.DrainUpdates() // what the agent said before it stopped belongs before the status frame
 	if t != nil {
-		<-t.done
+		<-t.Done()
 	}
-	s.terms.KillAll() // the agent that used them is gone
-	s.mu.Lock()
-	s.stopping = false
-	if s.closing {
-		s.mu.Unlock() // Close, which waited for the same turn, reports the end
+	s.killTerminals() // the agent that used them is gone
+	if !s.endDetach(reason) {
 		return false
 	}
-	s.conn = nil
-	s.lastActive = s.reg.now()
-	s.logStatusLocked(store.StatusDetached, reason)
-	s.mu.Unlock()
 	s.reg.markDetached(s.ID, true)
 	s.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	s.logger.Info("session detached", "reason", reason)
+	s.sessionLogger().Info("session detached", "reason", reason)
 	return true
 }
 
@@ -103,8 +78,8 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 	s := r.s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
-	s.mu.Unlock()
+	s.beginReattachLocked(cancel)
+	s.unlock()
 	var lr loaded
 	err := s.reg.claimAttach(s)
 	if err == nil {
@@ -114,9 +89,9 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 	if h := s.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	s.mu.Lock()
-	s.reattaching, s.cancelAttach = false, nil
-	if s.closing {
+	s.lock()
+	closing := s.endReattachLocked()
+	if closing {
 		err = sessionerr.ErrClosed // Close cut the re-attach short, or found no agent to stop
 	}
 	if err == nil {
@@ -130,24 +105,23 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 		}
 	}
 	if err != nil {
-		if !s.closing {
-			s.status = store.StatusDetached
+		if !closing {
+			s.redetachLocked()
 			s.reg.noteRefusalLocked(s, err)
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if lr.conn != nil {
 			lr.conn.Stop()
 		}
 		s.reg.markDetached(s.ID, true)
 		return nil, err
 	}
-	s.conn = lr.conn
-	s.modes, s.configOptions = lr.modes, lr.configOptions
+	s.attachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
 	// Still starting, under mu until the turn_started frame beginTurnLocked logs makes it running: a copy
 	// folds the same frames, and the re-attach logs nothing when it fails.
 	go r.watchAgent(lr.conn)
 	s.noteDir()
-	s.logger.Info("session re-attached", "agentSession", s.agentSID, "method", lr.method)
+	s.sessionLogger().Info("session re-attached", "agentSession", s.agentSession(), "method", lr.method)
 	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
@@ -174,9 +148,7 @@ func (r localRunner) reattach(ctx context.Context) (loaded, error) {
 	if err != nil {
 		return loaded{}, r.reattachError(ctx, err)
 	}
-	s.mu.Lock()
-	canLoad, canResume, sid := s.canLoad, s.canResume, s.agentSID
-	s.mu.Unlock()
+	canLoad, canResume, sid := s.resumeInfo()
 	method := acp.AgentMethodSessionLoad
 	switch {
 	case canLoad:
@@ -216,7 +188,7 @@ func (r localRunner) reattachError(ctx context.Context, err error) error {
 	}
 	var ae *sessionerr.AgentError
 	if errors.As(err, &ae) {
-		s.logger.Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
+		s.sessionLogger().Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
 	}
 	return err
 }

@@ -29,6 +29,3 @@ func (s *Session) refuseReattachLocked(reason string, cause error) {
 	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", cause)
 	s.logStatusLocked(store.StatusDetached, reason)
 }
-
-// closeBegunLocked reports whether a close of the session has begun. The caller holds mu.
-func (s *Session) closeBegunLocked() bool { return s.closing }

@@ -122,7 +122,7 @@ func (r *Registry) stoppedLocked(s *Session) error {
 	switch {
 	case r.stopping.Err() != nil:
 		return sessionerr.ErrShuttingDown
-	case s.closeBegunLocked():
+	case s.closingLocked():
 		return sessionerr.ErrClosed
 	}
 	return nil

@@ -5,14 +5,6 @@ import "github.com/acp-gateway/gateway/internal/store"
 // What the role code outside the core (the follower, node loss) reads of a session and how it shares its
 // lock: a role's own state guarded by the session's mu changes in the same critical section as the core's.
 
-// withLock runs fn under the session's mu: fn changes the role's own state, and the core's only through its
-// ...Locked methods.
-func (s *Session) withLock(fn func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fn()
-}
-
 // endOnce runs end unless an end of the session ran before: a session ends once, by whichever of Close, a
 // stand-down or a copy's close comes first.
 func (s *Session) endOnce(end func()) { s.closeOnce.Do(end) }

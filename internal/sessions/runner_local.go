@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -22,45 +21,16 @@ type localRunner struct{ s *Session }
 
 func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
-	s.mu.Lock()
+	s.lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.
 	if t, err = s.keyedTurnLocked(key); t != nil || err != nil {
-		s.mu.Unlock()
+		s.unlock()
 		return t, t != nil, err
 	}
-	t, err = r.promptLocked(ctx, who, blocks, opts.TurnID, key)
+	t, err = s.promptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
+		return r.reattachAndPrompt(ctx, who, blocks, opts.TurnID, key) // unlocks mu
+	})
 	return t, false, err
-}
-
-// promptLocked starts a turn on the session this node runs. The caller holds mu, which it releases.
-func (r localRunner) promptLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
-	s := r.s
-	switch s.status {
-	case store.StatusStarting:
-		s.mu.Unlock()
-		if s.reattachingNow() {
-			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
-		}
-		return nil, sessionerr.ErrNotReady
-	case store.StatusClosed:
-		s.mu.Unlock()
-		return nil, sessionerr.ErrClosed
-	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-		s.mu.Unlock()
-		return nil, err
-	case store.StatusRunning:
-		err := turnRunningLocked(s.turn)
-		s.mu.Unlock()
-		return nil, err
-	case store.StatusDetached:
-		return r.reattachAndPrompt(ctx, who, blocks, turnID, key) // unlocks mu
-	}
-	if s.stopping {
-		s.mu.Unlock()
-		return nil, sessionerr.ErrDetached
-	}
-	return s.beginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
 func (r localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
@@ -117,16 +87,7 @@ func (r localRunner) setConfig(ctx context.Context, who principal.Principal, con
 
 func (r localRunner) share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.s
-	s.shares.mu.Lock()
-	if role == "" {
-		delete(s.shares.m, with)
-	} else {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[with] = role
-	}
-	s.shares.mu.Unlock()
+	s.setShare(with, role)
 	s.sharesChanged()
 	s.noteDir()
 	if role == "" {
@@ -140,38 +101,36 @@ func (r localRunner) share(who principal.Principal, with string, role store.Shar
 func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
 	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.lock()
+		defer s.unlock()
 		if !r.hasMCP(servers) {
 			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
 		}
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.status != store.StatusDetached || s.reattaching {
+	s.lock()
+	defer s.unlock()
+	if !s.detachedAtRestLocked() {
 		return r.checkSameMCP(servers)
 	}
+	spec := s.agentSpec()
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
-		if c, ok := findMCP(s.spec.MCPServers, m.Name); ok {
+		if c, ok := findMCP(spec.MCPServers, m.Name); ok {
 			if !c.Equal(m) {
-				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, s.spec.Name)
+				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, spec.Name)
 			}
 			continue
 		}
 		client = append(client, m)
 	}
-	if err := s.reg.checkClientMCP(s.spec, client); err != nil {
+	if err := s.reg.checkClientMCP(spec, client); err != nil {
 		return err
 	}
-	if err := checkMCPTransports(s.initInfo.AgentCapabilities, client); err != nil {
+	if err := checkMCPTransports(s.agentCapabilitiesLocked(), client); err != nil {
 		return err
 	}
-	// Written under mu while detached: the agent's start, which reads it, begins after a prompt takes the
-	// session out of detached under mu.
-	changed := !slices.EqualFunc(s.clientMCP, client, agents.MCPServer.Equal)
-	s.clientMCP = client
+	changed := s.setClientMCPLocked(client)
 	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
 	if changed {
 		s.audit(who, "set_mcp_servers", "servers", mcpNames(client))
@@ -209,30 +168,18 @@ func (r localRunner) close(who principal.Principal, reason string) error {
 
 func (r localRunner) closeHere(reason string) {
 	s := r.s
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		conn := s.conn // nil while starting: start sees closing and stops the agent itself
-		if s.cancelAttach != nil {
-			s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
-		}
-		t := s.turn
-		if t != nil {
-			t.requestCancel()
-		}
-		wasUsable := s.status == store.StatusIdle || s.status == store.StatusRunning
-		answers := s.denyPendingLocked("", "close", "session closed")
-		s.mu.Unlock()
+	s.endOnce(func() {
+		conn, t, wasUsable, answers := s.beginClose()
 		deliver(answers)
 		if t != nil && wasUsable {
-			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID})
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSession()})
 		}
 		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
 			if t != nil {
 				w := time.NewTimer(s.reg.cfg.StopGrace)
 				select {
-				case <-t.done:
+				case <-t.Done():
 				case <-w.C:
 				}
 				w.Stop()
@@ -243,35 +190,22 @@ func (r localRunner) closeHere(reason string) {
 			}
 		}
 		if t != nil {
-			<-t.done
+			<-t.Done()
 		}
-		s.terms.CloseAll()
-		s.mu.Lock()
-		s.logStatusLocked(store.StatusClosed, reason)
-		s.mu.Unlock()
-		s.log.Close()
-		s.closeRoot()
-		close(s.closed)
+		s.closeTerminals()
+		s.logClosed(reason)
+		s.finishClose()
 		s.reg.remove(s.ID)
 		if s.dur != nil {
 			s.dur.remove()
 		}
-		s.logger.Info("session closed", "reason", reason)
+		s.sessionLogger().Info("session closed", "reason", reason)
 	})
-	<-s.closed
+	<-s.Closed()
 }
 
 func (r localRunner) delegateFS(who principal.Principal, d FSDelegate) (release func()) {
-	s := r.s
-	mine := &fsDelegation{who: who, d: d}
-	s.mu.Lock()
-	s.fsDelegates = append(slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x.d == d }), mine)
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.fsDelegates = slices.DeleteFunc(s.fsDelegates, func(x *fsDelegation) bool { return x == mine })
-		s.mu.Unlock()
-	}
+	return r.s.addFSDelegate(who, d)
 }
 
 // hydrate loads a stored session's log on its first use; a memory-mode session is never cold.

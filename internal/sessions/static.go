@@ -20,3 +20,7 @@ func (s *Session) setRunner(r runner) { s.run = r }
 // forkFrom makes the session a fork of the agent session agentSID: its agent forks that one at start. Called
 // before the session is shared.
 func (s *Session) forkFrom(agentSID string) { s.forkOf = agentSID }
+
+// forkSource is the agent session a fork's agent forks, "" for a session that is no fork; static after
+// construction.
+func (s *Session) forkSource() string { return s.forkOf }
