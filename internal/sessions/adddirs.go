@@ -72,7 +72,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 
 // sessionParams are the params of session/new, session/load and session/resume: cwd, mcpServers and, when the
 // session has some, additionalDirectories.
-func (r localRunner) sessionParams() map[string]any {
+func (r *localRunner) sessionParams() map[string]any {
 	s := r.s
 	p := map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()}
 	if len(s.AdditionalDirs) > 0 {

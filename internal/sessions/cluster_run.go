@@ -52,16 +52,16 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	switch {
 	case deleted || e.Status == store.StatusClosed:
 		if s != nil {
-			go s.remote.close()
+			go followerOf(s).close()
 		}
 	case own != nil && !deleted && r.takenFrom(e):
 		if !own.isCold() {
 			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
-			go localRunner{own}.standDown()
+			go localOf(own).standDown()
 		}
 	case e.Owner == "" || e.Owner == r.cfg.NodeID:
 	case s != nil:
-		s.remote.applyEntry(e, rev)
+		followerOf(s).applyEntry(e, rev)
 	default:
 		copied, err := r.addFollower(e, rev)
 		if err != nil {
@@ -70,6 +70,6 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 			}
 			return
 		}
-		copied.remote.applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
+		followerOf(copied).applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
 	}
 }

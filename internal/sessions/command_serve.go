@@ -106,7 +106,7 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		// not take an older entry its watch still delivers.
 		wctx, cancel := context.WithTimeout(ctx, store.RouteSlack)
 		defer cancel()
-		return shareResult{Rev: s.dur.dirRevision(wctx)}, nil
+		return shareResult{Rev: durableOf(s).dirRevision(wctx)}, nil
 	case opAuthenticate:
 		return s.Authenticate(ctx, cmd.Args)
 	case opAttachMCP:

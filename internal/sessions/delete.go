@@ -12,11 +12,11 @@ import (
 )
 
 // delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
-func (r localRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
+func (r *localRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.s
 	agentSID, caps := s.agentOpened()
 	if len(nullToNil(caps)) == 0 {
-		if known := s.reg.probes.Known(s.agentSpec()); known != nil {
+		if known := r.reg.probes.Known(s.agentSpec()); known != nil {
 			caps = known.Capabilities
 		}
 	}
@@ -33,7 +33,7 @@ func (r localRunner) delete(ctx context.Context, who principal.Principal, reason
 
 // deleteAgentCopy starts the session's agent again, in its cwd checked anew against the workspace roots,
 // sends session/delete for agentSID when its initialize advertises it, and stops it.
-func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
+func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
 	s := r.s
 	failed := func(err error) AgentDeletion {
 		s.sessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
@@ -42,22 +42,22 @@ func (r localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agent
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: err.Error()}
 	}
-	if _, err := s.reg.confine(s.Cwd); err != nil {
+	if _, err := r.reg.confine(s.Cwd); err != nil {
 		return failed(err)
 	}
 	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
 		return failed(err)
 	}
-	defer s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+	defer r.reg.cfg.Metrics.AgentExited(s.Agent, false)
 	if !canDelete(s.agentCapabilities()) {
 		conn.Stop()
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, r.reg.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(cctx, acp.AgentMethodSessionDelete, map[string]any{"sessionId": agentSID}); err != nil {
-		return failed(fail(acp.AgentMethodSessionDelete, callError(cctx, err, s.reg.cfg.CallTimeout)))
+		return failed(fail(acp.AgentMethodSessionDelete, callError(cctx, err, r.reg.cfg.CallTimeout)))
 	}
 	conn.Stop()
 	s.sessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
@@ -77,20 +77,20 @@ func canDelete(caps json.RawMessage) bool {
 // delete deletes a follower's session on its owner, which deletes the agent's copy there. With the owner
 // gone, the session is removed as a close removes it, and the agent's copy stays.
 func (r remoteRunner) delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
-	s := r.s
+	s := r.f.s
 	s.lock()
-	node := s.remote.node
+	node := r.f.node
 	st, _ := s.statusLocked()
 	s.unlock()
-	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
+	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		if err := r.removeForGoneOwner(who, reason); err != nil {
 			return AgentDeletion{}, err
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: fmt.Sprintf("node %q, which ran the agent, is not live", node)}, nil
 	}
 	var d AgentDeletion
-	cfg := s.reg.cfg // the close, then an agent start and its answer
-	bound := cfg.CancelGrace + 6*cfg.StopGrace + dirWriteTimeout + s.reg.startBound() + cfg.CallTimeout
+	cfg := r.f.reg.cfg // the close, then an agent start and its answer
+	bound := cfg.CancelGrace + 6*cfg.StopGrace + dirWriteTimeout + r.f.reg.startBound() + cfg.CallTimeout
 	err := r.route(context.WithoutCancel(ctx), opClose, who, closeArgs{Reason: reason, Delete: true}, bound, &d)
 	return d, err
 }

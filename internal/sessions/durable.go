@@ -15,13 +15,14 @@ import (
 
 // A session in a store mode (docs/cluster.md §4) has a durable: the write-behind of its log (a Persister)
 // and one goroutine that keeps its directory entry up to date, coalescing every change to the latest state
-// and writing off the session's lock. Memory mode has none (Session.dur is nil) and pays nothing.
+// and writing off the session's lock. Memory mode has none (the local runner's dur is nil) and pays nothing.
 
 // dirWriteTimeout bounds one directory write (and the flush before a detached entry is written).
 const dirWriteTimeout = 10 * time.Second
 
 type durable struct {
 	s    *Session      // Static after construction; the session whose entry and log this durable stores.
+	reg  *Registry     // Static after construction; the registry that holds s.
 	st   store.Store   // Static after construction.
 	wake chan struct{} // Static after construction; capacity 1: a pending "the entry is stale".
 	stop chan struct{} // Static after construction; closed by stopWriter.
@@ -53,8 +54,8 @@ type durable struct {
 	stored        chan struct{} // Guarded by mu.
 }
 
-func newDurable(s *Session, st store.Store, rev uint64) *durable {
-	d := &durable{s: s, st: st, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), stored: make(chan struct{})}
+func newDurable(r *Registry, s *Session, rev uint64) *durable {
+	d := &durable{s: s, reg: r, st: r.cfg.Store, rev: rev, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), stored: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
@@ -95,7 +96,7 @@ func (d *durable) watchFence(p store.Persister) {
 	case <-p.Fenced():
 		s.sessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
 			"durable", p.Durable(), "head", s.Log().Head())
-		localRunner{s}.standDown()
+		localOf(s).standDown()
 	case <-d.stop:
 	}
 }
@@ -148,7 +149,7 @@ func (d *durable) runWriter() {
 		}
 		if errors.Is(err, errTakenOver) {
 			s.sessionLogger().Warn("directory write refused", "err", err)
-			go localRunner{s}.standDown() // it stops this writer first: this goroutine must have returned
+			go localOf(s).standDown() // it stops this writer first: this goroutine must have returned
 			return
 		}
 		if err != nil {
@@ -223,10 +224,10 @@ func (d *durable) write(ctx context.Context) error {
 		if cur.Owner != e.Owner {
 			return fmt.Errorf("entry of %s is owned by %q now", s.ID, cur.Owner)
 		}
-		if cur.Closer != "" && cur.Closer != s.reg.cfg.NodeID {
+		if cur.Closer != "" && cur.Closer != d.reg.cfg.NodeID {
 			return fmt.Errorf("%w: node %q is closing it", errTakenOver, cur.Closer)
 		}
-		if s.reg.cfg.Cluster != nil && cur.Incarnation != e.Incarnation {
+		if d.reg.cfg.Cluster != nil && cur.Incarnation != e.Incarnation {
 			return fmt.Errorf("%w: its entry says %s %q (this process is %q)", errTakenOver, cur.Status, cur.Reason, e.Incarnation)
 		}
 		rev, err = dir.Update(ctx, e, crev)
@@ -243,7 +244,7 @@ func (d *durable) write(ctx context.Context) error {
 func (d *durable) entry() store.DirEntry {
 	s := d.s
 	e := s.dirEntry()
-	e.Owner, e.Incarnation, e.UpdatedAt = s.reg.cfg.NodeID, s.reg.incarnation, s.reg.now().UTC()
+	e.Owner, e.Incarnation, e.UpdatedAt = d.reg.cfg.NodeID, d.reg.incarnation, d.reg.now().UTC()
 	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
 		e.Clean = d.durableSeq(e.LastSeq) >= e.LastSeq
 	}
@@ -251,7 +252,7 @@ func (d *durable) entry() store.DirEntry {
 }
 
 // create creates the entry of a new session (status starting) and starts the write-behind of its log and
-// its directory writer. s.dur is already set (before the session was shared).
+// its directory writer. The runner holds d already (before the session was shared).
 func (d *durable) create(ctx context.Context) error {
 	s := d.s
 	ctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
@@ -288,7 +289,7 @@ func (d *durable) finish(ctx context.Context) {
 		s.sessionLogger().Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
-		s.reg.retire(d)
+		d.reg.retire(d)
 		p.Stop()
 	}
 }
@@ -303,10 +304,10 @@ func (d *durable) remove() {
 	defer cancel()
 	if p := d.persister(); p != nil {
 		_ = p.Flush(ctx)
-		s.reg.retire(d)
+		d.reg.retire(d)
 		p.Stop()
 	}
-	if s.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
+	if d.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
 		if err := d.write(ctx); err != nil {
 			s.sessionLogger().Warn("closed entry not written before the removal", "err", err)
 		}

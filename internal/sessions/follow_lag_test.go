@@ -46,7 +46,7 @@ func (k *gateSink) Wait(wake <-chan struct{}) error {
 func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-	s.run = localRunner{s}
+	s.run = &localRunner{s: s}
 	appendSized(t, s.log, 1, 40)
 	k := &gateSink{
 		gates:   map[uint64]chan struct{}{2: make(chan struct{}), 3: make(chan struct{})},

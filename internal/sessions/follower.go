@@ -23,8 +23,9 @@ import (
 // changes update only what the log does not carry (modes, config options, shares) and what a cold copy lists.
 
 type follower struct {
-	s    *Session // Static after construction; the copy this follower feeds.
-	node string   // Guarded by the session's mu: the owner, as the directory last said.
+	s    *Session  // Static after construction; the copy this follower feeds.
+	reg  *Registry // Static after construction; the registry that lists the copy.
+	node string    // Guarded by the session's mu: the owner, as the directory last said.
 	// progress is closed and replaced (under the session's mu) when a frame is applied and someone took it
 	// (waited): a routed command waits on it until the owner's frames have arrived. A flood nobody waits on
 	// costs no channel per frame.
@@ -46,9 +47,8 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.dur = nil
-	s.remote = &follower{s: s, node: e.Owner, progress: make(chan struct{})}
-	s.initCopy(remoteRunner{s}, e, rev)
+	f := &follower{s: s, reg: r, node: e.Owner, progress: make(chan struct{})}
+	s.initCopy(remoteRunner{f}, e, rev)
 	return s, nil
 }
 
@@ -63,7 +63,7 @@ func (f *follower) load() error {
 	done := make(chan struct{})
 	var err error
 	s.withLock(func() {
-		if err = s.reg.stoppedLocked(s); err == nil {
+		if err = f.reg.stoppedLocked(s); err == nil {
 			f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
 		}
 	})
@@ -75,12 +75,12 @@ func (f *follower) load() error {
 		defer close(done)
 		f.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
 	}()
-	timer := time.NewTimer(s.reg.cfg.StartTimeout)
+	timer := time.NewTimer(f.reg.cfg.StartTimeout)
 	defer timer.Stop()
 	select {
 	case <-caught:
 	case <-done: // stopped before it caught up
-		s.withLock(func() { err = s.reg.stoppedLocked(s) })
+		s.withLock(func() { err = f.reg.stoppedLocked(s) })
 		if err != nil {
 			return err
 		}
@@ -88,10 +88,10 @@ func (f *follower) load() error {
 	case <-timer.C:
 		cancel()
 		<-done
-		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, s.reg.cfg.StartTimeout)
+		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, f.reg.cfg.StartTimeout)
 	}
 	s.withLock(func() {
-		if err = s.reg.stoppedLocked(s); err != nil {
+		if err = f.reg.stoppedLocked(s); err != nil {
 			cancel()
 			return
 		}
@@ -105,7 +105,7 @@ func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
 	s := f.s
 	wait := feedRetryMin
 	for {
-		err := s.reg.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp)
+		err := f.reg.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp)
 		if ctx.Err() != nil {
 			return
 		}
@@ -143,9 +143,9 @@ func (f *follower) applyStored(fr store.StoredFrame) error {
 // deliver, must not list it again.
 func (f *follower) closeGone() {
 	s := f.s
-	s.reg.mu.Lock()
-	s.reg.removed.add(s.ID, math.MaxUint64)
-	s.reg.mu.Unlock()
+	f.reg.mu.Lock()
+	f.reg.removed.add(s.ID, math.MaxUint64)
+	f.reg.mu.Unlock()
 	f.close()
 }
 
@@ -194,7 +194,7 @@ func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 		case <-timer.C:
 			return errCopyLate
 		case <-check.C:
-			if !s.reg.storeHealthy() {
+			if !f.reg.storeHealthy() {
 				return errCopyLate
 			}
 		}
@@ -231,7 +231,7 @@ func (f *follower) close() {
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
-		s.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
+		f.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
 		s.endCopy()
 	})
 	<-s.Closed()
@@ -358,7 +358,7 @@ func (r *Registry) removeFollower(s *Session) {
 func (r *Registry) pauseIdleFollowers(cutoff time.Time) int {
 	n := 0
 	for _, s := range r.followerList() {
-		if s.remote.pause(cutoff) {
+		if followerOf(s).pause(cutoff) {
 			n++
 		}
 	}
@@ -392,23 +392,23 @@ func validSessionID(id string) bool {
 // hydrate notes a face's use (a copy in use is not paused: follower.pause) and starts the live feed of a cold
 // copy.
 func (r remoteRunner) hydrate() error {
-	s := r.s
-	s.noteUsed(s.reg.now())
-	return s.hydrateWith(s.remote.load)
+	s := r.f.s
+	s.noteUsed(r.f.reg.now())
+	return s.hydrateWith(r.f.load)
 }
 
 // currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
 // takeover), and applyStored extends the chain under mu.
-func (r remoteRunner) currentEpoch() string { return r.s.lastEpoch() }
+func (r remoteRunner) currentEpoch() string { return r.f.s.lastEpoch() }
 
-func (r remoteRunner) epochLocked() string { return r.s.lastEpochLocked() }
+func (r remoteRunner) epochLocked() string { return r.f.s.lastEpochLocked() }
 
 // awaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
 // epoch: it read those frames from the owner or a faster node, and the copy is a moment behind rather than
 // the cursor invalid.
 func (r remoteRunner) awaitResume(after uint64, epoch string) {
 	if epoch == "" || epoch == r.currentEpoch() {
-		r.s.remote.awaitHead(context.Background(), after)
+		r.f.awaitHead(context.Background(), after)
 	}
 }
 
@@ -416,7 +416,7 @@ func (r remoteRunner) awaitResume(after uint64, epoch string) {
 func (r remoteRunner) placeLocked(v *View) {
 	d := v.LastSeq
 	v.DurableSeq = &d
-	if r.s.reg.cfg.Cluster != nil {
-		v.Node = r.s.remote.node
+	if r.f.reg.cfg.Cluster != nil {
+		v.Node = r.f.node
 	}
 }

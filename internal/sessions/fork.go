@@ -39,13 +39,13 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 	if err := src.allow(who, AccessAct); err != nil {
 		return nil, err
 	}
-	if src.remote != nil {
-		if err := src.remote.ended(); err != nil {
+	if f := followerOf(src); f != nil {
+		if err := f.ended(); err != nil {
 			return nil, err
 		}
 		return r.forkRemote(ctx, who, src, opts)
 	}
-	point, err := localRunner{src}.forkPoint(r.agentCaps(ctx, src))
+	point, err := localOf(src).forkPoint(r.agentCaps(ctx, src))
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 
 // forkPoint checks the session, a fork's source, can be forked now (its agent's capabilities are caps) and
 // takes the point to fork at, under one lock so no turn starts between the check and the transcript.
-func (r localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
+func (r *localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	s := r.s
 	s.lock()
 	defer s.unlock()
@@ -103,7 +103,7 @@ func canFork(caps json.RawMessage) bool {
 }
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
-func (r localRunner) logHistory(history [][]byte) { r.s.logInherited(history) }
+func (r *localRunner) logHistory(history [][]byte) { r.s.logInherited(history) }
 
 // forkArgs are a routed fork's options (opFork).
 type forkArgs struct {
@@ -124,7 +124,7 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 		return nil, err
 	}
 	src.lock()
-	node := src.remote.node
+	node := followerOf(src).node
 	src.unlock()
 	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
 	if err != nil {

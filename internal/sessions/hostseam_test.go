@@ -28,8 +28,7 @@ var coreFiles = []string{
 }
 
 // TestCoreUsesNothingOutside type-checks the package and fails on any name a core file uses that another
-// file of the package declares, except the links the Session struct embeds for those files
-// (registry_host.go), and on any method of *Session declared outside the core.
+// file of the package declares, and on any method of *Session declared outside the core.
 func TestCoreUsesNothingOutside(t *testing.T) {
 	fset, files, info, pkg := typeCheckPackage(t)
 	isCore := func(pos token.Pos) bool { return slices.Contains(coreFiles, fset.File(pos).Name()) }
@@ -39,7 +38,7 @@ func TestCoreUsesNothingOutside(t *testing.T) {
 			continue
 		}
 		resolved++
-		if isCore(obj.Pos()) || id.Name == "outerLinks" && fset.File(id.Pos()).Name() == "session.go" {
+		if isCore(obj.Pos()) {
 			continue
 		}
 		t.Errorf("%s: uses %s, declared in %s", fset.Position(id.Pos()), id.Name, fset.File(obj.Pos()).Name())
@@ -66,8 +65,7 @@ func TestCoreUsesNothingOutside(t *testing.T) {
 
 // TestRolesUseNoCoreField fails on a file outside the core that names an unexported field of a type the core
 // declares: the roles change the core's state through its methods, so that the core can move to a package of
-// its own. The options makeSession takes (makeOptions) and the links Session embeds for the roles (outerLinks)
-// are the fields others set.
+// its own. The options makeSession takes (makeOptions) are the fields others set.
 func TestRolesUseNoCoreField(t *testing.T) {
 	fset, _, info, pkg := typeCheckPackage(t)
 	isCore := func(pos token.Pos) bool { return slices.Contains(coreFiles, fset.File(pos).Name()) }
@@ -78,7 +76,7 @@ func TestRolesUseNoCoreField(t *testing.T) {
 			continue
 		}
 		checked++
-		if v.Exported() || isCore(id.Pos()) || id.Name == "outerLinks" || isField(info, obj, "makeOptions") {
+		if v.Exported() || isCore(id.Pos()) || isField(info, obj, "makeOptions") {
 			continue
 		}
 		t.Errorf("%s: uses the core's field %s: ask the core with a method", fset.Position(id.Pos()), id.Name)

@@ -19,9 +19,9 @@ import (
 // away, and Close.
 
 // start launches the agent and opens the ACP session.
-func (r localRunner) start(ctx context.Context) error {
+func (r *localRunner) start(ctx context.Context) error {
 	s := r.s
-	cfg := s.reg.cfg
+	cfg := r.reg.cfg
 	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
 		return err
@@ -52,10 +52,10 @@ func (r localRunner) start(ctx context.Context) error {
 		gate.release(s) // the agent's updates go on while it is stopped
 		return fail(method, errors.New("malformed response: no sessionId"))
 	}
-	if h := s.reg.beforeAttach; h != nil {
+	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	attached, ready := s.attachAgent(conn, nr.SessionID, nullToNil(nr.Modes), nullToNil(nr.ConfigOptions), s.reg.stopping)
+	attached, ready := s.attachAgent(conn, nr.SessionID, nullToNil(nr.Modes), nullToNil(nr.ConfigOptions), r.reg.stopping)
 	if !attached {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
@@ -75,14 +75,14 @@ func (r localRunner) start(ctx context.Context) error {
 // launchAgent starts the agent process, sends initialize and the configured authenticate, and records the
 // agent's initialize answer and what it can resume. Session starts and re-attaches share it. fail stops the
 // agent and describes a failed step.
-func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
+func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	s := r.s
-	cfg := s.reg.cfg
+	cfg := r.reg.cfg
 	spec := s.agentSpec()
 	if err := spec.MakeHome(); err != nil {
 		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
-	loginEnv := s.reg.logins.Env(spec, s.Owner)
+	loginEnv := r.reg.logins.Env(spec, s.Owner)
 	s.setLoginSecrets(agentlogin.SecretsOf(loginEnv))
 	conn, err := agents.Start(spec, agents.Options{
 		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: s.sessionLogger(), StopGrace: cfg.StopGrace,
@@ -111,8 +111,8 @@ func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op str
 	s.noteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
-	if base, ok := s.reg.agents[s.Agent]; ok {
-		s.reg.probes.Record(base, ai)
+	if base, ok := r.reg.agents[s.Agent]; ok {
+		r.reg.probes.Record(base, ai)
 	}
 	if err := checkMCPTransports(ai.Capabilities, s.clientMCPServers()); err != nil {
 		conn.Stop()
@@ -137,7 +137,7 @@ func (r localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op str
 
 // watchAgent fails the session when its agent goes away while the session is open. An agent that a detach
 // or Close stopped, or one a re-attach has since replaced, is no failure.
-func (r localRunner) watchAgent(conn *agents.Conn) {
+func (r *localRunner) watchAgent(conn *agents.Conn) {
 	<-conn.Done()
 	if !r.s.agentIsCurrent(conn) {
 		return
@@ -172,14 +172,14 @@ func (r localRunner) watchAgent(conn *agents.Conn) {
 
 // fail marks the session failed: pending permissions are denied, clients are told, the agent is stopped. The
 // running turn (if any) ends through its own goroutine when the agent call returns.
-func (r localRunner) fail(conn *agents.Conn, reason string) {
+func (r *localRunner) fail(conn *agents.Conn, reason string) {
 	s := r.s
 	answers, ok := s.markAgentFailed(conn, reason)
 	if !ok {
 		return
 	}
 	deliver(answers)
-	s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+	r.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	s.sessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {
 		conn.Stop()

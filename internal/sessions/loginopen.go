@@ -16,7 +16,7 @@ import (
 // that authenticate is sent again on this process and the request retried once: agents whose login lives
 // in their process, not on disk, then open sessions as they did right after the login. watch, when not nil,
 // marks the context of the method's own calls (the start's ready gate), never authenticate's.
-func (r localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
+func (r *localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
 	s := r.s
 	call := conn.Call
 	if dropReplay {
@@ -31,7 +31,7 @@ func (r localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, me
 		return res, err
 	}
 	spec := s.agentSpec()
-	m := s.reg.logins.AgentMethod(spec, s.Owner)
+	m := r.reg.logins.AgentMethod(spec, s.Owner)
 	if m == "" || m == spec.AuthMethod {
 		return res, err
 	}

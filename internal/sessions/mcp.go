@@ -50,7 +50,7 @@ func checkMCPTransports(caps json.RawMessage, servers []agents.MCPServer) error 
 }
 
 // hasMCP reports whether every server in servers is one the session has, as it is. Called with mu held.
-func (r localRunner) hasMCP(servers []agents.MCPServer) bool {
+func (r *localRunner) hasMCP(servers []agents.MCPServer) bool {
 	have := r.s.mcpServers()
 	for _, m := range servers {
 		if h, ok := findMCP(have, m.Name); !ok || !h.Equal(m) {
@@ -70,7 +70,7 @@ func mcpNames(list []agents.MCPServer) []string {
 }
 
 // checkSameMCP allows only servers the running session has, as they are.
-func (r localRunner) checkSameMCP(servers []agents.MCPServer) error {
+func (r *localRunner) checkSameMCP(servers []agents.MCPServer) error {
 	s := r.s
 	have := s.mcpServers()
 	for _, m := range servers {
@@ -80,7 +80,7 @@ func (r localRunner) checkSameMCP(servers []agents.MCPServer) error {
 			}
 			return fmt.Errorf("%w: server %q differs from the session's; %s", sessionerr.ErrMCPNameConflict, m.Name, sessionerr.ErrMCPFixed)
 		}
-		if m.Type == agents.MCPStdio && !s.reg.cfg.AllowClientMCPStdio {
+		if m.Type == agents.MCPStdio && !r.reg.cfg.AllowClientMCPStdio {
 			return fmt.Errorf("%w: server %q (the operator enables them with --allow-client-mcp-stdio)", sessionerr.ErrMCPStdioForbidden, m.Name)
 		}
 		return fmt.Errorf("%w: the session has no server %q", sessionerr.ErrMCPFixed, m.Name)
@@ -100,7 +100,7 @@ func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 // scrubMCPSecrets removes the session's MCP env and header values from an agent's failure to start: an agent
 // that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
 // client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
-func (r localRunner) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
+func (r *localRunner) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
 	secrets := r.s.agentSecrets()
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {

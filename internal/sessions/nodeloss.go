@@ -91,7 +91,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
 				for _, s := range r.List() {
 					if !s.isCold() {
-						go localRunner{s}.standDown()
+						go localOf(s).standDown()
 					}
 				}
 			case <-q.wake:
@@ -236,7 +236,7 @@ func (r *Registry) checkTakenOver(ctx context.Context) {
 		cancel()
 		if err == nil && r.takenFrom(e) {
 			r.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
-			go localRunner{s}.standDown()
+			go localOf(s).standDown()
 		}
 	}
 }
@@ -254,14 +254,14 @@ func (r *Registry) takenFrom(e store.DirEntry) bool {
 // streams end with ErrStoodDown and the registry serves it from the stored log again (a cold session of the
 // current entry), where clients that reconnect find the takeover's frames. Nothing of it is written to the
 // store. Once only; a session Close got to first is left alone.
-func (r localRunner) standDown() {
+func (r *localRunner) standDown() {
 	s := r.s
 	s.endOnce(func() {
 		conn, t := s.markStoodDown() // its agent's exit is expected; no Close will remove it from the store
-		if d := s.dur; d != nil {
+		if d := r.dur; d != nil {
 			d.stopWriter()
 			if p := d.persister(); p != nil {
-				s.reg.retire(d)
+				r.reg.retire(d)
 				p.Stop()
 				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
 			}
@@ -269,14 +269,14 @@ func (r localRunner) standDown() {
 		deliver(s.denyPending("", ReasonNodeLost, nodeLostTurnText))
 		if conn != nil {
 			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
-			s.reg.cfg.Metrics.AgentExited(s.Agent, true)
+			r.reg.cfg.Metrics.AgentExited(s.Agent, true)
 		}
 		if t != nil {
 			<-t.Done()
 		}
 		s.failStoodDown(ReasonNodeLost)
 		s.sessionLogger().Warn("session stood down: another node took it over while this node was cut off")
-		s.reg.replaceStoodDown(s)
+		r.reg.replaceStoodDown(s)
 	})
 }
 
@@ -313,5 +313,5 @@ func (r *Registry) replaceStoodDown(s *Session) {
 	r.sessions[s.ID] = cold
 	r.detached[s.ID] = struct{}{}
 	r.mu.Unlock()
-	go cold.dur.runWriter()
+	go durableOf(cold).runWriter()
 }

@@ -38,7 +38,7 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 // StopGrace, then the process tree is stopped), pending permissions are denied, and clients see
 // `_gateway/session_status {status: detached, reason}` after the turn's end. It reports whether the session
 // was detached (false: it was not attached, or Close or another detach got there first).
-func (r localRunner) detach(reason string) bool {
+func (r *localRunner) detach(reason string) bool {
 	s := r.s
 	conn, t, answers, done, ok := s.beginDetach()
 	if !ok {
@@ -49,7 +49,7 @@ func (r localRunner) detach(reason string) bool {
 	if t != nil {
 		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.
-		w := time.NewTimer(s.reg.cfg.StopGrace)
+		w := time.NewTimer(r.reg.cfg.StopGrace)
 		select {
 		case <-t.Done():
 		case <-w.C:
@@ -65,8 +65,8 @@ func (r localRunner) detach(reason string) bool {
 	if !s.endDetach(reason) {
 		return false
 	}
-	s.reg.markDetached(s.ID, true)
-	s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+	r.reg.markDetached(s.ID, true)
+	r.reg.cfg.Metrics.AgentExited(s.Agent, false)
 	s.sessionLogger().Info("session detached", "reason", reason)
 	return true
 }
@@ -74,19 +74,19 @@ func (r localRunner) detach(reason string) bool {
 // reattachAndPrompt re-attaches the detached session and starts the turn. The caller holds mu, which it
 // releases. The session is `starting` meanwhile; on any failure, and when ctx (the prompting client) ends
 // first, it is detached again, its agent stopped and its log untouched.
-func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
+func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
 	s := r.s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.beginReattachLocked(cancel)
 	s.unlock()
 	var lr loaded
-	err := s.reg.claimAttach(s)
+	err := r.reg.claimAttach(s)
 	if err == nil {
 		lr, err = r.reattach(ctx)
-		s.reg.starting.Done()
+		r.reg.starting.Done()
 	}
-	if h := s.reg.beforeAttach; h != nil {
+	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
 	s.lock()
@@ -98,7 +98,7 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 		// Decided under mu, where Close and Shutdown's detach look at the status: Close found no agent to
 		// stop, and a detach saw the session starting and left it alone, so nothing else stops this agent.
 		switch {
-		case s.reg.stopping.Err() != nil:
+		case r.reg.stopping.Err() != nil:
 			err = sessionerr.ErrShuttingDown
 		case ctx.Err() != nil:
 			err = context.Cause(ctx) // nobody waits for this turn any more
@@ -107,13 +107,13 @@ func (r localRunner) reattachAndPrompt(ctx context.Context, who principal.Princi
 	if err != nil {
 		if !closing {
 			s.redetachLocked()
-			s.reg.noteRefusalLocked(s, err)
+			r.reg.noteRefusalLocked(s, err)
 		}
 		s.unlock()
 		if lr.conn != nil {
 			lr.conn.Stop()
 		}
-		s.reg.markDetached(s.ID, true)
+		r.reg.markDetached(s.ID, true)
 		return nil, err
 	}
 	s.attachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
@@ -135,13 +135,13 @@ type loaded struct {
 // reattach starts the agent and has it load (or resume) the session it had. The agent's replay of the
 // conversation, every session/update it sends before its answer, is dropped (the log has it); what it sends
 // after the answer is live. A shutdown or the end of ctx cuts it short.
-func (r localRunner) reattach(ctx context.Context) (loaded, error) {
+func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	s := r.s
-	cfg := s.reg.cfg
+	cfg := r.reg.cfg
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(s.reg.stopping, cancel)()
-	if err := s.reg.recheck(s); err != nil {
+	defer context.AfterFunc(r.reg.stopping, cancel)()
+	if err := r.reg.recheck(s); err != nil {
 		return loaded{}, err
 	}
 	conn, fail, err := r.launchAgent(ctx)
@@ -178,9 +178,9 @@ func (r localRunner) reattach(ctx context.Context) (loaded, error) {
 
 // reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown; by
 // the prompting client going away, ctx's cause.
-func (r localRunner) reattachError(ctx context.Context, err error) error {
+func (r *localRunner) reattachError(ctx context.Context, err error) error {
 	s := r.s
-	if s.reg.stopping.Err() != nil {
+	if r.reg.stopping.Err() != nil {
 		return sessionerr.ErrShuttingDown
 	}
 	if ctx.Err() != nil {
@@ -201,10 +201,10 @@ func (r *Registry) Detach(id, reason string) error {
 	if err != nil {
 		return err
 	}
-	if s.remote != nil { // a follower: its agent runs on the owner
+	if followerOf(s) != nil { // a follower: its agent runs on the owner
 		return sessionerr.ErrNotReady
 	}
-	if !(localRunner{s}).detach(reason) {
+	if !localOf(s).detach(reason) {
 		return sessionerr.ErrNotReady
 	}
 	return nil

@@ -75,7 +75,7 @@ func TestPromptWhileReattaching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localRunner{s}.detach("test")
+	localOf(s).detach("test")
 	type outcome struct {
 		turn *Turn
 		err  error
@@ -116,7 +116,7 @@ func TestCloseWhileReattaching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localRunner{s}.detach("test")
+	localOf(s).detach("test")
 	first := make(chan error, 1)
 	go func() {
 		_, err := s.Prompt(dlPrompt("one"))

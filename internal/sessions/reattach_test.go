@@ -206,7 +206,7 @@ func TestReattachByResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	taTurn(t, s, "1 5")
-	if !(localRunner{s}).detach("test") {
+	if !localOf(s).detach("test") {
 		t.Fatal("detach refused")
 	}
 	checkDetached(t, r, s, "test")
@@ -227,7 +227,7 @@ func TestReattachNotResumable(t *testing.T) {
 		t.Fatal(err)
 	}
 	taTurn(t, s, "1 5")
-	localRunner{s}.detach("test")
+	localOf(s).detach("test")
 	before := dlLog(t, s)
 	if _, err := s.Prompt(dlPrompt("1 1")); !errors.Is(err, sessionerr.ErrNotResumable) {
 		t.Fatalf("prompt: %v, want sessionerr.ErrNotResumable", err)
@@ -249,7 +249,7 @@ func TestReattachLoadFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localRunner{s}.detach("test")
+	localOf(s).detach("test")
 	before := dlLog(t, s)
 	for range 2 {
 		_, err := s.Prompt(dlPrompt("1 1"))
@@ -307,7 +307,7 @@ func TestDetachedDoNotCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localRunner{first}.detach("test")
+	localOf(first).detach("test")
 	second, err := r.Create(context.Background(), CreateOptions{})
 	if err != nil {
 		t.Fatalf("create beside a detached session: %v", err)

@@ -24,7 +24,7 @@ func TestReattachKeepsUpdateBehindLoadAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 5 { // each re-attach is one more chance for the update to fall into the gap
-		if !(localRunner{s}).detach("test") {
+		if !localOf(s).detach("test") {
 			t.Fatal("detach refused")
 		}
 		// The update is on the wire before the prompt's answer, so it has been handled when the turn ends.
@@ -54,7 +54,7 @@ func TestShutdownDuringReattach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(localRunner{s}).detach("test") {
+	if !localOf(s).detach("test") {
 		t.Fatal("detach refused")
 	}
 	before := dlLog(t, s)
@@ -77,7 +77,7 @@ func TestReattachClientGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(localRunner{s}).detach("test") {
+	if !localOf(s).detach("test") {
 		t.Fatal("detach refused")
 	}
 	before := dlLog(t, s)
@@ -107,7 +107,7 @@ func TestShutdownDuringCreate(t *testing.T) {
 		r.closing = true
 		r.mu.Unlock()
 		r.stopStarts()
-		if (localRunner{s}).detach(shutdownReason) {
+		if localOf(s).detach(shutdownReason) {
 			t.Error("detached a session that is still starting")
 		}
 	}
@@ -170,7 +170,7 @@ func TestCloseDuringReattach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(localRunner{s}).detach("test") {
+	if !localOf(s).detach("test") {
 		t.Fatal("detach refused")
 	}
 	prompted := make(chan error, 1)

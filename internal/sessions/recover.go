@@ -48,7 +48,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		r.sessions[s.ID] = s
 		r.detached[s.ID] = struct{}{}
 		r.mu.Unlock()
-		go s.dur.runWriter()
+		go durableOf(s).runWriter()
 		n++
 	}
 	return n, nil
@@ -84,7 +84,9 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 	}
 	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
 	s.coldFromEntry(e, dv, rev)
-	s.dur = newDurable(s, r.cfg.Store, rev)
+	if !follower { // a follower never writes the store
+		localOf(s).dur = newDurable(r, s, rev)
+	}
 	return s, nil
 }
 
@@ -92,7 +94,7 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 // write-behind after its head, where a re-attach goes on.
 func (d *durable) load() error {
 	s := d.s
-	ctx, cancel := context.WithTimeout(context.Background(), s.reg.cfg.StartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), d.reg.cfg.StartTimeout)
 	defer cancel()
 	var entries []eventlog.Entry
 	_, err := d.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
@@ -105,7 +107,7 @@ func (d *durable) load() error {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	stopped := func() error {
-		return s.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
+		return d.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
 	}
 	return s.loadDetached(entries, stopped, func(head uint64) error {
 		if !d.startPersister(s.ID, s.Epoch, s.Log(), head) {

@@ -199,7 +199,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	if r.cfg.Store != nil {
-		s.dur = newDurable(s, r.cfg.Store, 0) // before the session is shared
+		localOf(s).dur = newDurable(r, s, 0) // before the session is shared
 	}
 	r.mu.Lock()
 	switch {
@@ -221,24 +221,25 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(r.stopping, cancel)()
-	if s.dur != nil {
-		if err := s.dur.create(ctx); err != nil {
+	run := localOf(s)
+	if run.dur != nil {
+		if err := run.dur.create(ctx); err != nil {
 			r.remove(s.ID)
 			s.closeRoot()
 			return nil, err
 		}
 	}
 	if opts.fork != nil {
-		localRunner{s}.logHistory(opts.fork.history) // behind the store's write-behind, so a restart keeps the history
+		run.logHistory(opts.fork.history) // behind the store's write-behind, so a restart keeps the history
 	}
 	sctx, span := r.cfg.Tracer.StartCreateAgent(ctx, spec.Name, s.ID)
-	err = localRunner{s}.start(sctx)
+	err = run.start(sctx)
 	span.End(err)
 	if err != nil {
 		r.remove(s.ID)
 		s.closeRoot()
-		if s.dur != nil {
-			s.dur.remove()
+		if run.dur != nil {
+			run.dur.remove()
 		}
 		if r.stopping.Err() != nil {
 			return nil, sessionerr.ErrShuttingDown // cut short by the shutdown; the agent has been stopped
@@ -427,9 +428,10 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	for _, s := range r.List() {
 		wg.Go(func() {
 			if r.cfg.DetachOnShutdown {
-				localRunner{s}.detach(shutdownReason)
-				if s.dur != nil {
-					s.dur.finish(ctx)
+				run := localOf(s)
+				run.detach(shutdownReason)
+				if run.dur != nil {
+					run.dur.finish(ctx)
 				}
 			} else {
 				s.Close(shutdownReason)
@@ -438,7 +440,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	for _, s := range r.followerList() {
-		wg.Go(s.remote.shutdown)
+		wg.Go(followerOf(s).shutdown)
 	}
 	go func() {
 		wg.Wait()
@@ -490,7 +492,7 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 				switch {
 				case !s.idleSince(cutoff):
 				case r.cfg.DetachIdle && s.Status() != store.StatusFailed: // a failed session has nothing to re-attach
-					localRunner{s}.detach("idle for " + ttl.String())
+					localOf(s).detach("idle for " + ttl.String())
 				case r.cfg.Store != nil && s.Status() == store.StatusFailed:
 					// Stored: its transcript stays readable until --retention (the janitor) or DELETE removes it.
 				default:

@@ -28,7 +28,7 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newSession(live.reg, live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	r := newSession(registryOf(live), live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
 	defer r.closeRoot()
 	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
 	live.mu.Lock()

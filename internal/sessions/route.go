@@ -105,14 +105,14 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 	if err != nil {
 		return err
 	}
-	s := r.s
+	s := r.f.s
 	var node string
-	s.withLock(func() { node = s.remote.node })
-	rep, err := s.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
+	s.withLock(func() { node = r.f.node })
+	rep, err := r.f.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
 	if err != nil {
 		return err
 	}
-	s.remote.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
+	r.f.awaitHead(ctx, rep.Head) // an error may have logged frames too (a failed re-attach)
 	if rep.Error != nil {
 		return sessionerr.ReplyErr(rep.Error)
 	}
@@ -134,8 +134,8 @@ func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*
 // prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
 func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
-	s := r.s
-	if err := s.remote.ended(); err != nil {
+	f := r.f
+	if err := f.ended(); err != nil {
 		return nil, false, err
 	}
 	turnID := opts.TurnID
@@ -144,7 +144,7 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 	}
 	var res turnResult
 	args := promptArgs{Blocks: blocks, TurnID: turnID, IdempotencyKey: opts.IdempotencyKey}
-	if err := r.route(ctx, opPrompt, who, args, s.reg.startBound(), &res); err != nil {
+	if err := r.route(ctx, opPrompt, who, args, f.reg.startBound(), &res); err != nil {
 		return nil, false, err
 	}
 	if res.TurnID != "" {
@@ -152,10 +152,10 @@ func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, block
 	}
 	// The owner started the turn. Its frames may still be on their way (a feed behind under load): 503 "retry"
 	// would invite a second prompt, so wait for them as long as a start may take.
-	if t := s.remote.awaitTurn(ctx, turnID, s.reg.startBound(), key); t != nil {
+	if t := f.awaitTurn(ctx, turnID, f.reg.startBound(), key); t != nil {
 		return t, res.Replayed, nil
 	}
-	if !s.reg.storeHealthy() {
+	if !f.reg.storeHealthy() {
 		return nil, false, fmt.Errorf("%w: the turn %s started on the session's node, but its frames cannot reach this node while the NATS cluster takes no writes; watch the session rather than prompt again", sessionerr.ErrStoreUnavailable, turnID)
 	}
 	return nil, false, fmt.Errorf("%w: the turn's frames did not arrive from the session's node", store.ErrOwnerTimeout)
@@ -178,52 +178,52 @@ func (f *follower) awaitTurn(ctx context.Context, id string, bound time.Duration
 }
 
 // remoteRunner routes a follower's actions to the node that owns the session.
-type remoteRunner struct{ s *Session }
+type remoteRunner struct{ f *follower }
 
 func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
-	s := r.s
+	s := r.f.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
 	}
-	if err := s.remote.ended(); err != nil {
+	if err := r.f.ended(); err != nil {
 		return "", err
 	}
 	var res turnResult
-	err := r.route(ctx, opCancel, who, struct{}{}, s.reg.cfg.CallTimeout, &res)
+	err := r.route(ctx, opCancel, who, struct{}{}, r.f.reg.cfg.CallTimeout, &res)
 	return res.TurnID, err
 }
 
 // rename has the owner log the title; the caller's copy holds it when this returns.
 func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
-	s := r.s
-	if err := s.remote.ended(); err != nil {
+	f := r.f
+	if err := f.ended(); err != nil {
 		return err
 	}
-	return r.route(ctx, opRename, who, renameArgs{Title: title}, s.reg.cfg.CallTimeout, nil)
+	return r.route(ctx, opRename, who, renameArgs{Title: title}, f.reg.cfg.CallTimeout, nil)
 }
 
 // listFiles asks the owner, whose disk holds the session's cwd.
 func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	s := r.s
-	if err := s.remote.ended(); err != nil {
+	f := r.f
+	if err := f.ended(); err != nil {
 		return agentsvc.ListResult{}, err
 	}
 	var out agentsvc.ListResult
-	err := r.route(ctx, opListFiles, who, opts, s.reg.cfg.CallTimeout, &out)
+	err := r.route(ctx, opListFiles, who, opts, f.reg.cfg.CallTimeout, &out)
 	return out, err
 }
 
 func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
-	s := r.s
+	s := r.f.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	if err := s.remote.ended(); err != nil {
+	if err := r.f.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	turnID := s.requestTurnID(permissionID)
 	var o ask.Outcome
-	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, s.reg.cfg.CallTimeout, &o)
+	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, r.f.reg.cfg.CallTimeout, &o)
 	if err != nil {
 		return ask.Outcome{}, nil, err
 	}
@@ -237,45 +237,45 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask
 }
 
 func (r remoteRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
-	s := r.s
+	s := r.f.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
-	if err := s.remote.ended(); err != nil {
+	if err := r.f.ended(); err != nil {
 		return err
 	}
-	return r.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, s.reg.cfg.CallTimeout, nil)
+	return r.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, r.f.reg.cfg.CallTimeout, nil)
 }
 
 func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
-	s := r.s
+	s := r.f.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
-	if err := s.remote.ended(); err != nil {
+	if err := r.f.ended(); err != nil {
 		return nil, err
 	}
 	var opts json.RawMessage
-	err := r.route(ctx, opSetConfig, who, setConfigArgs{ConfigID: configID, Value: value}, s.reg.cfg.CallTimeout, &opts)
+	err := r.route(ctx, opSetConfig, who, setConfigArgs{ConfigID: configID, Value: value}, r.f.reg.cfg.CallTimeout, &opts)
 	return opts, err
 }
 
 // close closes the session on its owner; the follower closes when it sees the session's end.
 func (r remoteRunner) close(who principal.Principal, reason string) error {
-	s := r.s
+	s := r.f.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
 	var node string
 	var st store.Status
 	s.withLock(func() {
-		node = s.remote.node
+		node = r.f.node
 		st, _ = s.statusLocked()
 	})
-	if (st == store.StatusFailed || st == store.StatusDetached) && !s.reg.liveNode(node) {
+	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		return r.removeForGoneOwner(who, reason)
 	}
-	bound := s.reg.cfg.CancelGrace + 4*s.reg.cfg.StopGrace + dirWriteTimeout
+	bound := r.f.reg.cfg.CancelGrace + 4*r.f.reg.cfg.StopGrace + dirWriteTimeout
 	return r.route(context.Background(), opClose, who, closeArgs{Reason: reason}, bound, nil)
 }
 
@@ -294,14 +294,14 @@ func (r *Registry) liveNode(node string) bool {
 // owner's claim wins: the close then goes to it), then the log and the entry are removed; every node's
 // follower ends with the removal.
 func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string) error {
-	s := r.s
+	s := r.f.s
 	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
 	defer cancel()
-	dir := s.reg.cfg.Store.Dir()
+	dir := r.f.reg.cfg.Store.Dir()
 	e, rev, err := dir.Get(ctx, s.ID)
 	switch {
 	case errors.Is(err, sessionerr.ErrNotFound):
-		s.remote.close()
+		r.f.close()
 		return nil
 	case err != nil:
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
@@ -312,11 +312,11 @@ func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string)
 	if _, err := dir.Update(ctx, e, rev); err != nil {
 		return fmt.Errorf("%w: the session changed while it was closed: %v", store.ErrOwnerUnavailable, err)
 	}
-	if err := s.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
+	if err := r.f.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	s.audit(who, "close", "reason", reason, "owner", e.Owner)
-	s.remote.close()
+	r.f.close()
 	return nil
 }
 
@@ -324,13 +324,13 @@ func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string)
 // answers with the revision of the entry holding the change: an older entry the watch delivers later must not
 // undo it here (applyEntry).
 func (r remoteRunner) share(who principal.Principal, with string, role store.ShareRole) error {
-	s := r.s
+	s := r.f.s
 	op := opShare
 	if role == "" {
 		op = opUnshare
 	}
 	var res shareResult
-	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, s.reg.cfg.CallTimeout, &res); err != nil {
+	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, r.f.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
 	s.shareOnCopy(res.Rev, with, role)
@@ -338,17 +338,17 @@ func (r remoteRunner) share(who principal.Principal, with string, role store.Sha
 }
 
 func (r remoteRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	s := r.s
+	f := r.f
 	var res json.RawMessage
-	err := r.route(ctx, opAuthenticate, principal.Principal{}, params, s.reg.cfg.StartTimeout, &res)
+	err := r.route(ctx, opAuthenticate, principal.Principal{}, params, f.reg.cfg.StartTimeout, &res)
 	return res, err
 }
 
 func (r remoteRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
-	return r.route(context.Background(), opAttachMCP, who, servers, r.s.reg.cfg.CallTimeout, nil)
+	return r.route(context.Background(), opAttachMCP, who, servers, r.f.reg.cfg.CallTimeout, nil)
 }
 
-func (r remoteRunner) closeHere(string) { r.s.remote.close() } // CloseAs closes the session on its owner
+func (r remoteRunner) closeHere(string) { r.f.close() } // CloseAs closes the session on its owner
 
 // delegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
 func (r remoteRunner) delegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
@@ -389,7 +389,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 		r.closeCreated(opts, res.ID)
 		return nil, err
 	}
-	s.remote.awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
+	followerOf(s).awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
 		s.takeForkedAt(res.ForkedAt)
 	}

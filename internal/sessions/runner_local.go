@@ -16,10 +16,16 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// localRunner runs a session's actions on this node, which owns the session and its agent.
-type localRunner struct{ s *Session }
+// localRunner runs a session's actions on this node, which owns the session and its agent, and holds what
+// they use besides the session: the registry and the store link.
+type localRunner struct {
+	s   *Session  // Static after construction.
+	reg *Registry // Static after construction; the registry that holds s.
+	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
+	dur *durable
+}
 
-func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
+func (r *localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
 	s.lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.
@@ -33,15 +39,15 @@ func (r localRunner) prompt(ctx context.Context, who principal.Principal, blocks
 	return t, false, err
 }
 
-func (r localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
+func (r *localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
 	return r.s.logTitle(title)
 }
 
-func (r localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+func (r *localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
 	return r.s.listFilesHere(opts)
 }
 
-func (r localRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
+func (r *localRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return "", err
@@ -53,7 +59,7 @@ func (r localRunner) cancel(ctx context.Context, who principal.Principal) (strin
 	return turnID, err
 }
 
-func (r localRunner) answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (r *localRunner) answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.s
 	if err := s.allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
@@ -61,7 +67,7 @@ func (r localRunner) answer(who principal.Principal, requestID string, a ask.Cli
 	return s.answer(who, requestID, a, by)
 }
 
-func (r localRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
+func (r *localRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
@@ -73,7 +79,7 @@ func (r localRunner) setMode(ctx context.Context, who principal.Principal, modeI
 	return err
 }
 
-func (r localRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+func (r *localRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return nil, err
@@ -85,7 +91,7 @@ func (r localRunner) setConfig(ctx context.Context, who principal.Principal, con
 	return opts, err
 }
 
-func (r localRunner) share(who principal.Principal, with string, role store.ShareRole) error {
+func (r *localRunner) share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.s
 	s.setShare(with, role)
 	s.sharesChanged()
@@ -98,7 +104,7 @@ func (r localRunner) share(who principal.Principal, with string, role store.Shar
 	return nil
 }
 
-func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
+func (r *localRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
 	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		s.lock()
@@ -124,7 +130,7 @@ func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServ
 		}
 		client = append(client, m)
 	}
-	if err := s.reg.checkClientMCP(spec, client); err != nil {
+	if err := r.reg.checkClientMCP(spec, client); err != nil {
 		return err
 	}
 	if err := checkMCPTransports(s.agentCapabilitiesLocked(), client); err != nil {
@@ -138,25 +144,25 @@ func (r localRunner) attachMCP(who principal.Principal, servers []agents.MCPServ
 	return nil
 }
 
-func (r localRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (r *localRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	s := r.s
 	conn, err := s.usable()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.reg.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.reg.cfg.CallTimeout)
 	defer cancel()
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sessionerr.AgentError{Op: "authenticate", Err: callError(ctx, err, s.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: callError(ctx, err, r.reg.cfg.CallTimeout)}
 		}
 		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}
 	return res, nil
 }
 
-func (r localRunner) close(who principal.Principal, reason string) error {
+func (r *localRunner) close(who principal.Principal, reason string) error {
 	s := r.s
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
@@ -166,7 +172,7 @@ func (r localRunner) close(who principal.Principal, reason string) error {
 	return nil
 }
 
-func (r localRunner) closeHere(reason string) {
+func (r *localRunner) closeHere(reason string) {
 	s := r.s
 	s.endOnce(func() {
 		conn, t, wasUsable, answers := s.beginClose()
@@ -177,7 +183,7 @@ func (r localRunner) closeHere(reason string) {
 		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
 			if t != nil {
-				w := time.NewTimer(s.reg.cfg.StopGrace)
+				w := time.NewTimer(r.reg.cfg.StopGrace)
 				select {
 				case <-t.Done():
 				case <-w.C:
@@ -186,7 +192,7 @@ func (r localRunner) closeHere(reason string) {
 			}
 			conn.Stop()
 			if wasUsable {
-				s.reg.cfg.Metrics.AgentExited(s.Agent, false)
+				r.reg.cfg.Metrics.AgentExited(s.Agent, false)
 			}
 		}
 		if t != nil {
@@ -195,43 +201,42 @@ func (r localRunner) closeHere(reason string) {
 		s.closeTerminals()
 		s.logClosed(reason)
 		s.finishClose()
-		s.reg.remove(s.ID)
-		if s.dur != nil {
-			s.dur.remove()
+		r.reg.remove(s.ID)
+		if r.dur != nil {
+			r.dur.remove()
 		}
 		s.sessionLogger().Info("session closed", "reason", reason)
 	})
 	<-s.Closed()
 }
 
-func (r localRunner) delegateFS(who principal.Principal, d FSDelegate) (release func()) {
+func (r *localRunner) delegateFS(who principal.Principal, d FSDelegate) (release func()) {
 	return r.s.addFSDelegate(who, d)
 }
 
 // hydrate loads a stored session's log on its first use; a memory-mode session is never cold.
-func (r localRunner) hydrate() error {
-	if r.s.dur == nil {
+func (r *localRunner) hydrate() error {
+	if r.dur == nil {
 		return nil
 	}
-	return r.s.hydrateWith(r.s.dur.load)
+	return r.s.hydrateWith(r.dur.load)
 }
 
 // currentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
-func (r localRunner) currentEpoch() string { return r.s.Epoch }
+func (r *localRunner) currentEpoch() string { return r.s.Epoch }
 
-func (r localRunner) epochLocked() string { return r.s.Epoch }
+func (r *localRunner) epochLocked() string { return r.s.Epoch }
 
 // awaitResume waits for nothing: this node's log is the session's, and a seq past its head is invalid.
-func (localRunner) awaitResume(uint64, string) {}
+func (*localRunner) awaitResume(uint64, string) {}
 
 // placeLocked: this node, and what the write-behind has stored in the store modes.
-func (r localRunner) placeLocked(v *View) {
-	s := r.s
-	if s.dur != nil {
-		d := s.dur.durableSeq(v.LastSeq)
+func (r *localRunner) placeLocked(v *View) {
+	if r.dur != nil {
+		d := r.dur.durableSeq(v.LastSeq)
 		v.DurableSeq = &d
 	}
-	if s.reg.cfg.Cluster != nil {
-		v.Node = s.reg.cfg.NodeID
+	if r.reg.cfg.Cluster != nil {
+		v.Node = r.reg.cfg.NodeID
 	}
 }

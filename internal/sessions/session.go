@@ -58,9 +58,6 @@ type Session struct {
 	forkOf string
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
-	// outerLinks are the registry, the store and the owner a follower copies, for the files outside the core
-	// only (registry_host.go).
-	outerLinks
 
 	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
 	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.

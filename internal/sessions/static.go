@@ -17,6 +17,13 @@ func (s *Session) agentSpec() agents.Spec { return s.spec }
 // setRunner makes r where the session's actions run. The host calls it once, before the session is shared.
 func (s *Session) setRunner(r runner) { s.run = r }
 
+// runner is where the session's actions run, and the role state with them. Read without mu: the host sets
+// it before the session is shared, and it never changes after.
+func (s *Session) runner() runner { return s.run }
+
+// sessionHost is the host that holds the session; static after construction.
+func (s *Session) sessionHost() Host { return s.host }
+
 // forkFrom makes the session a fork of the agent session agentSID: its agent forks that one at start. Called
 // before the session is shared.
 func (s *Session) forkFrom(agentSID string) { s.forkOf = agentSID }

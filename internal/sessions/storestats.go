@@ -47,7 +47,7 @@ func (r *Registry) StoreStats() StoreStats {
 	out.Errors, out.Frames, out.Gaps = r.retired.errors, r.retired.frames, r.retired.gaps
 	r.retired.mu.Unlock()
 	for _, s := range r.List() {
-		st, frames := s.dur.stats()
+		st, frames := durableOf(s).stats()
 		out.LagFrames += st.LagFrames
 		out.LagBytes += st.LagBytes
 		out.OldestUnacked = max(out.OldestUnacked, st.OldestUnacked)

@@ -96,7 +96,7 @@ func TestFollowLagCountsWhatArrivedWhileBlocked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 			s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-			s.run = localRunner{s}
+			s.run = &localRunner{s: s}
 			appendSized(t, s.log, 1, 40)
 			k := newBlockingSink(2)
 			done := make(chan error, 1)
@@ -136,7 +136,7 @@ func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
 // for it, however small the bound.
 func TestFollowReplayOfHistoryIsNotLag(t *testing.T) {
 	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-	s.run = localRunner{s}
+	s.run = &localRunner{s: s}
 	appendSized(t, s.log, 2000, 100)
 	k := &dlSink{stopAt: func(m string) bool { return m == "_gateway/replay_complete" }}
 	err := s.Follow(s.StartAt(0, true, "e"), k, eventlog.FollowLimits{Frames: 4, Bytes: 500})

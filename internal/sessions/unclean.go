@@ -77,7 +77,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, err
 		}
 		s.closeRoot() // a private session: no fs/* will ask
-		frames := s.dur.closingFrames(c)
+		frames := durableOf(s).closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
 			if errors.Is(err, store.ErrFenced) {
@@ -87,7 +87,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 				return e, 0, fmt.Errorf("fork: %w", err)
 			}
 		}
-		done := s.dur.entry()
+		done := durableOf(s).entry()
 		done.Clean, done.Closer = true, ""
 		if c.takeover {
 			done.Owner, done.Incarnation = e.Owner, "" // its cwd and its agent's own state are there

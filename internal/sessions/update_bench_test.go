@@ -101,7 +101,7 @@ func BenchmarkApplyStored(b *testing.B) {
 	}
 	frame := res.Entries[0].Frame
 	s := benchSession(b)
-	s.remote = &follower{s: s, progress: make(chan struct{})}
+	f := &follower{s: s, progress: make(chan struct{})}
 	st := s.StartAt(0, false, "")
 	sink := &benchSink{}
 	done := make(chan error, 1)
@@ -111,7 +111,7 @@ func BenchmarkApplyStored(b *testing.B) {
 	seq := uint64(0)
 	for b.Loop() {
 		seq++
-		if err := s.remote.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
+		if err := f.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
 			b.Fatal(err)
 		}
 		s.mu.Lock()

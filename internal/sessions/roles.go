@@ -1,0 +1,32 @@
+package sessions
+
+// The role state of a session, for code that starts from a bare *Session (the registry's loops over its
+// sessions, entryChanged, routed commands): the session's runner holds it, so the core holds none of it.
+
+// localOf is the local runner of a session this node runs; nil for a follower.
+func localOf(s *Session) *localRunner {
+	if r, ok := s.runner().(*localRunner); ok {
+		return r
+	}
+	return nil
+}
+
+// followerOf is the follower of a copy of another node's session; nil for a session this node runs.
+func followerOf(s *Session) *follower {
+	if r, ok := s.runner().(remoteRunner); ok {
+		return r.f
+	}
+	return nil
+}
+
+// durableOf is the store link of a session this node runs in a store mode; nil in memory mode and for a
+// follower, which never writes the store.
+func durableOf(s *Session) *durable {
+	if r := localOf(s); r != nil {
+		return r.dur
+	}
+	return nil
+}
+
+// registryOf is the registry that holds s: every session's Host is its registry.
+func registryOf(s *Session) *Registry { return s.sessionHost().(*Registry) }
