@@ -25,7 +25,7 @@ func (s *Session) PermissionPending(id string) bool {
 // agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
 // JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
 func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return s.run.authenticate(ctx, params)
+	return s.run.Authenticate(ctx, params)
 }
 
 // AgentAuthMethods returns the `authMethods` the session's agent answered to initialize (nil when unknown).
@@ -35,5 +35,5 @@ func (s *Session) AgentAuthMethods() json.RawMessage {
 	if s.status == store.StatusStarting {
 		return nil
 	}
-	return nullToNil(s.initInfo.AuthMethods)
+	return NullToNil(s.initInfo.AuthMethods)
 }

@@ -64,7 +64,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 		} `json:"sessionCapabilities"`
 	}
 	_ = json.Unmarshal(caps, &c) // absent or malformed: not advertised
-	if len(nullToNil(c.Session.Dirs)) == 0 {
+	if len(NullToNil(c.Session.Dirs)) == 0 {
 		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", sessionerr.ErrAdditionalDirsUnsupported)
 	}
 	return nil
@@ -74,7 +74,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 // session has some, additionalDirectories.
 func (r *localRunner) sessionParams() map[string]any {
 	s := r.s
-	p := map[string]any{"cwd": s.Cwd, "mcpServers": s.mcpServers()}
+	p := map[string]any{"cwd": s.Cwd, "mcpServers": ControlOf(s).McpServers()}
 	if len(s.AdditionalDirs) > 0 {
 		p["additionalDirectories"] = s.AdditionalDirs
 	}

@@ -60,8 +60,8 @@ func (s *Session) resumeInfo() (canLoad, canResume bool, agentSID string) {
 func (s *Session) clientMCPServers() []agents.MCPServer { return s.clientMCP }
 
 // newReadyGate holds the agent's updates that follow its session/new answer until release (status.go).
-func (s *Session) newReadyGate() *readyGate {
-	g := &readyGate{open: make(chan struct{})}
+func (s *Session) newReadyGate() *ReadyGate {
+	g := &ReadyGate{open: make(chan struct{})}
 	s.ready.Store(g)
 	return g
 }
@@ -98,7 +98,7 @@ func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
 
 // markAgentFailed fails the session whose agent conn went away: pending permissions are denied (the answers
 // to deliver) and the failed status is logged. ok is false when conn is no longer the session's agent.
-func (s *Session) markAgentFailed(conn *agents.Conn, reason string) (answers []answerTo, ok bool) {
+func (s *Session) markAgentFailed(conn *agents.Conn, reason string) (answers []AnswerTo, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.agentIsCurrentLocked(conn) {

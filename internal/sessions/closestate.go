@@ -10,7 +10,7 @@ import (
 // beginClose marks the session closing: a re-attach in progress is cut short, the running turn cancelled and
 // the pending permissions denied. It returns the agent (nil while starting: the start sees closing and stops
 // its agent itself), the running turn, whether the agent could take requests, and the answers to deliver.
-func (s *Session) beginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answers []answerTo) {
+func (s *Session) beginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answers []AnswerTo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true

@@ -55,7 +55,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 			go followerOf(s).close()
 		}
 	case own != nil && !deleted && r.takenFrom(e):
-		if !own.isCold() {
+		if !ControlOf(own).IsCold() {
 			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
 			go localOf(own).standDown()
 		}

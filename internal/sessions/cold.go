@@ -30,7 +30,7 @@ func (s *Session) isCold() bool {
 }
 
 // hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
-func (s *Session) hydrate() error { return s.run.hydrate() }
+func (s *Session) hydrate() error { return s.run.Hydrate() }
 
 // hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.

@@ -35,7 +35,7 @@ func (r *Registry) owned(id string) (*Session, error) {
 	if !ok {
 		return nil, sessionerr.ErrNotFound
 	}
-	if err := s.hydrate(); err != nil {
+	if err := ControlOf(s).Hydrate(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -116,7 +116,7 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		}
 		return nil, s.AttachMCPAs(who, servers)
 	case opRename:
-		var a renameArgs
+		var a RenameArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}

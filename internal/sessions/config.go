@@ -88,8 +88,8 @@ type Config struct {
 const defaultTurnTextBytes = 1 << 20
 
 // forSessions is the part of c the session core reads (Host.sessionConfig); c has its defaults.
-func (c *Config) forSessions() *sessionConfig {
-	return &sessionConfig{
+func (c *Config) forSessions() *SessionConfig {
+	return &SessionConfig{
 		Log: c.Log, Logger: c.Logger, Metrics: c.Metrics, Tracer: c.Tracer,
 		MaxClients: c.MaxClients, MaxFieldBytes: c.MaxFieldBytes, Redact: c.Redact,
 		MaxPromptBytes: c.MaxPromptBytes, MaxTurnTextBytes: c.MaxTurnTextBytes,

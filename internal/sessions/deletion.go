@@ -32,5 +32,5 @@ func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason 
 	if err := s.allow(who, AccessOwn); err != nil {
 		return AgentDeletion{}, err
 	}
-	return s.run.delete(ctx, who, reason)
+	return s.run.Delete(ctx, who, reason)
 }

@@ -12,7 +12,7 @@ import (
 // pending permissions. It returns the agent, its running turn (nil when idle), the answers to deliver, and
 // done, which the detach closes once it has ended. ok is false when the session has no agent to detach
 // (starting, detached, ended, or closing); when another detach is stopping it, it waits for that one first.
-func (s *Session) beginDetach() (conn *agents.Conn, t *Turn, answers []answerTo, done chan struct{}, ok bool) {
+func (s *Session) beginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, done chan struct{}, ok bool) {
 	s.mu.Lock()
 	if s.stopping {
 		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
@@ -48,7 +48,7 @@ func (s *Session) endDetach(reason string) bool {
 		return false
 	}
 	s.conn = nil
-	s.lastActive = s.host.now()
+	s.lastActive = s.host.Now()
 	s.logStatusLocked(store.StatusDetached, reason)
 	return true
 }

@@ -94,7 +94,7 @@ func (d *durable) watchFence(p store.Persister) {
 	s := d.s
 	select {
 	case <-p.Fenced():
-		s.sessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
+		ControlOf(s).SessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
 			"durable", p.Durable(), "head", s.Log().Head())
 		localOf(s).standDown()
 	case <-d.stop:
@@ -148,7 +148,7 @@ func (d *durable) runWriter() {
 			d.mu.Unlock()
 		}
 		if errors.Is(err, errTakenOver) {
-			s.sessionLogger().Warn("directory write refused", "err", err)
+			ControlOf(s).SessionLogger().Warn("directory write refused", "err", err)
 			go localOf(s).standDown() // it stops this writer first: this goroutine must have returned
 			return
 		}
@@ -157,7 +157,7 @@ func (d *durable) runWriter() {
 			if d.ctx.Err() != nil {
 				return // stopped mid-write: whoever stopped the writer writes what is left
 			}
-			s.sessionLogger().Warn("directory write failed; retrying", "err", err)
+			ControlOf(s).SessionLogger().Warn("directory write failed; retrying", "err", err)
 			retry = time.After(time.Second)
 		}
 	}
@@ -243,7 +243,7 @@ func (d *durable) write(ctx context.Context) error {
 // whose agent is not running.
 func (d *durable) entry() store.DirEntry {
 	s := d.s
-	e := s.dirEntry()
+	e := ControlOf(s).DirEntry()
 	e.Owner, e.Incarnation, e.UpdatedAt = d.reg.cfg.NodeID, d.reg.incarnation, d.reg.now().UTC()
 	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
 		e.Clean = d.durableSeq(e.LastSeq) >= e.LastSeq
@@ -282,11 +282,11 @@ func (d *durable) finish(ctx context.Context) {
 	}
 	if p != nil {
 		if err := p.Flush(ctx); err != nil {
-			s.sessionLogger().Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.Log().Head())
+			ControlOf(s).SessionLogger().Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.Log().Head())
 		}
 	}
 	if err := d.write(ctx); err != nil {
-		s.sessionLogger().Warn("directory write at shutdown", "err", err)
+		ControlOf(s).SessionLogger().Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
 		d.reg.retire(d)
@@ -309,10 +309,10 @@ func (d *durable) remove() {
 	}
 	if d.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
 		if err := d.write(ctx); err != nil {
-			s.sessionLogger().Warn("closed entry not written before the removal", "err", err)
+			ControlOf(s).SessionLogger().Warn("closed entry not written before the removal", "err", err)
 		}
 	}
 	if err := d.st.Remove(ctx, s.ID); err != nil {
-		s.sessionLogger().Warn("remove from the store", "err", err)
+		ControlOf(s).SessionLogger().Warn("remove from the store", "err", err)
 	}
 }

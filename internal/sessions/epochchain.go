@@ -9,10 +9,10 @@ func (s *Session) setEpochChain(chain []eventlog.EpochStart) { s.epochs = chain 
 // CurrentEpoch is the epoch the session's log is in now, which clients resume with. It is Epoch, except on a
 // follower whose owner's log forked since it was loaded (a takeover, docs/cluster.md §5): Epoch is static
 // once a session is shared, the chain's last link is not.
-func (s *Session) CurrentEpoch() string { return s.run.currentEpoch() }
+func (s *Session) CurrentEpoch() string { return s.run.CurrentEpoch() }
 
 // epochLocked is CurrentEpoch with mu held.
-func (s *Session) epochLocked() string { return s.run.epochLocked() }
+func (s *Session) epochLocked() string { return s.run.EpochLocked() }
 
 // lastEpochLocked is the chain's last link, or Epoch before the chain has one. The caller holds mu.
 func (s *Session) lastEpochLocked() string {

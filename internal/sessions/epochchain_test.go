@@ -17,7 +17,7 @@ func chainSession(t *testing.T, chain []eventlog.EpochStart, first, head uint64)
 		t.Fatal(err)
 	}
 	s := newSession(r, "s1", spec, CreateOptions{Cwd: r.cfg.Workdir})
-	t.Cleanup(s.closeRoot)
+	t.Cleanup(ControlOf(s).CloseRoot)
 	if len(chain) > 0 {
 		s.Epoch = chain[len(chain)-1].Epoch
 		s.setEpochChain(chain)

@@ -56,7 +56,7 @@ func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts
 	if s.Status() == store.StatusClosed {
 		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
-	return s.run.listFiles(ctx, who, opts)
+	return s.run.ListFiles(ctx, who, opts)
 }
 
 // listFilesHere lists the files of the session this node runs.
@@ -85,7 +85,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 		}
 	}()
 	if cwd == nil {
-		root, err := s.host.reconfine(s.Cwd)
+		root, err := s.host.Reconfine(s.Cwd)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}
@@ -94,7 +94,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 	}
 	roots := []agentsvc.ListRoot{{Root: cwd, Base: s.Cwd}}
 	for _, d := range s.AdditionalDirs {
-		root, err := s.host.reconfine(d)
+		root, err := s.host.Reconfine(d)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}

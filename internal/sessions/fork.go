@@ -36,7 +36,7 @@ type forkPoint struct {
 // session, owned by who. A turn running in src is ErrTurnRunning: the agent's copy of a turn in progress
 // would not match the transcript the fork starts with.
 func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
-	if err := src.allow(who, AccessAct); err != nil {
+	if err := ControlOf(src).Allow(who, AccessAct); err != nil {
 		return nil, err
 	}
 	if f := followerOf(src); f != nil {
@@ -60,7 +60,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 		Owner: who, MCPServers: opts.MCPServers, fork: point,
 	})
 	if err == nil {
-		src.audit(who, "fork", "into", s.ID)
+		ControlOf(src).Audit(who, "fork", "into", s.ID)
 	}
 	return s, err
 }
@@ -68,7 +68,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 // agentCaps are the agentCapabilities s's agent answered at its last start here, else those of a probe of
 // the agent (a session restored from the store has not started its agent in this process).
 func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
-	if caps := s.agentCapabilities(); len(nullToNil(caps)) > 0 {
+	if caps := ControlOf(s).AgentCapabilities(); len(NullToNil(caps)) > 0 {
 		return caps
 	}
 	if ai, ok := r.AgentInit(ctx, s.Agent); ok {
@@ -81,15 +81,15 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 // takes the point to fork at, under one lock so no turn starts between the check and the transcript.
 func (r *localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	s := r.s
-	s.lock()
-	defer s.unlock()
-	if err := s.forkableLocked(); err != nil {
+	ControlOf(s).Lock()
+	defer ControlOf(s).Unlock()
+	if err := ControlOf(s).ForkableLocked(); err != nil {
 		return nil, err
 	}
 	if !canFork(caps) {
 		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 	}
-	return &forkPoint{agentSID: s.agentSession(), history: s.replayLocked()}, nil
+	return &forkPoint{agentSID: ControlOf(s).AgentSession(), history: ControlOf(s).ReplayLocked()}, nil
 }
 
 // canFork reads sessionCapabilities.fork (an object when supported) from an agent's agentCapabilities.
@@ -99,11 +99,11 @@ func canFork(caps json.RawMessage) bool {
 			Fork json.RawMessage `json:"fork"`
 		} `json:"sessionCapabilities"`
 	}
-	return json.Unmarshal(caps, &c) == nil && len(nullToNil(c.Session.Fork)) > 0
+	return json.Unmarshal(caps, &c) == nil && len(NullToNil(c.Session.Fork)) > 0
 }
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
-func (r *localRunner) logHistory(history [][]byte) { r.s.logInherited(history) }
+func (r *localRunner) logHistory(history [][]byte) { ControlOf(r.s).LogInherited(history) }
 
 // forkArgs are a routed fork's options (opFork).
 type forkArgs struct {
@@ -123,9 +123,9 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 	if err != nil {
 		return nil, err
 	}
-	src.lock()
+	ControlOf(src).Lock()
 	node := followerOf(src).node
-	src.unlock()
+	ControlOf(src).Unlock()
 	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ const maxDelegateTries = 3
 // d again moves it to the top. Requests no delegate may serve are served by the gateway itself, confined to
 // the cwd. A follower offers nothing: the owner's node serves its agent.
 func (s *Session) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
-	return s.run.delegateFS(who, d)
+	return s.run.DelegateFS(who, d)
 }
 
 // mayServe reports whether who may serve the session's tools: nobody (the gateway's own code) or a

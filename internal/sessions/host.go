@@ -16,20 +16,20 @@ import (
 // registry is the one implementation.
 type Host interface {
 	// sessionConfig is the settings every session of this host reads: one value, static once the host is made.
-	sessionConfig() *sessionConfig
-	now() time.Time
+	SessionConfig() *SessionConfig
+	Now() time.Time
 	// shuttingDown reports whether the host's shutdown has begun (it takes the registry's lock).
-	shuttingDown() bool
+	ShuttingDown() bool
 	// reconfine opens a stored directory again and checks it against today's workspace roots (recheck.go).
-	reconfine(dir string) (*os.Root, error)
+	Reconfine(dir string) (*os.Root, error)
 	// entryChanged tells the store that s's directory entry changed: its status, title, modes… It never
 	// blocks.
-	entryChanged(s *Session)
+	EntryChanged(s *Session)
 }
 
 // sessionConfig is the part of Config the session core reads; zero values were replaced by their defaults
 // (Config.withDefaults) before it is made.
-type sessionConfig struct {
+type SessionConfig struct {
 	Log                    eventlog.LogLimits
 	Logger                 *slog.Logger
 	Metrics                *metrics.Metrics

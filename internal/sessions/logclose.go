@@ -9,7 +9,7 @@ import (
 
 // logClosing says how a log left open is closed: who denies its pending requests (permission_resolved.by)
 // and why, the error its open turn ends with, and the status it ends in.
-type logClosing struct {
+type LogClosing struct {
 	By       string
 	Deny     string
 	TurnText string
@@ -23,7 +23,7 @@ type logClosing struct {
 // closeOpenLog appends to a session rebuilt from the store, not shared, what closes its log as c says, and
 // returns the head before; appended is false when there was nothing to close. An open log (a turn, a pending
 // request or a live status) closes in a new epoch: the denials, the turn's end and the status.
-func (s *Session) closeOpenLog(c logClosing) (head uint64, appended bool) {
+func (s *Session) closeOpenLog(c LogClosing) (head uint64, appended bool) {
 	s.mu.Lock()
 	head = s.log.Head()
 	t := s.turn
@@ -39,7 +39,7 @@ func (s *Session) closeOpenLog(c logClosing) (head uint64, appended bool) {
 	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
 	answers := s.denyPendingLocked("", c.By, c.Deny)
 	s.mu.Unlock()
-	deliver(answers) // restored requests have no agent waiting; their answer channels take it
+	Deliver(answers) // restored requests have no agent waiting; their answer channels take it
 	if t != nil {
 		s.finishTurn(t, "end_turn", errors.New(c.TurnText), "")
 	}

@@ -202,13 +202,13 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 	}
 	defer conn.Stop()
 	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: callError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
-	if res = nullToNil(res); res == nil {
+	if res = NullToNil(res); res == nil {
 		res = json.RawMessage("{}")
 	}
 	return res, nil

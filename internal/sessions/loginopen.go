@@ -30,13 +30,13 @@ func (r *localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, m
 	if err == nil || !sessionerr.IsAuthRequired(err) {
 		return res, err
 	}
-	spec := s.agentSpec()
+	spec := ControlOf(s).AgentSpec()
 	m := r.reg.logins.AgentMethod(spec, s.Owner)
 	if m == "" || m == spec.AuthMethod {
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		s.sessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), s.agentSecrets()))
+		ControlOf(s).SessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), ControlOf(s).AgentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)

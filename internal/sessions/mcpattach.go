@@ -24,5 +24,5 @@ func (s *Session) AttachMCPAs(who principal.Principal, servers []agents.MCPServe
 	if servers == nil {
 		return nil
 	}
-	return s.run.attachMCP(who, servers)
+	return s.run.AttachMCP(who, servers)
 }

@@ -41,25 +41,25 @@ func (s *Session) AnswerAs(who principal.Principal, permissionID string, a ask.C
 
 // AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
 func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
-	return s.run.answer(who, permissionID, a, by)
+	return s.run.Answer(who, permissionID, a, by)
 }
 
 // CancelAs is Cancel by who (a collaborator at least), audited.
 func (s *Session) CancelAs(ctx context.Context, who principal.Principal) (string, error) {
-	return s.run.cancel(ctx, who)
+	return s.run.Cancel(ctx, who)
 }
 
 // CloseAs is Close by who (the owner or an admin), audited.
 func (s *Session) CloseAs(who principal.Principal, reason string) error {
-	return s.run.close(who, reason)
+	return s.run.Close(who, reason)
 }
 
 // SetModeAs is SetMode by who (the owner or an admin), audited.
 func (s *Session) SetModeAs(ctx context.Context, who principal.Principal, modeID string) error {
-	return s.run.setMode(ctx, who, modeID)
+	return s.run.SetMode(ctx, who, modeID)
 }
 
 // SetConfigOptionAs is SetConfigOption by who (the owner or an admin), audited.
 func (s *Session) SetConfigOptionAs(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
-	return s.run.setConfig(ctx, who, configID, value)
+	return s.run.SetConfig(ctx, who, configID, value)
 }

@@ -44,14 +44,14 @@ type PermissionView struct {
 	Deadline  time.Time              `json:"deadline"`
 }
 
-// answerTo pairs a resolved request with the outcome to deliver to the waiting agent handler.
-type answerTo struct {
+// AnswerTo pairs a resolved request with the outcome to deliver to the waiting agent handler.
+type AnswerTo struct {
 	p *permission
 	o ask.Outcome
 }
 
 // deliver hands outcomes to the agent handlers waiting for them. Channels are buffered: never blocks.
-func deliver(as []answerTo) {
+func Deliver(as []AnswerTo) {
 	for _, a := range as {
 		a.p.answer <- a.o
 	}
@@ -78,7 +78,7 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 
 // newRequestLocked starts a request of the running turn (if any), with its id and deadline.
 func (s *Session) newRequestLocked() *permission {
-	p := &permission{id: uuid.NewString(), createdAt: s.host.now().UTC(), answer: make(chan ask.Outcome, 1)}
+	p := &permission{id: uuid.NewString(), createdAt: s.host.Now().UTC(), answer: make(chan ask.Outcome, 1)}
 	p.deadline = p.createdAt.Add(s.cfg.PermissionTimeout)
 	if s.turn != nil {
 		p.turnID = s.turn.ID
@@ -103,7 +103,7 @@ func (s *Session) askLocked(ctx context.Context, p *permission, clientParams []b
 		return translate.AppendRequest(nil, p.id, p.method(), clientParams, meta)
 	})
 	p.params, p.meta = clientParams, meta
-	var auto []answerTo
+	var auto []AnswerTo
 	byPolicy := false
 	switch {
 	case s.turn == nil || s.turn.cancelRequested || s.status != store.StatusRunning:
@@ -119,7 +119,7 @@ func (s *Session) askLocked(ctx context.Context, p *permission, clientParams []b
 		}
 	}
 	s.mu.Unlock()
-	deliver(auto)
+	Deliver(auto)
 	if byPolicy {
 		s.audit(s.Owner, "permission_answer", "permission", p.id, "by", "policy", "allowed", auto[0].o.Allowed)
 	}
@@ -188,12 +188,12 @@ func (p *permission) decide(a ask.ClientAnswer) (ask.Outcome, error) {
 
 // resolveLocked records an outcome: the request leaves the pending set, clients get
 // `_gateway/permission_resolved`, and the returned answer must be delivered after unlocking.
-func (s *Session) resolveLocked(p *permission, o ask.Outcome, by string) []answerTo {
+func (s *Session) resolveLocked(p *permission, o ask.Outcome, by string) []AnswerTo {
 	return s.resolveAsLocked(p, o, by, principal.Principal{})
 }
 
 // resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
-func (s *Session) resolveAsLocked(p *permission, o ask.Outcome, by string, who principal.Principal) []answerTo {
+func (s *Session) resolveAsLocked(p *permission, o ask.Outcome, by string, who principal.Principal) []AnswerTo {
 	delete(s.perms, p.id)
 	s.rememberResolvedLocked(p.id)
 	res := o.ClientJSON()
@@ -201,13 +201,13 @@ func (s *Session) resolveAsLocked(p *permission, o ask.Outcome, by string, who p
 		s.appendGatewayLocked("_gateway/elicitation_resolved", p.turnID, withActor(map[string]any{
 			"requestId": p.id, "outcome": res, "by": by,
 		}, who))
-		return []answerTo{{p, o}}
+		return []AnswerTo{{p, o}}
 	}
-	s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.now().Sub(p.createdAt))
+	s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.Now().Sub(p.createdAt))
 	s.appendGatewayLocked("_gateway/permission_resolved", p.turnID, withActor(map[string]any{
 		"permissionId": p.id, "outcome": res, "by": by,
 	}, who))
-	return []answerTo{{p, o}}
+	return []AnswerTo{{p, o}}
 }
 
 // rememberResolvedLocked keeps the last 1 024 resolved ids so a late answer gets "already resolved" rather
@@ -225,12 +225,12 @@ func (s *Session) rememberResolvedLocked(id string) {
 // resolvePending resolves a request if it is still pending; a lost race is not an error.
 func (s *Session) resolvePending(id string, o ask.Outcome, by string) {
 	s.mu.Lock()
-	var as []answerTo
+	var as []AnswerTo
 	if p, ok := s.perms[id]; ok {
 		as = s.resolveLocked(p, o, by)
 	}
 	s.mu.Unlock()
-	deliver(as)
+	Deliver(as)
 }
 
 // Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
@@ -266,7 +266,7 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 	}
 	as := s.resolveAsLocked(p, o, by, who)
 	s.mu.Unlock()
-	deliver(as)
+	Deliver(as)
 	if p.elicit != nil {
 		s.audit(who, "elicitation_answer", "elicitation", permissionID, "by", by, "action", o.Action)
 	} else {
@@ -277,8 +277,8 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 
 // denyPendingLocked denies pending requests (of one turn, or all when turnID is empty) the way the gateway
 // denies on its own: the agent's reject option, else cancelled.
-func (s *Session) denyPendingLocked(turnID, by, reason string) []answerTo {
-	var as []answerTo
+func (s *Session) denyPendingLocked(turnID, by, reason string) []AnswerTo {
+	var as []AnswerTo
 	for _, p := range s.pendingLocked() {
 		if turnID == "" || p.turnID == turnID {
 			as = append(as, s.resolveLocked(p, p.deny(reason), by)...)
@@ -288,8 +288,8 @@ func (s *Session) denyPendingLocked(turnID, by, reason string) []answerTo {
 }
 
 // cancelPendingLocked answers a turn's pending requests `cancelled`, as ACP requires after session/cancel.
-func (s *Session) cancelPendingLocked(turnID string) []answerTo {
-	var as []answerTo
+func (s *Session) cancelPendingLocked(turnID string) []AnswerTo {
+	var as []AnswerTo
 	for _, p := range s.pendingLocked() {
 		if p.turnID == turnID || p.turnID == "" {
 			as = append(as, s.resolveLocked(p, p.cancelled("turn cancelled"), "cancel")...)

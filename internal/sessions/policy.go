@@ -18,7 +18,7 @@ const (
 // Policies lists the valid policies.
 var Policies = []string{PolicyAsk, PolicyApproveReads, PolicyApproveAll, PolicyDenyAll}
 
-func validPolicy(p string) bool {
+func ValidPolicy(p string) bool {
 	for _, v := range Policies {
 		if p == v {
 			return true

@@ -63,7 +63,7 @@ func (sub *Subscriber) Detach() {
 		s := sub.s
 		s.mu.Lock()
 		s.clients--
-		s.lastActive = s.host.now()
+		s.lastActive = s.host.Now()
 		s.mu.Unlock()
 		if sub.who.IsZero() {
 			return

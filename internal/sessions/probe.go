@@ -49,7 +49,7 @@ func (r *Registry) probe(ctx context.Context, spec agents.Spec) (_ agentprobe.Ag
 	defer cancel()
 	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
-		ae := &sessionerr.AgentError{Op: "initialize", Err: callError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
+		ae := &sessionerr.AgentError{Op: "initialize", Err: CallError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
 		return agentprobe.AgentInit{}, conn, tail(ae.Stderr, 2048), ae
 	}
 	return ai, conn, "", nil

@@ -24,7 +24,7 @@ func (e *refusal) Unwrap() error { return e.err }
 // recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
-	if err := r.checkClientMCP(s.agentSpec(), s.addedMCPServers()); err != nil {
+	if err := r.checkClientMCP(ControlOf(s).AgentSpec(), ControlOf(s).AddedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
 	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
@@ -34,7 +34,7 @@ func (r *Registry) recheck(s *Session) error {
 	if err != nil {
 		return &refusal{err}
 	}
-	if !s.reopenWorkspace(root) {
+	if !ControlOf(s).ReopenWorkspace(root) {
 		return sessionerr.ErrClosed
 	}
 	return nil
@@ -89,5 +89,5 @@ func (r *Registry) noteRefusalLocked(s *Session, err error) {
 	if !errors.As(err, &rf) {
 		return
 	}
-	s.refuseReattachLocked(rf.Error(), rf.err)
+	ControlOf(s).RefuseReattachLocked(rf.Error(), rf.err)
 }

@@ -1,23 +1,39 @@
 package sessions
 
-import "github.com/acp-gateway/gateway/internal/agents"
+import (
+	"os"
+	"time"
 
-// The registry is its sessions' Host (host.go).
-var _ Host = (*Registry)(nil)
+	"github.com/acp-gateway/gateway/internal/agents"
+)
 
-func (r *Registry) sessionConfig() *sessionConfig { return r.sessCfg }
+// registryHost is the registry as its sessions' Host (host.go): a type of its own, so that the methods the
+// core calls stay off the Registry the faces use.
+type registryHost struct{ r *Registry }
+
+var _ Host = registryHost{}
+
+func (h registryHost) SessionConfig() *SessionConfig { return h.r.sessCfg }
+
+func (h registryHost) Now() time.Time { return h.r.now() }
+
+func (h registryHost) ShuttingDown() bool { return h.r.shuttingDown() }
+
+func (h registryHost) Reconfine(dir string) (*os.Root, error) { return h.r.reconfine(dir) }
+
+func (h registryHost) EntryChanged(s *Session) { h.r.entryChanged(s) }
 
 // newSession makes a session of r that runs here: the core's makeSession with r as its Host, and a local
 // runner that holds r for the role code. newFollower makes it a follower.
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
-	s := makeSession(r, id, spec, makeOptions{
+	s := MakeSession(registryHost{r}, id, spec, MakeOptions{
 		Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs, Policy: opts.PermissionPolicy, Owner: opts.Owner,
-		MCPServers: opts.MCPServers, openCwd: !opts.follower && !opts.restored,
+		MCPServers: opts.MCPServers, OpenCwd: !opts.follower && !opts.restored,
 	})
 	if opts.fork != nil {
-		s.forkFrom(opts.fork.agentSID)
+		ControlOf(s).ForkFrom(opts.fork.agentSID)
 	}
-	s.setRunner(&localRunner{s: s, reg: r})
+	ControlOf(s).SetRunner(&localRunner{s: s, reg: r})
 	return s
 }
 

@@ -15,7 +15,7 @@ func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
 	if err != nil || !s.VisibleTo(p) {
 		return nil, sessionerr.ErrNotFound
 	}
-	if err := s.hydrate(); err != nil {
+	if err := ControlOf(s).Hydrate(); err != nil {
 		return nil, goneIfClosed(err)
 	}
 	if s.Status() == store.StatusClosed {

@@ -20,7 +20,7 @@ const MaxTitleRunes = 200
 // after a restart and on other nodes (the log is the session's only state), and a title the agent sets
 // later replaces it as one it set before would.
 
-type renameArgs struct {
+type RenameArgs struct {
 	Title string `json:"title"`
 }
 
@@ -48,7 +48,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 	if s.Status() == store.StatusClosed {
 		return "", sessionerr.ErrClosed
 	}
-	return t, s.run.rename(ctx, who, t)
+	return t, s.run.Rename(ctx, who, t)
 }
 
 // logTitle logs title, checked, as the session's on the node that runs it.

@@ -36,7 +36,7 @@ type DirView struct {
 func (s *Session) dirViewLocked() DirView {
 	return DirView{
 		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
+		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
 	}
 }
 
@@ -214,7 +214,7 @@ func (s *Session) restoreTurnEndLocked(params []byte) error {
 	}
 	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt, Usage: p.Usage}
 	var turnErr error
-	if len(nullToNil(p.Error)) > 0 {
+	if len(NullToNil(p.Error)) > 0 {
 		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
 			return err
 		}

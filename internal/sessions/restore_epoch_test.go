@@ -21,7 +21,7 @@ func TestRestoredSessionGoesOnInTheLogsEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := newSession(r, live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
-	defer rs.closeRoot()
+	defer ControlOf(rs).CloseRoot()
 	if err := rs.restoreFrom(res.Entries, DirView{}); err != nil {
 		t.Fatal(err)
 	}

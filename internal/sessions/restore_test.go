@@ -29,7 +29,7 @@ func checkRestored(t *testing.T, live *Session, at string) {
 		t.Fatal(err)
 	}
 	r := newSession(registryOf(live), live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
-	defer r.closeRoot()
+	defer ControlOf(r).CloseRoot()
 	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
 	live.mu.Lock()
 	dv := live.dirViewLocked()

@@ -47,7 +47,7 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 			continue
 		}
 		s, err := r.lookup(e.ID)
-		if err != nil || s.hasClients() {
+		if err != nil || ControlOf(s).HasClients() {
 			continue
 		}
 		e.Status, e.Reason = store.StatusClosed, "retention"

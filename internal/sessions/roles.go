@@ -5,7 +5,7 @@ package sessions
 
 // localOf is the local runner of a session this node runs; nil for a follower.
 func localOf(s *Session) *localRunner {
-	if r, ok := s.runner().(*localRunner); ok {
+	if r, ok := ControlOf(s).Runner().(*localRunner); ok {
 		return r
 	}
 	return nil
@@ -13,7 +13,7 @@ func localOf(s *Session) *localRunner {
 
 // followerOf is the follower of a copy of another node's session; nil for a session this node runs.
 func followerOf(s *Session) *follower {
-	if r, ok := s.runner().(remoteRunner); ok {
+	if r, ok := ControlOf(s).Runner().(remoteRunner); ok {
 		return r.f
 	}
 	return nil
@@ -29,4 +29,4 @@ func durableOf(s *Session) *durable {
 }
 
 // registryOf is the registry that holds s: every session's Host is its registry.
-func registryOf(s *Session) *Registry { return s.sessionHost().(*Registry) }
+func registryOf(s *Session) *Registry { return ControlOf(s).SessionHost().(registryHost).r }

@@ -33,7 +33,7 @@ func (s *Session) requestTurnID(id string) string {
 }
 
 // denyPending is denyPendingLocked under mu.
-func (s *Session) denyPending(turnID, by, reason string) []answerTo {
+func (s *Session) denyPending(turnID, by, reason string) []AnswerTo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.denyPendingLocked(turnID, by, reason)

@@ -107,7 +107,7 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 	}
 	s := r.f.s
 	var node string
-	s.withLock(func() { node = r.f.node })
+	ControlOf(s).WithLock(func() { node = r.f.node })
 	rep, err := r.f.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 // ended is what a follower answers at once, without routing, for a session that is failed or closed as far
 // as it knows: 409 session_failed or session_closed. The owner of a failed session may be gone for good (a
 // node loss), and nothing it could answer would start a turn.
-func (f *follower) ended() error { return f.s.failedOrClosed() }
+func (f *follower) ended() error { return ControlOf(f.s).FailedOrClosed() }
 
 // startBound is how long a routed operation that may start the agent (a create, a prompt that re-attaches)
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
@@ -133,7 +133,7 @@ func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*
 
 // prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
-func (r remoteRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
+func (r remoteRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
 	f := r.f
 	if err := f.ended(); err != nil {
 		return nil, false, err
@@ -167,8 +167,8 @@ func (f *follower) awaitTurn(ctx context.Context, id string, bound time.Duration
 	s := f.s
 	var t *Turn
 	f.awaitCopy(ctx, bound, func() bool {
-		if t = s.turnByIDLocked(id); t == nil {
-			if kt, _ := s.keyedTurnLocked(key); kt != nil && kt.ID == id {
+		if t = ControlOf(s).TurnByIDLocked(id); t == nil {
+			if kt, _ := ControlOf(s).KeyedTurnLocked(key); kt != nil && kt.ID == id {
 				t = kt
 			}
 		}
@@ -180,9 +180,9 @@ func (f *follower) awaitTurn(ctx context.Context, id string, bound time.Duration
 // remoteRunner routes a follower's actions to the node that owns the session.
 type remoteRunner struct{ f *follower }
 
-func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
+func (r remoteRunner) Cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.f.s
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
 		return "", err
 	}
 	if err := r.f.ended(); err != nil {
@@ -194,16 +194,16 @@ func (r remoteRunner) cancel(ctx context.Context, who principal.Principal) (stri
 }
 
 // rename has the owner log the title; the caller's copy holds it when this returns.
-func (r remoteRunner) rename(ctx context.Context, who principal.Principal, title string) error {
+func (r remoteRunner) Rename(ctx context.Context, who principal.Principal, title string) error {
 	f := r.f
 	if err := f.ended(); err != nil {
 		return err
 	}
-	return r.route(ctx, opRename, who, renameArgs{Title: title}, f.reg.cfg.CallTimeout, nil)
+	return r.route(ctx, opRename, who, RenameArgs{Title: title}, f.reg.cfg.CallTimeout, nil)
 }
 
 // listFiles asks the owner, whose disk holds the session's cwd.
-func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+func (r remoteRunner) ListFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
 	f := r.f
 	if err := f.ended(); err != nil {
 		return agentsvc.ListResult{}, err
@@ -213,15 +213,15 @@ func (r remoteRunner) listFiles(ctx context.Context, who principal.Principal, op
 	return out, err
 }
 
-func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.f.s
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	if err := r.f.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	turnID := s.requestTurnID(permissionID)
+	turnID := ControlOf(s).RequestTurnID(permissionID)
 	var o ask.Outcome
 	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, r.f.reg.cfg.CallTimeout, &o)
 	if err != nil {
@@ -229,16 +229,16 @@ func (r remoteRunner) answer(who principal.Principal, permissionID string, a ask
 	}
 	var t *Turn
 	if turnID != "" {
-		t = s.turnByID(turnID)
+		t = ControlOf(s).TurnByID(turnID)
 	} else {
 		t = s.CurrentTurn() // the request reached this copy with its answer: it was the running turn's
 	}
 	return o, t, nil
 }
 
-func (r remoteRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
+func (r remoteRunner) SetMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.f.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	if err := r.f.ended(); err != nil {
@@ -247,9 +247,9 @@ func (r remoteRunner) setMode(ctx context.Context, who principal.Principal, mode
 	return r.route(ctx, opSetMode, who, setModeArgs{ModeID: modeID}, r.f.reg.cfg.CallTimeout, nil)
 }
 
-func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+func (r remoteRunner) SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.f.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
 	if err := r.f.ended(); err != nil {
@@ -261,16 +261,16 @@ func (r remoteRunner) setConfig(ctx context.Context, who principal.Principal, co
 }
 
 // close closes the session on its owner; the follower closes when it sees the session's end.
-func (r remoteRunner) close(who principal.Principal, reason string) error {
+func (r remoteRunner) Close(who principal.Principal, reason string) error {
 	s := r.f.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	var node string
 	var st store.Status
-	s.withLock(func() {
+	ControlOf(s).WithLock(func() {
 		node = r.f.node
-		st, _ = s.statusLocked()
+		st, _ = ControlOf(s).StatusLocked()
 	})
 	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		return r.removeForGoneOwner(who, reason)
@@ -315,7 +315,7 @@ func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string)
 	if err := r.f.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
-	s.audit(who, "close", "reason", reason, "owner", e.Owner)
+	ControlOf(s).Audit(who, "close", "reason", reason, "owner", e.Owner)
 	r.f.close()
 	return nil
 }
@@ -323,7 +323,7 @@ func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string)
 // share changes a share on the owner ("" role: ends it), then here at once (the directory change follows). The owner
 // answers with the revision of the entry holding the change: an older entry the watch delivers later must not
 // undo it here (applyEntry).
-func (r remoteRunner) share(who principal.Principal, with string, role store.ShareRole) error {
+func (r remoteRunner) Share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.f.s
 	op := opShare
 	if role == "" {
@@ -333,25 +333,25 @@ func (r remoteRunner) share(who principal.Principal, with string, role store.Sha
 	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, r.f.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
-	s.shareOnCopy(res.Rev, with, role)
+	ControlOf(s).ShareOnCopy(res.Rev, with, role)
 	return nil
 }
 
-func (r remoteRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (r remoteRunner) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	f := r.f
 	var res json.RawMessage
 	err := r.route(ctx, opAuthenticate, principal.Principal{}, params, f.reg.cfg.StartTimeout, &res)
 	return res, err
 }
 
-func (r remoteRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
+func (r remoteRunner) AttachMCP(who principal.Principal, servers []agents.MCPServer) error {
 	return r.route(context.Background(), opAttachMCP, who, servers, r.f.reg.cfg.CallTimeout, nil)
 }
 
-func (r remoteRunner) closeHere(string) { r.f.close() } // CloseAs closes the session on its owner
+func (r remoteRunner) CloseHere(string) { r.f.close() } // CloseAs closes the session on its owner
 
 // delegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
-func (r remoteRunner) delegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
+func (r remoteRunner) DelegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
 
 // createRemote creates the session on another live node and returns this node's follower of it.
 func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Session, error) {
@@ -391,7 +391,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 	}
 	followerOf(s).awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
-		s.takeForkedAt(res.ForkedAt)
+		ControlOf(s).TakeForkedAt(res.ForkedAt)
 	}
 	return s, nil
 }

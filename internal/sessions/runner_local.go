@@ -25,101 +25,101 @@ type localRunner struct {
 	dur *durable
 }
 
-func (r *localRunner) prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
+func (r *localRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
-	s.lock()
+	ControlOf(s).Lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.
-	if t, err = s.keyedTurnLocked(key); t != nil || err != nil {
-		s.unlock()
+	if t, err = ControlOf(s).KeyedTurnLocked(key); t != nil || err != nil {
+		ControlOf(s).Unlock()
 		return t, t != nil, err
 	}
-	t, err = s.promptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
+	t, err = ControlOf(s).PromptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
 		return r.reattachAndPrompt(ctx, who, blocks, opts.TurnID, key) // unlocks mu
 	})
 	return t, false, err
 }
 
-func (r *localRunner) rename(_ context.Context, _ principal.Principal, title string) error {
-	return r.s.logTitle(title)
+func (r *localRunner) Rename(_ context.Context, _ principal.Principal, title string) error {
+	return ControlOf(r.s).LogTitle(title)
 }
 
-func (r *localRunner) listFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	return r.s.listFilesHere(opts)
+func (r *localRunner) ListFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+	return ControlOf(r.s).ListFilesHere(opts)
 }
 
-func (r *localRunner) cancel(ctx context.Context, who principal.Principal) (string, error) {
+func (r *localRunner) Cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.s
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
 		return "", err
 	}
 	turnID, err := s.Cancel(ctx)
 	if err == nil {
-		s.audit(who, "cancel", "turn", turnID)
+		ControlOf(s).Audit(who, "cancel", "turn", turnID)
 	}
 	return turnID, err
 }
 
-func (r *localRunner) answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (r *localRunner) Answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.s
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	return s.answer(who, requestID, a, by)
+	return ControlOf(s).Answer(who, requestID, a, by)
 }
 
-func (r *localRunner) setMode(ctx context.Context, who principal.Principal, modeID string) error {
+func (r *localRunner) SetMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	err := s.SetMode(ctx, modeID)
 	if err == nil {
-		s.audit(who, "set_mode", "mode", modeID)
+		ControlOf(s).Audit(who, "set_mode", "mode", modeID)
 	}
 	return err
 }
 
-func (r *localRunner) setConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
+func (r *localRunner) SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
 	opts, err := s.SetConfigOption(ctx, configID, value)
 	if err == nil {
-		s.audit(who, "set_config_option", "config", configID)
+		ControlOf(s).Audit(who, "set_config_option", "config", configID)
 	}
 	return opts, err
 }
 
-func (r *localRunner) share(who principal.Principal, with string, role store.ShareRole) error {
+func (r *localRunner) Share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.s
-	s.setShare(with, role)
-	s.sharesChanged()
-	s.noteDir()
+	ControlOf(s).SetShare(with, role)
+	ControlOf(s).SharesChanged()
+	ControlOf(s).NoteDir()
 	if role == "" {
-		s.audit(who, "unshare", "with", with)
+		ControlOf(s).Audit(who, "unshare", "with", with)
 	} else {
-		s.audit(who, "share", "with", with, "role", string(role))
+		ControlOf(s).Audit(who, "share", "with", with, "role", string(role))
 	}
 	return nil
 }
 
-func (r *localRunner) attachMCP(who principal.Principal, servers []agents.MCPServer) error {
+func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPServer) error {
 	s := r.s
-	if err := s.allow(who, AccessOwn); err != nil {
-		s.lock()
-		defer s.unlock()
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+		ControlOf(s).Lock()
+		defer ControlOf(s).Unlock()
 		if !r.hasMCP(servers) {
 			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
 		}
 		return nil
 	}
-	s.lock()
-	defer s.unlock()
-	if !s.detachedAtRestLocked() {
+	ControlOf(s).Lock()
+	defer ControlOf(s).Unlock()
+	if !ControlOf(s).DetachedAtRestLocked() {
 		return r.checkSameMCP(servers)
 	}
-	spec := s.agentSpec()
+	spec := ControlOf(s).AgentSpec()
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
 		if c, ok := findMCP(spec.MCPServers, m.Name); ok {
@@ -133,20 +133,20 @@ func (r *localRunner) attachMCP(who principal.Principal, servers []agents.MCPSer
 	if err := r.reg.checkClientMCP(spec, client); err != nil {
 		return err
 	}
-	if err := checkMCPTransports(s.agentCapabilitiesLocked(), client); err != nil {
+	if err := checkMCPTransports(ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
 		return err
 	}
-	changed := s.setClientMCPLocked(client)
-	s.noteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
+	changed := ControlOf(s).SetClientMCPLocked(client)
+	ControlOf(s).NoteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
 	if changed {
-		s.audit(who, "set_mcp_servers", "servers", mcpNames(client))
+		ControlOf(s).Audit(who, "set_mcp_servers", "servers", mcpNames(client))
 	}
 	return nil
 }
 
-func (r *localRunner) authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	s := r.s
-	conn, err := s.usable()
+	conn, err := ControlOf(s).Usable()
 	if err != nil {
 		return nil, err
 	}
@@ -155,30 +155,30 @@ func (r *localRunner) authenticate(ctx context.Context, params json.RawMessage) 
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sessionerr.AgentError{Op: "authenticate", Err: callError(ctx, err, r.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: CallError(ctx, err, r.reg.cfg.CallTimeout)}
 		}
 		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}
 	return res, nil
 }
 
-func (r *localRunner) close(who principal.Principal, reason string) error {
+func (r *localRunner) Close(who principal.Principal, reason string) error {
 	s := r.s
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
-	s.audit(who, "close", "reason", reason)
+	ControlOf(s).Audit(who, "close", "reason", reason)
 	s.Close(reason)
 	return nil
 }
 
-func (r *localRunner) closeHere(reason string) {
+func (r *localRunner) CloseHere(reason string) {
 	s := r.s
-	s.endOnce(func() {
-		conn, t, wasUsable, answers := s.beginClose()
-		deliver(answers)
+	ControlOf(s).EndOnce(func() {
+		conn, t, wasUsable, answers := ControlOf(s).BeginClose()
+		Deliver(answers)
 		if t != nil && wasUsable {
-			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSession()})
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": ControlOf(s).AgentSession()})
 		}
 		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
@@ -198,40 +198,40 @@ func (r *localRunner) closeHere(reason string) {
 		if t != nil {
 			<-t.Done()
 		}
-		s.closeTerminals()
-		s.logClosed(reason)
-		s.finishClose()
+		ControlOf(s).CloseTerminals()
+		ControlOf(s).LogClosed(reason)
+		ControlOf(s).FinishClose()
 		r.reg.remove(s.ID)
 		if r.dur != nil {
 			r.dur.remove()
 		}
-		s.sessionLogger().Info("session closed", "reason", reason)
+		ControlOf(s).SessionLogger().Info("session closed", "reason", reason)
 	})
 	<-s.Closed()
 }
 
-func (r *localRunner) delegateFS(who principal.Principal, d FSDelegate) (release func()) {
-	return r.s.addFSDelegate(who, d)
+func (r *localRunner) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
+	return ControlOf(r.s).AddFSDelegate(who, d)
 }
 
 // hydrate loads a stored session's log on its first use; a memory-mode session is never cold.
-func (r *localRunner) hydrate() error {
+func (r *localRunner) Hydrate() error {
 	if r.dur == nil {
 		return nil
 	}
-	return r.s.hydrateWith(r.dur.load)
+	return ControlOf(r.s).HydrateWith(r.dur.load)
 }
 
 // currentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
-func (r *localRunner) currentEpoch() string { return r.s.Epoch }
+func (r *localRunner) CurrentEpoch() string { return r.s.Epoch }
 
-func (r *localRunner) epochLocked() string { return r.s.Epoch }
+func (r *localRunner) EpochLocked() string { return r.s.Epoch }
 
 // awaitResume waits for nothing: this node's log is the session's, and a seq past its head is invalid.
-func (*localRunner) awaitResume(uint64, string) {}
+func (*localRunner) AwaitResume(uint64, string) {}
 
 // placeLocked: this node, and what the write-behind has stored in the store modes.
-func (r *localRunner) placeLocked(v *View) {
+func (r *localRunner) PlaceLocked(v *View) {
 	if r.dur != nil {
 		d := r.dur.durableSeq(v.LastSeq)
 		v.DurableSeq = &d

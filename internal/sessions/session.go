@@ -37,9 +37,9 @@ type Session struct {
 	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
 	shares         shareSet                  // who the owner shared it with (share.go); its own lock
 	presence       presence                  // who streams it now (presence.go); its own lock
-	ready          atomic.Pointer[readyGate] // set while start waits for session/new (status.go)
+	ready          atomic.Pointer[ReadyGate] // set while start waits for session/new (status.go)
 	host           Host                      // the registry that holds the session (host.go)
-	cfg            *sessionConfig            // host.sessionConfig(), read on every update
+	cfg            *SessionConfig            // host.sessionConfig(), read on every update
 	spec           agents.Spec
 	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
 	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
@@ -108,7 +108,7 @@ type Session struct {
 }
 
 // makeOptions are what makeSession takes of a session's creation.
-type makeOptions struct {
+type MakeOptions struct {
 	Cwd            string
 	AdditionalDirs []string
 	Policy         string
@@ -116,14 +116,14 @@ type makeOptions struct {
 	MCPServers     []agents.MCPServer // the client's own
 	// openCwd opens the cwd now; a follower's cwd is on its owner's machine, and a restored session's is
 	// opened once a re-attach has checked it again (recheck.go).
-	openCwd bool
+	OpenCwd bool
 }
 
 // makeSession makes a session held by h; the registry's newSession (registry_host.go) calls it and sets its
 // runner.
-func makeSession(h Host, id string, spec agents.Spec, opts makeOptions) *Session {
+func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session {
 	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
-	cfg := h.sessionConfig()
+	cfg := h.SessionConfig()
 	s := &Session{
 		ID:             id,
 		Agent:          spec.Name,
@@ -131,7 +131,7 @@ func makeSession(h Host, id string, spec agents.Spec, opts makeOptions) *Session
 		AdditionalDirs: opts.AdditionalDirs,
 		Epoch:          uuid.NewString(),
 		Policy:         opts.Policy,
-		CreatedAt:      h.now().UTC(),
+		CreatedAt:      h.Now().UTC(),
 		Owner:          opts.Owner,
 		host:           h,
 		cfg:            cfg,
@@ -141,11 +141,11 @@ func makeSession(h Host, id string, spec agents.Spec, opts makeOptions) *Session
 		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
 		status:         store.StatusStarting,
-		lastActive:     h.now(),
+		lastActive:     h.Now(),
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
-	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.openCwd)
+	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.OpenCwd)
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
 	s.terms = s.newTerminals()
 	s.tctx = translate.NewContext(translate.Config{
@@ -163,11 +163,11 @@ func (s *Session) Closed() <-chan struct{} { return s.closed }
 // Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
 // see `_gateway/session_status {status: closed}` as the last frame. A follower closes only this node's copy.
 func (s *Session) Close(reason string) {
-	s.run.closeHere(reason)
+	s.run.CloseHere(reason)
 }
 
 // noteDir tells the host that the session's directory entry changed. It never blocks.
-func (s *Session) noteDir() { s.host.entryChanged(s) }
+func (s *Session) noteDir() { s.host.EntryChanged(s) }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
@@ -254,7 +254,7 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: callError(ctx, err, s.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: CallError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return ae
 	}
@@ -281,7 +281,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	defer cancel()
 	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: callError(ctx, err, s.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: CallError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return nil, ae
 	}
@@ -290,7 +290,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	}
 	_ = json.Unmarshal(res, &r)
 	s.mu.Lock()
-	if len(nullToNil(r.ConfigOptions)) > 0 {
+	if len(NullToNil(r.ConfigOptions)) > 0 {
 		s.configOptions = r.ConfigOptions
 	}
 	opts := s.configOptions
@@ -320,7 +320,7 @@ func (s *Session) usable() (*agents.Conn, error) {
 }
 
 // callError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
-func callError(ctx context.Context, err error, limit time.Duration) error {
+func CallError(ctx context.Context, err error, limit time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("agent did not answer within %s", limit)
 	}
@@ -328,7 +328,7 @@ func callError(ctx context.Context, err error, limit time.Duration) error {
 }
 
 // nullToNil reads a JSON null as absent.
-func nullToNil(b json.RawMessage) json.RawMessage {
+func NullToNil(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 || string(b) == "null" {
 		return nil
 	}

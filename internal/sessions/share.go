@@ -77,7 +77,7 @@ func (s *Session) ShareAs(who principal.Principal, with string, role store.Share
 	if with == "" || len(with) > 256 {
 		return fmt.Errorf("%w: a principal id is 1-256 bytes", sessionerr.ErrBadRequest)
 	}
-	return s.run.share(who, with, role)
+	return s.run.Share(who, with, role)
 }
 
 // UnshareAs ends s's share with the principal id (none is no error); only the owner (or an admin) may.
@@ -85,7 +85,7 @@ func (s *Session) UnshareAs(who principal.Principal, with string) error {
 	if err := s.allow(who, AccessOwn); err != nil {
 		return err
 	}
-	return s.run.share(who, with, "")
+	return s.run.Share(who, with, "")
 }
 
 // Shares lists who s is shared with, by principal id.

@@ -63,10 +63,10 @@ func (s *Session) logReadyLocked() {
 	s.appendGatewayLocked(methodSessionReady, "", map[string]any{"status": store.StatusIdle})
 }
 
-// readyGate puts a new session's session_ready frame where the agent's session/new answer is in wire order:
+// ReadyGate puts a new session's session_ready frame where the agent's session/new answer is in wire order:
 // what the agent sent before its answer is logged before it, what it sends after waits (on the SDK's reading
 // goroutine, in SessionUpdate) until start has logged it or given up.
-type readyGate struct {
+type ReadyGate struct {
 	answered atomic.Bool  // set on the reading goroutine when it reads the answer
 	held     atomic.Int32 // updates waiting for open
 	open     chan struct{}
@@ -74,7 +74,7 @@ type readyGate struct {
 }
 
 // watch returns ctx for the session/new call: its answer, once read, holds the updates that follow it.
-func (g *readyGate) watch(ctx context.Context) context.Context {
+func (g *ReadyGate) Watch(ctx context.Context) context.Context {
 	return acp.WithResponseWatermark(ctx, func(_ uint64, isError bool) {
 		if !isError {
 			g.answered.Store(true)
@@ -83,7 +83,7 @@ func (g *readyGate) watch(ctx context.Context) context.Context {
 }
 
 // release lets the held updates through; start calls it once session_ready is logged, or when it fails.
-func (g *readyGate) release(s *Session) {
+func (g *ReadyGate) Release(s *Session) {
 	g.once.Do(func() {
 		s.ready.Store(nil)
 		close(g.open)

@@ -31,7 +31,7 @@ type Start struct {
 // when it was trimmed).
 func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
 	if hasAfter && after > s.log.Head() {
-		s.run.awaitResume(after, epoch) // a client that read frames on a faster node
+		s.run.AwaitResume(after, epoch) // a client that read frames on a faster node
 	}
 	// Under mu: a follower's log and its epoch chain move together there (applyStored).
 	s.mu.Lock()
@@ -202,7 +202,7 @@ func (s *Session) follow(sub *Subscriber, start Start, sink Sink, lim eventlog.F
 			continue
 		}
 		if b.Closed {
-			if s.host.shuttingDown() {
+			if s.host.ShuttingDown() {
 				return sessionerr.ErrShutdown
 			}
 			if s.stoodDownNow() {

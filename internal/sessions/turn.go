@@ -150,7 +150,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 			return t, t != nil, err
 		}
 	}
-	return s.run.prompt(ctx, who, blocks, opts, key)
+	return s.run.Prompt(ctx, who, blocks, opts, key)
 }
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
@@ -159,7 +159,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	t := &Turn{ID: turnID, StartedAt: s.host.now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+	t := &Turn{ID: turnID, StartedAt: s.host.Now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
 	if !who.IsZero() {
 		ref := who.Ref()
 		t.startedBy = &ref
@@ -284,7 +284,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.now().UTC()}
+	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
 	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if turnFailed {
 		ended["error"] = turnError(callErr)
@@ -295,7 +295,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
-	s.lastActive = s.host.now()
+	s.lastActive = s.host.Now()
 	failed := false
 	switch {
 	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
@@ -312,7 +312,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	close(t.done)
 	t.span.End(stop, t.result.Err)
 	s.mu.Unlock()
-	deliver(answers)
+	Deliver(answers)
 	s.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
 	if u := t.result.Usage; u != nil {
 		s.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
@@ -349,7 +349,7 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 	answers := s.cancelPendingLocked(t.ID)
 	conn := s.conn
 	s.mu.Unlock()
-	deliver(answers)
+	Deliver(answers)
 	if first {
 		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
 			s.logger.Warn("send session/cancel", "err", err)

@@ -76,7 +76,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 		if err != nil {
 			return e, 0, err
 		}
-		s.closeRoot() // a private session: no fs/* will ask
+		ControlOf(s).CloseRoot() // a private session: no fs/* will ask
 		frames := durableOf(s).closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
@@ -97,7 +97,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, fmt.Errorf("release: %w", err)
 		}
 		if len(frames) > 0 {
-			s.sessionLogger().Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
+			ControlOf(s).SessionLogger().Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
 		}
 		return done, nrev, nil
 	}
@@ -120,7 +120,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 	if err != nil {
 		return nil, 0, fmt.Errorf("feed: %w", err)
 	}
-	if err := s.restoreLive(entries); err != nil {
+	if err := ControlOf(s).RestoreLive(entries); err != nil {
 		return nil, 0, err
 	}
 	return s, fence, nil
@@ -131,7 +131,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 // the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
 // c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
 func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
-	head, appended := d.s.closeOpenLog(c.logClosing())
+	head, appended := ControlOf(d.s).CloseOpenLog(c.logClosing())
 	if !appended {
 		return nil
 	}
@@ -139,8 +139,8 @@ func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
 }
 
 // logClosing is what c says of closing the log itself.
-func (c closeSpec) logClosing() logClosing {
-	lc := logClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
+func (c closeSpec) logClosing() LogClosing {
+	lc := LogClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
 	if c.revive {
 		lc.ReviveFrom = ReasonNodeLost
 	}

@@ -68,14 +68,14 @@ func (s *Session) viewLocked() View {
 		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.status, StatusReason: s.statusReason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: nullToNil(s.initInfo.AgentInfo), AgentCapabilities: nullToNil(s.initInfo.AgentCapabilities),
+		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
 		PendingPermissions: s.pendingViewsLocked(), PendingElicitations: s.pendingElicitationViewsLocked(),
 	}
 	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil { // listed from its directory entry
 		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
 	}
-	s.run.placeLocked(&v)
+	s.run.PlaceLocked(&v)
 	if t := s.turn; t != nil {
 		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
 	}
