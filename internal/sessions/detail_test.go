@@ -29,16 +29,16 @@ func TestDetailBuildsSnapshotWithoutTheSessionLock(t *testing.T) {
 	<-turn.Done()
 
 	lockFree, appended := false, uint64(0)
-	s.beforeSnapshotJSON = func() {
-		if lockFree = s.mu.TryLock(); !lockFree {
+	ControlOf(s).SetBeforeSnapshotForTest(func() {
+		if lockFree = ControlOf(s).TryLock(); !lockFree {
 			return // an update now would wait for Detail
 		}
-		s.mu.Unlock()
+		ControlOf(s).Unlock()
 		s.SessionUpdate(json.RawMessage(`{"sessionId":"flood","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"while-building"}}}`))
 		appended = s.Log().Head()
-	}
+	})
 	d := s.Detail()
-	s.beforeSnapshotJSON = nil
+	ControlOf(s).SetBeforeSnapshotForTest(nil)
 	if !lockFree {
 		t.Fatal("the session lock was held while the snapshot was built")
 	}

@@ -68,7 +68,7 @@ func TestStoreKeepsAttachedMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.ClientMCP(); len(got) != 1 || !got[0].Equal(mcp[0]) {
+	if got := sessions.ClientMCP(h); len(got) != 1 || !got[0].Equal(mcp[0]) {
 		t.Fatalf("client MCP servers after the second restart: %+v, want %+v", got, mcp)
 	}
 }

@@ -503,7 +503,7 @@ func TestStoreKeepsClientMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := h.ClientMCP()
+	got := sessions.ClientMCP(h)
 	if len(got) != 1 || !got[0].Equal(mcp[0]) {
 		t.Fatalf("client MCP servers after the restart: %+v", got)
 	}

@@ -20,10 +20,10 @@ func chainSession(t *testing.T, chain []eventlog.EpochStart, first, head uint64)
 	t.Cleanup(ControlOf(s).CloseRoot)
 	if len(chain) > 0 {
 		s.Epoch = chain[len(chain)-1].Epoch
-		s.setEpochChain(chain)
+		ControlOf(s).SetEpochChain(chain)
 	}
 	for seq := first; seq <= head; seq++ {
-		if err := s.log.Put(seq, eventlog.KindUpdate, []byte(fmt.Sprintf(`{"seq":%d}`, seq))); err != nil {
+		if err := s.Log().Put(seq, eventlog.KindUpdate, []byte(fmt.Sprintf(`{"seq":%d}`, seq))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@ func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int {
 func (r *Registry) PauseIdleFollowersAt(cutoff time.Time) int { return r.pauseIdleFollowers(cutoff) }
 
 // ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
-func (s *Session) ClientMCP() []agents.MCPServer { return s.clientMCP }
+func ClientMCP(s *Session) []agents.MCPServer { return ControlOf(s).ClientMCPServers() }
 
 // TakeOver is this node's takeover of a lost node's session, as its node watch runs it: the claim, the
 // closing frames and the release.

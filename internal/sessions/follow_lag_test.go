@@ -45,9 +45,9 @@ func (k *gateSink) Wait(wake <-chan struct{}) error {
 // batch it has fallen too far behind to deliver in time (an SSE client with big frames never was).
 func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-	s.run = &localRunner{s: s}
-	appendSized(t, s.log, 1, 40)
+	s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+	ControlOf(s).SetRunner(&localRunner{s: s})
+	appendSized(t, s.Log(), 1, 40)
 	k := &gateSink{
 		gates:   map[uint64]chan struct{}{2: make(chan struct{}), 3: make(chan struct{})},
 		entered: make(chan uint64, 2),
@@ -56,16 +56,16 @@ func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Follow(s.StartAt(1, true, "e"), k, eventlog.FollowLimits{Bytes: 1000}) }()
 	waitOrFail(t, k.waiting, "caught up at seq 1")
-	appendSized(t, s.log, 1, 40) // seq 2: its write blocks
+	appendSized(t, s.Log(), 1, 40) // seq 2: its write blocks
 	if seq := <-k.entered; seq != 2 {
 		t.Fatalf("blocked at %d", seq)
 	}
-	appendSized(t, s.log, 10, 40) // seqs 3..12: one batch, well within the bound
+	appendSized(t, s.Log(), 10, 40) // seqs 3..12: one batch, well within the bound
 	close(k.gates[2])
 	if seq := <-k.entered; seq != 3 { // the first frame of the batch 3..12 blocks
 		t.Fatalf("blocked at %d", seq)
 	}
-	appendSized(t, s.log, 1, 2000) // seq 13: now more than 1000 bytes behind
+	appendSized(t, s.Log(), 1, 2000) // seq 13: now more than 1000 bytes behind
 	close(k.gates[3])
 	var err error
 	select {

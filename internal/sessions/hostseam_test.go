@@ -22,7 +22,7 @@ var coreFiles = []string{
 	"permission.go", "policy.go", "presence.go", "promptkey.go", "promptsize.go", "quiet.go", "rename.go",
 	"restore.go", "runner.go", "session.go", "share.go", "status.go", "stream.go", "terminal.go", "turn.go",
 	"turnwait.go", "usage.go", "view.go",
-	"agentstate.go", "closestate.go", "coldentry.go", "control.go", "copyfold.go", "copypause.go", "detachstate.go", "direntry.go",
+	"agentstate.go", "closestate.go", "coldentry.go", "control.go", "testhooks.go", "copyfold.go", "copypause.go", "detachstate.go", "direntry.go",
 	"forkstate.go", "fsoffer.go", "localprompt.go", "lock.go", "logclose.go", "mcpstate.go", "reattachcheck.go",
 	"reattachstate.go", "roleseam.go", "sharestate.go", "standdown.go", "static.go", "storedload.go",
 }

@@ -26,13 +26,13 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		v0, _ := s.publishedPresence()
+		v0, _ := ControlOf(s).PublishedPresence()
 
 		rootSub, _ := s.AttachAs(root)
 		defer rootSub.Detach()
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		v1, list := s.publishedPresence()
+		v1, list := ControlOf(s).PublishedPresence()
 		if v1 != v0+1 || !slices.Equal(list, []Watcher{{Principal: "root", Name: "root", Role: "admin", Faces: 1}}) {
 			t.Fatalf("after root joined: version %d (from %d), %+v", v1, v0, list)
 		}
@@ -50,7 +50,7 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		if v, _ := s.publishedPresence(); v != v1 {
+		if v, _ := ControlOf(s).PublishedPresence(); v != v1 {
 			t.Fatalf("a storm that ended where it began published %d times", v-v1)
 		}
 
@@ -60,12 +60,12 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay - time.Nanosecond)
 		synctest.Wait()
-		if v, _ := s.publishedPresence(); v != v1 {
+		if v, _ := ControlOf(s).PublishedPresence(); v != v1 {
 			t.Fatal("published before the delay")
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		v2, list := s.publishedPresence()
+		v2, list := ControlOf(s).PublishedPresence()
 		want := []Watcher{{Principal: "root", Name: "root", Role: "admin", Faces: 1}, {Principal: "bob", Name: "Bob", Role: "viewer", Faces: 20}}
 		if v2 != v1+1 || !slices.Equal(list, want) {
 			t.Fatalf("after 20 joins: %d publishes, %+v", v2-v1, list)

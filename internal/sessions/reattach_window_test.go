@@ -139,11 +139,7 @@ func TestShutdownWaitsForRunningDetach(t *testing.T) {
 	}
 	detached := make(chan error, 1)
 	go func() { detached <- r.Detach(s.ID, "test") }()
-	waitUntil(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.stopping
-	})
+	waitUntil(t, ControlOf(s).Stopping)
 	shutdown(t, r)
 	if st := s.Status(); st != store.StatusDetached {
 		t.Fatalf("status after Shutdown = %q, want detached", st)

@@ -20,9 +20,9 @@ func TestRestoredSessionGoesOnInTheLogsEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := newSession(r, live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	rs := newSession(r, live.ID, ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
 	defer ControlOf(rs).CloseRoot()
-	if err := rs.restoreFrom(res.Entries, DirView{}); err != nil {
+	if err := ControlOf(rs).RestoreFrom(res.Entries, DirView{}); err != nil {
 		t.Fatal(err)
 	}
 	if rs.Epoch != live.Epoch {

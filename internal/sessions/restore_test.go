@@ -28,13 +28,13 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newSession(registryOf(live), live.ID, live.spec, CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	r := newSession(registryOf(live), live.ID, ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
 	defer ControlOf(r).CloseRoot()
 	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
-	live.mu.Lock()
-	dv := live.dirViewLocked()
-	live.mu.Unlock()
-	if err := r.restoreFrom(res.Entries, dv); err != nil {
+	ControlOf(live).Lock()
+	dv := ControlOf(live).DirViewLocked()
+	ControlOf(live).Unlock()
+	if err := ControlOf(r).RestoreFrom(res.Entries, dv); err != nil {
 		t.Fatalf("%s: restore: %v", at, err)
 	}
 
@@ -80,14 +80,12 @@ func checkRestored(t *testing.T, live *Session, at string) {
 			t.Fatalf("%s: restored turn %s (err %v), live %s (err %v)", at, rsj, rs.Err, lsj, ls.Err)
 		}
 	}
-	live.mu.Lock()
-	lres := live.resolvedOrder
-	live.mu.Unlock()
-	if !reflect.DeepEqual(r.resolvedOrder, lres) {
-		t.Fatalf("%s: resolved ids %v, live %v", at, r.resolvedOrder, lres)
+	lres := ControlOf(live).ResolvedOrder()
+	if res := ControlOf(r).ResolvedOrder(); !reflect.DeepEqual(res, lres) {
+		t.Fatalf("%s: resolved ids %v, live %v", at, res, lres)
 	}
-	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(r.epochs, want) {
-		t.Fatalf("%s: epoch chain %v, want %v", at, r.epochs, want)
+	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(ControlOf(r).EpochChain(), want) {
+		t.Fatalf("%s: epoch chain %v, want %v", at, ControlOf(r).EpochChain(), want)
 	}
 }
 

@@ -195,7 +195,7 @@ func TestShutdownWhileStarting(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- r.Shutdown(context.Background()) }()
 	for {
-		if s := r.List(); len(s) == 0 || s[0].closingNow() {
+		if s := r.List(); len(s) == 0 || ControlOf(s[0]).Closing() {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -215,13 +215,6 @@ func TestShutdownWhileStarting(t *testing.T) {
 	if n := len(r.List()); n != 0 {
 		t.Fatalf("%d sessions left", n)
 	}
-}
-
-// closingNow reports whether Close has begun (for tests that race it).
-func (s *Session) closingNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
 }
 
 // authAgent refuses session/new until authenticate("key") was called, like codex-acp without a login.

@@ -13,21 +13,20 @@ import (
 func TestSessionReadyIsWhereTheAgentAnswered(t *testing.T) {
 	r := dlRegistry(t, Config{})
 	r.beforeAttach = func(s *Session) {
-		g := s.ready.Load()
-		for s.log.Head() < 1 && (g == nil || g.held.Load() == 0) {
+		for s.Log().Head() < 1 && ControlOf(s).HeldUpdates() == 0 {
 			time.Sleep(time.Millisecond) // the agent's update is on its way: read, then logged or held
 		}
 	}
 	s := dlSession(t, r, PolicyAsk)
 	defer s.Close("test over")
 	deadline := time.Now().Add(10 * time.Second)
-	for s.log.Head() < 2 {
+	for s.Log().Head() < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the log holds %d frames, want session_ready and the agent's update", s.log.Head())
+			t.Fatalf("the log holds %d frames, want session_ready and the agent's update", s.Log().Head())
 		}
 		time.Sleep(time.Millisecond)
 	}
-	res, err := s.log.Read(0, 2, nil)
+	res, err := s.Log().Read(0, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

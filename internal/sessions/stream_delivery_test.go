@@ -95,16 +95,16 @@ func TestFollowLagCountsWhatArrivedWhileBlocked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-			s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-			s.run = &localRunner{s: s}
-			appendSized(t, s.log, 1, 40)
+			s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+			ControlOf(s).SetRunner(&localRunner{s: s})
+			appendSized(t, s.Log(), 1, 40)
 			k := newBlockingSink(2)
 			done := make(chan error, 1)
 			go func() { done <- s.Follow(s.StartAt(1, true, "e"), k, tc.lim) }()
 			waitOrFail(t, k.waiting, "caught up at seq 1")
-			appendSized(t, s.log, 1, 40) // seq 2: its write blocks
+			appendSized(t, s.Log(), 1, 40) // seq 2: its write blocks
 			waitOrFail(t, k.blocked, "write of seq 2")
-			appendSized(t, s.log, tc.n, tc.size) // the log grows while the socket is stuck
+			appendSized(t, s.Log(), tc.n, tc.size) // the log grows while the socket is stuck
 			close(k.release)
 			var err error
 			select {
@@ -135,9 +135,9 @@ func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
 // TestFollowReplayOfHistoryIsNotLag: a subscriber that resumes far behind (replaying history) is not evicted
 // for it, however small the bound.
 func TestFollowReplayOfHistoryIsNotLag(t *testing.T) {
-	s := &Session{Epoch: "e", log: eventlog.NewLog(eventlog.LogLimits{})}
-	s.run = &localRunner{s: s}
-	appendSized(t, s.log, 2000, 100)
+	s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+	ControlOf(s).SetRunner(&localRunner{s: s})
+	appendSized(t, s.Log(), 2000, 100)
 	k := &dlSink{stopAt: func(m string) bool { return m == "_gateway/replay_complete" }}
 	err := s.Follow(s.StartAt(0, true, "e"), k, eventlog.FollowLimits{Frames: 4, Bytes: 500})
 	if !errors.Is(err, errDLSinkDone) || len(k.frames) != 2000 {

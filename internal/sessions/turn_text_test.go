@@ -88,9 +88,9 @@ func TestTurnTextBounded(t *testing.T) {
 	if res.Err != nil || res.StopReason != "end_turn" {
 		t.Fatalf("turn: %+v", res)
 	}
-	s.mu.Lock()
-	held := turn.text.Cap()
-	s.mu.Unlock()
+	ControlOf(s).Lock()
+	held := ControlOf(s).TurnTextCap(turn)
+	ControlOf(s).Unlock()
 	if len(res.Text) != limit || !res.Truncated || held > 2*limit {
 		t.Fatalf("collected %d bytes (holding %d), truncated %v; want %d bytes, truncated", len(res.Text), held, res.Truncated, limit)
 	}

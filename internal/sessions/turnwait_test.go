@@ -221,9 +221,9 @@ func TestAwaitTurnRequestGoneBeforeTheWaiterLooks(t *testing.T) {
 		turn := twStarted(t, s, "edit something")
 		res := twAwait(context.Background(), s, turn)
 		synctest.Wait()
-		s.mu.Lock()
-		turn.notifyAskedLocked() // the wake of a request that is no longer pending when the waiter looks
-		s.mu.Unlock()
+		ControlOf(s).Lock()
+		ControlOf(s).NotifyAskedLocked(turn) // the wake of a request that is no longer pending when the waiter looks
+		ControlOf(s).Unlock()
 		synctest.Wait()
 		select {
 		case r := <-res:

@@ -20,20 +20,8 @@ func benchSession(b *testing.B) *Session {
 		b.Fatal(err)
 	}
 	s := newSession(r, "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a", spec, CreateOptions{Cwd: r.cfg.Workdir})
-	s.turn = &Turn{ID: "3a2b1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9", StartedAt: time.Now()}
-	s.tctx.BeginTurn(s.turn.ID)
+	ControlOf(s).BeginTurnForTest("3a2b1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9", time.Now())
 	return s
-}
-
-// endFullTurnText does with a turn's text what the turn's end does (its result takes the text) once the text
-// reached MaxTurnTextBytes, and starts collecting again: a benchmark then pays for the text of a long turn
-// (up to the bound) per update, as a flood does, instead of only for its first megabyte.
-func endFullTurnText(t *Turn) {
-	if t.textTruncated {
-		_ = t.text.String()
-		t.text.Release()
-		t.textTruncated = false
-	}
 }
 
 // floodParams is a flood agent's chunk as acp-go-sdk marshals it (256 B of text, `_meta` on the update).
@@ -58,7 +46,7 @@ func BenchmarkSessionUpdate(b *testing.B) {
 			b.SetBytes(int64(len(bc.params)))
 			for b.Loop() {
 				s.SessionUpdate(bc.params)
-				endFullTurnText(s.turn)
+				ControlOf(s).RestartTurnTextForTest()
 			}
 		})
 	}
@@ -82,11 +70,11 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
-		s.mu.Lock()
-		endFullTurnText(s.turn)
-		s.mu.Unlock()
+		ControlOf(s).Lock()
+		ControlOf(s).RestartTurnTextForTest()
+		ControlOf(s).Unlock()
 	}
-	s.log.Close()
+	s.Log().Close()
 	<-done
 }
 
@@ -95,7 +83,7 @@ func BenchmarkFollowLive(b *testing.B) {
 func BenchmarkApplyStored(b *testing.B) {
 	src := benchSession(b)
 	src.SessionUpdate(floodParams)
-	res, err := src.log.Read(0, 1, nil)
+	res, err := src.Log().Read(0, 1, nil)
 	if err != nil || len(res.Entries) != 1 {
 		b.Fatalf("source frame: %v", err)
 	}
@@ -114,10 +102,10 @@ func BenchmarkApplyStored(b *testing.B) {
 		if err := f.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
 			b.Fatal(err)
 		}
-		s.mu.Lock()
-		endFullTurnText(s.turn)
-		s.mu.Unlock()
+		ControlOf(s).Lock()
+		ControlOf(s).RestartTurnTextForTest()
+		ControlOf(s).Unlock()
 	}
-	s.log.Close()
+	s.Log().Close()
 	<-done
 }
