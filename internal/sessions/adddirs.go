@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // A session's additionalDirectories (ACP): more workspace roots for the agent besides its cwd. Each is confined
@@ -64,7 +65,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 		} `json:"sessionCapabilities"`
 	}
 	_ = json.Unmarshal(caps, &c) // absent or malformed: not advertised
-	if len(NullToNil(c.Session.Dirs)) == 0 {
+	if len(core.NullToNil(c.Session.Dirs)) == 0 {
 		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", sessionerr.ErrAdditionalDirsUnsupported)
 	}
 	return nil
@@ -74,7 +75,7 @@ func checkAdditionalDirs(caps json.RawMessage, dirs []string) error {
 // session has some, additionalDirectories.
 func (r *localRunner) sessionParams() map[string]any {
 	s := r.s
-	p := map[string]any{"cwd": s.Cwd, "mcpServers": ControlOf(s).McpServers()}
+	p := map[string]any{"cwd": s.Cwd, "mcpServers": core.ControlOf(s).McpServers()}
 	if len(s.AdditionalDirs) > 0 {
 		p["additionalDirectories"] = s.AdditionalDirs
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -55,7 +56,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 			go followerOf(s).close()
 		}
 	case own != nil && !deleted && r.takenFrom(e):
-		if !ControlOf(own).IsCold() {
+		if !core.ControlOf(own).IsCold() {
 			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
 			go localOf(own).standDown()
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -35,7 +36,7 @@ func (r *Registry) owned(id string) (*Session, error) {
 	if !ok {
 		return nil, sessionerr.ErrNotFound
 	}
-	if err := ControlOf(s).Hydrate(); err != nil {
+	if err := core.ControlOf(s).Hydrate(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -116,7 +117,7 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		}
 		return nil, s.AttachMCPAs(who, servers)
 	case opRename:
-		var a RenameArgs
+		var a core.RenameArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}

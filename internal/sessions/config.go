@@ -7,6 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/metrics"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/telemetry"
 )
@@ -88,8 +89,8 @@ type Config struct {
 const defaultTurnTextBytes = 1 << 20
 
 // forSessions is the part of c the session core reads (Host.sessionConfig); c has its defaults.
-func (c *Config) forSessions() *SessionConfig {
-	return &SessionConfig{
+func (c *Config) forSessions() *core.SessionConfig {
+	return &core.SessionConfig{
 		Log: c.Log, Logger: c.Logger, Metrics: c.Metrics, Tracer: c.Tracer,
 		MaxClients: c.MaxClients, MaxFieldBytes: c.MaxFieldBytes, Redact: c.Redact,
 		MaxPromptBytes: c.MaxPromptBytes, MaxTurnTextBytes: c.MaxTurnTextBytes,

@@ -7,25 +7,26 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
+// Delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
 func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.s
-	agentSID, caps := ControlOf(s).AgentOpened()
-	if len(NullToNil(caps)) == 0 {
-		if known := r.reg.probes.Known(ControlOf(s).AgentSpec()); known != nil {
+	agentSID, caps := core.ControlOf(s).AgentOpened()
+	if len(core.NullToNil(caps)) == 0 {
+		if known := r.reg.probes.Known(core.ControlOf(s).AgentSpec()); known != nil {
 			caps = known.Capabilities
 		}
 	}
-	ControlOf(s).Audit(who, "delete", "reason", reason)
+	core.ControlOf(s).Audit(who, "delete", "reason", reason)
 	s.Close(reason)
 	switch {
 	case agentSID == "":
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent never opened the session"}, nil
-	case len(NullToNil(caps)) > 0 && !canDelete(caps):
+	case len(core.NullToNil(caps)) > 0 && !canDelete(caps):
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}, nil
 	}
 	return r.deleteAgentCopy(ctx, agentSID), nil
@@ -36,7 +37,7 @@ func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reaso
 func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
 	s := r.s
 	failed := func(err error) AgentDeletion {
-		ControlOf(s).SessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
+		core.ControlOf(s).SessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
 		if sessionerr.IsStartFailure(err) { // its text names the gateway's paths
 			return AgentDeletion{Status: AgentDeleteError, Detail: "the agent could not be started; the gateway log has the reason"}
 		}
@@ -50,17 +51,17 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 		return failed(err)
 	}
 	defer r.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	if !canDelete(ControlOf(s).AgentCapabilities()) {
+	if !canDelete(core.ControlOf(s).AgentCapabilities()) {
 		conn.Stop()
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.reg.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(cctx, acp.AgentMethodSessionDelete, map[string]any{"sessionId": agentSID}); err != nil {
-		return failed(fail(acp.AgentMethodSessionDelete, CallError(cctx, err, r.reg.cfg.CallTimeout)))
+		return failed(fail(acp.AgentMethodSessionDelete, core.CallError(cctx, err, r.reg.cfg.CallTimeout)))
 	}
 	conn.Stop()
-	ControlOf(s).SessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
+	core.ControlOf(s).SessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
 	return AgentDeletion{Status: AgentDeleted}
 }
 
@@ -71,17 +72,17 @@ func canDelete(caps json.RawMessage) bool {
 			Delete json.RawMessage `json:"delete"`
 		} `json:"sessionCapabilities"`
 	}
-	return json.Unmarshal(caps, &c) == nil && len(NullToNil(c.Session.Delete)) > 0
+	return json.Unmarshal(caps, &c) == nil && len(core.NullToNil(c.Session.Delete)) > 0
 }
 
-// delete deletes a follower's session on its owner, which deletes the agent's copy there. With the owner
+// Delete deletes a follower's session on its owner, which deletes the agent's copy there. With the owner
 // gone, the session is removed as a close removes it, and the agent's copy stays.
 func (r remoteRunner) Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.f.s
-	ControlOf(s).Lock()
+	core.ControlOf(s).Lock()
 	node := r.f.node
-	st, _ := ControlOf(s).StatusLocked()
-	ControlOf(s).Unlock()
+	st, _ := core.ControlOf(s).StatusLocked()
+	core.ControlOf(s).Unlock()
 	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		if err := r.removeForGoneOwner(who, reason); err != nil {
 			return AgentDeletion{}, err

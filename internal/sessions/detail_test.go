@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // TestDetailBuildsSnapshotWithoutTheSessionLock: while Detail builds its snapshot document (megabytes), the
@@ -29,16 +30,16 @@ func TestDetailBuildsSnapshotWithoutTheSessionLock(t *testing.T) {
 	<-turn.Done()
 
 	lockFree, appended := false, uint64(0)
-	ControlOf(s).SetBeforeSnapshotForTest(func() {
-		if lockFree = ControlOf(s).TryLock(); !lockFree {
+	core.ControlOf(s).SetBeforeSnapshotForTest(func() {
+		if lockFree = core.ControlOf(s).TryLock(); !lockFree {
 			return // an update now would wait for Detail
 		}
-		ControlOf(s).Unlock()
+		core.ControlOf(s).Unlock()
 		s.SessionUpdate(json.RawMessage(`{"sessionId":"flood","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"while-building"}}}`))
 		appended = s.Log().Head()
 	})
 	d := s.Detail()
-	ControlOf(s).SetBeforeSnapshotForTest(nil)
+	core.ControlOf(s).SetBeforeSnapshotForTest(nil)
 	if !lockFree {
 		t.Fatal("the session lock was held while the snapshot was built")
 	}

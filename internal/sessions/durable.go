@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -94,7 +95,7 @@ func (d *durable) watchFence(p store.Persister) {
 	s := d.s
 	select {
 	case <-p.Fenced():
-		ControlOf(s).SessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
+		core.ControlOf(s).SessionLogger().Warn("the store refused this node's write to the session's log: another node took the session over; standing it down",
 			"durable", p.Durable(), "head", s.Log().Head())
 		localOf(s).standDown()
 	case <-d.stop:
@@ -148,7 +149,7 @@ func (d *durable) runWriter() {
 			d.mu.Unlock()
 		}
 		if errors.Is(err, errTakenOver) {
-			ControlOf(s).SessionLogger().Warn("directory write refused", "err", err)
+			core.ControlOf(s).SessionLogger().Warn("directory write refused", "err", err)
 			go localOf(s).standDown() // it stops this writer first: this goroutine must have returned
 			return
 		}
@@ -157,7 +158,7 @@ func (d *durable) runWriter() {
 			if d.ctx.Err() != nil {
 				return // stopped mid-write: whoever stopped the writer writes what is left
 			}
-			ControlOf(s).SessionLogger().Warn("directory write failed; retrying", "err", err)
+			core.ControlOf(s).SessionLogger().Warn("directory write failed; retrying", "err", err)
 			retry = time.After(time.Second)
 		}
 	}
@@ -243,7 +244,7 @@ func (d *durable) write(ctx context.Context) error {
 // whose agent is not running.
 func (d *durable) entry() store.DirEntry {
 	s := d.s
-	e := ControlOf(s).DirEntry()
+	e := core.ControlOf(s).DirEntry()
 	e.Owner, e.Incarnation, e.UpdatedAt = d.reg.cfg.NodeID, d.reg.incarnation, d.reg.now().UTC()
 	if e.Status == store.StatusDetached || e.Status == store.StatusFailed {
 		e.Clean = d.durableSeq(e.LastSeq) >= e.LastSeq
@@ -282,11 +283,11 @@ func (d *durable) finish(ctx context.Context) {
 	}
 	if p != nil {
 		if err := p.Flush(ctx); err != nil {
-			ControlOf(s).SessionLogger().Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.Log().Head())
+			core.ControlOf(s).SessionLogger().Warn("store flush at shutdown", "err", err, "durable", p.Durable(), "head", s.Log().Head())
 		}
 	}
 	if err := d.write(ctx); err != nil {
-		ControlOf(s).SessionLogger().Warn("directory write at shutdown", "err", err)
+		core.ControlOf(s).SessionLogger().Warn("directory write at shutdown", "err", err)
 	}
 	if p != nil {
 		d.reg.retire(d)
@@ -309,10 +310,10 @@ func (d *durable) remove() {
 	}
 	if d.reg.cfg.Cluster != nil && s.Status() == store.StatusClosed { // not a create that failed
 		if err := d.write(ctx); err != nil {
-			ControlOf(s).SessionLogger().Warn("closed entry not written before the removal", "err", err)
+			core.ControlOf(s).SessionLogger().Warn("closed entry not written before the removal", "err", err)
 		}
 	}
 	if err := d.st.Remove(ctx, s.ID); err != nil {
-		ControlOf(s).SessionLogger().Warn("remove from the store", "err", err)
+		core.ControlOf(s).SessionLogger().Warn("remove from the store", "err", err)
 	}
 }

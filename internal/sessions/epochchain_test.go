@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // chainSession is a session without an agent whose log holds frames 1..head under the epoch chain.
@@ -17,10 +18,10 @@ func chainSession(t *testing.T, chain []eventlog.EpochStart, first, head uint64)
 		t.Fatal(err)
 	}
 	s := newSession(r, "s1", spec, CreateOptions{Cwd: r.cfg.Workdir})
-	t.Cleanup(ControlOf(s).CloseRoot)
+	t.Cleanup(core.ControlOf(s).CloseRoot)
 	if len(chain) > 0 {
 		s.Epoch = chain[len(chain)-1].Epoch
-		ControlOf(s).SetEpochChain(chain)
+		core.ControlOf(s).SetEpochChain(chain)
 	}
 	for seq := first; seq <= head; seq++ {
 		if err := s.Log().Put(seq, eventlog.KindUpdate, []byte(fmt.Sprintf(`{"seq":%d}`, seq))); err != nil {

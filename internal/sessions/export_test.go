@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -23,7 +24,7 @@ func (r *Registry) ExpireStoredAt(ctx context.Context, cutoff time.Time) int {
 func (r *Registry) PauseIdleFollowersAt(cutoff time.Time) int { return r.pauseIdleFollowers(cutoff) }
 
 // ClientMCP is what the client added to the session's MCP servers (what a re-attach passes the agent).
-func ClientMCP(s *Session) []agents.MCPServer { return ControlOf(s).ClientMCPServers() }
+func ClientMCP(s *Session) []agents.MCPServer { return core.ControlOf(s).ClientMCPServers() }
 
 // TakeOver is this node's takeover of a lost node's session, as its node watch runs it: the claim, the
 // closing frames and the release.

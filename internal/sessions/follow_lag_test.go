@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // gateSink blocks in Frame on each seq of gates until the test opens it; it records the frames it wrote.
@@ -45,8 +46,8 @@ func (k *gateSink) Wait(wake <-chan struct{}) error {
 // batch it has fallen too far behind to deliver in time (an SSE client with big frames never was).
 func TestFollowBytesLagCheckedFrameByFrame(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
-	ControlOf(s).SetRunner(&localRunner{s: s})
+	s := core.BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+	core.ControlOf(s).SetRunner(&localRunner{s: s})
 	appendSized(t, s.Log(), 1, 40)
 	k := &gateSink{
 		gates:   map[uint64]chan struct{}{2: make(chan struct{}), 3: make(chan struct{})},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -48,7 +49,7 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 		return nil, err
 	}
 	f := &follower{s: s, reg: r, node: e.Owner, progress: make(chan struct{})}
-	ControlOf(s).InitCopy(remoteRunner{f}, e, rev)
+	core.ControlOf(s).InitCopy(remoteRunner{f}, e, rev)
 	return s, nil
 }
 
@@ -62,7 +63,7 @@ func (f *follower) load() error {
 	var once sync.Once
 	done := make(chan struct{})
 	var err error
-	ControlOf(s).WithLock(func() {
+	core.ControlOf(s).WithLock(func() {
 		if err = f.reg.stoppedLocked(s); err == nil {
 			f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
 		}
@@ -80,7 +81,7 @@ func (f *follower) load() error {
 	select {
 	case <-caught:
 	case <-done: // stopped before it caught up
-		ControlOf(s).WithLock(func() { err = f.reg.stoppedLocked(s) })
+		core.ControlOf(s).WithLock(func() { err = f.reg.stoppedLocked(s) })
 		if err != nil {
 			return err
 		}
@@ -90,12 +91,12 @@ func (f *follower) load() error {
 		<-done
 		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, f.reg.cfg.StartTimeout)
 	}
-	ControlOf(s).WithLock(func() {
+	core.ControlOf(s).WithLock(func() {
 		if err = f.reg.stoppedLocked(s); err != nil {
 			cancel()
 			return
 		}
-		ControlOf(s).WarmCopyLocked()
+		core.ControlOf(s).WarmCopyLocked()
 	})
 	return err
 }
@@ -109,7 +110,7 @@ func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
 		if ctx.Err() != nil {
 			return
 		}
-		ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
+		core.ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -127,7 +128,7 @@ func (f *follower) applyStored(fr store.StoredFrame) error {
 	if fr.GapTo > 0 {
 		return nil
 	}
-	return ControlOf(f.s).ApplyCopiedFrame(fr.Seq, fr.Frame, func(closed bool) {
+	return core.ControlOf(f.s).ApplyCopiedFrame(fr.Seq, fr.Frame, func(closed bool) {
 		if f.progressTaken {
 			close(f.progress)
 			f.progress, f.progressTaken = make(chan struct{}), false
@@ -153,8 +154,8 @@ func (f *follower) closeGone() {
 // command did (a turn started, a permission resolved) is visible here when it returns.
 func (f *follower) awaitHead(ctx context.Context, head uint64) {
 	s := f.s
-	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.Log().Head() >= head || ControlOf(s).ClosingLocked() }) == errCopyLate {
-		ControlOf(s).SessionLogger().Warn("follower: the owner's frames are late", "want", head, "have", s.Log().Head())
+	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.Log().Head() >= head || core.ControlOf(s).ClosingLocked() }) == errCopyLate {
+		core.ControlOf(s).SessionLogger().Warn("follower: the owner's frames are late", "want", head, "have", s.Log().Head())
 	}
 }
 
@@ -178,7 +179,7 @@ func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 	for {
 		var ok bool
 		var progress chan struct{}
-		ControlOf(s).WithLock(func() {
+		core.ControlOf(s).WithLock(func() {
 			ok, progress = done(), f.progress
 			f.progressTaken = true
 		})
@@ -211,28 +212,28 @@ func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
 		return
 	}
 	s := f.s
-	ControlOf(s).WithLock(func() {
+	core.ControlOf(s).WithLock(func() {
 		f.node = e.Owner
-		ControlOf(s).ApplyCopiedEntryLocked(e, dv, rev)
+		core.ControlOf(s).ApplyCopiedEntryLocked(e, dv, rev)
 	})
-	ControlOf(s).TakeCopiedShares(e.Shares, rev)
+	core.ControlOf(s).TakeCopiedShares(e.Shares, rev)
 }
 
 // close ends the follower (its session was closed or removed): the feed stops, the log closes, faces close
 // their sockets as for a closed session, and the registry forgets it.
 func (f *follower) close() {
 	s := f.s
-	ControlOf(s).EndOnce(func() {
+	core.ControlOf(s).EndOnce(func() {
 		var stop context.CancelFunc
-		ControlOf(s).WithLock(func() {
-			ControlOf(s).CloseCopyLocked()
+		core.ControlOf(s).WithLock(func() {
+			core.ControlOf(s).CloseCopyLocked()
 			stop = f.stop
 		})
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
 		f.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
-		ControlOf(s).EndCopy()
+		core.ControlOf(s).EndCopy()
 	})
 	<-s.Closed()
 }
@@ -244,20 +245,20 @@ func (f *follower) pause(cutoff time.Time) bool {
 	s := f.s
 	var stop context.CancelFunc
 	var done chan struct{}
-	ControlOf(s).WithLock(func() {
-		if f.stop == nil || !ControlOf(s).UnusedSinceLocked(cutoff) {
+	core.ControlOf(s).WithLock(func() {
+		if f.stop == nil || !core.ControlOf(s).UnusedSinceLocked(cutoff) {
 			return
 		}
 		stop, done = f.stop, f.done
 		f.stop, f.done = nil, nil
-		ControlOf(s).PauseCopyLocked()
+		core.ControlOf(s).PauseCopyLocked()
 	})
 	if stop == nil {
 		return false
 	}
 	stop()
 	<-done
-	ControlOf(s).RelistPausedCopy() // the feed may have applied a frame meanwhile
+	core.ControlOf(s).RelistPausedCopy() // the feed may have applied a frame meanwhile
 	return true
 }
 
@@ -266,8 +267,8 @@ func (f *follower) shutdown() {
 	s := f.s
 	var stop context.CancelFunc
 	var done chan struct{}
-	ControlOf(s).WithLock(func() {
-		ControlOf(s).MarkClosingLocked()
+	core.ControlOf(s).WithLock(func() {
+		core.ControlOf(s).MarkClosingLocked()
 		stop, done = f.stop, f.done
 	})
 	if stop != nil {
@@ -389,21 +390,21 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// hydrate notes a face's use (a copy in use is not paused: follower.pause) and starts the live feed of a cold
+// Hydrate notes a face's use (a copy in use is not paused: follower.pause) and starts the live feed of a cold
 // copy.
 func (r remoteRunner) Hydrate() error {
 	s := r.f.s
-	ControlOf(s).NoteUsed(r.f.reg.now())
-	return ControlOf(s).HydrateWith(r.f.load)
+	core.ControlOf(s).NoteUsed(r.f.reg.now())
+	return core.ControlOf(s).HydrateWith(r.f.load)
 }
 
-// currentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
+// CurrentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
 // takeover), and applyStored extends the chain under mu.
-func (r remoteRunner) CurrentEpoch() string { return ControlOf(r.f.s).LastEpoch() }
+func (r remoteRunner) CurrentEpoch() string { return core.ControlOf(r.f.s).LastEpoch() }
 
-func (r remoteRunner) EpochLocked() string { return ControlOf(r.f.s).LastEpochLocked() }
+func (r remoteRunner) EpochLocked() string { return core.ControlOf(r.f.s).LastEpochLocked() }
 
-// awaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
+// AwaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
 // epoch: it read those frames from the owner or a faster node, and the copy is a moment behind rather than
 // the cursor invalid.
 func (r remoteRunner) AwaitResume(after uint64, epoch string) {
@@ -412,7 +413,7 @@ func (r remoteRunner) AwaitResume(after uint64, epoch string) {
 	}
 }
 
-// placeLocked: the owner's node, and everything the copy holds came from the store.
+// PlaceLocked: the owner's node, and everything the copy holds came from the store.
 func (r remoteRunner) PlaceLocked(v *View) {
 	d := v.LastSeq
 	v.DurableSeq = &d

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -36,7 +37,7 @@ type forkPoint struct {
 // session, owned by who. A turn running in src is ErrTurnRunning: the agent's copy of a turn in progress
 // would not match the transcript the fork starts with.
 func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
-	if err := ControlOf(src).Allow(who, AccessAct); err != nil {
+	if err := core.ControlOf(src).Allow(who, AccessAct); err != nil {
 		return nil, err
 	}
 	if f := followerOf(src); f != nil {
@@ -60,7 +61,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 		Owner: who, MCPServers: opts.MCPServers, fork: point,
 	})
 	if err == nil {
-		ControlOf(src).Audit(who, "fork", "into", s.ID)
+		core.ControlOf(src).Audit(who, "fork", "into", s.ID)
 	}
 	return s, err
 }
@@ -68,7 +69,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 // agentCaps are the agentCapabilities s's agent answered at its last start here, else those of a probe of
 // the agent (a session restored from the store has not started its agent in this process).
 func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
-	if caps := ControlOf(s).AgentCapabilities(); len(NullToNil(caps)) > 0 {
+	if caps := core.ControlOf(s).AgentCapabilities(); len(core.NullToNil(caps)) > 0 {
 		return caps
 	}
 	if ai, ok := r.AgentInit(ctx, s.Agent); ok {
@@ -81,15 +82,15 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 // takes the point to fork at, under one lock so no turn starts between the check and the transcript.
 func (r *localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	s := r.s
-	ControlOf(s).Lock()
-	defer ControlOf(s).Unlock()
-	if err := ControlOf(s).ForkableLocked(); err != nil {
+	core.ControlOf(s).Lock()
+	defer core.ControlOf(s).Unlock()
+	if err := core.ControlOf(s).ForkableLocked(); err != nil {
 		return nil, err
 	}
 	if !canFork(caps) {
 		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 	}
-	return &forkPoint{agentSID: ControlOf(s).AgentSession(), history: ControlOf(s).ReplayLocked()}, nil
+	return &forkPoint{agentSID: core.ControlOf(s).AgentSession(), history: core.ControlOf(s).ReplayLocked()}, nil
 }
 
 // canFork reads sessionCapabilities.fork (an object when supported) from an agent's agentCapabilities.
@@ -99,11 +100,11 @@ func canFork(caps json.RawMessage) bool {
 			Fork json.RawMessage `json:"fork"`
 		} `json:"sessionCapabilities"`
 	}
-	return json.Unmarshal(caps, &c) == nil && len(NullToNil(c.Session.Fork)) > 0
+	return json.Unmarshal(caps, &c) == nil && len(core.NullToNil(c.Session.Fork)) > 0
 }
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
-func (r *localRunner) logHistory(history [][]byte) { ControlOf(r.s).LogInherited(history) }
+func (r *localRunner) logHistory(history [][]byte) { core.ControlOf(r.s).LogInherited(history) }
 
 // forkArgs are a routed fork's options (opFork).
 type forkArgs struct {
@@ -123,9 +124,9 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 	if err != nil {
 		return nil, err
 	}
-	ControlOf(src).Lock()
+	core.ControlOf(src).Lock()
 	node := followerOf(src).node
-	ControlOf(src).Unlock()
+	core.ControlOf(src).Unlock()
 	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
 	if err != nil {
 		return nil, err

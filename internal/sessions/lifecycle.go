@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -27,9 +28,9 @@ func (r *localRunner) start(ctx context.Context) error {
 		return err
 	}
 	method, params := acp.AgentMethodSessionNew, r.sessionParams()
-	if forkOf := ControlOf(s).ForkSource(); forkOf != "" {
+	if forkOf := core.ControlOf(s).ForkSource(); forkOf != "" {
 		// A fork asks its agent to fork the source's agent session (fork.go).
-		if !canFork(ControlOf(s).AgentCapabilities()) {
+		if !canFork(core.ControlOf(s).AgentCapabilities()) {
 			conn.Stop()
 			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 		}
@@ -37,11 +38,11 @@ func (r *localRunner) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	gate := ControlOf(s).NewReadyGate()
+	gate := core.ControlOf(s).NewReadyGate()
 	defer gate.Release(s)
 	newRes, err := r.openAgentSession(nctx, conn, method, params, false, gate.Watch)
 	if err != nil {
-		return ControlOf(s).LoginRequired(err, fail(method, CallError(nctx, err, cfg.StartTimeout)))
+		return core.ControlOf(s).LoginRequired(err, fail(method, core.CallError(nctx, err, cfg.StartTimeout)))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -55,7 +56,7 @@ func (r *localRunner) start(ctx context.Context) error {
 	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	attached, ready := ControlOf(s).AttachAgent(conn, nr.SessionID, NullToNil(nr.Modes), NullToNil(nr.ConfigOptions), r.reg.stopping)
+	attached, ready := core.ControlOf(s).AttachAgent(conn, nr.SessionID, core.NullToNil(nr.Modes), core.NullToNil(nr.ConfigOptions), r.reg.stopping)
 	if !attached {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
@@ -65,10 +66,10 @@ func (r *localRunner) start(ctx context.Context) error {
 	}
 	gate.Release(s)
 	if !ready { // session_ready wrote the directory entry too: one write, as before the frame
-		ControlOf(s).NoteDir()
+		core.ControlOf(s).NoteDir()
 	}
 	go r.watchAgent(conn)
-	ControlOf(s).SessionLogger().Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
+	core.ControlOf(s).SessionLogger().Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
 }
 
@@ -78,15 +79,15 @@ func (r *localRunner) start(ctx context.Context) error {
 func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	s := r.s
 	cfg := r.reg.cfg
-	spec := ControlOf(s).AgentSpec()
+	spec := core.ControlOf(s).AgentSpec()
 	if err := spec.MakeHome(); err != nil {
 		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	loginEnv := r.reg.logins.Env(spec, s.Owner)
-	ControlOf(s).SetLoginSecrets(agentlogin.SecretsOf(loginEnv))
+	core.ControlOf(s).SetLoginSecrets(agentlogin.SecretsOf(loginEnv))
 	conn, err := agents.Start(spec, agents.Options{
-		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: ControlOf(s).SessionLogger(), StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout, Secrets: ControlOf(s).AgentSecrets(), Confiner: cfg.Confiner,
+		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: core.ControlOf(s).SessionLogger(), StopGrace: cfg.StopGrace,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: core.ControlOf(s).AgentSecrets(), Confiner: cfg.Confiner,
 		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
@@ -105,16 +106,16 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 	defer cancel()
 	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
-		return nil, nil, fail("initialize", CallError(ictx, err, cfg.StartTimeout))
+		return nil, nil, fail("initialize", core.CallError(ictx, err, cfg.StartTimeout))
 	}
 	canLoad, canResume := resumeCapabilities(ai.Capabilities)
-	ControlOf(s).NoteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
+	core.ControlOf(s).NoteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
 	if base, ok := r.reg.agents[s.Agent]; ok {
 		r.reg.probes.Record(base, ai)
 	}
-	if err := checkMCPTransports(ai.Capabilities, ControlOf(s).ClientMCPServers()); err != nil {
+	if err := checkMCPTransports(ai.Capabilities, core.ControlOf(s).ClientMCPServers()); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}
@@ -126,7 +127,7 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
 		if err != nil {
-			err = CallError(actx, err, cfg.StartTimeout)
+			err = core.CallError(actx, err, cfg.StartTimeout)
 			cancel()
 			return nil, nil, fail("authenticate "+m, err)
 		}
@@ -139,7 +140,7 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 // or Close stopped, or one a re-attach has since replaced, is no failure.
 func (r *localRunner) watchAgent(conn *agents.Conn) {
 	<-conn.Done()
-	if !ControlOf(r.s).AgentIsCurrent(conn) {
+	if !core.ControlOf(r.s).AgentIsCurrent(conn) {
 		return
 	}
 	// Give the process a moment to be reaped so the reason carries its exit status.
@@ -174,16 +175,16 @@ func (r *localRunner) watchAgent(conn *agents.Conn) {
 // running turn (if any) ends through its own goroutine when the agent call returns.
 func (r *localRunner) fail(conn *agents.Conn, reason string) {
 	s := r.s
-	answers, ok := ControlOf(s).MarkAgentFailed(conn, reason)
+	answers, ok := core.ControlOf(s).MarkAgentFailed(conn, reason)
 	if !ok {
 		return
 	}
-	Deliver(answers)
+	core.Deliver(answers)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, true)
-	ControlOf(s).SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
+	core.ControlOf(s).SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {
 		conn.Stop()
-		ControlOf(s).CloseTerminals() // the agent that used them is gone
+		core.ControlOf(s).CloseTerminals() // the agent that used them is gone
 	}()
 }
 

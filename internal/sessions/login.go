@@ -13,6 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -202,13 +203,13 @@ func (r *Registry) callOnLoginProcess(ctx context.Context, spec agents.Spec, p p
 	}
 	defer conn.Stop()
 	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: core.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: core.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
-	if res = NullToNil(res); res == nil {
+	if res = core.NullToNil(res); res == nil {
 		res = json.RawMessage("{}")
 	}
 	return res, nil

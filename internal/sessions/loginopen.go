@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -30,13 +31,13 @@ func (r *localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, m
 	if err == nil || !sessionerr.IsAuthRequired(err) {
 		return res, err
 	}
-	spec := ControlOf(s).AgentSpec()
+	spec := core.ControlOf(s).AgentSpec()
 	m := r.reg.logins.AgentMethod(spec, s.Owner)
 	if m == "" || m == spec.AuthMethod {
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		ControlOf(s).SessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), ControlOf(s).AgentSecrets()))
+		core.ControlOf(s).SessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), core.ControlOf(s).AgentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)

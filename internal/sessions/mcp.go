@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // MCP servers reach an agent on session/new, and on the session/load or session/resume that re-attaches a
@@ -51,7 +52,7 @@ func checkMCPTransports(caps json.RawMessage, servers []agents.MCPServer) error 
 
 // hasMCP reports whether every server in servers is one the session has, as it is. Called with mu held.
 func (r *localRunner) hasMCP(servers []agents.MCPServer) bool {
-	have := ControlOf(r.s).McpServers()
+	have := core.ControlOf(r.s).McpServers()
 	for _, m := range servers {
 		if h, ok := findMCP(have, m.Name); !ok || !h.Equal(m) {
 			return false
@@ -72,7 +73,7 @@ func mcpNames(list []agents.MCPServer) []string {
 // checkSameMCP allows only servers the running session has, as they are.
 func (r *localRunner) checkSameMCP(servers []agents.MCPServer) error {
 	s := r.s
-	have := ControlOf(s).McpServers()
+	have := core.ControlOf(s).McpServers()
 	for _, m := range servers {
 		if h, ok := findMCP(have, m.Name); ok {
 			if h.Equal(m) {
@@ -101,7 +102,7 @@ func findMCP(list []agents.MCPServer, name string) (agents.MCPServer, bool) {
 // that refuses its MCP configuration may quote it in its JSON-RPC error or on stderr, and both reach the
 // client's problem and the gateway log. An error that quoted one loses its JSON-RPC code (it becomes text).
 func (r *localRunner) scrubMCPSecrets(ae *sessionerr.AgentError) *sessionerr.AgentError {
-	secrets := ControlOf(r.s).AgentSecrets()
+	secrets := core.ControlOf(r.s).AgentSecrets()
 	ae.Stderr, _ = agents.Scrub(ae.Stderr, secrets)
 	if msg, found := agents.Scrub(ae.Err.Error(), secrets); found {
 		ae.Err = errors.New(msg)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -90,7 +91,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 				displaced = nil
 				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
 				for _, s := range r.List() {
-					if !ControlOf(s).IsCold() {
+					if !core.ControlOf(s).IsCold() {
 						go localOf(s).standDown()
 					}
 				}
@@ -228,7 +229,7 @@ func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, e
 // watch may be slow to deliver what changed meanwhile, and a session with nothing to write would not find out.
 func (r *Registry) checkTakenOver(ctx context.Context) {
 	for _, s := range r.List() {
-		if ControlOf(s).IsCold() || ControlOf(s).StoodDownNow() {
+		if core.ControlOf(s).IsCold() || core.ControlOf(s).StoodDownNow() {
 			continue
 		}
 		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
@@ -256,8 +257,8 @@ func (r *Registry) takenFrom(e store.DirEntry) bool {
 // store. Once only; a session Close got to first is left alone.
 func (r *localRunner) standDown() {
 	s := r.s
-	ControlOf(s).EndOnce(func() {
-		conn, t := ControlOf(s).MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
+	core.ControlOf(s).EndOnce(func() {
+		conn, t := core.ControlOf(s).MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
 		if d := r.dur; d != nil {
 			d.stopWriter()
 			if p := d.persister(); p != nil {
@@ -266,7 +267,7 @@ func (r *localRunner) standDown() {
 				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
 			}
 		}
-		Deliver(ControlOf(s).DenyPending("", ReasonNodeLost, nodeLostTurnText))
+		core.Deliver(core.ControlOf(s).DenyPending("", ReasonNodeLost, nodeLostTurnText))
 		if conn != nil {
 			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
 			r.reg.cfg.Metrics.AgentExited(s.Agent, true)
@@ -274,8 +275,8 @@ func (r *localRunner) standDown() {
 		if t != nil {
 			<-t.Done()
 		}
-		ControlOf(s).FailStoodDown(ReasonNodeLost)
-		ControlOf(s).SessionLogger().Warn("session stood down: another node took it over while this node was cut off")
+		core.ControlOf(s).FailStoodDown(ReasonNodeLost)
+		core.ControlOf(s).SessionLogger().Warn("session stood down: another node took it over while this node was cut off")
 		r.reg.replaceStoodDown(s)
 	})
 }
@@ -291,13 +292,13 @@ func (r *Registry) replaceStoodDown(s *Session) {
 		cold, err = r.coldSession(e, rev)
 	}
 	if err != nil {
-		ControlOf(s).SessionLogger().Warn("stood-down session not listed again", "err", err)
+		core.ControlOf(s).SessionLogger().Warn("stood-down session not listed again", "err", err)
 	}
 	r.mu.Lock()
 	if r.sessions[s.ID] != s {
 		r.mu.Unlock()
 		if cold != nil {
-			ControlOf(cold).CloseRoot()
+			core.ControlOf(cold).CloseRoot()
 		}
 		return
 	}
@@ -306,7 +307,7 @@ func (r *Registry) replaceStoodDown(s *Session) {
 		delete(r.detached, s.ID)
 		r.mu.Unlock()
 		if cold != nil {
-			ControlOf(cold).CloseRoot()
+			core.ControlOf(cold).CloseRoot()
 		}
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -26,13 +27,13 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		v0, _ := ControlOf(s).PublishedPresence()
+		v0, _ := core.ControlOf(s).PublishedPresence()
 
 		rootSub, _ := s.AttachAs(root)
 		defer rootSub.Detach()
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		v1, list := ControlOf(s).PublishedPresence()
+		v1, list := core.ControlOf(s).PublishedPresence()
 		if v1 != v0+1 || !slices.Equal(list, []Watcher{{Principal: "root", Name: "root", Role: "admin", Faces: 1}}) {
 			t.Fatalf("after root joined: version %d (from %d), %+v", v1, v0, list)
 		}
@@ -50,7 +51,7 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay)
 		synctest.Wait()
-		if v, _ := ControlOf(s).PublishedPresence(); v != v1 {
+		if v, _ := core.ControlOf(s).PublishedPresence(); v != v1 {
 			t.Fatalf("a storm that ended where it began published %d times", v-v1)
 		}
 
@@ -60,12 +61,12 @@ func TestPresenceCoalesced(t *testing.T) {
 		}
 		time.Sleep(PresenceDelay - time.Nanosecond)
 		synctest.Wait()
-		if v, _ := ControlOf(s).PublishedPresence(); v != v1 {
+		if v, _ := core.ControlOf(s).PublishedPresence(); v != v1 {
 			t.Fatal("published before the delay")
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		v2, list := ControlOf(s).PublishedPresence()
+		v2, list := core.ControlOf(s).PublishedPresence()
 		want := []Watcher{{Principal: "root", Name: "root", Role: "admin", Faces: 1}, {Principal: "bob", Name: "Bob", Role: "viewer", Faces: 20}}
 		if v2 != v1+1 || !slices.Equal(list, want) {
 			t.Fatalf("after 20 joins: %d publishes, %+v", v2-v1, list)

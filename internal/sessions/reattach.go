@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -31,7 +32,7 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 	if json.Unmarshal(caps, &c) != nil {
 		return false, false
 	}
-	return c.LoadSession, NullToNil(c.SessionCapabilities.Resume) != nil
+	return c.LoadSession, core.NullToNil(c.SessionCapabilities.Resume) != nil
 }
 
 // detach stops the agent but keeps the session: a running turn is cancelled as Close does (session/cancel,
@@ -40,14 +41,14 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 // was detached (false: it was not attached, or Close or another detach got there first).
 func (r *localRunner) detach(reason string) bool {
 	s := r.s
-	conn, t, answers, done, ok := ControlOf(s).BeginDetach()
+	conn, t, answers, done, ok := core.ControlOf(s).BeginDetach()
 	if !ok {
 		return false
 	}
 	defer close(done)
-	Deliver(answers)
+	core.Deliver(answers)
 	if t != nil {
-		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": ControlOf(s).AgentSession()})
+		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": core.ControlOf(s).AgentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.
 		w := time.NewTimer(r.reg.cfg.StopGrace)
 		select {
@@ -61,13 +62,13 @@ func (r *localRunner) detach(reason string) bool {
 	if t != nil {
 		<-t.Done()
 	}
-	ControlOf(s).KillTerminals() // the agent that used them is gone
-	if !ControlOf(s).EndDetach(reason) {
+	core.ControlOf(s).KillTerminals() // the agent that used them is gone
+	if !core.ControlOf(s).EndDetach(reason) {
 		return false
 	}
 	r.reg.markDetached(s.ID, true)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	ControlOf(s).SessionLogger().Info("session detached", "reason", reason)
+	core.ControlOf(s).SessionLogger().Info("session detached", "reason", reason)
 	return true
 }
 
@@ -78,8 +79,8 @@ func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Princ
 	s := r.s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ControlOf(s).BeginReattachLocked(cancel)
-	ControlOf(s).Unlock()
+	core.ControlOf(s).BeginReattachLocked(cancel)
+	core.ControlOf(s).Unlock()
 	var lr loaded
 	err := r.reg.claimAttach(s)
 	if err == nil {
@@ -89,8 +90,8 @@ func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Princ
 	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	ControlOf(s).Lock()
-	closing := ControlOf(s).EndReattachLocked()
+	core.ControlOf(s).Lock()
+	closing := core.ControlOf(s).EndReattachLocked()
 	if closing {
 		err = sessionerr.ErrClosed // Close cut the re-attach short, or found no agent to stop
 	}
@@ -106,23 +107,23 @@ func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Princ
 	}
 	if err != nil {
 		if !closing {
-			ControlOf(s).RedetachLocked()
+			core.ControlOf(s).RedetachLocked()
 			r.reg.noteRefusalLocked(s, err)
 		}
-		ControlOf(s).Unlock()
+		core.ControlOf(s).Unlock()
 		if lr.conn != nil {
 			lr.conn.Stop()
 		}
 		r.reg.markDetached(s.ID, true)
 		return nil, err
 	}
-	ControlOf(s).AttachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
+	core.ControlOf(s).AttachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
 	// Still starting, under mu until the turn_started frame beginTurnLocked logs makes it running: a copy
 	// folds the same frames, and the re-attach logs nothing when it fails.
 	go r.watchAgent(lr.conn)
-	ControlOf(s).NoteDir()
-	ControlOf(s).SessionLogger().Info("session re-attached", "agentSession", ControlOf(s).AgentSession(), "method", lr.method)
-	return ControlOf(s).BeginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
+	core.ControlOf(s).NoteDir()
+	core.ControlOf(s).SessionLogger().Info("session re-attached", "agentSession", core.ControlOf(s).AgentSession(), "method", lr.method)
+	return core.ControlOf(s).BeginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
 // loaded is an agent that took its session back, not yet the session's.
@@ -148,7 +149,7 @@ func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	if err != nil {
 		return loaded{}, r.reattachError(ctx, err)
 	}
-	canLoad, canResume, sid := ControlOf(s).ResumeInfo()
+	canLoad, canResume, sid := core.ControlOf(s).ResumeInfo()
 	method := acp.AgentMethodSessionLoad
 	switch {
 	case canLoad:
@@ -164,7 +165,7 @@ func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	params["sessionId"] = sid
 	res, err := r.openAgentSession(lctx, conn, method, params, true, nil)
 	if err != nil {
-		return loaded{}, r.reattachError(ctx, ControlOf(s).LoginRequired(err, fail(method, CallError(lctx, err, cfg.StartTimeout))))
+		return loaded{}, r.reattachError(ctx, core.ControlOf(s).LoginRequired(err, fail(method, core.CallError(lctx, err, cfg.StartTimeout))))
 	}
 	var lr struct {
 		Modes         json.RawMessage `json:"modes"`
@@ -173,7 +174,7 @@ func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	if err := json.Unmarshal(res, &lr); err != nil {
 		return loaded{}, r.reattachError(ctx, fail(method, fmt.Errorf("malformed response: %w", err)))
 	}
-	return loaded{conn: conn, method: method, modes: NullToNil(lr.Modes), configOptions: NullToNil(lr.ConfigOptions)}, nil
+	return loaded{conn: conn, method: method, modes: core.NullToNil(lr.Modes), configOptions: core.NullToNil(lr.ConfigOptions)}, nil
 }
 
 // reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown; by
@@ -188,7 +189,7 @@ func (r *localRunner) reattachError(ctx context.Context, err error) error {
 	}
 	var ae *sessionerr.AgentError
 	if errors.As(err, &ae) {
-		ControlOf(s).SessionLogger().Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
+		core.ControlOf(s).SessionLogger().Warn("agent failed to re-attach", "err", err, "stderr", tail(ae.Stderr, 4096))
 	}
 	return err
 }

@@ -3,14 +3,16 @@ package sessions
 import (
 	"context"
 	"errors"
-	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // TestReattachKeepsUpdateBehindLoadAnswer: an update the agent sends right behind its session/load answer
@@ -139,7 +141,7 @@ func TestShutdownWaitsForRunningDetach(t *testing.T) {
 	}
 	detached := make(chan error, 1)
 	go func() { detached <- r.Detach(s.ID, "test") }()
-	waitUntil(t, ControlOf(s).Stopping)
+	waitUntil(t, core.ControlOf(s).Stopping)
 	shutdown(t, r)
 	if st := s.Status(); st != store.StatusDetached {
 		t.Fatalf("status after Shutdown = %q, want detached", st)

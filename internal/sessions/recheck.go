@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // Before a detached session's agent runs again (a re-attach, in this process or after a restart), what the
@@ -24,7 +25,7 @@ func (e *refusal) Unwrap() error { return e.err }
 // recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
-	if err := r.checkClientMCP(ControlOf(s).AgentSpec(), ControlOf(s).AddedMCPServers()); err != nil {
+	if err := r.checkClientMCP(core.ControlOf(s).AgentSpec(), core.ControlOf(s).AddedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
 	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
@@ -34,7 +35,7 @@ func (r *Registry) recheck(s *Session) error {
 	if err != nil {
 		return &refusal{err}
 	}
-	if !ControlOf(s).ReopenWorkspace(root) {
+	if !core.ControlOf(s).ReopenWorkspace(root) {
 		return sessionerr.ErrClosed
 	}
 	return nil
@@ -89,5 +90,5 @@ func (r *Registry) noteRefusalLocked(s *Session, err error) {
 	if !errors.As(err, &rf) {
 		return
 	}
-	ControlOf(s).RefuseReattachLocked(rf.Error(), rf.err)
+	core.ControlOf(s).RefuseReattachLocked(rf.Error(), rf.err)
 }

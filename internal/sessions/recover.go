@@ -10,6 +10,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -83,7 +84,7 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 		}
 	}
 	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
-	ControlOf(s).ColdFromEntry(e, dv, rev)
+	core.ControlOf(s).ColdFromEntry(e, dv, rev)
 	if !follower { // a follower never writes the store
 		localOf(s).dur = newDurable(r, s, rev)
 	}
@@ -109,7 +110,7 @@ func (d *durable) load() error {
 	stopped := func() error {
 		return d.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
 	}
-	return ControlOf(s).LoadDetached(entries, stopped, func(head uint64) error {
+	return core.ControlOf(s).LoadDetached(entries, stopped, func(head uint64) error {
 		if !d.startPersister(s.ID, s.Epoch, s.Log(), head) {
 			return sessionerr.ErrShuttingDown
 		}
@@ -124,7 +125,7 @@ func (r *Registry) stoppedLocked(s *Session) error {
 	switch {
 	case r.stopping.Err() != nil:
 		return sessionerr.ErrShuttingDown
-	case ControlOf(s).ClosingLocked():
+	case core.ControlOf(s).ClosingLocked():
 		return sessionerr.ErrClosed
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -36,7 +37,7 @@ type AgentInfo struct {
 type Registry struct {
 	// Static after construction.
 	cfg          Config
-	sessCfg      *SessionConfig // the part of cfg its sessions read (Host)
+	sessCfg      *core.SessionConfig // the part of cfg its sessions read (Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
@@ -191,8 +192,8 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if opts.PermissionPolicy == "" {
 		opts.PermissionPolicy = PolicyAsk
 	}
-	if !ValidPolicy(opts.PermissionPolicy) {
-		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, Policies)
+	if !core.ValidPolicy(opts.PermissionPolicy) {
+		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, core.Policies)
 	}
 	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
 		return nil, err
@@ -205,12 +206,12 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	switch {
 	case r.closing:
 		r.mu.Unlock()
-		ControlOf(s).CloseRoot()
+		core.ControlOf(s).CloseRoot()
 		return nil, sessionerr.ErrShuttingDown
 	}
 	if err := r.checkLimitsLocked(spec.Name, opts.Owner); err != nil {
 		r.mu.Unlock()
-		ControlOf(s).CloseRoot()
+		core.ControlOf(s).CloseRoot()
 		return nil, err
 	}
 	r.sessions[s.ID] = s
@@ -225,7 +226,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if run.dur != nil {
 		if err := run.dur.create(ctx); err != nil {
 			r.remove(s.ID)
-			ControlOf(s).CloseRoot()
+			core.ControlOf(s).CloseRoot()
 			return nil, err
 		}
 	}
@@ -237,7 +238,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	span.End(err)
 	if err != nil {
 		r.remove(s.ID)
-		ControlOf(s).CloseRoot()
+		core.ControlOf(s).CloseRoot()
 		if run.dur != nil {
 			run.dur.remove()
 		}
@@ -248,7 +249,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		// error, since stderr may hold anything.
 		var ae *sessionerr.AgentError
 		if errors.As(err, &ae) {
-			ControlOf(s).SessionLogger().Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
+			core.ControlOf(s).SessionLogger().Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
 		}
 		return nil, err
 	}
@@ -346,7 +347,7 @@ func (r *Registry) Get(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ControlOf(s).Hydrate(); err != nil {
+	if err := core.ControlOf(s).Hydrate(); err != nil {
 		return nil, goneIfClosed(err)
 	}
 	if s.Status() == store.StatusClosed {
@@ -490,7 +491,7 @@ func (r *Registry) ReapIdle(ctx context.Context) {
 			r.pauseIdleFollowers(cutoff)
 			for _, s := range r.List() {
 				switch {
-				case !ControlOf(s).IdleSince(cutoff):
+				case !core.ControlOf(s).IdleSince(cutoff):
 				case r.cfg.DetachIdle && s.Status() != store.StatusFailed: // a failed session has nothing to re-attach
 					localOf(s).detach("idle for " + ttl.String())
 				case r.cfg.Store != nil && s.Status() == store.StatusFailed:

@@ -5,15 +5,16 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // registryHost is the registry as its sessions' Host (host.go): a type of its own, so that the methods the
 // core calls stay off the Registry the faces use.
 type registryHost struct{ r *Registry }
 
-var _ Host = registryHost{}
+var _ core.Host = registryHost{}
 
-func (h registryHost) SessionConfig() *SessionConfig { return h.r.sessCfg }
+func (h registryHost) SessionConfig() *core.SessionConfig { return h.r.sessCfg }
 
 func (h registryHost) Now() time.Time { return h.r.now() }
 
@@ -26,14 +27,14 @@ func (h registryHost) EntryChanged(s *Session) { h.r.entryChanged(s) }
 // newSession makes a session of r that runs here: the core's makeSession with r as its Host, and a local
 // runner that holds r for the role code. newFollower makes it a follower.
 func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *Session {
-	s := MakeSession(registryHost{r}, id, spec, MakeOptions{
+	s := core.MakeSession(registryHost{r}, id, spec, core.MakeOptions{
 		Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs, Policy: opts.PermissionPolicy, Owner: opts.Owner,
 		MCPServers: opts.MCPServers, OpenCwd: !opts.follower && !opts.restored,
 	})
 	if opts.fork != nil {
-		ControlOf(s).ForkFrom(opts.fork.agentSID)
+		core.ControlOf(s).ForkFrom(opts.fork.agentSID)
 	}
-	ControlOf(s).SetRunner(&localRunner{s: s, reg: r})
+	core.ControlOf(s).SetRunner(&localRunner{s: s, reg: r})
 	return s
 }
 

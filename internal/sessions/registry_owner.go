@@ -3,6 +3,7 @@ package sessions
 import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -15,7 +16,7 @@ func (r *Registry) GetAs(p principal.Principal, id string) (*Session, error) {
 	if err != nil || !s.VisibleTo(p) {
 		return nil, sessionerr.ErrNotFound
 	}
-	if err := ControlOf(s).Hydrate(); err != nil {
+	if err := core.ControlOf(s).Hydrate(); err != nil {
 		return nil, goneIfClosed(err)
 	}
 	if s.Status() == store.StatusClosed {

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"testing"
+
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // TestRestoredSessionGoesOnInTheLogsEpoch: a session rebuilt from its frames is in the epoch its frames
@@ -20,9 +22,9 @@ func TestRestoredSessionGoesOnInTheLogsEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := newSession(r, live.ID, ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
-	defer ControlOf(rs).CloseRoot()
-	if err := ControlOf(rs).RestoreFrom(res.Entries, DirView{}); err != nil {
+	rs := newSession(r, live.ID, core.ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	defer core.ControlOf(rs).CloseRoot()
+	if err := core.ControlOf(rs).RestoreFrom(res.Entries, DirView{}); err != nil {
 		t.Fatal(err)
 	}
 	if rs.Epoch != live.Epoch {

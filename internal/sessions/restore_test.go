@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -28,13 +29,13 @@ func checkRestored(t *testing.T, live *Session, at string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newSession(registryOf(live), live.ID, ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
-	defer ControlOf(r).CloseRoot()
+	r := newSession(registryOf(live), live.ID, core.ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	defer core.ControlOf(r).CloseRoot()
 	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
-	ControlOf(live).Lock()
-	dv := ControlOf(live).DirViewLocked()
-	ControlOf(live).Unlock()
-	if err := ControlOf(r).RestoreFrom(res.Entries, dv); err != nil {
+	core.ControlOf(live).Lock()
+	dv := core.ControlOf(live).DirViewLocked()
+	core.ControlOf(live).Unlock()
+	if err := core.ControlOf(r).RestoreFrom(res.Entries, dv); err != nil {
 		t.Fatalf("%s: restore: %v", at, err)
 	}
 
@@ -80,12 +81,12 @@ func checkRestored(t *testing.T, live *Session, at string) {
 			t.Fatalf("%s: restored turn %s (err %v), live %s (err %v)", at, rsj, rs.Err, lsj, ls.Err)
 		}
 	}
-	lres := ControlOf(live).ResolvedOrder()
-	if res := ControlOf(r).ResolvedOrder(); !reflect.DeepEqual(res, lres) {
+	lres := core.ControlOf(live).ResolvedOrder()
+	if res := core.ControlOf(r).ResolvedOrder(); !reflect.DeepEqual(res, lres) {
 		t.Fatalf("%s: resolved ids %v, live %v", at, res, lres)
 	}
-	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(ControlOf(r).EpochChain(), want) {
-		t.Fatalf("%s: epoch chain %v, want %v", at, ControlOf(r).EpochChain(), want)
+	if want := []eventlog.EpochStart{{Epoch: live.Epoch, FirstSeq: 1}}; !reflect.DeepEqual(core.ControlOf(r).EpochChain(), want) {
+		t.Fatalf("%s: epoch chain %v, want %v", at, core.ControlOf(r).EpochChain(), want)
 	}
 }
 

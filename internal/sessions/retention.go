@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -47,7 +48,7 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 			continue
 		}
 		s, err := r.lookup(e.ID)
-		if err != nil || ControlOf(s).HasClients() {
+		if err != nil || core.ControlOf(s).HasClients() {
 			continue
 		}
 		e.Status, e.Reason = store.StatusClosed, "retention"

@@ -1,11 +1,13 @@
 package sessions
 
+import "github.com/acp-gateway/gateway/internal/sessions/internal/core"
+
 // The role state of a session, for code that starts from a bare *Session (the registry's loops over its
 // sessions, entryChanged, routed commands): the session's runner holds it, so the core holds none of it.
 
 // localOf is the local runner of a session this node runs; nil for a follower.
 func localOf(s *Session) *localRunner {
-	if r, ok := ControlOf(s).Runner().(*localRunner); ok {
+	if r, ok := core.ControlOf(s).Runner().(*localRunner); ok {
 		return r
 	}
 	return nil
@@ -13,7 +15,7 @@ func localOf(s *Session) *localRunner {
 
 // followerOf is the follower of a copy of another node's session; nil for a session this node runs.
 func followerOf(s *Session) *follower {
-	if r, ok := ControlOf(s).Runner().(remoteRunner); ok {
+	if r, ok := core.ControlOf(s).Runner().(remoteRunner); ok {
 		return r.f
 	}
 	return nil
@@ -29,4 +31,4 @@ func durableOf(s *Session) *durable {
 }
 
 // registryOf is the registry that holds s: every session's Host is its registry.
-func registryOf(s *Session) *Registry { return ControlOf(s).SessionHost().(registryHost).r }
+func registryOf(s *Session) *Registry { return core.ControlOf(s).SessionHost().(registryHost).r }

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
@@ -107,7 +108,7 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 	}
 	s := r.f.s
 	var node string
-	ControlOf(s).WithLock(func() { node = r.f.node })
+	core.ControlOf(s).WithLock(func() { node = r.f.node })
 	rep, err := r.f.reg.call(ctx, node, store.Command{Op: op, SID: s.ID, Args: raw, Principal: who, Bound: bound})
 	if err != nil {
 		return err
@@ -125,13 +126,13 @@ func (r remoteRunner) route(ctx context.Context, op string, who principal.Princi
 // ended is what a follower answers at once, without routing, for a session that is failed or closed as far
 // as it knows: 409 session_failed or session_closed. The owner of a failed session may be gone for good (a
 // node loss), and nothing it could answer would start a turn.
-func (f *follower) ended() error { return ControlOf(f.s).FailedOrClosed() }
+func (f *follower) ended() error { return core.ControlOf(f.s).FailedOrClosed() }
 
 // startBound is how long a routed operation that may start the agent (a create, a prompt that re-attaches)
 // may take on the owner: initialize and session/new or session/load, each bounded by StartTimeout.
 func (r *Registry) startBound() time.Duration { return 2*r.cfg.StartTimeout + 5*time.Second }
 
-// prompt has the owner start the turn (or name the one its key started) and waits until this copy
+// Prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
 func (r remoteRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error) {
 	f := r.f
@@ -167,8 +168,8 @@ func (f *follower) awaitTurn(ctx context.Context, id string, bound time.Duration
 	s := f.s
 	var t *Turn
 	f.awaitCopy(ctx, bound, func() bool {
-		if t = ControlOf(s).TurnByIDLocked(id); t == nil {
-			if kt, _ := ControlOf(s).KeyedTurnLocked(key); kt != nil && kt.ID == id {
+		if t = core.ControlOf(s).TurnByIDLocked(id); t == nil {
+			if kt, _ := core.ControlOf(s).KeyedTurnLocked(key); kt != nil && kt.ID == id {
 				t = kt
 			}
 		}
@@ -182,7 +183,7 @@ type remoteRunner struct{ f *follower }
 
 func (r remoteRunner) Cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.f.s
-	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessAct); err != nil {
 		return "", err
 	}
 	if err := r.f.ended(); err != nil {
@@ -193,16 +194,16 @@ func (r remoteRunner) Cancel(ctx context.Context, who principal.Principal) (stri
 	return res.TurnID, err
 }
 
-// rename has the owner log the title; the caller's copy holds it when this returns.
+// Rename has the owner log the title; the caller's copy holds it when this returns.
 func (r remoteRunner) Rename(ctx context.Context, who principal.Principal, title string) error {
 	f := r.f
 	if err := f.ended(); err != nil {
 		return err
 	}
-	return r.route(ctx, opRename, who, RenameArgs{Title: title}, f.reg.cfg.CallTimeout, nil)
+	return r.route(ctx, opRename, who, core.RenameArgs{Title: title}, f.reg.cfg.CallTimeout, nil)
 }
 
-// listFiles asks the owner, whose disk holds the session's cwd.
+// ListFiles asks the owner, whose disk holds the session's cwd.
 func (r remoteRunner) ListFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
 	f := r.f
 	if err := f.ended(); err != nil {
@@ -215,13 +216,13 @@ func (r remoteRunner) ListFiles(ctx context.Context, who principal.Principal, op
 
 func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.f.s
-	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	if err := r.f.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	turnID := ControlOf(s).RequestTurnID(permissionID)
+	turnID := core.ControlOf(s).RequestTurnID(permissionID)
 	var o ask.Outcome
 	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, r.f.reg.cfg.CallTimeout, &o)
 	if err != nil {
@@ -229,7 +230,7 @@ func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask
 	}
 	var t *Turn
 	if turnID != "" {
-		t = ControlOf(s).TurnByID(turnID)
+		t = core.ControlOf(s).TurnByID(turnID)
 	} else {
 		t = s.CurrentTurn() // the request reached this copy with its answer: it was the running turn's
 	}
@@ -238,7 +239,7 @@ func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask
 
 func (r remoteRunner) SetMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.f.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	if err := r.f.ended(); err != nil {
@@ -249,7 +250,7 @@ func (r remoteRunner) SetMode(ctx context.Context, who principal.Principal, mode
 
 func (r remoteRunner) SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.f.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
 	if err := r.f.ended(); err != nil {
@@ -260,17 +261,17 @@ func (r remoteRunner) SetConfig(ctx context.Context, who principal.Principal, co
 	return opts, err
 }
 
-// close closes the session on its owner; the follower closes when it sees the session's end.
+// Close closes the session on its owner; the follower closes when it sees the session's end.
 func (r remoteRunner) Close(who principal.Principal, reason string) error {
 	s := r.f.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	var node string
 	var st store.Status
-	ControlOf(s).WithLock(func() {
+	core.ControlOf(s).WithLock(func() {
 		node = r.f.node
-		st, _ = ControlOf(s).StatusLocked()
+		st, _ = core.ControlOf(s).StatusLocked()
 	})
 	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		return r.removeForGoneOwner(who, reason)
@@ -315,12 +316,12 @@ func (r remoteRunner) removeForGoneOwner(who principal.Principal, reason string)
 	if err := r.f.reg.cfg.Store.Remove(ctx, s.ID); err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
-	ControlOf(s).Audit(who, "close", "reason", reason, "owner", e.Owner)
+	core.ControlOf(s).Audit(who, "close", "reason", reason, "owner", e.Owner)
 	r.f.close()
 	return nil
 }
 
-// share changes a share on the owner ("" role: ends it), then here at once (the directory change follows). The owner
+// Share changes a share on the owner ("" role: ends it), then here at once (the directory change follows). The owner
 // answers with the revision of the entry holding the change: an older entry the watch delivers later must not
 // undo it here (applyEntry).
 func (r remoteRunner) Share(who principal.Principal, with string, role store.ShareRole) error {
@@ -333,7 +334,7 @@ func (r remoteRunner) Share(who principal.Principal, with string, role store.Sha
 	if err := r.route(context.Background(), op, who, shareArgs{With: with, Role: role}, r.f.reg.cfg.CallTimeout, &res); err != nil {
 		return err
 	}
-	ControlOf(s).ShareOnCopy(res.Rev, with, role)
+	core.ControlOf(s).ShareOnCopy(res.Rev, with, role)
 	return nil
 }
 
@@ -350,7 +351,7 @@ func (r remoteRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 
 func (r remoteRunner) CloseHere(string) { r.f.close() } // CloseAs closes the session on its owner
 
-// delegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
+// DelegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
 func (r remoteRunner) DelegateFS(principal.Principal, FSDelegate) (release func()) { return func() {} }
 
 // createRemote creates the session on another live node and returns this node's follower of it.
@@ -391,7 +392,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 	}
 	followerOf(s).awaitHead(ctx, rep.Head) // the owner's session_ready is in its log before its answer
 	if res.ForkedAt > 0 {
-		ControlOf(s).TakeForkedAt(res.ForkedAt)
+		core.ControlOf(s).TakeForkedAt(res.ForkedAt)
 	}
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -27,99 +28,99 @@ type localRunner struct {
 
 func (r *localRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
-	ControlOf(s).Lock()
+	core.ControlOf(s).Lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.
-	if t, err = ControlOf(s).KeyedTurnLocked(key); t != nil || err != nil {
-		ControlOf(s).Unlock()
+	if t, err = core.ControlOf(s).KeyedTurnLocked(key); t != nil || err != nil {
+		core.ControlOf(s).Unlock()
 		return t, t != nil, err
 	}
-	t, err = ControlOf(s).PromptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
+	t, err = core.ControlOf(s).PromptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
 		return r.reattachAndPrompt(ctx, who, blocks, opts.TurnID, key) // unlocks mu
 	})
 	return t, false, err
 }
 
 func (r *localRunner) Rename(_ context.Context, _ principal.Principal, title string) error {
-	return ControlOf(r.s).LogTitle(title)
+	return core.ControlOf(r.s).LogTitle(title)
 }
 
 func (r *localRunner) ListFiles(_ context.Context, _ principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	return ControlOf(r.s).ListFilesHere(opts)
+	return core.ControlOf(r.s).ListFilesHere(opts)
 }
 
 func (r *localRunner) Cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessAct); err != nil {
 		return "", err
 	}
 	turnID, err := s.Cancel(ctx)
 	if err == nil {
-		ControlOf(s).Audit(who, "cancel", "turn", turnID)
+		core.ControlOf(s).Audit(who, "cancel", "turn", turnID)
 	}
 	return turnID, err
 }
 
 func (r *localRunner) Answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessAct); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	return ControlOf(s).Answer(who, requestID, a, by)
+	return core.ControlOf(s).Answer(who, requestID, a, by)
 }
 
 func (r *localRunner) SetMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	err := s.SetMode(ctx, modeID)
 	if err == nil {
-		ControlOf(s).Audit(who, "set_mode", "mode", modeID)
+		core.ControlOf(s).Audit(who, "set_mode", "mode", modeID)
 	}
 	return err
 }
 
 func (r *localRunner) SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return nil, err
 	}
 	opts, err := s.SetConfigOption(ctx, configID, value)
 	if err == nil {
-		ControlOf(s).Audit(who, "set_config_option", "config", configID)
+		core.ControlOf(s).Audit(who, "set_config_option", "config", configID)
 	}
 	return opts, err
 }
 
 func (r *localRunner) Share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.s
-	ControlOf(s).SetShare(with, role)
-	ControlOf(s).SharesChanged()
-	ControlOf(s).NoteDir()
+	core.ControlOf(s).SetShare(with, role)
+	core.ControlOf(s).SharesChanged()
+	core.ControlOf(s).NoteDir()
 	if role == "" {
-		ControlOf(s).Audit(who, "unshare", "with", with)
+		core.ControlOf(s).Audit(who, "unshare", "with", with)
 	} else {
-		ControlOf(s).Audit(who, "share", "with", with, "role", string(role))
+		core.ControlOf(s).Audit(who, "share", "with", with, "role", string(role))
 	}
 	return nil
 }
 
 func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPServer) error {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
-		ControlOf(s).Lock()
-		defer ControlOf(s).Unlock()
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
+		core.ControlOf(s).Lock()
+		defer core.ControlOf(s).Unlock()
 		if !r.hasMCP(servers) {
 			return fmt.Errorf("%w: only the session's owner (or an admin) changes its MCP servers", err)
 		}
 		return nil
 	}
-	ControlOf(s).Lock()
-	defer ControlOf(s).Unlock()
-	if !ControlOf(s).DetachedAtRestLocked() {
+	core.ControlOf(s).Lock()
+	defer core.ControlOf(s).Unlock()
+	if !core.ControlOf(s).DetachedAtRestLocked() {
 		return r.checkSameMCP(servers)
 	}
-	spec := ControlOf(s).AgentSpec()
+	spec := core.ControlOf(s).AgentSpec()
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
 		if c, ok := findMCP(spec.MCPServers, m.Name); ok {
@@ -133,20 +134,20 @@ func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 	if err := r.reg.checkClientMCP(spec, client); err != nil {
 		return err
 	}
-	if err := checkMCPTransports(ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
+	if err := checkMCPTransports(core.ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
 		return err
 	}
-	changed := ControlOf(s).SetClientMCPLocked(client)
-	ControlOf(s).NoteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
+	changed := core.ControlOf(s).SetClientMCPLocked(client)
+	core.ControlOf(s).NoteDir() // the directory entry carries them: a restart (even after a kill -9) re-attaches with these
 	if changed {
-		ControlOf(s).Audit(who, "set_mcp_servers", "servers", mcpNames(client))
+		core.ControlOf(s).Audit(who, "set_mcp_servers", "servers", mcpNames(client))
 	}
 	return nil
 }
 
 func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	s := r.s
-	conn, err := ControlOf(s).Usable()
+	conn, err := core.ControlOf(s).Usable()
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) 
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sessionerr.AgentError{Op: "authenticate", Err: CallError(ctx, err, r.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: core.CallError(ctx, err, r.reg.cfg.CallTimeout)}
 		}
 		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}
@@ -164,21 +165,21 @@ func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) 
 
 func (r *localRunner) Close(who principal.Principal, reason string) error {
 	s := r.s
-	if err := ControlOf(s).Allow(who, AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
 		return err
 	}
-	ControlOf(s).Audit(who, "close", "reason", reason)
+	core.ControlOf(s).Audit(who, "close", "reason", reason)
 	s.Close(reason)
 	return nil
 }
 
 func (r *localRunner) CloseHere(reason string) {
 	s := r.s
-	ControlOf(s).EndOnce(func() {
-		conn, t, wasUsable, answers := ControlOf(s).BeginClose()
-		Deliver(answers)
+	core.ControlOf(s).EndOnce(func() {
+		conn, t, wasUsable, answers := core.ControlOf(s).BeginClose()
+		core.Deliver(answers)
 		if t != nil && wasUsable {
-			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": ControlOf(s).AgentSession()})
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": core.ControlOf(s).AgentSession()})
 		}
 		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
@@ -198,39 +199,39 @@ func (r *localRunner) CloseHere(reason string) {
 		if t != nil {
 			<-t.Done()
 		}
-		ControlOf(s).CloseTerminals()
-		ControlOf(s).LogClosed(reason)
-		ControlOf(s).FinishClose()
+		core.ControlOf(s).CloseTerminals()
+		core.ControlOf(s).LogClosed(reason)
+		core.ControlOf(s).FinishClose()
 		r.reg.remove(s.ID)
 		if r.dur != nil {
 			r.dur.remove()
 		}
-		ControlOf(s).SessionLogger().Info("session closed", "reason", reason)
+		core.ControlOf(s).SessionLogger().Info("session closed", "reason", reason)
 	})
 	<-s.Closed()
 }
 
 func (r *localRunner) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
-	return ControlOf(r.s).AddFSDelegate(who, d)
+	return core.ControlOf(r.s).AddFSDelegate(who, d)
 }
 
-// hydrate loads a stored session's log on its first use; a memory-mode session is never cold.
+// Hydrate loads a stored session's log on its first use; a memory-mode session is never cold.
 func (r *localRunner) Hydrate() error {
 	if r.dur == nil {
 		return nil
 	}
-	return ControlOf(r.s).HydrateWith(r.dur.load)
+	return core.ControlOf(r.s).HydrateWith(r.dur.load)
 }
 
-// currentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
+// CurrentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
 func (r *localRunner) CurrentEpoch() string { return r.s.Epoch }
 
 func (r *localRunner) EpochLocked() string { return r.s.Epoch }
 
-// awaitResume waits for nothing: this node's log is the session's, and a seq past its head is invalid.
+// AwaitResume waits for nothing: this node's log is the session's, and a seq past its head is invalid.
 func (*localRunner) AwaitResume(uint64, string) {}
 
-// placeLocked: this node, and what the write-behind has stored in the store modes.
+// PlaceLocked: this node, and what the write-behind has stored in the store modes.
 func (r *localRunner) PlaceLocked(v *View) {
 	if r.dur != nil {
 		d := r.dur.durableSeq(v.LastSeq)

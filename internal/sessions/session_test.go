@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -195,7 +196,7 @@ func TestShutdownWhileStarting(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- r.Shutdown(context.Background()) }()
 	for {
-		if s := r.List(); len(s) == 0 || ControlOf(s[0]).Closing() {
+		if s := r.List(); len(s) == 0 || core.ControlOf(s[0]).Closing() {
 			break
 		}
 		time.Sleep(time.Millisecond)

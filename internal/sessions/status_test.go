@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // TestSessionReadyIsWhereTheAgentAnswered: the demo agent sends available_commands_update right after its
@@ -13,7 +15,7 @@ import (
 func TestSessionReadyIsWhereTheAgentAnswered(t *testing.T) {
 	r := dlRegistry(t, Config{})
 	r.beforeAttach = func(s *Session) {
-		for s.Log().Head() < 1 && ControlOf(s).HeldUpdates() == 0 {
+		for s.Log().Head() < 1 && core.ControlOf(s).HeldUpdates() == 0 {
 			time.Sleep(time.Millisecond) // the agent's update is on its way: read, then logged or held
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // blockingSink is a subscriber whose socket blocks: Frame blocks on the frame with seq blockAt until release
@@ -95,8 +96,8 @@ func TestFollowLagCountsWhatArrivedWhileBlocked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-			s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
-			ControlOf(s).SetRunner(&localRunner{s: s})
+			s := core.BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+			core.ControlOf(s).SetRunner(&localRunner{s: s})
 			appendSized(t, s.Log(), 1, 40)
 			k := newBlockingSink(2)
 			done := make(chan error, 1)
@@ -135,8 +136,8 @@ func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
 // TestFollowReplayOfHistoryIsNotLag: a subscriber that resumes far behind (replaying history) is not evicted
 // for it, however small the bound.
 func TestFollowReplayOfHistoryIsNotLag(t *testing.T) {
-	s := BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
-	ControlOf(s).SetRunner(&localRunner{s: s})
+	s := core.BareSessionForTest("e", eventlog.NewLog(eventlog.LogLimits{}))
+	core.ControlOf(s).SetRunner(&localRunner{s: s})
 	appendSized(t, s.Log(), 2000, 100)
 	k := &dlSink{stopAt: func(m string) bool { return m == "_gateway/replay_complete" }}
 	err := s.Follow(s.StartAt(0, true, "e"), k, eventlog.FollowLimits{Frames: 4, Bytes: 500})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // floodSpec is an agent that answers a prompt "N SIZE" with N agent_message_chunks of SIZE bytes each, then
@@ -88,9 +89,9 @@ func TestTurnTextBounded(t *testing.T) {
 	if res.Err != nil || res.StopReason != "end_turn" {
 		t.Fatalf("turn: %+v", res)
 	}
-	ControlOf(s).Lock()
-	held := ControlOf(s).TurnTextCap(turn)
-	ControlOf(s).Unlock()
+	core.ControlOf(s).Lock()
+	held := core.ControlOf(s).TurnTextCap(turn)
+	core.ControlOf(s).Unlock()
 	if len(res.Text) != limit || !res.Truncated || held > 2*limit {
 		t.Fatalf("collected %d bytes (holding %d), truncated %v; want %d bytes, truncated", len(res.Text), held, res.Truncated, limit)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/agents/demo"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 )
 
 // These tests run the demo agent in process inside a synctest bubble (see permission_delivery_test.go): the
@@ -221,9 +222,9 @@ func TestAwaitTurnRequestGoneBeforeTheWaiterLooks(t *testing.T) {
 		turn := twStarted(t, s, "edit something")
 		res := twAwait(context.Background(), s, turn)
 		synctest.Wait()
-		ControlOf(s).Lock()
-		ControlOf(s).NotifyAskedLocked(turn) // the wake of a request that is no longer pending when the waiter looks
-		ControlOf(s).Unlock()
+		core.ControlOf(s).Lock()
+		core.ControlOf(s).NotifyAskedLocked(turn) // the wake of a request that is no longer pending when the waiter looks
+		core.ControlOf(s).Unlock()
 		synctest.Wait()
 		select {
 		case r := <-res:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -76,7 +77,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 		if err != nil {
 			return e, 0, err
 		}
-		ControlOf(s).CloseRoot() // a private session: no fs/* will ask
+		core.ControlOf(s).CloseRoot() // a private session: no fs/* will ask
 		frames := durableOf(s).closingFrames(c)
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
@@ -97,7 +98,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, fmt.Errorf("release: %w", err)
 		}
 		if len(frames) > 0 {
-			ControlOf(s).SessionLogger().Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
+			core.ControlOf(s).SessionLogger().Info("closed a session left open", "by", c.by, "fromSeq", frames[0].Seq, "frames", len(frames), "status", done.Status)
 		}
 		return done, nrev, nil
 	}
@@ -120,7 +121,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 	if err != nil {
 		return nil, 0, fmt.Errorf("feed: %w", err)
 	}
-	if err := ControlOf(s).RestoreLive(entries); err != nil {
+	if err := core.ControlOf(s).RestoreLive(entries); err != nil {
 		return nil, 0, err
 	}
 	return s, fence, nil
@@ -131,7 +132,7 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 // the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
 // c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
 func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
-	head, appended := ControlOf(d.s).CloseOpenLog(c.logClosing())
+	head, appended := core.ControlOf(d.s).CloseOpenLog(c.logClosing())
 	if !appended {
 		return nil
 	}
@@ -139,8 +140,8 @@ func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
 }
 
 // logClosing is what c says of closing the log itself.
-func (c closeSpec) logClosing() LogClosing {
-	lc := LogClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
+func (c closeSpec) logClosing() core.LogClosing {
+	lc := core.LogClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
 	if c.revive {
 		lc.ReviveFrom = ReasonNodeLost
 	}

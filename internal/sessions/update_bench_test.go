@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -20,7 +21,7 @@ func benchSession(b *testing.B) *Session {
 		b.Fatal(err)
 	}
 	s := newSession(r, "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a", spec, CreateOptions{Cwd: r.cfg.Workdir})
-	ControlOf(s).BeginTurnForTest("3a2b1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9", time.Now())
+	core.ControlOf(s).BeginTurnForTest("3a2b1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9", time.Now())
 	return s
 }
 
@@ -46,7 +47,7 @@ func BenchmarkSessionUpdate(b *testing.B) {
 			b.SetBytes(int64(len(bc.params)))
 			for b.Loop() {
 				s.SessionUpdate(bc.params)
-				ControlOf(s).RestartTurnTextForTest()
+				core.ControlOf(s).RestartTurnTextForTest()
 			}
 		})
 	}
@@ -70,9 +71,9 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
-		ControlOf(s).Lock()
-		ControlOf(s).RestartTurnTextForTest()
-		ControlOf(s).Unlock()
+		core.ControlOf(s).Lock()
+		core.ControlOf(s).RestartTurnTextForTest()
+		core.ControlOf(s).Unlock()
 	}
 	s.Log().Close()
 	<-done
@@ -102,9 +103,9 @@ func BenchmarkApplyStored(b *testing.B) {
 		if err := f.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
 			b.Fatal(err)
 		}
-		ControlOf(s).Lock()
-		ControlOf(s).RestartTurnTextForTest()
-		ControlOf(s).Unlock()
+		core.ControlOf(s).Lock()
+		core.ControlOf(s).RestartTurnTextForTest()
+		core.ControlOf(s).Unlock()
 	}
 	s.Log().Close()
 	<-done

@@ -1,0 +1,42 @@
+package core
+
+import (
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/store"
+)
+
+// Closing the session this node runs (runner_local.go): its state changes, in order.
+
+// beginClose marks the session closing: a re-attach in progress is cut short, the running turn cancelled and
+// the pending permissions denied. It returns the agent (nil while starting: the start sees closing and stops
+// its agent itself), the running turn, whether the agent could take requests, and the answers to deliver.
+func (s *Session) beginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answers []AnswerTo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing = true
+	conn = s.conn
+	if s.cancelAttach != nil {
+		s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
+	}
+	t = s.turn
+	if t != nil {
+		t.requestCancel()
+	}
+	wasUsable = s.status == store.StatusIdle || s.status == store.StatusRunning
+	answers = s.denyPendingLocked("", "close", "session closed")
+	return conn, t, wasUsable, answers
+}
+
+// logClosed logs the closed status with reason, the log's last frame.
+func (s *Session) logClosed(reason string) {
+	s.mu.Lock()
+	s.logStatusLocked(store.StatusClosed, reason)
+	s.mu.Unlock()
+}
+
+// finishClose closes the log and the cwd, then Closed: what is left of a closed session is its record.
+func (s *Session) finishClose() {
+	s.log.Close()
+	s.closeRoot()
+	close(s.closed)
+}

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"encoding/json"
+
+	"github.com/acp-gateway/gateway/internal/store"
+)
+
+// dirEntry is the session's directory entry as the session knows it, its state read at one instant under mu.
+// The store link adds what it alone knows: the owner, the incarnation, the time and whether the entry is
+// clean.
+func (s *Session) dirEntry() store.DirEntry {
+	s.mu.Lock()
+	dv := s.dirViewLocked()
+	var head uint64
+	if c := s.cold; c != nil {
+		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
+	} else {
+		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
+	}
+	e := store.DirEntry{
+		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
+		Status: s.status, Reason: s.statusReason,
+		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
+		LastSeq: head,
+	}
+	clientMCP := s.clientMCP // written under mu by AttachMCP
+	s.mu.Unlock()
+	e.View, _ = json.Marshal(dv)
+	if !s.Owner.IsZero() {
+		o := s.Owner
+		e.Principal = &o
+	}
+	if sh := s.Shares(); len(sh) > 0 {
+		e.Shares = sh
+	}
+	if len(clientMCP) > 0 {
+		e.ClientMCP, _ = json.Marshal(clientMCP)
+	}
+	return e
+}

@@ -1,0 +1,51 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
+)
+
+// What a fork (fork.go) reads of its source and writes to its own log.
+
+// forkableLocked is why the session cannot be a fork's source now, or nil: it is forked between turns, once
+// its agent opened its session. The caller holds mu.
+func (s *Session) forkableLocked() error {
+	switch {
+	case s.status == store.StatusClosed:
+		return sessionerr.ErrClosed
+	case s.status == store.StatusFailed:
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
+		return fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
+	case s.status == store.StatusStarting || s.agentSID == "":
+		return sessionerr.ErrNotReady
+	}
+	return nil
+}
+
+// replayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
+func (s *Session) replayLocked() [][]byte { return s.tctx.Replay() }
+
+// logInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
+// an agent's updates are (outside any turn), and records where the fork's own frames begin.
+func (s *Session) logInherited(history [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	meta := translate.GatewayMeta{Epoch: s.Epoch}
+	for _, params := range history {
+		u, err := s.tctx.UpdateFrame(params, meta)
+		if err != nil {
+			s.logger.Warn("fork: dropping a malformed transcript update", "err", err)
+			continue
+		}
+		if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+			s.logger.Error("append to log", "method", "session/update", "err", err)
+		}
+	}
+	_, s.forkedAt = s.log.Bounds()
+}

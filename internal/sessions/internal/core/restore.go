@@ -1,0 +1,256 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentusage"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/translate/ask"
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
+// knows about its transcript, turns and permission requests. What they do not say is in DirView.
+
+// DirView is the part of a session's View its log does not carry, kept in the directory (DirEntry.View):
+// modes and config options as the agent's session/new, set_mode and set_config_option answers left them, and
+// what initialize said about the agent.
+type DirView struct {
+	Modes             json.RawMessage `json:"modes,omitempty"`
+	ConfigOptions     json.RawMessage `json:"configOptions,omitempty"`
+	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
+	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
+	// Title and LastTurn list a cold session (one not yet hydrated); restoreFrom takes them from the log.
+	Title    string        `json:"title,omitempty"`
+	LastTurn *LastTurnView `json:"lastTurn,omitempty"`
+}
+
+// dirViewLocked is the session's DirView. The caller holds mu.
+func (s *Session) dirViewLocked() DirView {
+	return DirView{
+		Modes: s.modes, ConfigOptions: s.configOptions,
+		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
+	}
+}
+
+// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
+type Resumability struct {
+	AgentSessionID string
+	CanLoad        bool
+	CanResume      bool
+}
+
+// Resumability reports the agent session id and what the agent advertised at its last start.
+func (s *Session) Resumability() Resumability {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
+}
+
+// restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
+// snapshot, the turns (the running one, the latest, lastTurn, their text), the pending permission requests
+// (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log
+// last stated, the epoch chain and Epoch (its last link). The session must be new (newSession) and not yet
+// shared. A running turn's cancelRequested is not logged: a restored running turn reads false.
+func (s *Session) restoreFrom(entries []eventlog.Entry, dv DirView) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restoreFromLocked(entries, dv)
+}
+
+// restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
+func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error {
+	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
+	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+	for _, e := range entries {
+		if err := s.putStoredLocked(e.Seq, e.Frame); err != nil {
+			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
+		}
+	}
+	if n := len(s.epochs); n > 0 {
+		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
+		// newSession drew: clients holding it resume, and what is logged next continues it.
+		if e := s.epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
+			s.Epoch = e
+		}
+	}
+	return nil
+}
+
+// errNotFolded wraps why a stored frame was logged but not folded into the session's state.
+type errNotFolded struct{ err error }
+
+func (e errNotFolded) Error() string { return "frame not folded: " + e.err.Error() }
+func (e errNotFolded) Unwrap() error { return e.err }
+
+// putStoredLocked adds a stored frame to the log, with the kind its method says, and folds it as the live
+// calls that logged it did. A frame it cannot read is logged all the same (KindUnknown: readers decode it)
+// and the error is an errNotFolded. The caller holds mu.
+func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
+	// Checked before the fold, which Put would refuse: the snapshot must never hold a frame the log does not.
+	if head := s.log.Head(); head > 0 && seq <= head {
+		return fmt.Errorf("%w: seq %d is not after the head %d", eventlog.ErrSeqOrder, seq, head)
+	}
+	info, readErr := s.tctx.Restore(frame)
+	kind := eventlog.KindUnknown
+	if readErr == nil {
+		kind = frameKind(info.Method, info.Kind)
+	}
+	if err := s.log.Put(seq, kind, frame); err != nil {
+		return err
+	}
+	if readErr != nil {
+		return errNotFolded{readErr}
+	}
+	if err := s.restoreFrameLocked(seq, info); err != nil {
+		return errNotFolded{err}
+	}
+	return nil
+}
+
+// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did, its
+// status with the owner's own fold (status.go). The caller holds mu.
+func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) error {
+	if err := s.restoreStateLocked(seq, info); err != nil {
+		return err
+	}
+	return s.foldStatusLocked(info.Method, info.Params)
+}
+
+// restoreStateLocked folds what a logged frame says of the transcript, turns and requests. The caller holds mu.
+func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) error {
+	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
+		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
+	}
+	switch info.Method {
+	case "session/update":
+		if info.Kind == "usage_update" {
+			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
+			if currency, amount, ok := agentusage.ReportedCost(info.Params); ok {
+				s.costGrowthLocked(currency, amount)
+			}
+		}
+		if t := s.turn; t != nil && !t.textTruncated {
+			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.cfg.MaxTurnTextBytes)
+		}
+	case "session/request_permission", "elicitation/create":
+		return s.restorePermissionLocked(seq, info)
+	case "_gateway/permission_resolved", "_gateway/elicitation_resolved":
+		var p struct {
+			PermissionID string `json:"permissionId"`
+			RequestID    string `json:"requestId"` // elicitation_resolved
+		}
+		if err := json.Unmarshal(info.Params, &p); err != nil {
+			return err
+		}
+		id := p.PermissionID + p.RequestID // one of them is set
+		delete(s.perms, id)
+		s.rememberResolvedLocked(id)
+	case "_gateway/turn_started":
+		var p struct {
+			TurnID         string         `json:"turnId"`
+			StartedAt      time.Time      `json:"startedAt"`
+			Actor          *principal.Ref `json:"actor"`
+			IdempotencyKey *promptkey.Key `json:"idempotencyKey"`
+		}
+		if err := json.Unmarshal(info.Params, &p); err != nil {
+			return err
+		}
+		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, startedBy: p.Actor, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+		s.turn, s.latest = t, t
+		if p.IdempotencyKey != nil {
+			s.keys.add(*p.IdempotencyKey, t.ID)
+		}
+	case "_gateway/turn_ended":
+		return s.restoreTurnEndLocked(info.Params)
+	}
+	return nil
+}
+
+// restorePermissionLocked records a logged permission or elicitation request as pending; its resolved
+// frame, if logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
+func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
+	p := &permission{
+		turnID: info.Meta.TurnID,
+		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
+		// frame the live session would send.
+		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan ask.Outcome, 1),
+	}
+	var deadline string
+	if rp := info.Permission; rp != nil {
+		p.id, p.req, p.toolCall, deadline = rp.ID, rp.Request, rp.ToolCall, rp.Deadline
+	} else {
+		re := info.Elicitation
+		p.id, p.elicit, deadline = re.ID, &re.Request, re.Deadline
+	}
+	d, err := time.Parse(time.RFC3339Nano, deadline)
+	if err != nil {
+		return fmt.Errorf("request %s: deadline: %w", p.id, err)
+	}
+	p.createdAt, p.deadline = d.Add(-s.cfg.PermissionTimeout), d
+	s.perms[p.id] = p
+	return nil
+}
+
+// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn; the status follows
+// (foldStatusLocked).
+func (s *Session) restoreTurnEndLocked(params []byte) error {
+	var p struct {
+		TurnID     string           `json:"turnId"`
+		StopReason string           `json:"stopReason"`
+		EndedAt    time.Time        `json:"endedAt"`
+		Error      json.RawMessage  `json:"error"`
+		Usage      *agentusage.Turn `json:"usage"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return err
+	}
+	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt, Usage: p.Usage}
+	var turnErr error
+	if len(NullToNil(p.Error)) > 0 {
+		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
+			return err
+		}
+		turnErr = loggedTurnError(p.Error)
+		if lt.StopReason != translate.StopCancelled {
+			lt.StopReason = translate.StopError // logged before failed turns said so: end_turn with an error
+		}
+	}
+	lt.Outcome = translate.OutcomeOf(lt.StopReason)
+	s.lastTurn = lt
+	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
+	if t := s.turn; t != nil && t.ID == p.TurnID {
+		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
+		t.text.Release()
+		close(t.done)
+		s.turn = nil
+	}
+	return nil
+}
+
+// loggedTurnError is the error turnError described: the agent's JSON-RPC error when it had a code.
+func loggedTurnError(raw json.RawMessage) error {
+	var e struct {
+		Code    *int            `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return errors.New(string(raw))
+	}
+	if e.Code == nil {
+		return errors.New(e.Message)
+	}
+	re := &acp.RequestError{Code: *e.Code, Message: e.Message}
+	if len(e.Data) > 0 {
+		re.Data = e.Data
+	}
+	return agenterr.RPCError{Err: re}
+}

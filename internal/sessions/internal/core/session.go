@@ -1,0 +1,336 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/agenterr"
+	"github.com/acp-gateway/gateway/internal/agentlogin"
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/agentsvc"
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/translate"
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
+)
+
+// Session is one conversation with one agent process.
+type Session struct {
+	// Static after construction.
+	ID        string
+	Agent     string
+	Cwd       string
+	Epoch     string
+	Policy    string
+	CreatedAt time.Time
+	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
+	AdditionalDirs []string
+	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet                  // who the owner shared it with (share.go); its own lock
+	presence       presence                  // who streams it now (presence.go); its own lock
+	ready          atomic.Pointer[ReadyGate] // set while start waits for session/new (status.go)
+	host           Host                      // the registry that holds the session (host.go)
+	cfg            *SessionConfig            // host.sessionConfig(), read on every update
+	spec           agents.Spec
+	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
+	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
+	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
+	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	log            *eventlog.Log
+	logger         *slog.Logger
+	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
+	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
+	// that only ever had Epoch. Set by setEpochChain before the session is shared.
+	epochs []eventlog.EpochStart
+	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower. Set
+	// by the host before the session is shared.
+	run Runner
+	// forkOf is the agent session a fork's agent forks (fork.go); "" for a session that is no fork.
+	forkOf string
+	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
+	beforeSnapshotJSON func()
+
+	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
+	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
+	conn *agents.Conn
+	// agentSID is set once by start under mu, before the session is idle; read-only afterwards (a re-attach
+	// loads the same agent session), so code that runs only on a usable session reads it without mu.
+	agentSID string
+	// initInfo is the agent's initialize answer: set by start, and by reattach under mu.
+	initInfo struct {
+		AgentInfo         json.RawMessage
+		AgentCapabilities json.RawMessage
+		AuthMethods       json.RawMessage
+	}
+
+	mu sync.Mutex
+	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
+	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
+	loginSecrets  []string
+	status        store.Status           // Guarded by mu.
+	statusReason  string                 // Guarded by mu.
+	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
+	configOptions json.RawMessage        // Guarded by mu.
+	tctx          *translate.Context     // Guarded by mu.
+	turn          *Turn                  // Guarded by mu; the running turn or nil.
+	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
+	keys          promptKeys             // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
+	lastTurn      *LastTurnView          // Guarded by mu; how the last turn ended, nil before the first.
+	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
+	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
+	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
+	clients       int                    // Guarded by mu; attached subscribers.
+	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
+	stoodDown     bool                   // Guarded by mu; another node took the session over (nodeloss.go).
+	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
+	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	cancelAttach  context.CancelFunc     // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
+	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
+	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
+	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
+	fsDelegates   []*fsDelegation        // Guarded by mu; who offers to serve fs/* and terminal/*, latest last (fs_delegate.go).
+	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
+	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
+	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
+	forkedAt      uint64                 // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
+	closeOnce     sync.Once
+}
+
+// MakeOptions are what makeSession takes of a session's creation.
+type MakeOptions struct {
+	Cwd            string
+	AdditionalDirs []string
+	Policy         string
+	Owner          principal.Principal
+	MCPServers     []agents.MCPServer // the client's own
+	// OpenCwd opens the cwd now; a follower's cwd is on its owner's machine, and a restored session's is
+	// opened once a re-attach has checked it again (recheck.go).
+	OpenCwd bool
+}
+
+// MakeSession makes a session held by h; the registry's newSession (registry_host.go) calls it and sets its
+// runner.
+func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session {
+	spec = spec.ForPrincipal(opts.Owner.ID) // its own HOME when the agent has one per principal
+	cfg := h.SessionConfig()
+	s := &Session{
+		ID:             id,
+		Agent:          spec.Name,
+		Cwd:            opts.Cwd,
+		AdditionalDirs: opts.AdditionalDirs,
+		Epoch:          uuid.NewString(),
+		Policy:         opts.Policy,
+		CreatedAt:      h.Now().UTC(),
+		Owner:          opts.Owner,
+		host:           h,
+		cfg:            cfg,
+		spec:           spec,
+		clientMCP:      opts.MCPServers,
+		fsSlots:        make(chan struct{}, cfg.MaxFSRequests),
+		log:            eventlog.NewLog(cfg.Log),
+		closed:         make(chan struct{}),
+		status:         store.StatusStarting,
+		lastActive:     h.Now(),
+		perms:          map[string]*permission{},
+		resolved:       map[string]struct{}{},
+	}
+	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.OpenCwd)
+	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
+	s.terms = s.newTerminals()
+	s.tctx = translate.NewContext(translate.Config{
+		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: cfg.MaxFieldBytes, Redact: cfg.Redact,
+	})
+	return s
+}
+
+// Log is the session's event log.
+func (s *Session) Log() *eventlog.Log { return s.log }
+
+// Closed is closed once the session is closed.
+func (s *Session) Closed() <-chan struct{} { return s.closed }
+
+// Close cancels the running turn, denies pending permissions, stops the agent and closes the log. Clients
+// see `_gateway/session_status {status: closed}` as the last frame. A follower closes only this node's copy.
+func (s *Session) Close(reason string) {
+	s.run.CloseHere(reason)
+}
+
+// noteDir tells the host that the session's directory entry changed. It never blocks.
+func (s *Session) noteDir() { s.host.EntryChanged(s) }
+
+// closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
+func (s *Session) closeRoot() {
+	s.workspace.Close()
+}
+
+// SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
+func (s *Session) SessionUpdate(params json.RawMessage) {
+	s.cfg.Metrics.UpdateIn()
+	s.waitReady()
+	s.logUpdate(params)
+}
+
+// logUpdate translates and logs a session/update, the agent's or one the gateway makes (a rename).
+func (s *Session) logUpdate(params json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The translated update is laid out as its frame right away, with room for the stamp: the log fills in
+	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
+	// would copy and scan the params again).
+	meta := translate.GatewayMeta{Epoch: s.Epoch}
+	if s.turn != nil {
+		meta.TurnID = s.turn.ID
+	}
+	params = agentlogin.ScrubParams(params, s.loginSecrets)
+	u, err := s.tctx.UpdateFrame(params, meta)
+	if err != nil {
+		s.logger.Warn("dropping malformed session/update", "err", err)
+		return
+	}
+	if u.Kind == "usage_update" {
+		s.noteUsageLocked(params)
+	}
+	if t := s.turn; t != nil {
+		t.span.Update(params) // nil when tracing is off
+		if !t.textTruncated {
+			t.textTruncated = u.WriteText(&t.text, s.cfg.MaxTurnTextBytes)
+		}
+	}
+	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+		s.logger.Error("append to log", "method", "session/update", "err", err)
+	}
+}
+
+// appendLocked logs a notification frame of kind. The caller holds s.mu, which keeps frames in the order the
+// session's state changed.
+func (s *Session) appendLocked(kind eventlog.Kind, method string, params []byte, meta translate.GatewayMeta) uint64 {
+	meta.Epoch = s.Epoch
+	seq, err := s.log.Append(kind, func(seq uint64) ([]byte, error) {
+		meta.Seq = seq
+		return translate.AppendNotification(nil, method, params, meta)
+	})
+	if err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+		s.logger.Error("append to log", "method", method, "err", err)
+	}
+	return seq
+}
+
+// appendGatewayLocked logs a `_gateway/*` notification whose params the gateway builds.
+func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 {
+	b, err := json.Marshal(params)
+	if err != nil {
+		s.logger.Error("encode gateway notification", "method", method, "err", err)
+		return 0
+	}
+	s.tctx.Note(method, b)
+	seq := s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
+	if err := s.foldStatusLocked(method, b); err != nil {
+		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
+	}
+	switch method {
+	case methodSessionReady, methodSessionStatus, methodTurnStarted, methodTurnEnded:
+		s.noteDir() // the directory entry lists the status and lastTurn
+	}
+	return seq
+}
+
+// SetMode asks the agent to switch mode and records it.
+func (s *Session) SetMode(ctx context.Context, modeID string) error {
+	conn, err := s.usable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
+		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: CallError(ctx, err, s.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return ae
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.modes) > 0 {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(s.modes, &m) == nil {
+			m["currentModeId"], _ = json.Marshal(modeID)
+			s.modes, _ = json.Marshal(m)
+		}
+	}
+	s.noteDir()
+	return nil
+}
+
+// SetConfigOption sets a config option and returns the agent's full, updated list.
+func (s *Session) SetConfigOption(ctx context.Context, configID string, value json.RawMessage) (json.RawMessage, error) {
+	conn, err := s.usable()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
+	if err != nil {
+		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: CallError(ctx, err, s.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return nil, ae
+	}
+	var r struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	_ = json.Unmarshal(res, &r)
+	s.mu.Lock()
+	if len(NullToNil(r.ConfigOptions)) > 0 {
+		s.configOptions = r.ConfigOptions
+	}
+	opts := s.configOptions
+	s.mu.Unlock()
+	s.noteDir()
+	if opts == nil {
+		opts = json.RawMessage(`[]`)
+	}
+	return opts, nil
+}
+
+// usable reports whether the session can take requests for its agent, and returns the agent.
+func (s *Session) usable() (*agents.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.status == store.StatusStarting:
+		return nil, sessionerr.ErrNotReady
+	case s.status == store.StatusClosed:
+		return nil, sessionerr.ErrClosed
+	case s.status == store.StatusFailed:
+		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+	case s.status == store.StatusDetached, s.stopping:
+		return nil, sessionerr.ErrDetached
+	}
+	return s.conn, nil
+}
+
+// CallError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
+func CallError(ctx context.Context, err error, limit time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("agent did not answer within %s", limit)
+	}
+	return agenterr.Clean(err)
+}
+
+// NullToNil reads a JSON null as absent.
+func NullToNil(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,37 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/store"
+)
+
+// loadDetached hydrates a cold session from its stored log and leaves it detached (failed stays failed): no
+// agent runs. stoppedLocked runs first and persistLocked last (with the log's head), under mu with the
+// restore, so no close and no append comes between; their errors are returned as they are.
+func (s *Session) loadDetached(entries []eventlog.Entry, stoppedLocked func() error, persistLocked func(head uint64) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := stoppedLocked(); err != nil {
+		return err
+	}
+	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
+		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
+	}
+	if s.status != store.StatusFailed {
+		s.status = store.StatusDetached // whatever the log last said, no agent runs
+	}
+	s.cold = nil
+	return persistLocked(s.log.Head())
+}
+
+// restoreLive rebuilds a new session, not shared, from its whole stored log as live as its entry said: the
+// log's own status frames and turns decide its state.
+func (s *Session) restoreLive(entries []eventlog.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cold, s.status, s.statusReason = nil, store.StatusIdle, ""
+	return s.restoreFromLocked(entries, s.dirViewLocked())
+}

@@ -1,0 +1,96 @@
+package core
+
+import (
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/eventlog"
+)
+
+// Hooks for the tests of the role code: they read or set the core's state that no role needs, so that those
+// tests need no field of the core.
+
+// SetBeforeSnapshotForTest makes Detail call fn right before it builds the snapshot JSON (nil: nothing).
+func (c Control) SetBeforeSnapshotForTest(fn func()) { c.s.beforeSnapshotJSON = fn }
+
+// TryLock tries to take the session's mu.
+func (c Control) TryLock() bool { return c.s.mu.TryLock() }
+
+// SetEpochChain sets the log's epoch chain, as a hydration does.
+func (c Control) SetEpochChain(chain []eventlog.EpochStart) { c.s.setEpochChain(chain) }
+
+// EpochChain is the log's epoch chain, nil for a log in one epoch.
+func (c Control) EpochChain() []eventlog.EpochStart {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.epochs
+}
+
+// ResolvedOrder is the ids of the resolved permission requests, oldest first.
+func (c Control) ResolvedOrder() []string {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.resolvedOrder
+}
+
+// PublishedPresence is the version and list of the watchers the session last published.
+func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.publishedPresence() }
+
+// Stopping reports whether a detach is stopping the agent.
+func (c Control) Stopping() bool {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.stopping
+}
+
+// Closing reports whether the session's end has begun.
+func (c Control) Closing() bool {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.closing
+}
+
+// RestoreFrom rebuilds the session from a stored log and directory view, as a restart does.
+func (c Control) RestoreFrom(entries []eventlog.Entry, dv DirView) error {
+	return c.s.restoreFrom(entries, dv)
+}
+
+// DirViewLocked is what the session's directory entry says of it. The caller holds mu.
+func (c Control) DirViewLocked() DirView { return c.s.dirViewLocked() }
+
+// HeldUpdates is how many agent updates wait for session_ready; 0 when the start holds none.
+func (c Control) HeldUpdates() int32 {
+	if g := c.s.ready.Load(); g != nil {
+		return g.held.Load()
+	}
+	return 0
+}
+
+// TurnTextCap is the capacity of the buffer that collects t's text. The caller holds mu.
+func (c Control) TurnTextCap(t *Turn) int { return t.text.Cap() }
+
+// NotifyAskedLocked wakes t's waiters as a new permission request does. The caller holds mu.
+func (c Control) NotifyAskedLocked(t *Turn) { t.notifyAskedLocked() }
+
+// BareSessionForTest is a session of only a log in epoch, without a host or an agent; the caller sets its
+// runner.
+func BareSessionForTest(epoch string, log *eventlog.Log) *Session {
+	return &Session{Epoch: epoch, log: log}
+}
+
+// BeginTurnForTest makes a turn of id the session's running turn without an agent, as a benchmark of the
+// agent's updates needs.
+func (c Control) BeginTurnForTest(id string, startedAt time.Time) {
+	c.s.turn = &Turn{ID: id, StartedAt: startedAt}
+	c.s.tctx.BeginTurn(id)
+}
+
+// RestartTurnTextForTest does with the running turn's text what the turn's end does (its result takes the
+// text) once the text reached MaxTurnTextBytes, and starts collecting again. The caller holds mu.
+func (c Control) RestartTurnTextForTest() {
+	t := c.s.turn
+	if t.textTruncated {
+		_ = t.text.String()
+		t.text.Release()
+		t.textTruncated = false
+	}
+}
