@@ -5,4 +5,8 @@
 // (their handler calls only append to the log and return); faces (WebSocket, SSE, REST) read the log and call
 // the session's methods.
 // No face talks to an agent directly, and no lock is held across I/O or a whole turn.
+//
+// The Session itself is the core (internal/core, named here through the aliases in core_names.go); this
+// package holds the roles around it: the local runner and the agent's lifecycle, the follower and its
+// routing, the store link and the registry.
 package sessions
