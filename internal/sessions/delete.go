@@ -15,13 +15,14 @@ import (
 // Delete closes the session this node runs and then deletes the agent's copy; the caller checked who may.
 func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.s
-	agentSID, caps := core.ControlOf(s).AgentOpened()
+	c := core.ControlOf(s)
+	agentSID, caps := c.AgentOpened()
 	if len(core.NullToNil(caps)) == 0 {
-		if known := r.reg.probes.Known(core.ControlOf(s).AgentSpec()); known != nil {
+		if known := r.reg.probes.Known(c.AgentSpec()); known != nil {
 			caps = known.Capabilities
 		}
 	}
-	core.ControlOf(s).Audit(who, "delete", "reason", reason)
+	c.Audit(who, "delete", "reason", reason)
 	s.Close(reason)
 	switch {
 	case agentSID == "":
@@ -36,8 +37,9 @@ func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reaso
 // sends session/delete for agentSID when its initialize advertises it, and stops it.
 func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) AgentDeletion {
 	s := r.s
+	c := core.ControlOf(s)
 	failed := func(err error) AgentDeletion {
-		core.ControlOf(s).SessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
+		c.SessionLogger().Warn("the agent's copy of a deleted session was not deleted", "agentSession", agentSID, "err", err)
 		if sessionerr.IsStartFailure(err) { // its text names the gateway's paths
 			return AgentDeletion{Status: AgentDeleteError, Detail: "the agent could not be started; the gateway log has the reason"}
 		}
@@ -51,7 +53,7 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 		return failed(err)
 	}
 	defer r.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	if !canDelete(core.ControlOf(s).AgentCapabilities()) {
+	if !canDelete(c.AgentCapabilities()) {
 		conn.Stop()
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}
 	}
@@ -61,7 +63,7 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 		return failed(fail(acp.AgentMethodSessionDelete, core.CallError(cctx, err, r.reg.cfg.CallTimeout)))
 	}
 	conn.Stop()
-	core.ControlOf(s).SessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
+	c.SessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
 	return AgentDeletion{Status: AgentDeleted}
 }
 
@@ -79,10 +81,11 @@ func canDelete(caps json.RawMessage) bool {
 // gone, the session is removed as a close removes it, and the agent's copy stays.
 func (r remoteRunner) Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
 	s := r.f.s
-	core.ControlOf(s).Lock()
+	c := core.ControlOf(s)
+	c.Lock()
 	node := r.f.node
-	st, _ := core.ControlOf(s).StatusLocked()
-	core.ControlOf(s).Unlock()
+	st, _ := c.StatusLocked()
+	c.Unlock()
 	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		if err := r.removeForGoneOwner(who, reason); err != nil {
 			return AgentDeletion{}, err

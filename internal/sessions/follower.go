@@ -58,12 +58,13 @@ func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
 // follower already holds are skipped.
 func (f *follower) load() error {
 	s := f.s
+	c := core.ControlOf(s)
 	ctx, cancel := context.WithCancel(context.Background())
 	caught := make(chan struct{})
 	var once sync.Once
 	done := make(chan struct{})
 	var err error
-	core.ControlOf(s).WithLock(func() {
+	c.WithLock(func() {
 		if err = f.reg.stoppedLocked(s); err == nil {
 			f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
 		}
@@ -81,7 +82,7 @@ func (f *follower) load() error {
 	select {
 	case <-caught:
 	case <-done: // stopped before it caught up
-		core.ControlOf(s).WithLock(func() { err = f.reg.stoppedLocked(s) })
+		c.WithLock(func() { err = f.reg.stoppedLocked(s) })
 		if err != nil {
 			return err
 		}
@@ -91,12 +92,12 @@ func (f *follower) load() error {
 		<-done
 		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, f.reg.cfg.StartTimeout)
 	}
-	core.ControlOf(s).WithLock(func() {
+	c.WithLock(func() {
 		if err = f.reg.stoppedLocked(s); err != nil {
 			cancel()
 			return
 		}
-		core.ControlOf(s).WarmCopyLocked()
+		c.WarmCopyLocked()
 	})
 	return err
 }
@@ -212,28 +213,30 @@ func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
 		return
 	}
 	s := f.s
-	core.ControlOf(s).WithLock(func() {
+	c := core.ControlOf(s)
+	c.WithLock(func() {
 		f.node = e.Owner
-		core.ControlOf(s).ApplyCopiedEntryLocked(e, dv, rev)
+		c.ApplyCopiedEntryLocked(e, dv, rev)
 	})
-	core.ControlOf(s).TakeCopiedShares(e.Shares, rev)
+	c.TakeCopiedShares(e.Shares, rev)
 }
 
 // close ends the follower (its session was closed or removed): the feed stops, the log closes, faces close
 // their sockets as for a closed session, and the registry forgets it.
 func (f *follower) close() {
 	s := f.s
-	core.ControlOf(s).EndOnce(func() {
+	c := core.ControlOf(s)
+	c.EndOnce(func() {
 		var stop context.CancelFunc
-		core.ControlOf(s).WithLock(func() {
-			core.ControlOf(s).CloseCopyLocked()
+		c.WithLock(func() {
+			c.CloseCopyLocked()
 			stop = f.stop
 		})
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
 		f.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
-		core.ControlOf(s).EndCopy()
+		c.EndCopy()
 	})
 	<-s.Closed()
 }
@@ -243,22 +246,23 @@ func (f *follower) close() {
 // from the store (frames it holds are skipped) before it answers. It reports whether it paused.
 func (f *follower) pause(cutoff time.Time) bool {
 	s := f.s
+	c := core.ControlOf(s)
 	var stop context.CancelFunc
 	var done chan struct{}
-	core.ControlOf(s).WithLock(func() {
-		if f.stop == nil || !core.ControlOf(s).UnusedSinceLocked(cutoff) {
+	c.WithLock(func() {
+		if f.stop == nil || !c.UnusedSinceLocked(cutoff) {
 			return
 		}
 		stop, done = f.stop, f.done
 		f.stop, f.done = nil, nil
-		core.ControlOf(s).PauseCopyLocked()
+		c.PauseCopyLocked()
 	})
 	if stop == nil {
 		return false
 	}
 	stop()
 	<-done
-	core.ControlOf(s).RelistPausedCopy() // the feed may have applied a frame meanwhile
+	c.RelistPausedCopy() // the feed may have applied a frame meanwhile
 	return true
 }
 

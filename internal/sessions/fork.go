@@ -82,15 +82,16 @@ func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
 // takes the point to fork at, under one lock so no turn starts between the check and the transcript.
 func (r *localRunner) forkPoint(caps json.RawMessage) (*forkPoint, error) {
 	s := r.s
-	core.ControlOf(s).Lock()
-	defer core.ControlOf(s).Unlock()
-	if err := core.ControlOf(s).ForkableLocked(); err != nil {
+	c := core.ControlOf(s)
+	c.Lock()
+	defer c.Unlock()
+	if err := c.ForkableLocked(); err != nil {
 		return nil, err
 	}
 	if !canFork(caps) {
 		return nil, fmt.Errorf("%w: agent %q does not advertise sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 	}
-	return &forkPoint{agentSID: core.ControlOf(s).AgentSession(), history: core.ControlOf(s).ReplayLocked()}, nil
+	return &forkPoint{agentSID: c.AgentSession(), history: c.ReplayLocked()}, nil
 }
 
 // canFork reads sessionCapabilities.fork (an object when supported) from an agent's agentCapabilities.

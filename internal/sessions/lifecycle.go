@@ -22,15 +22,16 @@ import (
 // start launches the agent and opens the ACP session.
 func (r *localRunner) start(ctx context.Context) error {
 	s := r.s
+	c := core.ControlOf(s)
 	cfg := r.reg.cfg
 	conn, fail, err := r.launchAgent(ctx)
 	if err != nil {
 		return err
 	}
 	method, params := acp.AgentMethodSessionNew, r.sessionParams()
-	if forkOf := core.ControlOf(s).ForkSource(); forkOf != "" {
+	if forkOf := c.ForkSource(); forkOf != "" {
 		// A fork asks its agent to fork the source's agent session (fork.go).
-		if !canFork(core.ControlOf(s).AgentCapabilities()) {
+		if !canFork(c.AgentCapabilities()) {
 			conn.Stop()
 			return fmt.Errorf("%w: agent %q no longer advertises sessionCapabilities.fork", sessionerr.ErrForkUnsupported, s.Agent)
 		}
@@ -38,11 +39,11 @@ func (r *localRunner) start(ctx context.Context) error {
 	}
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	gate := core.ControlOf(s).NewReadyGate()
+	gate := c.NewReadyGate()
 	defer gate.Release(s)
 	newRes, err := r.openAgentSession(nctx, conn, method, params, false, gate.Watch)
 	if err != nil {
-		return core.ControlOf(s).LoginRequired(err, fail(method, core.CallError(nctx, err, cfg.StartTimeout)))
+		return c.LoginRequired(err, fail(method, core.CallError(nctx, err, cfg.StartTimeout)))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -56,7 +57,7 @@ func (r *localRunner) start(ctx context.Context) error {
 	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	attached, ready := core.ControlOf(s).AttachAgent(conn, nr.SessionID, core.NullToNil(nr.Modes), core.NullToNil(nr.ConfigOptions), r.reg.stopping)
+	attached, ready := c.AttachAgent(conn, nr.SessionID, core.NullToNil(nr.Modes), core.NullToNil(nr.ConfigOptions), r.reg.stopping)
 	if !attached {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
@@ -66,10 +67,10 @@ func (r *localRunner) start(ctx context.Context) error {
 	}
 	gate.Release(s)
 	if !ready { // session_ready wrote the directory entry too: one write, as before the frame
-		core.ControlOf(s).NoteDir()
+		c.NoteDir()
 	}
 	go r.watchAgent(conn)
-	core.ControlOf(s).SessionLogger().Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
+	c.SessionLogger().Info("session started", "cwd", s.Cwd, "agentSession", nr.SessionID)
 	return nil
 }
 
@@ -78,16 +79,17 @@ func (r *localRunner) start(ctx context.Context) error {
 // agent and describes a failed step.
 func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op string, err error) error, error) {
 	s := r.s
+	c := core.ControlOf(s)
 	cfg := r.reg.cfg
-	spec := core.ControlOf(s).AgentSpec()
+	spec := c.AgentSpec()
 	if err := spec.MakeHome(); err != nil {
 		return nil, nil, &sessionerr.AgentError{Op: "start agent", Err: fmt.Errorf("per-principal home: %w", err)}
 	}
 	loginEnv := r.reg.logins.Env(spec, s.Owner)
-	core.ControlOf(s).SetLoginSecrets(agentlogin.SecretsOf(loginEnv))
+	c.SetLoginSecrets(agentlogin.SecretsOf(loginEnv))
 	conn, err := agents.Start(spec, agents.Options{
-		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: core.ControlOf(s).SessionLogger(), StopGrace: cfg.StopGrace,
-		WriteTimeout: cfg.AgentWriteTimeout, Secrets: core.ControlOf(s).AgentSecrets(), Confiner: cfg.Confiner,
+		Cwd: s.Cwd, Env: cfg.AgentEnv, Handler: s, Logger: c.SessionLogger(), StopGrace: cfg.StopGrace,
+		WriteTimeout: cfg.AgentWriteTimeout, Secrets: c.AgentSecrets(), Confiner: cfg.Confiner,
 		ExtraDirs: s.AdditionalDirs, LoginEnv: loginEnv,
 	})
 	if err != nil {
@@ -109,13 +111,13 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 		return nil, nil, fail("initialize", core.CallError(ictx, err, cfg.StartTimeout))
 	}
 	canLoad, canResume := resumeCapabilities(ai.Capabilities)
-	core.ControlOf(s).NoteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
+	c.NoteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
 	// Every start refreshes what faces report about the agent, recorded for the configured spec: a session's
 	// own (a HOME per principal) would make the answer look stale and the next listing probe again.
 	if base, ok := r.reg.agents[s.Agent]; ok {
 		r.reg.probes.Record(base, ai)
 	}
-	if err := checkMCPTransports(ai.Capabilities, core.ControlOf(s).ClientMCPServers()); err != nil {
+	if err := checkMCPTransports(ai.Capabilities, c.ClientMCPServers()); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}
@@ -175,16 +177,17 @@ func (r *localRunner) watchAgent(conn *agents.Conn) {
 // running turn (if any) ends through its own goroutine when the agent call returns.
 func (r *localRunner) fail(conn *agents.Conn, reason string) {
 	s := r.s
-	answers, ok := core.ControlOf(s).MarkAgentFailed(conn, reason)
+	c := core.ControlOf(s)
+	answers, ok := c.MarkAgentFailed(conn, reason)
 	if !ok {
 		return
 	}
 	core.Deliver(answers)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, true)
-	core.ControlOf(s).SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
+	c.SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {
 		conn.Stop()
-		core.ControlOf(s).CloseTerminals() // the agent that used them is gone
+		c.CloseTerminals() // the agent that used them is gone
 	}()
 }
 

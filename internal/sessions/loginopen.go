@@ -19,6 +19,7 @@ import (
 // marks the context of the method's own calls (the start's ready gate), never authenticate's.
 func (r *localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, method string, params any, dropReplay bool, watch func(context.Context) context.Context) (json.RawMessage, error) {
 	s := r.s
+	c := core.ControlOf(s)
 	call := conn.Call
 	if dropReplay {
 		call = conn.CallDroppingUpdates
@@ -31,13 +32,13 @@ func (r *localRunner) openAgentSession(ctx context.Context, conn *agents.Conn, m
 	if err == nil || !sessionerr.IsAuthRequired(err) {
 		return res, err
 	}
-	spec := core.ControlOf(s).AgentSpec()
+	spec := c.AgentSpec()
 	m := r.reg.logins.AgentMethod(spec, s.Owner)
 	if m == "" || m == spec.AuthMethod {
 		return res, err
 	}
 	if _, aerr := conn.Call(ctx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m}); aerr != nil {
-		core.ControlOf(s).SessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), core.ControlOf(s).AgentSecrets()))
+		c.SessionLogger().Info("remembered agent login refused", "method", m, "err", agentlogin.ScrubErr(agenterr.Clean(aerr), c.AgentSecrets()))
 		return res, err
 	}
 	return call(mctx, method, params)

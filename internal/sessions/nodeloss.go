@@ -257,8 +257,9 @@ func (r *Registry) takenFrom(e store.DirEntry) bool {
 // store. Once only; a session Close got to first is left alone.
 func (r *localRunner) standDown() {
 	s := r.s
-	core.ControlOf(s).EndOnce(func() {
-		conn, t := core.ControlOf(s).MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
+	c := core.ControlOf(s)
+	c.EndOnce(func() {
+		conn, t := c.MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
 		if d := r.dur; d != nil {
 			d.stopWriter()
 			if p := d.persister(); p != nil {
@@ -267,7 +268,7 @@ func (r *localRunner) standDown() {
 				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
 			}
 		}
-		core.Deliver(core.ControlOf(s).DenyPending("", ReasonNodeLost, nodeLostTurnText))
+		core.Deliver(c.DenyPending("", ReasonNodeLost, nodeLostTurnText))
 		if conn != nil {
 			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
 			r.reg.cfg.Metrics.AgentExited(s.Agent, true)
@@ -275,8 +276,8 @@ func (r *localRunner) standDown() {
 		if t != nil {
 			<-t.Done()
 		}
-		core.ControlOf(s).FailStoodDown(ReasonNodeLost)
-		core.ControlOf(s).SessionLogger().Warn("session stood down: another node took it over while this node was cut off")
+		c.FailStoodDown(ReasonNodeLost)
+		c.SessionLogger().Warn("session stood down: another node took it over while this node was cut off")
 		r.reg.replaceStoodDown(s)
 	})
 }

@@ -41,14 +41,15 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 // was detached (false: it was not attached, or Close or another detach got there first).
 func (r *localRunner) detach(reason string) bool {
 	s := r.s
-	conn, t, answers, done, ok := core.ControlOf(s).BeginDetach()
+	c := core.ControlOf(s)
+	conn, t, answers, done, ok := c.BeginDetach()
 	if !ok {
 		return false
 	}
 	defer close(done)
 	core.Deliver(answers)
 	if t != nil {
-		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": core.ControlOf(s).AgentSession()})
+		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.
 		w := time.NewTimer(r.reg.cfg.StopGrace)
 		select {
@@ -62,13 +63,13 @@ func (r *localRunner) detach(reason string) bool {
 	if t != nil {
 		<-t.Done()
 	}
-	core.ControlOf(s).KillTerminals() // the agent that used them is gone
-	if !core.ControlOf(s).EndDetach(reason) {
+	c.KillTerminals() // the agent that used them is gone
+	if !c.EndDetach(reason) {
 		return false
 	}
 	r.reg.markDetached(s.ID, true)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, false)
-	core.ControlOf(s).SessionLogger().Info("session detached", "reason", reason)
+	c.SessionLogger().Info("session detached", "reason", reason)
 	return true
 }
 
@@ -77,10 +78,11 @@ func (r *localRunner) detach(reason string) bool {
 // first, it is detached again, its agent stopped and its log untouched.
 func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) (*Turn, error) {
 	s := r.s
+	c := core.ControlOf(s)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	core.ControlOf(s).BeginReattachLocked(cancel)
-	core.ControlOf(s).Unlock()
+	c.BeginReattachLocked(cancel)
+	c.Unlock()
 	var lr loaded
 	err := r.reg.claimAttach(s)
 	if err == nil {
@@ -90,8 +92,8 @@ func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Princ
 	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	core.ControlOf(s).Lock()
-	closing := core.ControlOf(s).EndReattachLocked()
+	c.Lock()
+	closing := c.EndReattachLocked()
 	if closing {
 		err = sessionerr.ErrClosed // Close cut the re-attach short, or found no agent to stop
 	}
@@ -107,23 +109,23 @@ func (r *localRunner) reattachAndPrompt(ctx context.Context, who principal.Princ
 	}
 	if err != nil {
 		if !closing {
-			core.ControlOf(s).RedetachLocked()
+			c.RedetachLocked()
 			r.reg.noteRefusalLocked(s, err)
 		}
-		core.ControlOf(s).Unlock()
+		c.Unlock()
 		if lr.conn != nil {
 			lr.conn.Stop()
 		}
 		r.reg.markDetached(s.ID, true)
 		return nil, err
 	}
-	core.ControlOf(s).AttachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
+	c.AttachLoadedLocked(lr.conn, lr.modes, lr.configOptions)
 	// Still starting, under mu until the turn_started frame beginTurnLocked logs makes it running: a copy
 	// folds the same frames, and the re-attach logs nothing when it fails.
 	go r.watchAgent(lr.conn)
-	core.ControlOf(s).NoteDir()
-	core.ControlOf(s).SessionLogger().Info("session re-attached", "agentSession", core.ControlOf(s).AgentSession(), "method", lr.method)
-	return core.ControlOf(s).BeginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
+	c.NoteDir()
+	c.SessionLogger().Info("session re-attached", "agentSession", c.AgentSession(), "method", lr.method)
+	return c.BeginTurnLocked(ctx, who, blocks, turnID, key), nil // unlocks mu
 }
 
 // loaded is an agent that took its session back, not yet the session's.

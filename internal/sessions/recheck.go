@@ -25,7 +25,8 @@ func (e *refusal) Unwrap() error { return e.err }
 // recheck checks s's stored cwd and client MCP servers before its agent starts again, and makes the cwd,
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
-	if err := r.checkClientMCP(core.ControlOf(s).AgentSpec(), core.ControlOf(s).AddedMCPServers()); err != nil {
+	c := core.ControlOf(s)
+	if err := r.checkClientMCP(c.AgentSpec(), c.AddedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
 	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
@@ -35,7 +36,7 @@ func (r *Registry) recheck(s *Session) error {
 	if err != nil {
 		return &refusal{err}
 	}
-	if !core.ControlOf(s).ReopenWorkspace(root) {
+	if !c.ReopenWorkspace(root) {
 		return sessionerr.ErrClosed
 	}
 	return nil

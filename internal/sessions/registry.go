@@ -199,6 +199,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
+	c := core.ControlOf(s)
 	if r.cfg.Store != nil {
 		localOf(s).dur = newDurable(r, s, 0) // before the session is shared
 	}
@@ -206,12 +207,12 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	switch {
 	case r.closing:
 		r.mu.Unlock()
-		core.ControlOf(s).CloseRoot()
+		c.CloseRoot()
 		return nil, sessionerr.ErrShuttingDown
 	}
 	if err := r.checkLimitsLocked(spec.Name, opts.Owner); err != nil {
 		r.mu.Unlock()
-		core.ControlOf(s).CloseRoot()
+		c.CloseRoot()
 		return nil, err
 	}
 	r.sessions[s.ID] = s
@@ -226,7 +227,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if run.dur != nil {
 		if err := run.dur.create(ctx); err != nil {
 			r.remove(s.ID)
-			core.ControlOf(s).CloseRoot()
+			c.CloseRoot()
 			return nil, err
 		}
 	}
@@ -238,7 +239,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	span.End(err)
 	if err != nil {
 		r.remove(s.ID)
-		core.ControlOf(s).CloseRoot()
+		c.CloseRoot()
 		if run.dur != nil {
 			run.dur.remove()
 		}
@@ -249,7 +250,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		// error, since stderr may hold anything.
 		var ae *sessionerr.AgentError
 		if errors.As(err, &ae) {
-			core.ControlOf(s).SessionLogger().Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
+			c.SessionLogger().Warn("agent failed to start", "err", err, "stderr", tail(ae.Stderr, 4096))
 		}
 		return nil, err
 	}

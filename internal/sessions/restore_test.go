@@ -23,18 +23,19 @@ import (
 // the same `/acp` load replay, the same pending-request re-sends, the same latest turn with its text, the
 // same resolved ids, and an epoch chain that resumes the live epoch.
 func checkRestored(t *testing.T, live *Session, at string) {
+	c := core.ControlOf(live)
 	t.Helper()
 	synctest.Wait()
 	res, err := live.Log().Read(0, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newSession(registryOf(live), live.ID, core.ControlOf(live).AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
+	r := newSession(registryOf(live), live.ID, c.AgentSpec(), CreateOptions{Cwd: live.Cwd, PermissionPolicy: live.Policy})
 	defer core.ControlOf(r).CloseRoot()
 	r.Epoch, r.CreatedAt = live.Epoch, live.CreatedAt
-	core.ControlOf(live).Lock()
-	dv := core.ControlOf(live).DirViewLocked()
-	core.ControlOf(live).Unlock()
+	c.Lock()
+	dv := c.DirViewLocked()
+	c.Unlock()
 	if err := core.ControlOf(r).RestoreFrom(res.Entries, dv); err != nil {
 		t.Fatalf("%s: restore: %v", at, err)
 	}
@@ -81,7 +82,7 @@ func checkRestored(t *testing.T, live *Session, at string) {
 			t.Fatalf("%s: restored turn %s (err %v), live %s (err %v)", at, rsj, rs.Err, lsj, ls.Err)
 		}
 	}
-	lres := core.ControlOf(live).ResolvedOrder()
+	lres := c.ResolvedOrder()
 	if res := core.ControlOf(r).ResolvedOrder(); !reflect.DeepEqual(res, lres) {
 		t.Fatalf("%s: resolved ids %v, live %v", at, res, lres)
 	}

@@ -216,13 +216,14 @@ func (r remoteRunner) ListFiles(ctx context.Context, who principal.Principal, op
 
 func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s := r.f.s
-	if err := core.ControlOf(s).Allow(who, AccessAct); err != nil {
+	c := core.ControlOf(s)
+	if err := c.Allow(who, AccessAct); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	if err := r.f.ended(); err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	turnID := core.ControlOf(s).RequestTurnID(permissionID)
+	turnID := c.RequestTurnID(permissionID)
 	var o ask.Outcome
 	err := r.route(context.Background(), opAnswer, who, answerArgs{PermissionID: permissionID, Answer: a, By: by}, r.f.reg.cfg.CallTimeout, &o)
 	if err != nil {
@@ -230,7 +231,7 @@ func (r remoteRunner) Answer(who principal.Principal, permissionID string, a ask
 	}
 	var t *Turn
 	if turnID != "" {
-		t = core.ControlOf(s).TurnByID(turnID)
+		t = c.TurnByID(turnID)
 	} else {
 		t = s.CurrentTurn() // the request reached this copy with its answer: it was the running turn's
 	}
@@ -264,14 +265,15 @@ func (r remoteRunner) SetConfig(ctx context.Context, who principal.Principal, co
 // Close closes the session on its owner; the follower closes when it sees the session's end.
 func (r remoteRunner) Close(who principal.Principal, reason string) error {
 	s := r.f.s
-	if err := core.ControlOf(s).Allow(who, AccessOwn); err != nil {
+	c := core.ControlOf(s)
+	if err := c.Allow(who, AccessOwn); err != nil {
 		return err
 	}
 	var node string
 	var st store.Status
-	core.ControlOf(s).WithLock(func() {
+	c.WithLock(func() {
 		node = r.f.node
-		st, _ = core.ControlOf(s).StatusLocked()
+		st, _ = c.StatusLocked()
 	})
 	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
 		return r.removeForGoneOwner(who, reason)

@@ -28,13 +28,14 @@ type localRunner struct {
 
 func (r *localRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
 	s := r.s
-	core.ControlOf(s).Lock()
+	c := core.ControlOf(s)
+	c.Lock()
 	// Looked up again where the turn starts: the same key may have started it meanwhile.
-	if t, err = core.ControlOf(s).KeyedTurnLocked(key); t != nil || err != nil {
-		core.ControlOf(s).Unlock()
+	if t, err = c.KeyedTurnLocked(key); t != nil || err != nil {
+		c.Unlock()
 		return t, t != nil, err
 	}
-	t, err = core.ControlOf(s).PromptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
+	t, err = c.PromptHereLocked(ctx, who, blocks, opts.TurnID, key, func() (*Turn, error) {
 		return r.reattachAndPrompt(ctx, who, blocks, opts.TurnID, key) // unlocks mu
 	})
 	return t, false, err
@@ -94,13 +95,14 @@ func (r *localRunner) SetConfig(ctx context.Context, who principal.Principal, co
 
 func (r *localRunner) Share(who principal.Principal, with string, role store.ShareRole) error {
 	s := r.s
-	core.ControlOf(s).SetShare(with, role)
-	core.ControlOf(s).SharesChanged()
-	core.ControlOf(s).NoteDir()
+	c := core.ControlOf(s)
+	c.SetShare(with, role)
+	c.SharesChanged()
+	c.NoteDir()
 	if role == "" {
-		core.ControlOf(s).Audit(who, "unshare", "with", with)
+		c.Audit(who, "unshare", "with", with)
 	} else {
-		core.ControlOf(s).Audit(who, "share", "with", with, "role", string(role))
+		c.Audit(who, "share", "with", with, "role", string(role))
 	}
 	return nil
 }
@@ -175,11 +177,12 @@ func (r *localRunner) Close(who principal.Principal, reason string) error {
 
 func (r *localRunner) CloseHere(reason string) {
 	s := r.s
-	core.ControlOf(s).EndOnce(func() {
-		conn, t, wasUsable, answers := core.ControlOf(s).BeginClose()
+	c := core.ControlOf(s)
+	c.EndOnce(func() {
+		conn, t, wasUsable, answers := c.BeginClose()
 		core.Deliver(answers)
 		if t != nil && wasUsable {
-			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": core.ControlOf(s).AgentSession()})
+			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		}
 		if conn != nil {
 			// Wait a little for the agent's own answer to the cancel before stopping it.
@@ -199,14 +202,14 @@ func (r *localRunner) CloseHere(reason string) {
 		if t != nil {
 			<-t.Done()
 		}
-		core.ControlOf(s).CloseTerminals()
-		core.ControlOf(s).LogClosed(reason)
-		core.ControlOf(s).FinishClose()
+		c.CloseTerminals()
+		c.LogClosed(reason)
+		c.FinishClose()
 		r.reg.remove(s.ID)
 		if r.dur != nil {
 			r.dur.remove()
 		}
-		core.ControlOf(s).SessionLogger().Info("session closed", "reason", reason)
+		c.SessionLogger().Info("session closed", "reason", reason)
 	})
 	<-s.Closed()
 }

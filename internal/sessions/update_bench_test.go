@@ -64,6 +64,7 @@ func (k *benchSink) Wait(wake <-chan struct{}) error { <-wake; return nil }
 // goroutine, Follow delivering on another (the face's writer), as in a flood.
 func BenchmarkFollowLive(b *testing.B) {
 	s := benchSession(b)
+	c := core.ControlOf(s)
 	st := s.StartAt(0, false, "")
 	sink := &benchSink{}
 	done := make(chan error, 1)
@@ -71,9 +72,9 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
-		core.ControlOf(s).Lock()
-		core.ControlOf(s).RestartTurnTextForTest()
-		core.ControlOf(s).Unlock()
+		c.Lock()
+		c.RestartTurnTextForTest()
+		c.Unlock()
 	}
 	s.Log().Close()
 	<-done
@@ -90,6 +91,7 @@ func BenchmarkApplyStored(b *testing.B) {
 	}
 	frame := res.Entries[0].Frame
 	s := benchSession(b)
+	c := core.ControlOf(s)
 	f := &follower{s: s, progress: make(chan struct{})}
 	st := s.StartAt(0, false, "")
 	sink := &benchSink{}
@@ -103,9 +105,9 @@ func BenchmarkApplyStored(b *testing.B) {
 		if err := f.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
 			b.Fatal(err)
 		}
-		core.ControlOf(s).Lock()
-		core.ControlOf(s).RestartTurnTextForTest()
-		core.ControlOf(s).Unlock()
+		c.Lock()
+		c.RestartTurnTextForTest()
+		c.Unlock()
 	}
 	s.Log().Close()
 	<-done
