@@ -103,7 +103,7 @@ func TestBadInputCorpusPrincipals(t *testing.T) {
 			if status != c.status || code != c.code {
 				t.Fatalf("got %d %q, want %d %q: %s", status, code, c.status, c.code, truncateStr(body, 300))
 			}
-			for _, leak := range []string{"httpapi.", "sessions.", "termlogin.", loginKey, "sk-long-enough"} {
+			for _, leak := range []string{"httpapi.", "sessions.", "core.", "termlogin.", loginKey, "sk-long-enough"} {
 				if strings.Contains(body, leak) {
 					t.Fatalf("the answer shows %q: %s", leak, truncateStr(body, 300))
 				}

@@ -238,7 +238,7 @@ func TestBadInputCorpus(t *testing.T) {
 			if status != c.status || code != c.code {
 				t.Fatalf("got %d %q, want %d %q: %s", status, code, c.status, c.code, truncateStr(body, 300))
 			}
-			for _, leak := range []string{"httpapi.", "sessions.", "json.RawMessage", "acp."} {
+			for _, leak := range []string{"httpapi.", "sessions.", "core.", "json.RawMessage", "acp."} {
 				if strings.Contains(body, leak) {
 					t.Fatalf("the answer names a Go type (%q): %s", leak, truncateStr(body, 300))
 				}

@@ -152,13 +152,13 @@ func TestWaitClientGoneLeavesNoWaiter(t *testing.T) {
 	}
 }
 
-// waitWaiters waits (bounded) until exactly n goroutines of the process are in Session.AwaitTurn.
+// waitWaiters waits (bounded) until exactly n goroutines of the process are in the core's Session.AwaitTurn.
 func waitWaiters(t *testing.T, n int) {
 	t.Helper()
 	buf := make([]byte, 1<<22)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got := strings.Count(string(buf[:runtime.Stack(buf, true)]), "sessions.(*Session).AwaitTurn(")
+		got := strings.Count(string(buf[:runtime.Stack(buf, true)]), "core.(*Session).AwaitTurn(")
 		if got == n {
 			return
 		}
