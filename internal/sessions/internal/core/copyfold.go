@@ -141,10 +141,7 @@ func (s *Session) failedOrClosed() error {
 // closeCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
 // the copy never writes. The caller holds mu.
 func (s *Session) closeCopyLocked() {
-	s.closing = true
-	if s.status != store.StatusClosed {
-		s.status = store.StatusClosed
-	}
+	s.closing, s.status = true, store.StatusClosed
 }
 
 // endCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
