@@ -16,6 +16,9 @@ import (
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
 //
+// On a replicated stream it reads up to the leader's last message on the subject (leaderHead), so what a
+// quorum stored is read whole through any server.
+//
 // A read that stalls (ErrFeedStalled) is read again, at most feedAttempts times in all; the frames fn already
 // had are not given to it twice.
 func (s *Store) Feed(ctx context.Context, sid string, live bool, fn func(store.StoredFrame) error) (uint64, error) {
@@ -67,20 +70,64 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
 	defer it.Stop()
-	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+	f := newFolder(s.opts.Inflight, fn)
+	head := leaderHead{s: s, sid: sid, check: s.opts.Replicas > 1}
+	headReached := false // the feed has read what was stored when it began
+	// atHead settles the folder at the log's head: a read that is not live ends there.
+	atHead := func() (end bool, err error) {
+		headReached = true
 		if !live {
-			return 0, nil // nothing stored
+			return true, f.settle()
+		}
+		if err := f.settleStart(); err != nil {
+			return true, err
 		}
 		if caughtUp != nil {
 			caughtUp()
 			caughtUp = nil
 		}
+		return false, nil
 	}
-	f := newFolder(s.opts.Inflight, fn)
 	var fence, delivered uint64
+	behind := false // the consumer has nothing pending but has not reached the leader's last message
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		reached, err := head.reached(ctx, 0)
+		switch {
+		case err != nil:
+			return 0, err
+		case !reached:
+			behind = true
+		case !live:
+			return 0, nil // nothing stored
+		default:
+			if _, err := atHead(); err != nil {
+				return 0, err
+			}
+		}
+	}
 	next := jetstream.NextContext(ctx)
 	for {
-		msg, err := it.Next(next)
+		var msg jetstream.Msg
+		var err error
+		if behind {
+			msg, err = nextWithin(ctx, it, feedHeartbeat)
+			if errors.Is(err, errNothingYet) {
+				head.forget() // the subject may have been purged meanwhile: ask the leader again
+				reached, err := head.reached(ctx, fence)
+				if err != nil {
+					return fence, err
+				}
+				if reached {
+					behind = false
+					if end, err := atHead(); end || err != nil {
+						return fence, err
+					}
+				}
+				continue
+			}
+		} else {
+			msg, err = it.Next(next)
+		}
 		if err != nil {
 			if ctx.Err() != nil && live {
 				return fence, nil
@@ -105,19 +152,72 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		} else if err := f.fold(r); err != nil {
 			return fence, err
 		}
-		if meta.NumPending == 0 {
-			if !live {
-				return fence, f.settle()
-			}
-			if err := f.settleStart(); err != nil {
+		if meta.NumPending != 0 {
+			continue
+		}
+		if headReached {
+			if err := f.settleStart(); err != nil { // live: a later run of frames read to its end
 				return fence, err
 			}
-			if caughtUp != nil {
-				caughtUp()
-				caughtUp = nil
+			continue
+		}
+		reached, err := head.reached(ctx, fence)
+		if err != nil {
+			return fence, err
+		}
+		behind = !reached
+		if reached {
+			if end, err := atHead(); end || err != nil {
+				return fence, err
 			}
 		}
 	}
+}
+
+// leaderHead is the stream sequence of a subject's last message as the stream's leader holds it. A feed's
+// consumer may sit on a replica that was not in the quorum that stored the last frames, and report nothing
+// pending before it has them; on a replicated stream the feed reads until it has reached the leader's head.
+type leaderHead struct {
+	s     *Store
+	sid   string
+	check bool // a replicated stream: one replica alone has no lag
+	read  bool
+	seq   uint64
+}
+
+// reached reports whether a feed that consumed up to the stream sequence fence has read the leader's head.
+func (h *leaderHead) reached(ctx context.Context, fence uint64) (bool, error) {
+	if !h.check {
+		return true, nil
+	}
+	if !h.read {
+		m, err := leaderLast(ctx, h.s.nc, h.s.opts.logStream(), h.s.opts.logSubject(h.sid))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			m = lastMsg{}
+		case err != nil:
+			return false, fmt.Errorf("jsstore: feed %s: the leader's last message: %w", h.sid, err)
+		}
+		h.read, h.seq = true, m.seq
+	}
+	return fence >= h.seq, nil
+}
+
+// forget makes the next reached ask the leader again.
+func (h *leaderHead) forget() { h.read = false }
+
+// errNothingYet is nextWithin's wait ending with no message.
+var errNothingYet = errors.New("no message yet")
+
+// nextWithin is it.Next bounded by wait as well as ctx.
+func nextWithin(ctx context.Context, it jetstream.MessagesContext, wait time.Duration) (jetstream.Msg, error) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	msg, err := it.Next(jetstream.NextContext(wctx))
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return nil, errNothingYet
+	}
+	return msg, err
 }
 
 // feedInactive is how long the server keeps a feed's consumer that nobody pulls from: the safety net for a
