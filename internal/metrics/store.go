@@ -29,7 +29,7 @@ func (m *Metrics) WatchStore(fn func() StoreStats) {
 		d("gateway_store_frames_total", "Frames acknowledged by the store."),
 		d("gateway_store_gaps_total", "Ranges of frames trimmed before they were stored (--store-max-lag)."),
 		d("gateway_store_up", "1 while the store connection is up."),
-		d("gateway_store_feed_stalls_total", "Reads of a session's stored log that got nothing from the store, not even a heartbeat, until a timer gave up on them."),
+		d("gateway_store_feed_stalls_total", "Reads of a session's stored log that got nothing from the store, not even a heartbeat, for 2 s and whose pull the server no longer held."),
 	}})
 }
 

@@ -89,6 +89,7 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		return false, nil
 	}
 	var fence, delivered uint64
+	late := 0       // silences in which the server still had its part (see serverHasPart)
 	behind := false // the consumer has nothing pending but has not reached the leader's last message
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		reached, err := head.reached(ctx, 0)
@@ -133,6 +134,10 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 				return fence, nil
 			}
 			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				if late < latesForgiven && s.serverHasPart(ctx, cons, delivered) {
+					late++
+					continue // the iterator pulls again; the server's deliveries arrive in order
+				}
 				s.feedStalls.Add(1)
 				return fence, fmt.Errorf("jsstore: feed %s: %w: nothing from the server, not even a heartbeat, for %s", sid, ErrFeedStalled, 2*feedHeartbeat)
 			}
@@ -220,6 +225,19 @@ func nextWithin(ctx context.Context, it jetstream.MessagesContext, wait time.Dur
 	return msg, err
 }
 
+// serverHasPart reports whether a silent feed's server still holds its pull or has sent messages it has not
+// read yet. Then the silence was this process or the server running late on a busy machine, not a pull lost
+// on the way, and the feed goes on.
+func (s *Store) serverHasPart(ctx context.Context, cons jetstream.Consumer, delivered uint64) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*feedHeartbeat)
+	defer cancel()
+	info, err := cons.Info(ctx)
+	return err == nil && (info.NumWaiting > 0 || info.Delivered.Consumer > delivered)
+}
+
+// latesForgiven bounds the silences one feed waits out while its server still has its part.
+const latesForgiven = 3
+
 // feedInactive is how long the server keeps a feed's consumer that nobody pulls from: the safety net for a
 // feed whose dropConsumer did not reach the server (the client library's default is 5 minutes).
 const feedInactive = 10 * time.Second
@@ -228,7 +246,8 @@ const feedInactive = 10 * time.Second
 // that fails with ErrFeedStalled (a follower logs it and follows again) rather than wait without a word.
 const feedHeartbeat = time.Second
 
-// ErrFeedStalled is a feed that heard nothing from the server for twice feedHeartbeat: a pull lost on the way.
+// ErrFeedStalled is a feed that heard nothing from the server for twice feedHeartbeat and whose pull the
+// server no longer held: a pull lost on the way.
 var ErrFeedStalled = errors.New("the store's feed stalled")
 
 // dropConsumer deletes a finished feed's consumer at once: a hydration or a paused follower leaves nothing
