@@ -29,6 +29,22 @@ const (
 	atomicBatchBytes = 1 << 20
 )
 
+// batchHeaderBytes bounds what publishBatch adds to a message's headers: the batch's id and the message's
+// place in it (the first message's expected sequence and the last one's commit are counted in this too).
+const batchHeaderBytes = 128
+
+// headerBytes is the size of h as NATS sends it ("NATS/1.0\r\n", a "Key: value\r\n" line per value, a blank
+// line).
+func headerBytes(h nats.Header) int {
+	n := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	return n
+}
+
 // batching reports whether this writer stores its frames in atomic batches: fenced, on a stream that allows
 // them, until the stream refused one as disabled.
 func (w *writer) batching() bool {
@@ -59,13 +75,15 @@ func (w *writer) publishBatches(entries []eventlog.Entry) error {
 			}
 			continue
 		}
-		if len(batch) == w.batchMsgs() || (len(batch) > 0 && bytes+len(e.Frame) > atomicBatchBytes) {
+		m := frameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)[0]
+		size := len(m.Data) + headerBytes(m.Header) + batchHeaderBytes
+		if len(batch) == w.batchMsgs() || (len(batch) > 0 && bytes+size > atomicBatchBytes) {
 			if err := end(); err != nil {
 				return err
 			}
 		}
-		batch = append(batch, frameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)[0])
-		bytes += len(e.Frame)
+		batch = append(batch, m)
+		bytes += size
 		w.pos = e.Seq
 	}
 	return end()

@@ -332,10 +332,10 @@ func (w *writer) awaitOldest(wake <-chan struct{}) error {
 		w.stored(ack)
 	case err := <-head.fut.Err():
 		w.popHead()
-		return &headFailedError{err}
+		return &headFailedError{err: err, batchMsgs: len(head.sizes)}
 	case <-w.lost.C:
 		w.popHead()
-		return &headFailedError{errAckLost}
+		return &headFailedError{err: errAckLost}
 	case <-wake:
 		return nil
 	case <-p.stop:
@@ -360,7 +360,10 @@ func (w *writer) popHead() {
 
 // headFailedError is a failure of the oldest publish, already taken off the queue: its future delivered its
 // only error, so nothing waits on it again.
-type headFailedError struct{ err error }
+type headFailedError struct {
+	err       error
+	batchMsgs int // the messages of the failed atomic batch; 0 for a single publish
+}
 
 func (e *headFailedError) Error() string { return e.err.Error() }
 func (e *headFailedError) Unwrap() error { return e.err }
@@ -378,7 +381,11 @@ func (w *writer) recover(err error) error {
 		w.noBatches = true
 	}
 	if isBatchTooLarge(err) {
-		w.maxBatch = max(1, w.batchMsgs()/2)
+		refused := w.batchMsgs()
+		if headFailed != nil && headFailed.batchMsgs > 0 {
+			refused = headFailed.batchMsgs // a batch cut short by atomicBatchBytes or the frames at hand
+		}
+		w.maxBatch = max(1, refused/2)
 	}
 	if w.p.st.opts.Fence && (isWrongLastSequence(err) || isBatchDuplicate(err)) {
 		w.synced = false

@@ -2,6 +2,7 @@ package jsstore_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -155,5 +156,38 @@ func TestPersistFencedAdaptsToServerBatchLimit(t *testing.T) {
 	}
 	if alone := batches[""]; alone > 0 || len(batches) > n/50 {
 		t.Fatalf("%d frames stored in %d batches, %d alone; want batches the server takes", n, len(batches), alone)
+	}
+	// The first batch held all n frames; halving the refused batch (not the writer's limit) takes two refusals.
+	if refused := p.Stats().Errors; refused > 2 {
+		t.Fatalf("%d batches refused before the server took one, want at most 2", refused)
+	}
+}
+
+// A batch's bytes, its headers included, stay within atomicBatchBytes (1 MiB): 1 000 frames of 1 000 bytes
+// fit in it without their headers, not with them.
+func TestPersistFencedBatchBytesCountHeaders(t *testing.T) {
+	srv := natstest.Embedded(t)
+	st := open(t, srv, jsstore.Options{Fence: true})
+	const n, size = 1000, 1000
+	l := eventlog.NewLog(eventlog.LogLimits{MaxFrames: 2 * n})
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"text":"` + strings.Repeat("x", size-64) + `"}}`)
+	frame = frame[:size-1]
+	frame = append(frame, '}')
+	for range n {
+		if _, err := l.Append(eventlog.KindUpdate, func(uint64) ([]byte, error) { return frame, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := st.Persist("s1", "e1", l, 0)
+	defer p.Stop()
+	flush(t, p)
+	batchBytes := map[string]int{}
+	for _, m := range storedMessages(t, st.Conn(), "acpgw-log", "acpgw.log.s1") {
+		batchBytes[m.header.Get("Nats-Batch-Id")] += m.bytes
+	}
+	for id, b := range batchBytes {
+		if id == "" || b > 1<<20 {
+			t.Fatalf("batch %q holds %d bytes, want at most %d (%d batches)", id, b, 1<<20, len(batchBytes))
+		}
 	}
 }

@@ -106,6 +106,22 @@ func storedIDs(t *testing.T, nc *nats.Conn, stream, subject string) []string {
 // storedHeaders lists the headers of every message stored on subject, as storedIDs reads them.
 func storedHeaders(t *testing.T, nc *nats.Conn, stream, subject string) []nats.Header {
 	t.Helper()
+	var hs []nats.Header
+	for _, m := range storedMessages(t, nc, stream, subject) {
+		hs = append(hs, m.header)
+	}
+	return hs
+}
+
+// storedMessage is a stored message's headers and its size as sent (encoded headers and data).
+type storedMessage struct {
+	header nats.Header
+	bytes  int
+}
+
+// storedMessages lists every message stored on subject, as storedIDs reads them.
+func storedMessages(t *testing.T, nc *nats.Conn, stream, subject string) []storedMessage {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +134,7 @@ func storedHeaders(t *testing.T, nc *nats.Conn, stream, subject string) []nats.H
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hs []nats.Header
+	var out []storedMessage
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
 		req, _ := json.Marshal(map[string]uint64{"seq": seq})
 		msg, err := nc.RequestWithContext(ctxT(t), "$JS.API.STREAM.MSG.GET."+stream, req)
@@ -130,6 +146,7 @@ func storedHeaders(t *testing.T, nc *nats.Conn, stream, subject string) []nats.H
 			Message *struct {
 				Subject string `json:"subject"`
 				Header  []byte `json:"hdrs"`
+				Data    []byte `json:"data"`
 			} `json:"message"`
 		}
 		if err := json.Unmarshal(msg.Data, &resp); err != nil {
@@ -148,7 +165,7 @@ func storedHeaders(t *testing.T, nc *nats.Conn, stream, subject string) []nats.H
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs = append(hs, h)
+		out = append(out, storedMessage{header: h, bytes: len(resp.Message.Header) + len(resp.Message.Data)})
 	}
-	return hs
+	return out
 }
