@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -19,7 +20,7 @@ func (r *Registry) runCluster(ctx context.Context) error {
 	}
 	r.watchNodes(ctx)
 	go func() {
-		wait := feedRetryMin
+		wait := follow.FeedRetryMin
 		for ctx.Err() == nil {
 			err := r.cfg.Store.Dir().Watch(ctx, r.dirChanged)
 			if ctx.Err() != nil {
@@ -33,7 +34,7 @@ func (r *Registry) runCluster(ctx context.Context) error {
 				return
 			case <-t.C:
 			}
-			wait = min(2*wait, feedRetryMax)
+			wait = min(2*wait, follow.FeedRetryMax)
 		}
 	}()
 	return nil
@@ -53,7 +54,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	switch {
 	case deleted || e.Status == store.StatusClosed:
 		if s != nil {
-			go followerOf(s).close()
+			go follow.Of(s).Close()
 		}
 	case own != nil && !deleted && r.takenFrom(e):
 		if !core.ControlOf(own).IsCold() {
@@ -62,7 +63,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 		}
 	case e.Owner == "" || e.Owner == r.cfg.NodeID:
 	case s != nil:
-		followerOf(s).applyEntry(e, rev)
+		follow.Of(s).ApplyEntry(e, rev)
 	default:
 		copied, err := r.addFollower(e, rev)
 		if err != nil {
@@ -71,6 +72,6 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 			}
 			return
 		}
-		followerOf(copied).applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
+		follow.Of(copied).ApplyEntry(e, rev) // a lookup may have registered it from an older read of the entry
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -15,9 +16,9 @@ import (
 // method and the same checks of who asked as a local face, and answers with the result and the log's head.
 func (r *Registry) serveCommand(ctx context.Context, cmd store.Command) store.Reply {
 	switch cmd.Op {
-	case opCreate:
+	case follow.OpCreate:
 		return r.serveCreate(ctx, cmd)
-	case opFork:
+	case follow.OpFork:
 		return r.serveFork(ctx, cmd)
 	}
 	s, err := r.owned(cmd.SID)
@@ -48,8 +49,8 @@ func (r *Registry) owned(id string) (*Session, error) {
 func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command) (any, error) {
 	who := cmd.Principal
 	switch cmd.Op {
-	case opPrompt:
-		var a promptArgs
+	case follow.OpPrompt:
+		var a follow.PromptArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
@@ -57,31 +58,31 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		if err != nil {
 			return nil, err
 		}
-		return turnResult{TurnID: t.ID, Replayed: replayed}, nil
-	case opCancel:
+		return follow.TurnResult{TurnID: t.ID, Replayed: replayed}, nil
+	case follow.OpCancel:
 		id, err := s.CancelAs(ctx, who)
-		return turnResult{TurnID: id}, err
-	case opAnswer:
-		var a answerArgs
+		return follow.TurnResult{TurnID: id}, err
+	case follow.OpAnswer:
+		var a follow.AnswerArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
 		o, _, err := s.AnswerInTurnAs(who, a.PermissionID, a.Answer, a.By)
 		return o, err
-	case opSetMode:
-		var a setModeArgs
+	case follow.OpSetMode:
+		var a follow.SetModeArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
 		return nil, s.SetModeAs(ctx, who, a.ModeID)
-	case opSetConfig:
-		var a setConfigArgs
+	case follow.OpSetConfig:
+		var a follow.SetConfigArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
 		return s.SetConfigOptionAs(ctx, who, a.ConfigID, a.Value)
-	case opClose:
-		var a closeArgs
+	case follow.OpClose:
+		var a follow.CloseArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
@@ -89,13 +90,13 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 			return s.DeleteAs(ctx, who, a.Reason)
 		}
 		return nil, s.CloseAs(who, a.Reason)
-	case opShare, opUnshare:
-		var a shareArgs
+	case follow.OpShare, follow.OpUnshare:
+		var a follow.ShareArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
 		var err error
-		if cmd.Op == opUnshare {
+		if cmd.Op == follow.OpUnshare {
 			err = s.UnshareAs(who, a.With)
 		} else {
 			err = s.ShareAs(who, a.With, a.Role)
@@ -107,23 +108,23 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		// not take an older entry its watch still delivers.
 		wctx, cancel := context.WithTimeout(ctx, store.RouteSlack)
 		defer cancel()
-		return shareResult{Rev: durableOf(s).dirRevision(wctx)}, nil
-	case opAuthenticate:
+		return follow.ShareResult{Rev: durableOf(s).dirRevision(wctx)}, nil
+	case follow.OpAuthenticate:
 		return s.Authenticate(ctx, cmd.Args)
-	case opAttachMCP:
+	case follow.OpAttachMCP:
 		servers, err := agents.ParseMCPServers(cmd.Args)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err)
 		}
 		return nil, s.AttachMCPAs(who, servers)
-	case opRename:
+	case follow.OpRename:
 		var a core.RenameArgs
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}
 		_, err := s.RenameAs(ctx, who, a.Title)
 		return nil, err
-	case opListFiles:
+	case follow.OpListFiles:
 		var a FilesOptions
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
@@ -135,7 +136,7 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 
 // serveCreate creates a session here for the node that received POST /v1/sessions {"node": this one}.
 func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Reply {
-	var a createArgs
+	var a follow.CreateArgs
 	if err := decodeArgs(cmd, &a); err != nil {
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
@@ -150,7 +151,7 @@ func (r *Registry) serveCreate(ctx context.Context, cmd store.Command) store.Rep
 	if err != nil {
 		return sessionerr.ReplyTo(nil, 0, err)
 	}
-	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status()}, s.Log().Head(), nil)
+	return sessionerr.ReplyTo(follow.CreateResult{ID: s.ID, Status: s.Status()}, s.Log().Head(), nil)
 }
 
 func decodeArgs(cmd store.Command, v any) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -38,6 +39,7 @@ type Registry struct {
 	// Static after construction.
 	cfg          Config
 	sessCfg      *core.SessionConfig // the part of cfg its sessions read (Host)
+	followCfg    *follow.Config      // the part of cfg its followers read (follow.Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
@@ -74,7 +76,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
-	r.sessCfg = r.cfg.forSessions()
+	r.sessCfg, r.followCfg = r.cfg.forSessions(), r.cfg.followConfig()
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	if cfg.Cluster != nil {
@@ -442,7 +444,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	for _, s := range r.followerList() {
-		wg.Go(followerOf(s).shutdown)
+		wg.Go(follow.Of(s).Shutdown)
 	}
 	go func() {
 		wg.Wait()

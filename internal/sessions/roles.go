@@ -13,14 +13,6 @@ func localOf(s *Session) *localRunner {
 	return nil
 }
 
-// followerOf is the follower of a copy of another node's session; nil for a session this node runs.
-func followerOf(s *Session) *follower {
-	if r, ok := core.ControlOf(s).Runner().(remoteRunner); ok {
-		return r.f
-	}
-	return nil
-}
-
 // durableOf is the store link of a session this node runs in a store mode; nil in memory mode and for a
 // follower, which never writes the store.
 func durableOf(s *Session) *durable {
