@@ -72,7 +72,7 @@ func (r *Registry) followCreated(ctx context.Context, opts CreateOptions, rep st
 // the caller never learnt of.
 func (r *Registry) closeCreated(opts CreateOptions, id string) {
 	raw, _ := json.Marshal(follow.CloseArgs{Reason: "its creation failed on node " + r.cfg.NodeID})
-		_, err := r.call(context.Background(), opts.Node, store.Command{Op: follow.OpClose, SID: id, Args: raw, Principal: opts.Owner, Bound: r.followCfg.CloseBound()})
+	_, err := r.call(context.Background(), opts.Node, store.Command{Op: follow.OpClose, SID: id, Args: raw, Principal: opts.Owner, Bound: r.followCfg.CloseBound()})
 	if err != nil {
 		r.cfg.Logger.Warn("a session created on another node for a failed create is not closed", "session", id, "node", opts.Node, "err", err)
 	}
