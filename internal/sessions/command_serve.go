@@ -108,7 +108,7 @@ func (r *Registry) runCommand(ctx context.Context, s *Session, cmd store.Command
 		// not take an older entry its watch still delivers.
 		wctx, cancel := context.WithTimeout(ctx, store.RouteSlack)
 		defer cancel()
-		return follow.ShareResult{Rev: durableOf(s).dirRevision(wctx)}, nil
+		return follow.ShareResult{Rev: durableOf(s).DirRevision(wctx)}, nil
 	case follow.OpAuthenticate:
 		return s.Authenticate(ctx, cmd.Args)
 	case follow.OpAttachMCP:

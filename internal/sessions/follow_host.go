@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -42,6 +43,6 @@ func (c *Config) followConfig() *follow.Config {
 	return &follow.Config{
 		Store: c.Store, Clustered: c.Cluster != nil,
 		StartTimeout: c.StartTimeout, CallTimeout: c.CallTimeout, CancelGrace: c.CancelGrace, StopGrace: c.StopGrace,
-		DirWrite: dirWriteTimeout,
+		DirWrite: durable.DirWriteTimeout,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -17,7 +18,7 @@ import (
 // followerFromDirectory is the lookup of a session this node does not hold yet: its directory entry, if
 // another node owns it, becomes a cold follower.
 func (r *Registry) followerFromDirectory(id string) (*Session, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), durable.DirWriteTimeout)
 	defer cancel()
 	e, rev, err := r.cfg.Store.Dir().Get(ctx, id)
 	switch {

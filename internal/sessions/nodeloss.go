@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -35,9 +36,6 @@ var (
 	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
 		status: store.StatusDetached, reason: nodeReturnReason, revive: true}
 )
-
-// errTakenOver is a directory write refused because the entry is no longer this process's.
-var errTakenOver = errors.New("the session was taken over by another node")
 
 // nodeEvents hands the cluster's node events to one goroutine of the registry: WatchNodes' callback must not
 // block.
@@ -111,7 +109,7 @@ func (r *Registry) watchNodes(ctx context.Context) {
 // nodeLost takes over every session the lost node incarnation left open, and every takeover it was doing.
 func (r *Registry) nodeLost(ctx context.Context, ev store.NodeEvent) {
 	r.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
-	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	lctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
 	entries, revs, err := r.listDir(lctx)
 	cancel()
 	if err != nil {
@@ -149,7 +147,7 @@ func (r *Registry) sweepOrphans(ctx context.Context) bool {
 	for _, n := range r.cfg.Cluster.Nodes() {
 		live[n.ID] = true
 	}
-	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	lctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
 	entries, revs, err := r.listDir(lctx)
 	cancel()
 	if err != nil {
@@ -204,7 +202,7 @@ func orphanedBy(e store.DirEntry, ev store.NodeEvent) bool {
 // entry: another survivor won it (it carries that closer now) or the owner changed it.
 func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, ev store.NodeEvent) {
 	for range 3 {
-		tctx, cancel := context.WithTimeout(ctx, 2*dirWriteTimeout)
+		tctx, cancel := context.WithTimeout(ctx, 2*durable.DirWriteTimeout)
 		done, _, err := r.closeStored(tctx, e, rev, nodeLostClose)
 		cancel()
 		if err == nil {
@@ -215,7 +213,7 @@ func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, e
 			r.cfg.Logger.Warn("takeover of a lost node's session failed", "session", e.ID, "owner", e.Owner, "err", err)
 			return
 		}
-		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+		gctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
 		e, rev, err = r.cfg.Store.Dir().Get(gctx, e.ID)
 		cancel()
 		if err != nil || !orphanedBy(e, ev) {
@@ -232,7 +230,7 @@ func (r *Registry) checkTakenOver(ctx context.Context) {
 		if core.ControlOf(s).IsCold() || core.ControlOf(s).StoodDownNow() {
 			continue
 		}
-		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+		gctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
 		e, _, err := r.cfg.Store.Dir().Get(gctx, s.ID)
 		cancel()
 		if err == nil && r.takenFrom(e) {
@@ -261,12 +259,7 @@ func (r *localRunner) standDown() {
 	c.EndOnce(func() {
 		conn, t := c.MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
 		if d := r.dur; d != nil {
-			d.stopWriter()
-			if p := d.persister(); p != nil {
-				r.reg.retire(d)
-				p.Stop()
-				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
-			}
+			d.StandDown()
 		}
 		core.Deliver(c.DenyPending("", ReasonNodeLost, nodeLostTurnText))
 		if conn != nil {
@@ -285,7 +278,7 @@ func (r *localRunner) standDown() {
 // replaceStoodDown lists, in place of a stood-down session, the session its current entry describes (cold,
 // hydrated from the stored log on first use), as Recover would; without an entry of this node it is dropped.
 func (r *Registry) replaceStoodDown(s *Session) {
-	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), durable.DirWriteTimeout)
 	defer cancel()
 	var cold *Session
 	e, rev, err := r.cfg.Store.Dir().Get(ctx, s.ID)
@@ -315,5 +308,5 @@ func (r *Registry) replaceStoodDown(s *Session) {
 	r.sessions[s.ID] = cold
 	r.detached[s.ID] = struct{}{}
 	r.mu.Unlock()
-	go durableOf(cold).runWriter()
+	go durableOf(cold).RunWriter()
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
@@ -49,7 +48,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		r.sessions[s.ID] = s
 		r.detached[s.ID] = struct{}{}
 		r.mu.Unlock()
-		go durableOf(s).runWriter()
+		go durableOf(s).RunWriter()
 		n++
 	}
 	return n, nil
@@ -86,37 +85,9 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
 	core.ControlOf(s).ColdFromEntry(e, dv, rev)
 	if !follower { // a follower never writes the store
-		localOf(s).dur = newDurable(r, s, rev)
+		localOf(s).dur = r.newLink(s, rev)
 	}
 	return s, nil
-}
-
-// load feeds the stored log into the session (restoreFrom), leaves it detached (or failed) and starts the
-// write-behind after its head, where a re-attach goes on.
-func (d *durable) load() error {
-	s := d.s
-	ctx, cancel := context.WithTimeout(context.Background(), d.reg.cfg.StartTimeout)
-	defer cancel()
-	var entries []eventlog.Entry
-	_, err := d.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
-		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
-			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
-	}
-	stopped := func() error {
-		return d.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
-	}
-	return core.ControlOf(s).LoadDetached(entries, stopped, func(head uint64) error {
-		if !d.startPersister(s.ID, s.Epoch, s.Log(), head) {
-			return sessionerr.ErrShuttingDown
-		}
-		go d.watchFence(d.persister())
-		return nil
-	})
 }
 
 // stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown of r or a close of s has

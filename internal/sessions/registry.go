@@ -17,6 +17,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
@@ -40,6 +41,7 @@ type Registry struct {
 	cfg          Config
 	sessCfg      *core.SessionConfig // the part of cfg its sessions read (Host)
 	followCfg    *follow.Config      // the part of cfg its followers read (follow.Host)
+	durableCfg   *durable.Config     // the part of cfg its store links read (durable.Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
@@ -54,9 +56,9 @@ type Registry struct {
 	stopping   context.Context
 	stopStarts context.CancelFunc
 
-	incarnation string       // Static after construction; this process, in directory entries.
-	startedAt   time.Time    // Static after construction.
-	retired     retiredStats // counters of stopped persisters (storestats.go)
+	incarnation string          // Static after construction; this process, in directory entries.
+	startedAt   time.Time       // Static after construction.
+	retired     durable.Retired // counters of stopped persisters (storestats.go)
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
@@ -83,6 +85,10 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		// The incarnation the node beats with is the one its entries carry: a lost incarnation's sessions are
 		// those whose entries name it (nodeloss.go).
 		r.incarnation = cfg.Cluster.Self().Incarnation
+	}
+	r.durableCfg = &durable.Config{
+		Store: r.cfg.Store, NodeID: r.cfg.NodeID, Incarnation: r.incarnation, Clustered: r.cfg.Cluster != nil,
+		StartTimeout: r.cfg.StartTimeout, Retired: &r.retired,
 	}
 	r.probes = agentprobe.NewCache(r.probe, cfg.ProbeFailureTTL, cfg.Logger)
 	r.logins = agentlogin.NewVault()
@@ -203,7 +209,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	s := newSession(r, uuid.NewString(), spec, opts)
 	c := core.ControlOf(s)
 	if r.cfg.Store != nil {
-		localOf(s).dur = newDurable(r, s, 0) // before the session is shared
+		localOf(s).dur = r.newLink(s, 0) // before the session is shared
 	}
 	r.mu.Lock()
 	switch {
@@ -227,7 +233,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	defer context.AfterFunc(r.stopping, cancel)()
 	run := localOf(s)
 	if run.dur != nil {
-		if err := run.dur.create(ctx); err != nil {
+		if err := run.dur.Create(ctx); err != nil {
 			r.remove(s.ID)
 			c.CloseRoot()
 			return nil, err
@@ -243,7 +249,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		r.remove(s.ID)
 		c.CloseRoot()
 		if run.dur != nil {
-			run.dur.remove()
+			run.dur.Remove()
 		}
 		if r.stopping.Err() != nil {
 			return nil, sessionerr.ErrShuttingDown // cut short by the shutdown; the agent has been stopped
@@ -435,7 +441,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 				run := localOf(s)
 				run.detach(shutdownReason)
 				if run.dur != nil {
-					run.dur.finish(ctx)
+					run.dur.Finish(ctx)
 				}
 			} else {
 				s.Close(shutdownReason)

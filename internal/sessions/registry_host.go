@@ -42,11 +42,6 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 // memory mode and a follower return at the nil check.
 func (r *Registry) entryChanged(s *Session) {
 	if d := durableOf(s); d != nil {
-		d.dirty.Store(true)
-		d.changes.Add(1)
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
+		d.Changed()
 	}
 }

@@ -1,6 +1,9 @@
 package sessions
 
-import "github.com/acp-gateway/gateway/internal/sessions/internal/core"
+import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+)
 
 // The role state of a session, for code that starts from a bare *Session (the registry's loops over its
 // sessions, entryChanged, routed commands): the session's runner holds it, so the core holds none of it.
@@ -15,7 +18,7 @@ func localOf(s *Session) *localRunner {
 
 // durableOf is the store link of a session this node runs in a store mode; nil in memory mode and for a
 // follower, which never writes the store.
-func durableOf(s *Session) *durable {
+func durableOf(s *Session) *durable.Link {
 	if r := localOf(s); r != nil {
 		return r.dur
 	}

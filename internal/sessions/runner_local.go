@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -23,7 +24,7 @@ type localRunner struct {
 	s   *Session  // Static after construction.
 	reg *Registry // Static after construction; the registry that holds s.
 	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
-	dur *durable
+	dur *durable.Link
 }
 
 func (r *localRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
@@ -207,7 +208,7 @@ func (r *localRunner) CloseHere(reason string) {
 		c.FinishClose()
 		r.reg.remove(s.ID)
 		if r.dur != nil {
-			r.dur.remove()
+			r.dur.Remove()
 		}
 		c.SessionLogger().Info("session closed", "reason", reason)
 	})
@@ -223,7 +224,7 @@ func (r *localRunner) Hydrate() error {
 	if r.dur == nil {
 		return nil
 	}
-	return core.ControlOf(r.s).HydrateWith(r.dur.load)
+	return core.ControlOf(r.s).HydrateWith(r.dur.Load)
 }
 
 // CurrentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
@@ -237,7 +238,7 @@ func (*localRunner) AwaitResume(uint64, string) {}
 // PlaceLocked: this node, and what the write-behind has stored in the store modes.
 func (r *localRunner) PlaceLocked(v *View) {
 	if r.dur != nil {
-		d := r.dur.durableSeq(v.LastSeq)
+		d := r.dur.DurableSeq(v.LastSeq)
 		v.DurableSeq = &d
 	}
 	if r.reg.cfg.Cluster != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -96,7 +97,7 @@ func (r *Registry) settleOwn(ctx context.Context, e store.DirEntry, rev uint64) 
 // reread is the entry's current value after a lost claim or while another node holds it. An entry that is
 // gone (a close removed it) or cannot be read is reported and not listed.
 func (r *Registry) reread(ctx context.Context, e store.DirEntry) (store.DirEntry, uint64, error) {
-	gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
+	gctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
 	defer cancel()
 	ne, rev, err := r.cfg.Store.Dir().Get(gctx, e.ID)
 	switch {

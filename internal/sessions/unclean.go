@@ -78,7 +78,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 			return e, 0, err
 		}
 		core.ControlOf(s).CloseRoot() // a private session: no fs/* will ask
-		frames := durableOf(s).closingFrames(c)
+		frames := durableOf(s).ClosingFrames(c.logClosing())
 		if len(frames) > 0 {
 			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
 			if errors.Is(err, store.ErrFenced) {
@@ -88,7 +88,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 				return e, 0, fmt.Errorf("fork: %w", err)
 			}
 		}
-		done := durableOf(s).entry()
+		done := durableOf(s).Entry()
 		done.Clean, done.Closer = true, ""
 		if c.takeover {
 			done.Owner, done.Incarnation = e.Owner, "" // its cwd and its agent's own state are there
@@ -127,18 +127,6 @@ func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev 
 	return s, fence, nil
 }
 
-// closingFrames appends to the private session's log what closes it as c says and returns those frames:
-// for an open log (a turn, a pending request, or a live status), in a new epoch from head+1, the denials,
-// the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
-// c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
-func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
-	head, appended := core.ControlOf(d.s).CloseOpenLog(c.logClosing())
-	if !appended {
-		return nil
-	}
-	return d.framesAfter(head)
-}
-
 // logClosing is what c says of closing the log itself.
 func (c closeSpec) logClosing() core.LogClosing {
 	lc := core.LogClosing{By: c.by, Deny: c.deny, TurnText: c.turnText, Status: c.status, Reason: c.reason}
@@ -146,18 +134,4 @@ func (c closeSpec) logClosing() core.LogClosing {
 		lc.ReviveFrom = ReasonNodeLost
 	}
 	return lc
-}
-
-// framesAfter is the private session's frames after seq head, for Fork.
-func (d *durable) framesAfter(head uint64) []store.StoredFrame {
-	s := d.s
-	res, err := s.Log().Read(head, 1<<20, nil)
-	if err != nil {
-		return nil
-	}
-	out := make([]store.StoredFrame, 0, len(res.Entries))
-	for _, en := range res.Entries {
-		out = append(out, store.StoredFrame{Seq: en.Seq, Epoch: s.Epoch, Frame: en.Frame})
-	}
-	return out
 }
