@@ -13,12 +13,12 @@ import (
 
 // runCluster: see RunCluster. The directory watch runs on its own goroutine until ctx ends, starting over
 // after a failure; each change reaches the follower it concerns, or lists a new one. The node watch takes
-// over the sessions of lost nodes (nodeloss.go).
+// over the sessions of lost nodes (package takeover).
 func (r *Registry) runCluster(ctx context.Context) error {
 	if err := r.cfg.Cluster.Serve(ctx, r.serveCommand); err != nil {
 		return err
 	}
-	r.watchNodes(ctx)
+	r.takeover.WatchNodes(ctx)
 	go func() {
 		wait := follow.FeedRetryMin
 		for ctx.Err() == nil {
@@ -56,7 +56,7 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 		if s != nil {
 			go follow.Of(s).Close()
 		}
-	case own != nil && !deleted && r.takenFrom(e):
+	case own != nil && !deleted && r.takeover.TakenFrom(e):
 		if !core.ControlOf(own).IsCold() {
 			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
 			go localOf(own).standDown()

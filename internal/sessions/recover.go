@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
@@ -19,14 +18,14 @@ import (
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
 // ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
 // failed with reason node_lost while this node was gone come back detached ("node returned"), and so do those
-// they were still taking over when this node came back (settleOwn). Call it before serving. It reports how
+// they were still taking over when this node came back (package takeover). Call it before serving. It reports how
 // many sessions it restored.
 func (r *Registry) Recover(ctx context.Context) (int, error) {
 	st := r.cfg.Store
 	if st == nil {
 		return 0, nil
 	}
-	entries, revs, err := r.listDir(ctx)
+	entries, revs, err := r.takeover.ListDir(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
@@ -35,7 +34,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		if e.Owner != "" && e.Owner != r.cfg.NodeID {
 			continue
 		}
-		e, rev, ok := r.settleOwn(ctx, e, revs[i])
+		e, rev, ok := r.takeover.Settle(ctx, e, revs[i])
 		if !ok {
 			continue
 		}
@@ -100,16 +99,4 @@ func (r *Registry) stoppedLocked(s *Session) error {
 		return sessionerr.ErrClosed
 	}
 	return nil
-}
-
-// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
-// so one damaged entry does not keep every other session from being restored or taken over.
-func (r *Registry) listDir(ctx context.Context) ([]store.DirEntry, []uint64, error) {
-	entries, revs, err := r.cfg.Store.Dir().List(ctx)
-	var ue *store.UndecodableEntries
-	if errors.As(err, &ue) {
-		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
-		err = nil
-	}
-	return entries, revs, err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/takeover"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -42,6 +43,7 @@ type Registry struct {
 	sessCfg      *core.SessionConfig // the part of cfg its sessions read (Host)
 	followCfg    *follow.Config      // the part of cfg its followers read (follow.Host)
 	durableCfg   *durable.Config     // the part of cfg its store links read (durable.Host)
+	takeover     *takeover.Taker     // closes the stored logs left open (takeover.Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
@@ -90,6 +92,10 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		Store: r.cfg.Store, NodeID: r.cfg.NodeID, Incarnation: r.incarnation, Clustered: r.cfg.Cluster != nil,
 		StartTimeout: r.cfg.StartTimeout, Retired: &r.retired,
 	}
+	r.takeover = takeover.New(takeoverHost{r}, &takeover.Config{
+		Store: r.cfg.Store, Cluster: r.cfg.Cluster, NodeID: r.cfg.NodeID, Incarnation: r.incarnation,
+		Logger: r.cfg.Logger, OrphanSweepAfter: r.cfg.OrphanSweepAfter,
+	})
 	r.probes = agentprobe.NewCache(r.probe, cfg.ProbeFailureTTL, cfg.Logger)
 	r.logins = agentlogin.NewVault()
 	for _, s := range specs {
