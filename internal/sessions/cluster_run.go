@@ -15,7 +15,9 @@ import (
 // after a failure; each change reaches the follower it concerns, or lists a new one. The node watch takes
 // over the sessions of lost nodes (package takeover).
 func (r *Registry) runCluster(ctx context.Context) error {
-	if err := r.cfg.Cluster.Serve(ctx, r.serveCommand); err != nil {
+	if err := r.cfg.Cluster.Serve(ctx, func(ctx context.Context, cmd store.Command) store.Reply {
+		return follow.Serve(ctx, followHost{r}, cmd)
+	}); err != nil {
 		return err
 	}
 	r.takeover.WatchNodes(ctx)

@@ -5,6 +5,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
@@ -15,7 +18,10 @@ import (
 // follower asks stays off the Registry the faces use.
 type followHost struct{ r *Registry }
 
-var _ follow.Host = followHost{}
+var (
+	_ follow.Host      = followHost{}
+	_ follow.ServeHost = followHost{}
+)
 
 func (h followHost) StoppedLocked(s *core.Session) error { return h.r.stoppedLocked(s) }
 
@@ -45,4 +51,32 @@ func (c *Config) followConfig() *follow.Config {
 		StartTimeout: c.StartTimeout, CallTimeout: c.CallTimeout, CancelGrace: c.CancelGrace, StopGrace: c.StopGrace,
 		DirWrite: durable.DirWriteTimeout,
 	}
+}
+
+// owned is a session this node owns, hydrated; a follower is not one.
+func (r *Registry) owned(id string) (*Session, error) {
+	r.mu.Lock()
+	s, ok := r.sessions[id]
+	r.mu.Unlock()
+	if !ok {
+		return nil, sessionerr.ErrNotFound
+	}
+	if err := core.ControlOf(s).Hydrate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (h followHost) Owned(id string) (*core.Session, error) { return h.r.owned(id) }
+
+func (h followHost) Create(ctx context.Context, a follow.CreateArgs, mcp []agents.MCPServer, owner principal.Principal) (*core.Session, error) {
+	return h.r.Create(ctx, CreateOptions{Agent: a.Agent, Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs, PermissionPolicy: a.PermissionPolicy, Owner: owner, MCPServers: mcp})
+}
+
+func (h followHost) Fork(ctx context.Context, who principal.Principal, src *core.Session, a follow.ForkArgs, mcp []agents.MCPServer) (*core.Session, error) {
+	return h.r.ForkAs(ctx, who, src, ForkOptions{Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs, MCPServers: mcp})
+}
+
+func (h followHost) DirRevision(ctx context.Context, s *core.Session) uint64 {
+	return durableOf(s).DirRevision(ctx)
 }

@@ -126,27 +126,3 @@ func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src 
 	}
 	return r.followCreated(ctx, CreateOptions{Owner: who, Node: node}, rep)
 }
-
-// serveFork forks a session this node owns for the node that received the fork.
-func (r *Registry) serveFork(ctx context.Context, cmd store.Command) store.Reply {
-	var a follow.ForkArgs
-	if err := decodeArgs(cmd, &a); err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	opts := ForkOptions{Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs}
-	if len(a.MCPServers) > 0 {
-		var err error
-		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
-			return sessionerr.ReplyTo(nil, 0, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err))
-		}
-	}
-	src, err := r.owned(cmd.SID)
-	if err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	s, err := r.ForkAs(ctx, cmd.Principal, src, opts)
-	if err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	return sessionerr.ReplyTo(follow.CreateResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.Log().Head(), nil)
-}

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/login"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/takeover"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
@@ -49,7 +50,8 @@ type Registry struct {
 	defaultAgent string
 
 	probes *agentprobe.Cache // what each agent answered to initialize
-	logins *agentlogin.Vault // what principals supplied to log agents in (login.go)
+	logins *agentlogin.Vault // what principals supplied to log agents in (package login)
+	login  *login.Logins     // agent login from clients (login.go)
 	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
 	// right before it takes the session's mu to make the agent the session's.
 	beforeAttach func(*Session)
@@ -65,7 +67,7 @@ type Registry struct {
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
-	// followers are other nodes' sessions this node serves (mode c, follower.go); they count against nothing.
+	// followers are other nodes' sessions this node serves (mode c, package follow); they count against nothing.
 	followers map[string]*Session // Guarded by mu.
 	removed   tombstones          // Guarded by mu; directory revisions of removals, so a late read adds no follower.
 	closing   bool                // Guarded by mu; set by Shutdown.
@@ -85,7 +87,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	if cfg.Cluster != nil {
 		// The incarnation the node beats with is the one its entries carry: a lost incarnation's sessions are
-		// those whose entries name it (nodeloss.go).
+		// those whose entries name it (package takeover).
 		r.incarnation = cfg.Cluster.Self().Incarnation
 	}
 	r.durableCfg = &durable.Config{
@@ -98,6 +100,10 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	})
 	r.probes = agentprobe.NewCache(r.probe, cfg.ProbeFailureTTL, cfg.Logger)
 	r.logins = agentlogin.NewVault()
+	r.login = login.New(loginHost{r}, &login.Config{
+		Vault: r.logins, Logger: cfg.Logger, Workdir: cfg.Workdir, AgentEnv: cfg.AgentEnv, Confiner: cfg.Confiner,
+		Version: cfg.Version, StartTimeout: cfg.StartTimeout, StopGrace: cfg.StopGrace, AgentWriteTimeout: cfg.AgentWriteTimeout,
+	})
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)
@@ -158,7 +164,7 @@ type CreateOptions struct {
 	// Node is the node that should run the session (mode c); "" or this node = here. Another live node gets
 	// the create routed to it; a node that is not live is ErrUnknownNode.
 	Node string
-	// follower: the session is a copy of another node's (follower.go): its cwd is on that node's machine,
+	// follower: the session is a copy of another node's (package follow): its cwd is on that node's machine,
 	// so it is not opened here.
 	follower bool
 	// restored: the session comes from a stored entry (recover.go); its cwd is opened only once a re-attach

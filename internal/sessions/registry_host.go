@@ -38,7 +38,7 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 	return s
 }
 
-// entryChanged tells the session's directory writer that its entry changed (durable.go). It never blocks;
+// entryChanged tells the session's directory writer that its entry changed (package durable). It never blocks;
 // memory mode and a follower return at the nil check.
 func (r *Registry) entryChanged(s *Session) {
 	if d := durableOf(s); d != nil {

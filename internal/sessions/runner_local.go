@@ -23,7 +23,7 @@ import (
 type localRunner struct {
 	s   *Session  // Static after construction.
 	reg *Registry // Static after construction; the registry that holds s.
-	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
+	// dur links the session to the store (package durable); nil in memory mode. Set before the session is shared.
 	dur *durable.Link
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // What a routed command carries from the node that routes it (Runner) to the session's owner, which serves
-// it (the registry's serveCommand).
+// it (Serve).
 
 // Command ops.
 const (
@@ -23,7 +23,7 @@ const (
 	OpUnshare      = "unshare"
 	OpAuthenticate = "authenticate"
 	OpAttachMCP    = "attach_mcp"
-	OpFork         = "fork" // SID is the source; the owner forks it (fork.go)
+	OpFork         = "fork" // SID is the source; the owner forks it (the registry's fork.go)
 	OpRename       = "rename"
 	OpListFiles    = "list_files"
 )
@@ -51,7 +51,7 @@ type SetConfigArgs struct {
 
 type CloseArgs struct {
 	Reason string `json:"reason"`
-	// Delete also removes the agent's own copy of the session (DeleteAs, delete.go).
+	// Delete also removes the agent's own copy of the session (DeleteAs).
 	Delete bool `json:"delete,omitempty"`
 }
 
@@ -82,7 +82,7 @@ type TurnResult struct {
 type CreateResult struct {
 	ID     string       `json:"id"`
 	Status store.Status `json:"status"` // as the owner returned it: starting → idle is not in the log
-	// ForkedAt is a fork's ForkedAt (fork.go); 0 for a session that is no fork.
+	// ForkedAt is a fork's ForkedAt; 0 for a session that is no fork.
 	ForkedAt uint64 `json:"forkedAt,omitempty"`
 }
 
