@@ -43,7 +43,7 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: err.Error()}
 	}
-	if _, err := r.reg.confine(s.Cwd); err != nil {
+	if _, err := r.reg.admit.Confine(s.Cwd); err != nil {
 		return failed(err)
 	}
 	conn, fail, err := r.launchAgent(ctx)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
@@ -49,6 +49,7 @@ type Registry struct {
 	agentOrder   []string
 	defaultAgent string
 
+	admit  *admit.Policy     // what a session may run with: its directories, a client's MCP servers
 	probes *agentprobe.Cache // what each agent answered to initialize
 	logins *agentlogin.Vault // what principals supplied to log agents in (package login)
 	login  *login.Logins     // agent login from clients (login.go)
@@ -83,6 +84,7 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
 	r.sessCfg, r.followCfg = r.cfg.forSessions(), r.cfg.followConfig()
+	r.admit = &admit.Policy{Roots: cfg.WorkspaceRoots, Workdir: cfg.Workdir, AllowClientMCPStdio: cfg.AllowClientMCPStdio}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	if cfg.Cluster != nil {
@@ -159,7 +161,7 @@ type CreateOptions struct {
 	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
 	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
 	Owner principal.Principal
-	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
+	// MCPServers are the client's own, added to the agent's configured ones (package admit checks them).
 	MCPServers []agents.MCPServer
 	// Node is the node that should run the session (mode c); "" or this node = here. Another live node gets
 	// the create routed to it; a node that is not live is ErrUnknownNode.
@@ -201,12 +203,12 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !filepath.IsAbs(opts.Cwd) {
 		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", sessionerr.ErrBadRequest, opts.Cwd)
 	}
-	cwd, err := r.confine(opts.Cwd)
+	cwd, err := r.admit.Confine(opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	opts.Cwd = cwd
-	if opts.AdditionalDirs, err = r.confineDirs(cwd, opts.AdditionalDirs); err != nil {
+	if opts.AdditionalDirs, err = r.admit.ConfineDirs(cwd, opts.AdditionalDirs); err != nil {
 		return nil, err
 	}
 	if opts.PermissionPolicy == "" {
@@ -215,7 +217,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !core.ValidPolicy(opts.PermissionPolicy) {
 		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, core.Policies)
 	}
-	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
+	if err := r.admit.CheckClientMCP(spec, opts.MCPServers); err != nil {
 		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
@@ -334,32 +336,6 @@ func (r *Registry) markDetached(id string, on bool) {
 	} else {
 		delete(r.detached, id)
 	}
-}
-
-// confine resolves cwd (following symlinks) and checks it lies inside a workspace root, so neither `..` nor
-// a symlink can point an agent at a directory the operator did not offer.
-func (r *Registry) confine(cwd string) (string, error) {
-	real, err := filepath.EvalSymlinks(filepath.Clean(cwd))
-	if err != nil {
-		return "", fmt.Errorf("%w: cwd %q does not exist", sessionerr.ErrBadRequest, cwd)
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: cwd %q is not a directory", sessionerr.ErrBadRequest, cwd)
-	}
-	roots := r.cfg.WorkspaceRoots
-	if len(roots) == 0 {
-		roots = []string{r.cfg.Workdir}
-	}
-	for _, root := range roots {
-		rr, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
-			return real, nil
-		}
-	}
-	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", sessionerr.ErrForbiddenCwd, cwd)
 }
 
 // Get returns a session, hydrating it first when it is a cold stored one (recover.go).

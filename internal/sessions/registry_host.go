@@ -20,7 +20,7 @@ func (h registryHost) Now() time.Time { return h.r.now() }
 
 func (h registryHost) ShuttingDown() bool { return h.r.shuttingDown() }
 
-func (h registryHost) Reconfine(dir string) (*os.Root, error) { return h.r.reconfine(dir) }
+func (h registryHost) Reconfine(dir string) (*os.Root, error) { return h.r.admit.Reconfine(dir) }
 
 func (h registryHost) EntryChanged(s *Session) { h.r.entryChanged(s) }
 

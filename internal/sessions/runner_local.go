@@ -11,6 +11,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -126,7 +127,7 @@ func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 	spec := core.ControlOf(s).AgentSpec()
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
-		if c, ok := findMCP(spec.MCPServers, m.Name); ok {
+		if c, ok := admit.FindMCP(spec.MCPServers, m.Name); ok {
 			if !c.Equal(m) {
 				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, spec.Name)
 			}
@@ -134,10 +135,10 @@ func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 		}
 		client = append(client, m)
 	}
-	if err := r.reg.checkClientMCP(spec, client); err != nil {
+	if err := r.reg.admit.CheckClientMCP(spec, client); err != nil {
 		return err
 	}
-	if err := checkMCPTransports(core.ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
+	if err := admit.CheckMCPTransports(core.ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
 		return err
 	}
 	changed := core.ControlOf(s).SetClientMCPLocked(client)
