@@ -21,24 +21,9 @@ func (r *Registry) runCluster(ctx context.Context) error {
 		return err
 	}
 	r.takeover.WatchNodes(ctx)
-	go func() {
-		wait := follow.FeedRetryMin
-		for ctx.Err() == nil {
-			err := r.cfg.Store.Dir().Watch(ctx, r.dirChanged)
-			if ctx.Err() != nil {
-				return
-			}
-			r.cfg.Logger.Warn("directory watch failed; watching again", "err", err, "in", wait)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			wait = min(2*wait, follow.FeedRetryMax)
-		}
-	}()
+	go follow.Retry(ctx, func() error { return r.cfg.Store.Dir().Watch(ctx, r.dirChanged) }, func(err error, wait time.Duration) {
+		r.cfg.Logger.Warn("directory watch failed; watching again", "err", err, "in", wait)
+	})
 	return nil
 }
 

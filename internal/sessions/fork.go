@@ -10,7 +10,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Forking a session (ACP session/fork): a new gateway session, with an agent process of its own like every
@@ -107,22 +106,3 @@ func canFork(caps json.RawMessage) bool {
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
 func (r *localRunner) logHistory(history [][]byte) { core.ControlOf(r.s).LogInherited(history) }
-
-// forkRemote has the node that owns src fork it there; the fork is that node's session and this node serves
-// a follower of it, as for a create routed to another node.
-func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
-	args := follow.ForkArgs{Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs}
-	if len(opts.MCPServers) > 0 {
-		args.MCPServers, _ = json.Marshal(opts.MCPServers)
-	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	node := follow.Of(src).Node()
-	rep, err := r.call(ctx, node, store.Command{Op: follow.OpFork, SID: src.ID, Args: raw, Principal: who, Bound: r.followCfg.StartBound()})
-	if err != nil {
-		return nil, err
-	}
-	return r.followCreated(ctx, CreateOptions{Owner: who, Node: node}, rep)
-}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
@@ -43,6 +44,25 @@ func (r *Registry) createRemote(ctx context.Context, opts CreateOptions) (*Sessi
 		return nil, err
 	}
 	return r.followCreated(ctx, opts, rep)
+}
+
+// forkRemote has the node that owns src fork it there; the fork is that node's session and this node serves
+// a follower of it, as for a create routed to another node.
+func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
+	args := follow.ForkArgs{Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs}
+	if len(opts.MCPServers) > 0 {
+		args.MCPServers, _ = json.Marshal(opts.MCPServers)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	node := follow.Of(src).Node()
+	rep, err := r.call(ctx, node, store.Command{Op: follow.OpFork, SID: src.ID, Args: raw, Principal: who, Bound: r.followCfg.StartBound()})
+	if err != nil {
+		return nil, err
+	}
+	return r.followCreated(ctx, CreateOptions{Owner: who, Node: node}, rep)
 }
 
 // followCreated is the follower of the session another node created (or forked) for a caller here, once

@@ -36,11 +36,10 @@ type Follower struct {
 	done          chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
 }
 
-// FeedRetryMin and FeedRetryMax bound the back-off of a follower's live feed (and the registry's directory
-// watch) after the store failed it.
+// feedRetry bounds the back-off of a follower's live feed after the store failed it (Retry).
 const (
-	FeedRetryMin = 100 * time.Millisecond
-	FeedRetryMax = 5 * time.Second
+	feedRetryMin = 100 * time.Millisecond
+	feedRetryMax = 5 * time.Second
 )
 
 // New makes the cold session s, built from e at revision rev, a copy of another node's session: its
@@ -118,13 +117,21 @@ func (f *Follower) load() error {
 // runFeed follows the stored log until ctx ends, starting over after a failure.
 func (f *Follower) runFeed(ctx context.Context, caughtUp func()) {
 	s := f.s
-	wait := FeedRetryMin
+	Retry(ctx, func() error { return f.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp) }, func(err error, wait time.Duration) {
+		core.ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
+	})
+}
+
+// Retry runs run until ctx ends, again after each return with a back-off from feedRetryMin to feedRetryMax;
+// failed hears each return before its wait. The follower's feed and the registry's directory watch use it.
+func Retry(ctx context.Context, run func() error, failed func(err error, wait time.Duration)) {
+	wait := feedRetryMin
 	for {
-		err := f.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp)
+		err := run()
 		if ctx.Err() != nil {
 			return
 		}
-		core.ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
+		failed(err, wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -132,7 +139,7 @@ func (f *Follower) runFeed(ctx context.Context, caughtUp func()) {
 			return
 		case <-t.C:
 		}
-		wait = min(2*wait, FeedRetryMax)
+		wait = min(2*wait, feedRetryMax)
 	}
 }
 
