@@ -7,35 +7,23 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // runCluster: see RunCluster. The directory watch runs on its own goroutine until ctx ends, starting over
 // after a failure; each change reaches the follower it concerns, or lists a new one. The node watch takes
-// over the sessions of lost nodes (nodeloss.go).
+// over the sessions of lost nodes (package takeover).
 func (r *Registry) runCluster(ctx context.Context) error {
-	if err := r.cfg.Cluster.Serve(ctx, r.serveCommand); err != nil {
+	if err := r.cfg.Cluster.Serve(ctx, func(ctx context.Context, cmd store.Command) store.Reply {
+		return follow.Serve(ctx, followHost{r}, cmd)
+	}); err != nil {
 		return err
 	}
-	r.watchNodes(ctx)
-	go func() {
-		wait := feedRetryMin
-		for ctx.Err() == nil {
-			err := r.cfg.Store.Dir().Watch(ctx, r.dirChanged)
-			if ctx.Err() != nil {
-				return
-			}
-			r.cfg.Logger.Warn("directory watch failed; watching again", "err", err, "in", wait)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			wait = min(2*wait, feedRetryMax)
-		}
-	}()
+	r.takeover.WatchNodes(ctx)
+	go follow.Retry(ctx, func() error { return r.cfg.Store.Dir().Watch(ctx, r.dirChanged) }, func(err error, wait time.Duration) {
+		r.cfg.Logger.Warn("directory watch failed; watching again", "err", err, "in", wait)
+	})
 	return nil
 }
 
@@ -53,16 +41,16 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 	switch {
 	case deleted || e.Status == store.StatusClosed:
 		if s != nil {
-			go followerOf(s).close()
+			go follow.Of(s).Close()
 		}
-	case own != nil && !deleted && r.takenFrom(e):
+	case own != nil && !deleted && r.takeover.TakenFrom(e):
 		if !core.ControlOf(own).IsCold() {
 			r.cfg.Logger.Warn("a session of this node was taken over", "session", e.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
 			go localOf(own).standDown()
 		}
 	case e.Owner == "" || e.Owner == r.cfg.NodeID:
 	case s != nil:
-		followerOf(s).applyEntry(e, rev)
+		follow.Of(s).ApplyEntry(e, rev)
 	default:
 		copied, err := r.addFollower(e, rev)
 		if err != nil {
@@ -71,6 +59,6 @@ func (r *Registry) dirChanged(e store.DirEntry, rev uint64, deleted bool) {
 			}
 			return
 		}
-		followerOf(copied).applyEntry(e, rev) // a lookup may have registered it from an older read of the entry
+		follow.Of(copied).ApplyEntry(e, rev) // a lookup may have registered it from an older read of the entry
 	}
 }

@@ -59,7 +59,7 @@ type Config struct {
 	// DetachOnShutdown makes Shutdown end sessions detached instead of closed. Store modes set it.
 	DetachOnShutdown bool
 	// AllowClientMCPStdio lets clients add stdio MCP servers to their sessions: a client-chosen command run
-	// on the gateway's host. Off by default (mcp.go).
+	// on the gateway's host. Off by default (package admit).
 	AllowClientMCPStdio bool
 	// Store makes sessions outlive the process (docs/cluster.md §4): nil is memory mode, where nothing
 	// below the registry's lifecycle calls changes. Store modes also set DetachIdle and DetachOnShutdown.

@@ -3,12 +3,10 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
-	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -45,7 +43,7 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 		}
 		return AgentDeletion{Status: AgentDeleteError, Detail: err.Error()}
 	}
-	if _, err := r.reg.confine(s.Cwd); err != nil {
+	if _, err := r.reg.admit.Confine(s.Cwd); err != nil {
 		return failed(err)
 	}
 	conn, fail, err := r.launchAgent(ctx)
@@ -75,26 +73,4 @@ func canDelete(caps json.RawMessage) bool {
 		} `json:"sessionCapabilities"`
 	}
 	return json.Unmarshal(caps, &c) == nil && len(core.NullToNil(c.Session.Delete)) > 0
-}
-
-// Delete deletes a follower's session on its owner, which deletes the agent's copy there. With the owner
-// gone, the session is removed as a close removes it, and the agent's copy stays.
-func (r remoteRunner) Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
-	s := r.f.s
-	c := core.ControlOf(s)
-	c.Lock()
-	node := r.f.node
-	st, _ := c.StatusLocked()
-	c.Unlock()
-	if (st == store.StatusFailed || st == store.StatusDetached) && !r.f.reg.liveNode(node) {
-		if err := r.removeForGoneOwner(who, reason); err != nil {
-			return AgentDeletion{}, err
-		}
-		return AgentDeletion{Status: AgentDeleteError, Detail: fmt.Sprintf("node %q, which ran the agent, is not live", node)}, nil
-	}
-	var d AgentDeletion
-	cfg := r.f.reg.cfg // the close, then an agent start and its answer
-	bound := cfg.CancelGrace + 6*cfg.StopGrace + dirWriteTimeout + r.f.reg.startBound() + cfg.CallTimeout
-	err := r.route(context.WithoutCancel(ctx), opClose, who, closeArgs{Reason: reason, Delete: true}, bound, &d)
-	return d, err
 }

@@ -7,6 +7,8 @@
 // No face talks to an agent directly, and no lock is held across I/O or a whole turn.
 //
 // The Session itself is the core (internal/core, named here through the aliases in core_names.go); this
-// package holds the roles around it: the local runner and the agent's lifecycle, the follower and its
-// routing, the store link and the registry.
+// package holds the registry and the live role (the local runner and the agent's lifecycle). The other roles
+// are packages under internal/ that ask the registry through a Host of their own: follow (a copy of another
+// node's session), durable (the store link) and takeover (stored logs left open); login and admit hold no
+// session state.
 package sessions

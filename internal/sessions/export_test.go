@@ -29,6 +29,5 @@ func ClientMCP(s *Session) []agents.MCPServer { return core.ControlOf(s).ClientM
 // TakeOver is this node's takeover of a lost node's session, as its node watch runs it: the claim, the
 // closing frames and the release.
 func (r *Registry) TakeOver(ctx context.Context, e store.DirEntry, rev uint64) (store.DirEntry, error) {
-	done, _, err := r.closeStored(ctx, e, rev, nodeLostClose)
-	return done, err
+	return r.takeover.CloseForLoss(ctx, e, rev)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
-	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 )
 
 // Forking a session (ACP session/fork): a new gateway session, with an agent process of its own like every
@@ -40,8 +40,8 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 	if err := core.ControlOf(src).Allow(who, AccessAct); err != nil {
 		return nil, err
 	}
-	if f := followerOf(src); f != nil {
-		if err := f.ended(); err != nil {
+	if f := follow.Of(src); f != nil {
+		if err := f.Ended(); err != nil {
 			return nil, err
 		}
 		return r.forkRemote(ctx, who, src, opts)
@@ -106,55 +106,3 @@ func canFork(caps json.RawMessage) bool {
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
 func (r *localRunner) logHistory(history [][]byte) { core.ControlOf(r.s).LogInherited(history) }
-
-// forkArgs are a routed fork's options (opFork).
-type forkArgs struct {
-	Cwd            string          `json:"cwd,omitempty"`
-	AdditionalDirs []string        `json:"additionalDirectories"`
-	MCPServers     json.RawMessage `json:"mcpServers,omitempty"`
-}
-
-// forkRemote has the node that owns src fork it there; the fork is that node's session and this node serves
-// a follower of it, as for a create routed to another node.
-func (r *Registry) forkRemote(ctx context.Context, who principal.Principal, src *Session, opts ForkOptions) (*Session, error) {
-	args := forkArgs{Cwd: opts.Cwd, AdditionalDirs: opts.AdditionalDirs}
-	if len(opts.MCPServers) > 0 {
-		args.MCPServers, _ = json.Marshal(opts.MCPServers)
-	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	core.ControlOf(src).Lock()
-	node := followerOf(src).node
-	core.ControlOf(src).Unlock()
-	rep, err := r.call(ctx, node, store.Command{Op: opFork, SID: src.ID, Args: raw, Principal: who, Bound: r.startBound()})
-	if err != nil {
-		return nil, err
-	}
-	return r.followCreated(ctx, CreateOptions{Owner: who, Node: node}, rep)
-}
-
-// serveFork forks a session this node owns for the node that received the fork.
-func (r *Registry) serveFork(ctx context.Context, cmd store.Command) store.Reply {
-	var a forkArgs
-	if err := decodeArgs(cmd, &a); err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	opts := ForkOptions{Cwd: a.Cwd, AdditionalDirs: a.AdditionalDirs}
-	if len(a.MCPServers) > 0 {
-		var err error
-		if opts.MCPServers, err = agents.ParseMCPServers(a.MCPServers); err != nil {
-			return sessionerr.ReplyTo(nil, 0, fmt.Errorf("%w: %v", sessionerr.ErrBadRequest, err))
-		}
-	}
-	src, err := r.owned(cmd.SID)
-	if err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	s, err := r.ForkAs(ctx, cmd.Principal, src, opts)
-	if err != nil {
-		return sessionerr.ReplyTo(nil, 0, err)
-	}
-	return sessionerr.ReplyTo(createResult{ID: s.ID, Status: s.Status(), ForkedAt: s.ForkedAt()}, s.Log().Head(), nil)
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -117,11 +118,11 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 	if base, ok := r.reg.agents[s.Agent]; ok {
 		r.reg.probes.Record(base, ai)
 	}
-	if err := checkMCPTransports(ai.Capabilities, c.ClientMCPServers()); err != nil {
+	if err := admit.CheckMCPTransports(ai.Capabilities, c.ClientMCPServers()); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}
-	if err := checkAdditionalDirs(ai.Capabilities, s.AdditionalDirs); err != nil {
+	if err := admit.CheckAdditionalDirs(ai.Capabilities, s.AdditionalDirs); err != nil {
 		conn.Stop()
 		return nil, nil, err
 	}
@@ -189,6 +190,17 @@ func (r *localRunner) fail(conn *agents.Conn, reason string) {
 		conn.Stop()
 		c.CloseTerminals() // the agent that used them is gone
 	}()
+}
+
+// sessionParams are the params of session/new, session/load and session/resume: cwd, mcpServers and, when the
+// session has some, additionalDirectories.
+func (r *localRunner) sessionParams() map[string]any {
+	s := r.s
+	p := map[string]any{"cwd": s.Cwd, "mcpServers": core.ControlOf(s).McpServers()}
+	if len(s.AdditionalDirs) > 0 {
+		p["additionalDirectories"] = s.AdditionalDirs
+	}
+	return p
 }
 
 func tail(s string, n int) string {

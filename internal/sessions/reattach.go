@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -204,7 +205,7 @@ func (r *Registry) Detach(id, reason string) error {
 	if err != nil {
 		return err
 	}
-	if followerOf(s) != nil { // a follower: its agent runs on the owner
+	if follow.Of(s) != nil { // a follower: its agent runs on the owner
 		return sessionerr.ErrNotReady
 	}
 	if !localOf(s).detach(reason) {

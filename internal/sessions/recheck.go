@@ -3,8 +3,6 @@ package sessions
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
@@ -26,59 +24,18 @@ func (e *refusal) Unwrap() error { return e.err }
 // opened after the check passed, the root fs/* uses.
 func (r *Registry) recheck(s *Session) error {
 	c := core.ControlOf(s)
-	if err := r.checkClientMCP(c.AgentSpec(), c.AddedMCPServers()); err != nil {
+	if err := r.admit.CheckClientMCP(c.AgentSpec(), c.AddedMCPServers()); err != nil {
 		return &refusal{fmt.Errorf("%w; a client names other servers with session/load", err)}
 	}
-	if err := r.recheckDirs(s.AdditionalDirs); err != nil {
+	if err := r.admit.RecheckDirs(s.AdditionalDirs); err != nil {
 		return &refusal{err}
 	}
-	root, err := r.reconfine(s.Cwd)
+	root, err := r.admit.Reconfine(s.Cwd)
 	if err != nil {
 		return &refusal{err}
 	}
 	if !c.ReopenWorkspace(root) {
 		return sessionerr.ErrClosed
-	}
-	return nil
-}
-
-// reconfine opens a stored cwd and checks that it is still the directory the session was made in: the path
-// resolves to itself (no symlink on it), lies inside today's workspace roots, and is the directory just
-// opened (it was not swapped between the open and the check).
-func (r *Registry) reconfine(cwd string) (*os.Root, error) {
-	root, err := os.OpenRoot(cwd)
-	if err != nil {
-		return nil, fmt.Errorf("%w: cwd %q cannot be opened: %v", sessionerr.ErrForbiddenCwd, cwd, errors.Unwrap(err))
-	}
-	real, err := r.confine(cwd)
-	if err == nil && real != filepath.Clean(cwd) {
-		err = fmt.Errorf("%w: cwd %q now resolves to %q (a symlink on its path)", sessionerr.ErrForbiddenCwd, cwd, real)
-	}
-	if err == nil {
-		err = sameDir(root, real)
-	}
-	if err != nil {
-		_ = root.Close()
-		if !errors.Is(err, sessionerr.ErrForbiddenCwd) {
-			err = fmt.Errorf("%w: %v", sessionerr.ErrForbiddenCwd, err)
-		}
-		return nil, err
-	}
-	return root, nil
-}
-
-// sameDir checks that the opened root is the directory at path.
-func sameDir(root *os.Root, path string) error {
-	opened, err := root.Stat(".")
-	if err != nil {
-		return err
-	}
-	at, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(opened, at) {
-		return fmt.Errorf("cwd %q changed while it was checked", path)
 	}
 	return nil
 }

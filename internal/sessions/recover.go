@@ -3,11 +3,9 @@ package sessions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
@@ -20,14 +18,14 @@ import (
 // Recover makes every stored session of this node (or of none) a cold session: detached, or failed as it
 // ended. Entries of closed sessions (a removal cut short) are removed. In mode c, sessions the other nodes
 // failed with reason node_lost while this node was gone come back detached ("node returned"), and so do those
-// they were still taking over when this node came back (settleOwn). Call it before serving. It reports how
+// they were still taking over when this node came back (package takeover). Call it before serving. It reports how
 // many sessions it restored.
 func (r *Registry) Recover(ctx context.Context) (int, error) {
 	st := r.cfg.Store
 	if st == nil {
 		return 0, nil
 	}
-	entries, revs, err := r.listDir(ctx)
+	entries, revs, err := r.takeover.ListDir(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
@@ -36,7 +34,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		if e.Owner != "" && e.Owner != r.cfg.NodeID {
 			continue
 		}
-		e, rev, ok := r.settleOwn(ctx, e, revs[i])
+		e, rev, ok := r.takeover.Settle(ctx, e, revs[i])
 		if !ok {
 			continue
 		}
@@ -49,7 +47,7 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 		r.sessions[s.ID] = s
 		r.detached[s.ID] = struct{}{}
 		r.mu.Unlock()
-		go durableOf(s).runWriter()
+		go durableOf(s).RunWriter()
 		n++
 	}
 	return n, nil
@@ -86,37 +84,9 @@ func (r *Registry) coldSessionOf(e store.DirEntry, rev uint64, follower bool) (*
 	s := newSession(r, e.ID, spec, CreateOptions{Cwd: e.Cwd, AdditionalDirs: e.AdditionalDirs, PermissionPolicy: e.Policy, Owner: owner, MCPServers: mcp, follower: follower, restored: true})
 	core.ControlOf(s).ColdFromEntry(e, dv, rev)
 	if !follower { // a follower never writes the store
-		localOf(s).dur = newDurable(r, s, rev)
+		localOf(s).dur = r.newLink(s, rev)
 	}
 	return s, nil
-}
-
-// load feeds the stored log into the session (restoreFrom), leaves it detached (or failed) and starts the
-// write-behind after its head, where a re-attach goes on.
-func (d *durable) load() error {
-	s := d.s
-	ctx, cancel := context.WithTimeout(context.Background(), d.reg.cfg.StartTimeout)
-	defer cancel()
-	var entries []eventlog.Entry
-	_, err := d.st.Feed(ctx, s.ID, false, func(f store.StoredFrame) error {
-		if f.GapTo == 0 { // a gap needs no call: Put restarts the ring at the next frame
-			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
-	}
-	stopped := func() error {
-		return d.reg.stoppedLocked(s) // a shutdown or a close came first: it closed the log and took the (absent) write-behind
-	}
-	return core.ControlOf(s).LoadDetached(entries, stopped, func(head uint64) error {
-		if !d.startPersister(s.ID, s.Epoch, s.Log(), head) {
-			return sessionerr.ErrShuttingDown
-		}
-		go d.watchFence(d.persister())
-		return nil
-	})
 }
 
 // stoppedLocked is ErrShuttingDown (503 shutting_down) or ErrClosed when a shutdown of r or a close of s has
@@ -129,16 +99,4 @@ func (r *Registry) stoppedLocked(s *Session) error {
 		return sessionerr.ErrClosed
 	}
 	return nil
-}
-
-// listDir is the directory's List with entries that do not decode reported in the gateway log and left out,
-// so one damaged entry does not keep every other session from being restored or taken over.
-func (r *Registry) listDir(ctx context.Context) ([]store.DirEntry, []uint64, error) {
-	entries, revs, err := r.cfg.Store.Dir().List(ctx)
-	var ue *store.UndecodableEntries
-	if errors.As(err, &ue) {
-		r.cfg.Logger.Error("session directory: entries that do not decode are left out (their sessions are not restored)", "count", len(ue.Keys), "keys", ue.Keys)
-		err = nil
-	}
-	return entries, revs, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,12 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/login"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/takeover"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -38,12 +42,17 @@ type Registry struct {
 	// Static after construction.
 	cfg          Config
 	sessCfg      *core.SessionConfig // the part of cfg its sessions read (Host)
+	followCfg    *follow.Config      // the part of cfg its followers read (follow.Host)
+	durableCfg   *durable.Config     // the part of cfg its store links read (durable.Host)
+	takeover     *takeover.Taker     // closes the stored logs left open (takeover.Host)
 	agents       map[string]agents.Spec
 	agentOrder   []string
 	defaultAgent string
 
+	admit  *admit.Policy     // what a session may run with: its directories, a client's MCP servers
 	probes *agentprobe.Cache // what each agent answered to initialize
-	logins *agentlogin.Vault // what principals supplied to log agents in (login.go)
+	logins *agentlogin.Vault // what principals supplied to log agents in (package login)
+	login  *login.Logins     // agent login from clients (login.go)
 	// beforeAttach is a test hook: a start or re-attach calls it (when set) once its agent is up or failed,
 	// right before it takes the session's mu to make the agent the session's.
 	beforeAttach func(*Session)
@@ -52,14 +61,14 @@ type Registry struct {
 	stopping   context.Context
 	stopStarts context.CancelFunc
 
-	incarnation string       // Static after construction; this process, in directory entries.
-	startedAt   time.Time    // Static after construction.
-	retired     retiredStats // counters of stopped persisters (storestats.go)
+	incarnation string          // Static after construction; this process, in directory entries.
+	startedAt   time.Time       // Static after construction.
+	retired     durable.Retired // counters of stopped persisters (storestats.go)
 
 	mu       sync.Mutex
 	sessions map[string]*Session // Guarded by mu.
 	detached map[string]struct{} // Guarded by mu; ids of detached sessions: they do not count against the limits.
-	// followers are other nodes' sessions this node serves (mode c, follower.go); they count against nothing.
+	// followers are other nodes' sessions this node serves (mode c, package follow); they count against nothing.
 	followers map[string]*Session // Guarded by mu.
 	removed   tombstones          // Guarded by mu; directory revisions of removals, so a late read adds no follower.
 	closing   bool                // Guarded by mu; set by Shutdown.
@@ -74,16 +83,29 @@ func NewRegistry(cfg Config, specs []agents.Spec, defaultAgent string) (*Registr
 		return nil, fmt.Errorf("workdir %q is not absolute", cfg.Workdir)
 	}
 	r := &Registry{cfg: cfg, agents: map[string]agents.Spec{}, sessions: map[string]*Session{}, detached: map[string]struct{}{}, followers: map[string]*Session{}}
-	r.sessCfg = r.cfg.forSessions()
+	r.sessCfg, r.followCfg = r.cfg.forSessions(), r.cfg.followConfig()
+	r.admit = &admit.Policy{Roots: cfg.WorkspaceRoots, Workdir: cfg.Workdir, AllowClientMCPStdio: cfg.AllowClientMCPStdio}
 	r.stopping, r.stopStarts = context.WithCancel(context.Background())
 	r.incarnation, r.startedAt = uuid.NewString(), time.Now().UTC()
 	if cfg.Cluster != nil {
 		// The incarnation the node beats with is the one its entries carry: a lost incarnation's sessions are
-		// those whose entries name it (nodeloss.go).
+		// those whose entries name it (package takeover).
 		r.incarnation = cfg.Cluster.Self().Incarnation
 	}
+	r.durableCfg = &durable.Config{
+		Store: r.cfg.Store, NodeID: r.cfg.NodeID, Incarnation: r.incarnation, Clustered: r.cfg.Cluster != nil,
+		StartTimeout: r.cfg.StartTimeout, Retired: &r.retired,
+	}
+	r.takeover = takeover.New(takeoverHost{r}, &takeover.Config{
+		Store: r.cfg.Store, Cluster: r.cfg.Cluster, NodeID: r.cfg.NodeID, Incarnation: r.incarnation,
+		Logger: r.cfg.Logger, OrphanSweepAfter: r.cfg.OrphanSweepAfter,
+	})
 	r.probes = agentprobe.NewCache(r.probe, cfg.ProbeFailureTTL, cfg.Logger)
 	r.logins = agentlogin.NewVault()
+	r.login = login.New(loginHost{r}, &login.Config{
+		Vault: r.logins, Logger: cfg.Logger, Workdir: cfg.Workdir, AgentEnv: cfg.AgentEnv, Confiner: cfg.Confiner,
+		Version: cfg.Version, StartTimeout: cfg.StartTimeout, StopGrace: cfg.StopGrace, AgentWriteTimeout: cfg.AgentWriteTimeout,
+	})
 	for _, s := range specs {
 		if !agents.ValidName(s.Name) {
 			return nil, fmt.Errorf("agent name %q: use letters, digits, '-', '_', '.'", s.Name)
@@ -139,12 +161,12 @@ type CreateOptions struct {
 	// Owner is the principal creating the session (zero = nobody: the gateway's own code). Only the owner
 	// and admins see it; Config.MaxSessionsPerUser bounds a user's sessions.
 	Owner principal.Principal
-	// MCPServers are the client's own, added to the agent's configured ones (mcp.go checks them).
+	// MCPServers are the client's own, added to the agent's configured ones (package admit checks them).
 	MCPServers []agents.MCPServer
 	// Node is the node that should run the session (mode c); "" or this node = here. Another live node gets
 	// the create routed to it; a node that is not live is ErrUnknownNode.
 	Node string
-	// follower: the session is a copy of another node's (follower.go): its cwd is on that node's machine,
+	// follower: the session is a copy of another node's (package follow): its cwd is on that node's machine,
 	// so it is not opened here.
 	follower bool
 	// restored: the session comes from a stored entry (recover.go); its cwd is opened only once a re-attach
@@ -181,12 +203,12 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !filepath.IsAbs(opts.Cwd) {
 		return nil, fmt.Errorf("%w: cwd %q must be an absolute path", sessionerr.ErrBadRequest, opts.Cwd)
 	}
-	cwd, err := r.confine(opts.Cwd)
+	cwd, err := r.admit.Confine(opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	opts.Cwd = cwd
-	if opts.AdditionalDirs, err = r.confineDirs(cwd, opts.AdditionalDirs); err != nil {
+	if opts.AdditionalDirs, err = r.admit.ConfineDirs(cwd, opts.AdditionalDirs); err != nil {
 		return nil, err
 	}
 	if opts.PermissionPolicy == "" {
@@ -195,13 +217,13 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if !core.ValidPolicy(opts.PermissionPolicy) {
 		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, core.Policies)
 	}
-	if err := r.checkClientMCP(spec, opts.MCPServers); err != nil {
+	if err := r.admit.CheckClientMCP(spec, opts.MCPServers); err != nil {
 		return nil, err
 	}
 	s := newSession(r, uuid.NewString(), spec, opts)
 	c := core.ControlOf(s)
 	if r.cfg.Store != nil {
-		localOf(s).dur = newDurable(r, s, 0) // before the session is shared
+		localOf(s).dur = r.newLink(s, 0) // before the session is shared
 	}
 	r.mu.Lock()
 	switch {
@@ -225,7 +247,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	defer context.AfterFunc(r.stopping, cancel)()
 	run := localOf(s)
 	if run.dur != nil {
-		if err := run.dur.create(ctx); err != nil {
+		if err := run.dur.Create(ctx); err != nil {
 			r.remove(s.ID)
 			c.CloseRoot()
 			return nil, err
@@ -241,7 +263,7 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 		r.remove(s.ID)
 		c.CloseRoot()
 		if run.dur != nil {
-			run.dur.remove()
+			run.dur.Remove()
 		}
 		if r.stopping.Err() != nil {
 			return nil, sessionerr.ErrShuttingDown // cut short by the shutdown; the agent has been stopped
@@ -314,32 +336,6 @@ func (r *Registry) markDetached(id string, on bool) {
 	} else {
 		delete(r.detached, id)
 	}
-}
-
-// confine resolves cwd (following symlinks) and checks it lies inside a workspace root, so neither `..` nor
-// a symlink can point an agent at a directory the operator did not offer.
-func (r *Registry) confine(cwd string) (string, error) {
-	real, err := filepath.EvalSymlinks(filepath.Clean(cwd))
-	if err != nil {
-		return "", fmt.Errorf("%w: cwd %q does not exist", sessionerr.ErrBadRequest, cwd)
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: cwd %q is not a directory", sessionerr.ErrBadRequest, cwd)
-	}
-	roots := r.cfg.WorkspaceRoots
-	if len(roots) == 0 {
-		roots = []string{r.cfg.Workdir}
-	}
-	for _, root := range roots {
-		rr, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
-			return real, nil
-		}
-	}
-	return "", fmt.Errorf("%w: cwd %q is outside the workspace roots", sessionerr.ErrForbiddenCwd, cwd)
 }
 
 // Get returns a session, hydrating it first when it is a cold stored one (recover.go).
@@ -433,7 +429,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 				run := localOf(s)
 				run.detach(shutdownReason)
 				if run.dur != nil {
-					run.dur.finish(ctx)
+					run.dur.Finish(ctx)
 				}
 			} else {
 				s.Close(shutdownReason)
@@ -442,7 +438,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	for _, s := range r.followerList() {
-		wg.Go(followerOf(s).shutdown)
+		wg.Go(follow.Of(s).Shutdown)
 	}
 	go func() {
 		wg.Wait()

@@ -20,7 +20,7 @@ func (h registryHost) Now() time.Time { return h.r.now() }
 
 func (h registryHost) ShuttingDown() bool { return h.r.shuttingDown() }
 
-func (h registryHost) Reconfine(dir string) (*os.Root, error) { return h.r.reconfine(dir) }
+func (h registryHost) Reconfine(dir string) (*os.Root, error) { return h.r.admit.Reconfine(dir) }
 
 func (h registryHost) EntryChanged(s *Session) { h.r.entryChanged(s) }
 
@@ -38,15 +38,10 @@ func newSession(r *Registry, id string, spec agents.Spec, opts CreateOptions) *S
 	return s
 }
 
-// entryChanged tells the session's directory writer that its entry changed (durable.go). It never blocks;
+// entryChanged tells the session's directory writer that its entry changed (package durable). It never blocks;
 // memory mode and a follower return at the nil check.
 func (r *Registry) entryChanged(s *Session) {
 	if d := durableOf(s); d != nil {
-		d.dirty.Store(true)
-		d.changes.Add(1)
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
+		d.Changed()
 	}
 }

@@ -1,6 +1,9 @@
 package sessions
 
-import "github.com/acp-gateway/gateway/internal/sessions/internal/core"
+import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+)
 
 // The role state of a session, for code that starts from a bare *Session (the registry's loops over its
 // sessions, entryChanged, routed commands): the session's runner holds it, so the core holds none of it.
@@ -13,17 +16,9 @@ func localOf(s *Session) *localRunner {
 	return nil
 }
 
-// followerOf is the follower of a copy of another node's session; nil for a session this node runs.
-func followerOf(s *Session) *follower {
-	if r, ok := core.ControlOf(s).Runner().(remoteRunner); ok {
-		return r.f
-	}
-	return nil
-}
-
 // durableOf is the store link of a session this node runs in a store mode; nil in memory mode and for a
 // follower, which never writes the store.
-func durableOf(s *Session) *durable {
+func durableOf(s *Session) *durable.Link {
 	if r := localOf(s); r != nil {
 		return r.dur
 	}

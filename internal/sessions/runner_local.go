@@ -11,7 +11,9 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -22,8 +24,8 @@ import (
 type localRunner struct {
 	s   *Session  // Static after construction.
 	reg *Registry // Static after construction; the registry that holds s.
-	// dur links the session to the store (durable.go); nil in memory mode. Set before the session is shared.
-	dur *durable
+	// dur links the session to the store (package durable); nil in memory mode. Set before the session is shared.
+	dur *durable.Link
 }
 
 func (r *localRunner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (t *Turn, replayed bool, err error) {
@@ -125,7 +127,7 @@ func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 	spec := core.ControlOf(s).AgentSpec()
 	client := make([]agents.MCPServer, 0, len(servers))
 	for _, m := range servers {
-		if c, ok := findMCP(spec.MCPServers, m.Name); ok {
+		if c, ok := admit.FindMCP(spec.MCPServers, m.Name); ok {
 			if !c.Equal(m) {
 				return fmt.Errorf("%w: %q is configured for agent %q; choose another name", sessionerr.ErrMCPNameConflict, m.Name, spec.Name)
 			}
@@ -133,10 +135,10 @@ func (r *localRunner) AttachMCP(who principal.Principal, servers []agents.MCPSer
 		}
 		client = append(client, m)
 	}
-	if err := r.reg.checkClientMCP(spec, client); err != nil {
+	if err := r.reg.admit.CheckClientMCP(spec, client); err != nil {
 		return err
 	}
-	if err := checkMCPTransports(core.ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
+	if err := admit.CheckMCPTransports(core.ControlOf(s).AgentCapabilitiesLocked(), client); err != nil {
 		return err
 	}
 	changed := core.ControlOf(s).SetClientMCPLocked(client)
@@ -207,7 +209,7 @@ func (r *localRunner) CloseHere(reason string) {
 		c.FinishClose()
 		r.reg.remove(s.ID)
 		if r.dur != nil {
-			r.dur.remove()
+			r.dur.Remove()
 		}
 		c.SessionLogger().Info("session closed", "reason", reason)
 	})
@@ -223,7 +225,7 @@ func (r *localRunner) Hydrate() error {
 	if r.dur == nil {
 		return nil
 	}
-	return core.ControlOf(r.s).HydrateWith(r.dur.load)
+	return core.ControlOf(r.s).HydrateWith(r.dur.Load)
 }
 
 // CurrentEpoch is Epoch: this node writes the log, and Epoch is static once the session is shared.
@@ -237,7 +239,7 @@ func (*localRunner) AwaitResume(uint64, string) {}
 // PlaceLocked: this node, and what the write-behind has stored in the store modes.
 func (r *localRunner) PlaceLocked(v *View) {
 	if r.dur != nil {
-		d := r.dur.durableSeq(v.LastSeq)
+		d := r.dur.DurableSeq(v.LastSeq)
 		v.DurableSeq = &d
 	}
 	if r.reg.cfg.Cluster != nil {

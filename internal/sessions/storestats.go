@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/store"
@@ -18,36 +17,15 @@ type StoreStats struct {
 	Gaps          uint64
 }
 
-// retiredStats holds the counters of persisters that stopped.
-type retiredStats struct {
-	mu                   sync.Mutex
-	errors, frames, gaps uint64 // Guarded by mu.
-}
-
-// retire adds a persister's counters to the retired ones, once, before it stops.
-func (r *Registry) retire(d *durable) {
-	st, frames := d.stats()
-	r.retired.mu.Lock()
-	r.retired.errors += st.Errors
-	r.retired.frames += frames
-	r.retired.gaps += st.Gaps
-	r.retired.mu.Unlock()
-	d.mu.Lock()
-	d.retired = true
-	d.mu.Unlock()
-}
-
 // StoreStats sums the sessions' write-behinds; zero in memory mode.
 func (r *Registry) StoreStats() StoreStats {
 	var out StoreStats
 	if r.cfg.Store == nil {
 		return out
 	}
-	r.retired.mu.Lock()
-	out.Errors, out.Frames, out.Gaps = r.retired.errors, r.retired.frames, r.retired.gaps
-	r.retired.mu.Unlock()
+	out.Errors, out.Frames, out.Gaps = r.retired.Totals()
 	for _, s := range r.List() {
-		st, frames := durableOf(s).stats()
+		st, frames := durableOf(s).Stats()
 		out.LagFrames += st.LagFrames
 		out.LagBytes += st.LagBytes
 		out.OldestUnacked = max(out.OldestUnacked, st.OldestUnacked)

@@ -8,7 +8,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // benchSession is a session without an agent, mid-turn, with the gateway's default log bounds: what
@@ -72,39 +71,6 @@ func BenchmarkFollowLive(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.SessionUpdate(floodParams)
-		c.Lock()
-		c.RestartTurnTextForTest()
-		c.Unlock()
-	}
-	s.Log().Close()
-	<-done
-}
-
-// BenchmarkApplyStored measures what a follower spends per frame of the owner's flood (mode c): a stored
-// update folded into its copy (the log, the snapshot, the turn's text) and handed to one live subscriber.
-func BenchmarkApplyStored(b *testing.B) {
-	src := benchSession(b)
-	src.SessionUpdate(floodParams)
-	res, err := src.Log().Read(0, 1, nil)
-	if err != nil || len(res.Entries) != 1 {
-		b.Fatalf("source frame: %v", err)
-	}
-	frame := res.Entries[0].Frame
-	s := benchSession(b)
-	c := core.ControlOf(s)
-	f := &follower{s: s, progress: make(chan struct{})}
-	st := s.StartAt(0, false, "")
-	sink := &benchSink{}
-	done := make(chan error, 1)
-	go func() { done <- s.Follow(st, sink, eventlog.FollowLimits{}) }()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(frame)))
-	seq := uint64(0)
-	for b.Loop() {
-		seq++
-		if err := f.applyStored(store.StoredFrame{Seq: seq, Epoch: s.Epoch, Frame: frame}); err != nil {
-			b.Fatal(err)
-		}
 		c.Lock()
 		c.RestartTurnTextForTest()
 		c.Unlock()

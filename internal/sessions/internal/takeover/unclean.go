@@ -1,4 +1,4 @@
-package sessions
+package takeover
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -33,7 +34,7 @@ type closeSpec struct {
 	status   store.Status // what an open log ends as (unless it already says failed)
 	reason   string       // its session_status reason
 	// takeover: another node's session; its entry keeps that owner and loses its incarnation (the stale
-	// owner's directory writer refuses then, durable.write).
+	// owner's directory writer refuses then: package durable).
 	takeover bool
 	// revive: a log a node loss closed (failed, node_lost) comes back detached with reason, in its epoch.
 	revive bool
@@ -51,17 +52,17 @@ var errNotClaimed = errors.New("the entry changed before it was claimed")
 
 // closeUnclean claims an unclean entry, writes its closing frames once and returns the entry (detached or
 // failed, clean) with its revision. Run again on a log that is already closed, it writes no frame.
-func (r *Registry) closeUnclean(ctx context.Context, e store.DirEntry, rev uint64) (store.DirEntry, uint64, error) {
-	return r.closeStored(ctx, e, rev, restartClose)
+func (t *Taker) closeUnclean(ctx context.Context, e store.DirEntry, rev uint64) (store.DirEntry, uint64, error) {
+	return t.closeStored(ctx, e, rev, restartClose)
 }
 
 // closeStored claims the entry (closer: this node), rebuilds the session from the stored log into a private
 // session, writes what closes it as c says (through Fork with the feed's fence: a frame that landed since is
 // read again) and releases the entry (closer cleared, clean). The closing frames are a function of the
 // stored log, so whoever redoes it after a closer died writes nothing twice.
-func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64, c closeSpec) (store.DirEntry, uint64, error) {
-	dir := r.cfg.Store.Dir()
-	e.Closer = r.cfg.NodeID
+func (t *Taker) closeStored(ctx context.Context, e store.DirEntry, rev uint64, c closeSpec) (store.DirEntry, uint64, error) {
+	dir := t.cfg.Store.Dir()
+	e.Closer = t.cfg.NodeID
 	if c.takeover {
 		e.Status, e.Reason, e.Incarnation = store.StatusFailed, ReasonNodeLost, ""
 	}
@@ -73,14 +74,14 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 		return e, 0, fmt.Errorf("claim: %w", err)
 	}
 	for range forkAttempts {
-		s, fence, err := r.restoredFromStore(ctx, e, rev)
+		s, link, fence, err := t.restoredFromStore(ctx, e, rev)
 		if err != nil {
 			return e, 0, err
 		}
 		core.ControlOf(s).CloseRoot() // a private session: no fs/* will ask
-		frames := durableOf(s).closingFrames(c)
+		frames := link.ClosingFrames(c.logClosing())
 		if len(frames) > 0 {
-			err = r.cfg.Store.Fork(ctx, e.ID, fence, frames)
+			err = t.cfg.Store.Fork(ctx, e.ID, fence, frames)
 			if errors.Is(err, store.ErrFenced) {
 				continue // a frame landed after the feed: read again
 			}
@@ -88,7 +89,7 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 				return e, 0, fmt.Errorf("fork: %w", err)
 			}
 		}
-		done := durableOf(s).entry()
+		done := link.Entry()
 		done.Clean, done.Closer = true, ""
 		if c.takeover {
 			done.Owner, done.Incarnation = e.Owner, "" // its cwd and its agent's own state are there
@@ -105,38 +106,27 @@ func (r *Registry) closeStored(ctx context.Context, e store.DirEntry, rev uint64
 	return e, 0, fmt.Errorf("fork: %w after %d attempts", store.ErrFenced, forkAttempts)
 }
 
-// restoredFromStore is a private session (never listed) rebuilt from the stored log, and the fence for Fork.
-func (r *Registry) restoredFromStore(ctx context.Context, e store.DirEntry, rev uint64) (*Session, uint64, error) {
-	s, err := r.coldSession(e, rev)
+// restoredFromStore is a private session (never listed) rebuilt from the stored log, its store link (never
+// started), and the fence for Fork.
+func (t *Taker) restoredFromStore(ctx context.Context, e store.DirEntry, rev uint64) (*core.Session, *durable.Link, uint64, error) {
+	s, link, err := t.host.Cold(e, rev)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	var entries []eventlog.Entry
-	fence, err := r.cfg.Store.Feed(ctx, e.ID, false, func(f store.StoredFrame) error {
+	fence, err := t.cfg.Store.Feed(ctx, e.ID, false, func(f store.StoredFrame) error {
 		if f.GapTo == 0 {
 			entries = append(entries, eventlog.Entry{Seq: f.Seq, Frame: f.Frame})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("feed: %w", err)
+		return nil, nil, 0, fmt.Errorf("feed: %w", err)
 	}
 	if err := core.ControlOf(s).RestoreLive(entries); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return s, fence, nil
-}
-
-// closingFrames appends to the private session's log what closes it as c says and returns those frames:
-// for an open log (a turn, a pending request, or a live status), in a new epoch from head+1, the denials,
-// the turn's end (finishTurn closes its tool calls) and the status; for a log a node loss closed, with
-// c.revive, the detached status in its epoch; else none (a log already closed: the step ran before).
-func (d *durable) closingFrames(c closeSpec) []store.StoredFrame {
-	head, appended := core.ControlOf(d.s).CloseOpenLog(c.logClosing())
-	if !appended {
-		return nil
-	}
-	return d.framesAfter(head)
+	return s, link, fence, nil
 }
 
 // logClosing is what c says of closing the log itself.
@@ -146,18 +136,4 @@ func (c closeSpec) logClosing() core.LogClosing {
 		lc.ReviveFrom = ReasonNodeLost
 	}
 	return lc
-}
-
-// framesAfter is the private session's frames after seq head, for Fork.
-func (d *durable) framesAfter(head uint64) []store.StoredFrame {
-	s := d.s
-	res, err := s.Log().Read(head, 1<<20, nil)
-	if err != nil {
-		return nil
-	}
-	out := make([]store.StoredFrame, 0, len(res.Entries))
-	for _, en := range res.Entries {
-		out = append(out, store.StoredFrame{Seq: en.Seq, Epoch: s.Epoch, Frame: en.Frame})
-	}
-	return out
 }

@@ -1,11 +1,10 @@
-package sessions
+package follow
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// A follower is this node's copy of a session another node owns (mode c, docs/cluster.md §5). Every face
+// A Follower is this node's copy of a session another node owns (mode c, docs/cluster.md §5). Every face
 // serves it as it serves a local session: its log is fed from the store's log of the session (Store.Follow),
 // folded by the same restore code a restart uses, and its commands are routed to the owner (route.go). It
 // never writes the store: it has no durable.
@@ -23,10 +22,11 @@ import (
 // the feed has read what was stored. Its status is what the frames it folded state (status.go); directory
 // changes update only what the log does not carry (modes, config options, shares) and what a cold copy lists.
 
-type follower struct {
-	s    *Session  // Static after construction; the copy this follower feeds.
-	reg  *Registry // Static after construction; the registry that lists the copy.
-	node string    // Guarded by the session's mu: the owner, as the directory last said.
+type Follower struct {
+	s    *core.Session // Static after construction; the copy this follower feeds.
+	host Host          // Static after construction; the registry that lists the copy.
+	cfg  *Config       // Static after construction.
+	node string        // Guarded by the session's mu: the owner, as the directory last said.
 	// progress is closed and replaced (under the session's mu) when a frame is applied and someone took it
 	// (waited): a routed command waits on it until the owner's frames have arrived. A flood nobody waits on
 	// costs no channel per frame.
@@ -36,27 +36,39 @@ type follower struct {
 	done          chan struct{}      // Guarded by the session's mu; closed when the live feed returns.
 }
 
-// feedRetry bounds the back-off of a follower's live feed after the store failed it.
+// feedRetry bounds the back-off of a follower's live feed after the store failed it (Retry).
 const (
 	feedRetryMin = 100 * time.Millisecond
 	feedRetryMax = 5 * time.Second
 )
 
-// newFollower builds the cold follower of another node's session from its directory entry.
-func (r *Registry) newFollower(e store.DirEntry, rev uint64) (*Session, error) {
-	s, err := r.coldSessionOf(e, rev, true) // the cwd is on the owner's machine: not opened, no descriptor held
-	if err != nil {
-		return nil, err
+// New makes the cold session s, built from e at revision rev, a copy of another node's session: its
+// runner is a Runner from now on.
+func New(h Host, cfg *Config, s *core.Session, e store.DirEntry, rev uint64) *Follower {
+	f := &Follower{s: s, host: h, cfg: cfg, node: e.Owner, progress: make(chan struct{})}
+	core.ControlOf(s).InitCopy(Runner{f}, e, rev)
+	return f
+}
+
+// Of is the follower of a copy of another node's session; nil for a session this node runs.
+func Of(s *core.Session) *Follower {
+	if r, ok := core.ControlOf(s).Runner().(Runner); ok {
+		return r.f
 	}
-	f := &follower{s: s, reg: r, node: e.Owner, progress: make(chan struct{})}
-	core.ControlOf(s).InitCopy(remoteRunner{f}, e, rev)
-	return s, nil
+	return nil
+}
+
+// Node is the session's owner, as the directory last said.
+func (f *Follower) Node() string {
+	var node string
+	core.ControlOf(f.s).WithLock(func() { node = f.node })
+	return node
 }
 
 // load starts the live feed of a cold follower and returns once it has read the stored log (bounded by
 // StartTimeout). A feed that fails later is started again, from the start of the stored log: frames the
 // follower already holds are skipped.
-func (f *follower) load() error {
+func (f *Follower) load() error {
 	s := f.s
 	c := core.ControlOf(s)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,7 +77,7 @@ func (f *follower) load() error {
 	done := make(chan struct{})
 	var err error
 	c.WithLock(func() {
-		if err = f.reg.stoppedLocked(s); err == nil {
+		if err = f.host.StoppedLocked(s); err == nil {
 			f.stop, f.done = cancel, done // a shutdown or a close while it loads stops the feed and waits for it
 		}
 	})
@@ -77,12 +89,12 @@ func (f *follower) load() error {
 		defer close(done)
 		f.runFeed(ctx, func() { once.Do(func() { close(caught) }) })
 	}()
-	timer := time.NewTimer(f.reg.cfg.StartTimeout)
+	timer := time.NewTimer(f.cfg.StartTimeout)
 	defer timer.Stop()
 	select {
 	case <-caught:
 	case <-done: // stopped before it caught up
-		c.WithLock(func() { err = f.reg.stoppedLocked(s) })
+		c.WithLock(func() { err = f.host.StoppedLocked(s) })
 		if err != nil {
 			return err
 		}
@@ -90,10 +102,10 @@ func (f *follower) load() error {
 	case <-timer.C:
 		cancel()
 		<-done
-		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, f.reg.cfg.StartTimeout)
+		return fmt.Errorf("%w: the session's log did not load in %s", sessionerr.ErrStoreUnavailable, f.cfg.StartTimeout)
 	}
 	c.WithLock(func() {
-		if err = f.reg.stoppedLocked(s); err != nil {
+		if err = f.host.StoppedLocked(s); err != nil {
 			cancel()
 			return
 		}
@@ -103,15 +115,23 @@ func (f *follower) load() error {
 }
 
 // runFeed follows the stored log until ctx ends, starting over after a failure.
-func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
+func (f *Follower) runFeed(ctx context.Context, caughtUp func()) {
 	s := f.s
+	Retry(ctx, func() error { return f.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp) }, func(err error, wait time.Duration) {
+		core.ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
+	})
+}
+
+// Retry runs run until ctx ends, again after each return with a back-off from feedRetryMin to feedRetryMax;
+// failed hears each return before its wait. The follower's feed and the registry's directory watch use it.
+func Retry(ctx context.Context, run func() error, failed func(err error, wait time.Duration)) {
 	wait := feedRetryMin
 	for {
-		err := f.reg.cfg.Store.Follow(ctx, s.ID, f.applyStored, caughtUp)
+		err := run()
 		if ctx.Err() != nil {
 			return
 		}
-		core.ControlOf(s).SessionLogger().Warn("follower feed failed; following again", "err", err, "in", wait)
+		failed(err, wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -125,7 +145,7 @@ func (f *follower) runFeed(ctx context.Context, caughtUp func()) {
 
 // applyStored folds one stored frame into the follower: the log, then the state the frame changes. A frame it
 // holds already (a feed started over) is skipped; a gap needs no call (Put restarts the ring after it).
-func (f *follower) applyStored(fr store.StoredFrame) error {
+func (f *Follower) applyStored(fr store.StoredFrame) error {
 	if fr.GapTo > 0 {
 		return nil
 	}
@@ -143,17 +163,15 @@ func (f *follower) applyStored(fr store.StoredFrame) error {
 // closeGone ends the follower of a session whose log says closed. A closed session never opens again, so
 // it is tombstoned for good first: a directory entry written before the close, which the watch may still
 // deliver, must not list it again.
-func (f *follower) closeGone() {
+func (f *Follower) closeGone() {
 	s := f.s
-	f.reg.mu.Lock()
-	f.reg.removed.add(s.ID, math.MaxUint64)
-	f.reg.mu.Unlock()
-	f.close()
+	f.host.Tombstone(s.ID)
+	f.Close()
 }
 
 // awaitHead waits (at most RouteSlack) until the follower holds the owner's log up to head, so what a routed
 // command did (a turn started, a permission resolved) is visible here when it returns.
-func (f *follower) awaitHead(ctx context.Context, head uint64) {
+func (f *Follower) AwaitHead(ctx context.Context, head uint64) {
 	s := f.s
 	if f.awaitCopy(ctx, store.RouteSlack, func() bool { return s.Log().Head() >= head || core.ControlOf(s).ClosingLocked() }) == errCopyLate {
 		core.ControlOf(s).SessionLogger().Warn("follower: the owner's frames are late", "want", head, "have", s.Log().Head())
@@ -171,7 +189,7 @@ var errCopyLate = errors.New("follower: the owner's frames are late")
 //
 // It also gives up (errCopyLate) once the store cannot make progress: the frames it waits for cannot come
 // until the cluster has its quorum back, and a client should hear so within storeCheck, not the bound.
-func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
+func (f *Follower) awaitCopy(ctx context.Context, bound time.Duration, done func() bool) error {
 	s := f.s
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -196,7 +214,7 @@ func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 		case <-timer.C:
 			return errCopyLate
 		case <-check.C:
-			if !f.reg.storeHealthy() {
+			if !f.host.StoreHealthy() {
 				return errCopyLate
 			}
 		}
@@ -207,8 +225,8 @@ func (f *follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 // agent's info, shares. A cold follower lists from the entry (its title, last turn and status); the status a
 // copy acts on is only ever its frames'. Shares older than the copy's (rev: a lookup read a newer entry than
 // the watch delivers, or a share made through this node) are not taken.
-func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
-	var dv DirView
+func (f *Follower) ApplyEntry(e store.DirEntry, rev uint64) {
+	var dv core.DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
 		return
 	}
@@ -223,7 +241,7 @@ func (f *follower) applyEntry(e store.DirEntry, rev uint64) {
 
 // close ends the follower (its session was closed or removed): the feed stops, the log closes, faces close
 // their sockets as for a closed session, and the registry forgets it.
-func (f *follower) close() {
+func (f *Follower) Close() {
 	s := f.s
 	c := core.ControlOf(s)
 	c.EndOnce(func() {
@@ -235,7 +253,7 @@ func (f *follower) close() {
 		if stop != nil {
 			stop() // not waited for: applyStored, on the feed's goroutine, may be what called this
 		}
-		f.reg.removeFollower(s) // before Closed fires: a lookup after it no longer finds this copy
+		f.host.Forget(s) // before Closed fires: a lookup after it no longer finds this copy
 		c.EndCopy()
 	})
 	<-s.Closed()
@@ -244,7 +262,7 @@ func (f *follower) close() {
 // pause stops the live feed of a follower nobody used since cutoff (no subscriber, no turn, no lookup): it
 // goes cold, keeping its copy of the log, so the store serves one consumer fewer. Its next use feeds it again
 // from the store (frames it holds are skipped) before it answers. It reports whether it paused.
-func (f *follower) pause(cutoff time.Time) bool {
+func (f *Follower) Pause(cutoff time.Time) bool {
 	s := f.s
 	c := core.ControlOf(s)
 	var stop context.CancelFunc
@@ -267,7 +285,7 @@ func (f *follower) pause(cutoff time.Time) bool {
 }
 
 // shutdown ends the follower's feed and closes its log at shutdown, waiting for the feed to return.
-func (f *follower) shutdown() {
+func (f *Follower) Shutdown() {
 	s := f.s
 	var stop context.CancelFunc
 	var done chan struct{}
@@ -282,146 +300,34 @@ func (f *follower) shutdown() {
 	s.Log().Close()
 }
 
-// followerFromDirectory is the lookup of a session this node does not hold yet: its directory entry, if
-// another node owns it, becomes a cold follower.
-func (r *Registry) followerFromDirectory(id string) (*Session, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
-	defer cancel()
-	e, rev, err := r.cfg.Store.Dir().Get(ctx, id)
-	switch {
-	case errors.Is(err, sessionerr.ErrNotFound):
-		return nil, sessionerr.ErrNotFound
-	case err != nil && !validSessionID(id):
-		return nil, sessionerr.ErrNotFound // no store key can name it
-	case err != nil:
-		return nil, fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
-	case e.Owner == r.cfg.NodeID || e.Owner == "" || e.Status == store.StatusClosed:
-		return nil, sessionerr.ErrNotFound // ours (being removed), or closed
-	}
-	return r.addFollower(e, rev)
-}
-
-// addFollower registers a cold follower for e, or returns the one already registered.
-func (r *Registry) addFollower(e store.DirEntry, rev uint64) (*Session, error) {
-	s, err := r.newFollower(e, rev)
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if cur, ok := r.followers[e.ID]; ok {
-		return cur, nil
-	}
-	if r.closing {
-		return nil, sessionerr.ErrShuttingDown
-	}
-	if r.removed.after(e.ID, rev) {
-		return nil, sessionerr.ErrNotFound // a Get that read the entry before its removal, which the watch has applied
-	}
-	r.followers[e.ID] = s
-	return s, nil
-}
-
-// tombstones are the directory revisions at which the latest removals happened (deletes, or entries that say
-// closed), the last tombstoneKeep of them.
-type tombstones struct {
-	rev   map[string]uint64
-	order []string
-}
-
-const tombstoneKeep = 4096
-
-func (t *tombstones) add(id string, rev uint64) {
-	if t.rev == nil {
-		t.rev = map[string]uint64{}
-	}
-	if _, ok := t.rev[id]; !ok {
-		t.order = append(t.order, id)
-		if len(t.order) > tombstoneKeep {
-			delete(t.rev, t.order[0])
-			t.order = t.order[1:]
-		}
-	}
-	t.rev[id] = max(t.rev[id], rev)
-}
-
-// after reports whether id was removed at a revision after rev.
-func (t *tombstones) after(id string, rev uint64) bool {
-	r, ok := t.rev[id]
-	return ok && r > rev
-}
-
-func (r *Registry) removeFollower(s *Session) {
-	r.mu.Lock()
-	if r.followers[s.ID] == s {
-		delete(r.followers, s.ID)
-	}
-	r.mu.Unlock()
-}
-
-// pauseIdleFollowers pauses the followers nobody used since cutoff; it reports how many.
-func (r *Registry) pauseIdleFollowers(cutoff time.Time) int {
-	n := 0
-	for _, s := range r.followerList() {
-		if followerOf(s).pause(cutoff) {
-			n++
-		}
-	}
-	return n
-}
-
-// followerList returns the followers.
-func (r *Registry) followerList() []*Session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]*Session, 0, len(r.followers))
-	for _, s := range r.followers {
-		out = append(out, s)
-	}
-	return out
-}
-
-// validSessionID reports whether id can be a session id the store holds (one subject token).
-func validSessionID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // Hydrate notes a face's use (a copy in use is not paused: follower.pause) and starts the live feed of a cold
 // copy.
-func (r remoteRunner) Hydrate() error {
+func (r Runner) Hydrate() error {
 	s := r.f.s
-	core.ControlOf(s).NoteUsed(r.f.reg.now())
+	core.ControlOf(s).NoteUsed(r.f.host.Now())
 	return core.ControlOf(s).HydrateWith(r.f.load)
 }
 
 // CurrentEpoch is the chain's last link: the owner's log may have forked since the copy was loaded (a
 // takeover), and applyStored extends the chain under mu.
-func (r remoteRunner) CurrentEpoch() string { return core.ControlOf(r.f.s).LastEpoch() }
+func (r Runner) CurrentEpoch() string { return core.ControlOf(r.f.s).LastEpoch() }
 
-func (r remoteRunner) EpochLocked() string { return core.ControlOf(r.f.s).LastEpochLocked() }
+func (r Runner) EpochLocked() string { return core.ControlOf(r.f.s).LastEpochLocked() }
 
 // AwaitResume waits (at most RouteSlack) for the copy to reach after, when the client resumes in the copy's
 // epoch: it read those frames from the owner or a faster node, and the copy is a moment behind rather than
 // the cursor invalid.
-func (r remoteRunner) AwaitResume(after uint64, epoch string) {
+func (r Runner) AwaitResume(after uint64, epoch string) {
 	if epoch == "" || epoch == r.CurrentEpoch() {
-		r.f.awaitHead(context.Background(), after)
+		r.f.AwaitHead(context.Background(), after)
 	}
 }
 
 // PlaceLocked: the owner's node, and everything the copy holds came from the store.
-func (r remoteRunner) PlaceLocked(v *View) {
+func (r Runner) PlaceLocked(v *core.View) {
 	d := v.LastSeq
 	v.DurableSeq = &d
-	if r.f.reg.cfg.Cluster != nil {
+	if r.f.cfg.Clustered {
 		v.Node = r.f.node
 	}
 }

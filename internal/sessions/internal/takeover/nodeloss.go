@@ -1,4 +1,4 @@
-package sessions
+package takeover
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -18,26 +19,24 @@ import (
 // incarnation. A detached session with every frame stored has nothing open: it stays detached and readable,
 // and its prompts get 503 owner_unavailable while its node is gone. A node that comes back (Recover) claims
 // its failed/node_lost entries and makes them detached again (nodeReturnClose), so a prompt re-attaches them.
-// A node that was only cut off and finds its sessions taken over stands them down (standDown).
+// A node that was only cut off and finds its sessions taken over stands them down (Host.StandDown).
 
 // ReasonNodeLost is the status reason of a session whose node was lost (and permission_resolved.by of its
 // denials).
 const ReasonNodeLost = "node_lost"
 
 const (
-	nodeLostTurnText = "node lost"
+	// NodeLostText is the error of a turn a node loss ended and the reason of its denials.
+	NodeLostText     = "node lost"
 	nodeReturnReason = "node returned"
 )
 
 var (
-	nodeLostClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
+	nodeLostClose = closeSpec{by: ReasonNodeLost, deny: NodeLostText, turnText: NodeLostText,
 		status: store.StatusFailed, reason: ReasonNodeLost, takeover: true}
-	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: nodeLostTurnText, turnText: nodeLostTurnText,
+	nodeReturnClose = closeSpec{by: ReasonNodeLost, deny: NodeLostText, turnText: NodeLostText,
 		status: store.StatusDetached, reason: nodeReturnReason, revive: true}
 )
-
-// errTakenOver is a directory write refused because the entry is no longer this process's.
-var errTakenOver = errors.New("the session was taken over by another node")
 
 // nodeEvents hands the cluster's node events to one goroutine of the registry: WatchNodes' callback must not
 // block.
@@ -69,38 +68,38 @@ func (q *nodeEvents) take() []store.NodeEvent {
 	return evs
 }
 
-// watchNodes takes over the sessions of every node declared lost, and stands this node's sessions down if
+// WatchNodes takes over the sessions of every node declared lost, and stands this node's sessions down if
 // another process took its node id, until ctx ends.
-func (r *Registry) watchNodes(ctx context.Context) {
-	q := &nodeEvents{self: r.cfg.NodeID, wake: make(chan struct{}, 1)}
-	stop := r.cfg.Cluster.WatchNodes(q.push)
+func (t *Taker) WatchNodes(ctx context.Context) {
+	q := &nodeEvents{self: t.cfg.NodeID, wake: make(chan struct{}, 1)}
+	stop := t.cfg.Cluster.WatchNodes(q.push)
 	go func() {
 		defer stop()
-		displaced := r.cfg.Cluster.Displaced()
-		sweep := time.NewTimer(r.cfg.OrphanSweepAfter)
+		displaced := t.cfg.Cluster.Displaced()
+		sweep := time.NewTimer(t.cfg.OrphanSweepAfter)
 		defer sweep.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-sweep.C:
-				if !r.sweepOrphans(ctx) {
+				if !t.sweepOrphans(ctx) {
 					sweep.Reset(orphanSweepRetry)
 				}
 			case <-displaced:
 				displaced = nil
-				r.cfg.Logger.Warn("another process took this node's id: standing every session down")
-				for _, s := range r.List() {
+				t.cfg.Logger.Warn("another process took this node's id: standing every session down")
+				for _, s := range t.host.Sessions() {
 					if !core.ControlOf(s).IsCold() {
-						go localOf(s).standDown()
+						go t.host.StandDown(s)
 					}
 				}
 			case <-q.wake:
 				for _, ev := range q.take() {
 					if ev.Kind == store.NodeLost {
-						r.nodeLost(ctx, ev)
+						t.nodeLost(ctx, ev)
 					} else {
-						r.checkTakenOver(ctx)
+						t.checkTakenOver(ctx)
 					}
 				}
 			}
@@ -109,13 +108,13 @@ func (r *Registry) watchNodes(ctx context.Context) {
 }
 
 // nodeLost takes over every session the lost node incarnation left open, and every takeover it was doing.
-func (r *Registry) nodeLost(ctx context.Context, ev store.NodeEvent) {
-	r.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
-	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-	entries, revs, err := r.listDir(lctx)
+func (t *Taker) nodeLost(ctx context.Context, ev store.NodeEvent) {
+	t.cfg.Logger.Warn("node lost", "node", ev.Node.ID, "incarnation", ev.Node.Incarnation, "reason", ev.Reason)
+	lctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
+	entries, revs, err := t.ListDir(lctx)
 	cancel()
 	if err != nil {
-		r.cfg.Logger.Warn("node lost: its sessions not taken over (directory unavailable)", "node", ev.Node.ID, "err", err)
+		t.cfg.Logger.Warn("node lost: its sessions not taken over (directory unavailable)", "node", ev.Node.ID, "err", err)
 		return
 	}
 	for i, e := range entries {
@@ -123,7 +122,7 @@ func (r *Registry) nodeLost(ctx context.Context, ev store.NodeEvent) {
 			return
 		}
 		if orphanedBy(e, ev) {
-			r.takeOver(ctx, e, revs[i], ev)
+			t.takeOver(ctx, e, revs[i], ev)
 		}
 	}
 }
@@ -141,19 +140,19 @@ const lossNotLive = "not_live"
 // then), on the goroutine that handles node events, and the takeover is the one of a NodeLost: the claim's
 // compare-and-swap lets one survivor win. It reports false when it could not run: the loss guard is closed
 // (this node's own beats are failing) or the directory is unavailable.
-func (r *Registry) sweepOrphans(ctx context.Context) bool {
-	if g, ok := r.cfg.Cluster.(store.LossGuard); ok && !g.MayDeclareLoss() {
+func (t *Taker) sweepOrphans(ctx context.Context) bool {
+	if g, ok := t.cfg.Cluster.(store.LossGuard); ok && !g.MayDeclareLoss() {
 		return false
 	}
 	live := map[string]bool{}
-	for _, n := range r.cfg.Cluster.Nodes() {
+	for _, n := range t.cfg.Cluster.Nodes() {
 		live[n.ID] = true
 	}
-	lctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-	entries, revs, err := r.listDir(lctx)
+	lctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
+	entries, revs, err := t.ListDir(lctx)
 	cancel()
 	if err != nil {
-		r.cfg.Logger.Warn("orphan sweep: directory unavailable; trying again", "err", err, "in", orphanSweepRetry)
+		t.cfg.Logger.Warn("orphan sweep: directory unavailable; trying again", "err", err, "in", orphanSweepRetry)
 		return false
 	}
 	for i, e := range entries {
@@ -161,8 +160,8 @@ func (r *Registry) sweepOrphans(ctx context.Context) bool {
 			return true
 		}
 		if ev, ok := orphanEvent(e, live); ok {
-			r.cfg.Logger.Warn("session of a node that is not live", "session", e.ID, "owner", e.Owner, "closer", e.Closer, "status", e.Status)
-			r.takeOver(ctx, e, revs[i], ev)
+			t.cfg.Logger.Warn("session of a node that is not live", "session", e.ID, "owner", e.Owner, "closer", e.Closer, "status", e.Status)
+			t.takeOver(ctx, e, revs[i], ev)
 		}
 	}
 	return true
@@ -202,21 +201,21 @@ func orphanedBy(e store.DirEntry, ev store.NodeEvent) bool {
 
 // takeOver closes a session the lost node left open, if this node wins the claim. A lost claim re-reads the
 // entry: another survivor won it (it carries that closer now) or the owner changed it.
-func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, ev store.NodeEvent) {
+func (t *Taker) takeOver(ctx context.Context, e store.DirEntry, rev uint64, ev store.NodeEvent) {
 	for range 3 {
-		tctx, cancel := context.WithTimeout(ctx, 2*dirWriteTimeout)
-		done, _, err := r.closeStored(tctx, e, rev, nodeLostClose)
+		tctx, cancel := context.WithTimeout(ctx, 2*durable.DirWriteTimeout)
+		done, _, err := t.closeStored(tctx, e, rev, nodeLostClose)
 		cancel()
 		if err == nil {
-			r.cfg.Logger.Warn("took over a session of a lost node", "session", e.ID, "owner", e.Owner, "status", done.Status, "reason", done.Reason)
+			t.cfg.Logger.Warn("took over a session of a lost node", "session", e.ID, "owner", e.Owner, "status", done.Status, "reason", done.Reason)
 			return
 		}
 		if !errors.Is(err, errNotClaimed) {
-			r.cfg.Logger.Warn("takeover of a lost node's session failed", "session", e.ID, "owner", e.Owner, "err", err)
+			t.cfg.Logger.Warn("takeover of a lost node's session failed", "session", e.ID, "owner", e.Owner, "err", err)
 			return
 		}
-		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-		e, rev, err = r.cfg.Store.Dir().Get(gctx, e.ID)
+		gctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
+		e, rev, err = t.cfg.Store.Dir().Get(gctx, e.ID)
 		cancel()
 		if err != nil || !orphanedBy(e, ev) {
 			return // removed, or another survivor claimed it
@@ -227,93 +226,24 @@ func (r *Registry) takeOver(ctx context.Context, e store.DirEntry, rev uint64, e
 // checkTakenOver stands down every hydrated session of this node whose entry says another node took it over:
 // this node's key expired (it was cut off for a TTL) and the others may have declared it lost. The directory
 // watch may be slow to deliver what changed meanwhile, and a session with nothing to write would not find out.
-func (r *Registry) checkTakenOver(ctx context.Context) {
-	for _, s := range r.List() {
+func (t *Taker) checkTakenOver(ctx context.Context) {
+	for _, s := range t.host.Sessions() {
 		if core.ControlOf(s).IsCold() || core.ControlOf(s).StoodDownNow() {
 			continue
 		}
-		gctx, cancel := context.WithTimeout(ctx, dirWriteTimeout)
-		e, _, err := r.cfg.Store.Dir().Get(gctx, s.ID)
+		gctx, cancel := context.WithTimeout(ctx, durable.DirWriteTimeout)
+		e, _, err := t.cfg.Store.Dir().Get(gctx, s.ID)
 		cancel()
-		if err == nil && r.takenFrom(e) {
-			r.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
-			go localOf(s).standDown()
+		if err == nil && t.TakenFrom(e) {
+			t.cfg.Logger.Warn("a session of this node was taken over while it was cut off", "session", s.ID, "closer", e.Closer, "status", e.Status, "reason", e.Reason)
+			go t.host.StandDown(s)
 		}
 	}
 }
 
-// takenFrom reports whether a directory change of this node's own entry says another node took the session
+// TakenFrom reports whether a directory change of this node's own entry says another node took the session
 // over (or is doing so) from this process: a takeover's claim or its result.
-func (r *Registry) takenFrom(e store.DirEntry) bool {
-	return e.Owner == r.cfg.NodeID && e.Incarnation != r.incarnation && e.Closer != r.cfg.NodeID &&
+func (t *Taker) TakenFrom(e store.DirEntry) bool {
+	return e.Owner == t.cfg.NodeID && e.Incarnation != t.cfg.Incarnation && e.Closer != t.cfg.NodeID &&
 		(e.Closer != "" || (e.Status == store.StatusFailed && e.Reason == ReasonNodeLost))
-}
-
-// standDown ends this node's copy of a session another node took over while this one was cut off: the store
-// is no longer its to write, so the write-behind and the directory writer stop first; then the agent is
-// stopped (its turn ends, its requests are denied by node_lost) and the session fails node_lost here. Its
-// streams end with ErrStoodDown and the registry serves it from the stored log again (a cold session of the
-// current entry), where clients that reconnect find the takeover's frames. Nothing of it is written to the
-// store. Once only; a session Close got to first is left alone.
-func (r *localRunner) standDown() {
-	s := r.s
-	c := core.ControlOf(s)
-	c.EndOnce(func() {
-		conn, t := c.MarkStoodDown() // its agent's exit is expected; no Close will remove it from the store
-		if d := r.dur; d != nil {
-			d.stopWriter()
-			if p := d.persister(); p != nil {
-				r.reg.retire(d)
-				p.Stop()
-				d.setPersister(nil, 0) // a shutdown after this has nothing to flush
-			}
-		}
-		core.Deliver(c.DenyPending("", ReasonNodeLost, nodeLostTurnText))
-		if conn != nil {
-			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
-			r.reg.cfg.Metrics.AgentExited(s.Agent, true)
-		}
-		if t != nil {
-			<-t.Done()
-		}
-		c.FailStoodDown(ReasonNodeLost)
-		c.SessionLogger().Warn("session stood down: another node took it over while this node was cut off")
-		r.reg.replaceStoodDown(s)
-	})
-}
-
-// replaceStoodDown lists, in place of a stood-down session, the session its current entry describes (cold,
-// hydrated from the stored log on first use), as Recover would; without an entry of this node it is dropped.
-func (r *Registry) replaceStoodDown(s *Session) {
-	ctx, cancel := context.WithTimeout(context.Background(), dirWriteTimeout)
-	defer cancel()
-	var cold *Session
-	e, rev, err := r.cfg.Store.Dir().Get(ctx, s.ID)
-	if err == nil && e.Owner == r.cfg.NodeID && e.Status != store.StatusClosed {
-		cold, err = r.coldSession(e, rev)
-	}
-	if err != nil {
-		core.ControlOf(s).SessionLogger().Warn("stood-down session not listed again", "err", err)
-	}
-	r.mu.Lock()
-	if r.sessions[s.ID] != s {
-		r.mu.Unlock()
-		if cold != nil {
-			core.ControlOf(cold).CloseRoot()
-		}
-		return
-	}
-	if cold == nil || r.closing {
-		delete(r.sessions, s.ID)
-		delete(r.detached, s.ID)
-		r.mu.Unlock()
-		if cold != nil {
-			core.ControlOf(cold).CloseRoot()
-		}
-		return
-	}
-	r.sessions[s.ID] = cold
-	r.detached[s.ID] = struct{}{}
-	r.mu.Unlock()
-	go durableOf(cold).runWriter()
 }
