@@ -111,6 +111,6 @@ func (s *Session) markAgentFailed(conn *agents.Conn, reason string) (answers []A
 
 // closeTerminals closes the terminals the gateway runs for the agent; killTerminals kills them. Either once
 // the agent that used them is gone.
-func (s *Session) closeTerminals() { s.terms.CloseAll() }
+func (s *Session) closeTerminals() { s.svc.CloseTerminals() }
 
-func (s *Session) killTerminals() { s.terms.KillAll() }
+func (s *Session) killTerminals() { s.svc.KillTerminals() }

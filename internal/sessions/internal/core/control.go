@@ -26,7 +26,7 @@ func ControlOf(s *Session) Control { return Control{s} }
 // AddFSDelegate puts d, a connection of who, on top of the session's delegates (an earlier offer of d moves
 // there), until the release it returns takes this offer back.
 func (c Control) AddFSDelegate(who principal.Principal, d FSDelegate) (release func()) {
-	return c.s.addFSDelegate(who, d)
+	return c.s.svc.AddFSDelegate(who, d)
 }
 
 // AddedMCPServers are the MCP servers the client added to the session, read under mu (AttachMCP sets them).
@@ -242,7 +242,7 @@ func (c Control) LastEpochLocked() string { return c.s.lastEpochLocked() }
 
 // ListFilesHere lists the files of the session this node runs.
 func (c Control) ListFilesHere(opts FilesOptions) (agentsvc.ListResult, error) {
-	return c.s.listFilesHere(opts)
+	return c.s.svc.ListFiles(opts)
 }
 
 // LoadDetached hydrates a cold session from its stored log and leaves it detached (failed stays failed): no

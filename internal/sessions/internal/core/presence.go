@@ -195,7 +195,7 @@ func (s *Session) roleOf(p principal.Principal) string {
 // longer see the session lose it (Lost), a delegate whose principal may no longer act gives back the fs/* and
 // terminal/* requests it holds, and presence is published again (roles change).
 func (s *Session) sharesChanged() {
-	s.revokeDelegateCalls()
+	s.svc.RevokeDelegateCalls()
 	s.presence.mu.Lock()
 	subs := make([]*Subscriber, 0, len(s.presence.subs))
 	for sub := range s.presence.subs {

@@ -18,7 +18,7 @@ func (s *Session) addedMCPServers() []agents.MCPServer {
 
 // reopenWorkspace makes root, the stored cwd opened after its check, the directory fs/* serves. false once
 // the session is closed (root is closed then).
-func (s *Session) reopenWorkspace(root *os.Root) bool { return s.workspace.Reopen(root) }
+func (s *Session) reopenWorkspace(root *os.Root) bool { return s.svc.ReopenWorkspace(root) }
 
 // refuseReattachLocked makes reason, a refused re-attach, the detached session's status reason, told to
 // clients with a logged session_status frame when it is new. The caller holds mu.

@@ -13,10 +13,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -41,10 +41,8 @@ type Session struct {
 	host           Host                      // the registry that holds the session (host.go)
 	cfg            *SessionConfig            // host.sessionConfig(), read on every update
 	spec           agents.Spec
-	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
-	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
-	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	clientMCP      []agents.MCPServer // the MCP servers the client added (mcp.go)
+	svc            *services.Services // what the gateway serves the agent: fs/*, terminal/*, file listing (services.go)
 	log            *eventlog.Log
 	logger         *slog.Logger
 	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
@@ -98,8 +96,6 @@ type Session struct {
 	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
 	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
-	fsDelegates   []*fsDelegation        // Guarded by mu; who offers to serve fs/* and terminal/*, latest last (fs_delegate.go).
-	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
 	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
@@ -137,7 +133,6 @@ func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session
 		cfg:            cfg,
 		spec:           spec,
 		clientMCP:      opts.MCPServers,
-		fsSlots:        make(chan struct{}, cfg.MaxFSRequests),
 		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
 		status:         store.StatusStarting,
@@ -145,9 +140,8 @@ func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session
 		perms:          map[string]*permission{},
 		resolved:       map[string]struct{}{},
 	}
-	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.OpenCwd)
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
-	s.terms = s.newTerminals()
+	s.svc = s.newServices(opts.OpenCwd)
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: cfg.MaxFieldBytes, Redact: cfg.Redact,
 	})
@@ -171,7 +165,7 @@ func (s *Session) noteDir() { s.host.EntryChanged(s) }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
-	s.workspace.Close()
+	s.svc.CloseRoot()
 }
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.

@@ -28,7 +28,7 @@ func (s *Session) markStoodDown() (*agents.Conn, *Turn) {
 // failStoodDown ends a stood-down session whose agent stopped: its terminals close, its log states it failed
 // for reason and closes, and Closed fires.
 func (s *Session) failStoodDown(reason string) {
-	s.terms.CloseAll()
+	s.svc.CloseTerminals()
 	s.mu.Lock()
 	s.logStatusLocked(store.StatusFailed, reason)
 	s.mu.Unlock()
