@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -35,14 +36,14 @@ func (s *Session) applyCopiedFrame(seq uint64, frame []byte, folded func(closed 
 	if seq <= s.log.Head() || s.closing {
 		return nil
 	}
-	asked := len(s.perms)
+	asked := s.perms.Len()
 	if err := s.putStoredLocked(seq, frame); err != nil {
 		if !errors.As(err, new(errNotFolded)) {
 			return err
 		}
 		s.logger.Warn("follower: frame not folded", "seq", seq, "err", err)
 	}
-	if len(s.perms) > asked {
+	if s.perms.Len() > asked {
 		s.decideCopiedRequestLocked(seq)
 	}
 	folded(s.status == store.StatusClosed)
@@ -55,17 +56,15 @@ func (s *Session) applyCopiedFrame(seq uint64, frame []byte, folded func(closed 
 // permission_resolved frame arrives. One that waits for a user wakes the REST waiters of its turn, as on the
 // owner. The caller holds mu.
 func (s *Session) decideCopiedRequestLocked(seq uint64) {
-	for id, p := range s.perms {
-		if p.seq != seq {
-			continue
-		}
-		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy && p.elicit == nil || s.turn == nil || s.status != store.StatusRunning {
-			delete(s.perms, id) // its permission_resolved is the owner's next frame
-			return
-		}
-		s.turn.notifyAskedLocked()
+	p := s.perms.AtSeq(seq)
+	if p == nil {
 		return
 	}
+	if _, byPolicy := pending.ByPolicy(s.Policy, p.Req); byPolicy && p.Elicit == nil || s.turn == nil || s.status != store.StatusRunning {
+		s.perms.Drop(p.ID) // its permission_resolved is the owner's next frame
+		return
+	}
+	s.turn.notifyAskedLocked()
 }
 
 // applyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,

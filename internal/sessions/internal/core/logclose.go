@@ -27,7 +27,7 @@ func (s *Session) closeOpenLog(c LogClosing) (head uint64, appended bool) {
 	s.mu.Lock()
 	head = s.log.Head()
 	t := s.turn
-	if t == nil && len(s.perms) == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
+	if t == nil && s.perms.Len() == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
 		if c.ReviveFrom == "" || s.status != store.StatusFailed || s.statusReason != c.ReviveFrom {
 			s.mu.Unlock()
 			return head, false

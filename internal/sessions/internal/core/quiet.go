@@ -88,12 +88,7 @@ func (q *quietWatch) notice(quiet time.Duration) {
 func (s *Session) waitsForUser(turnID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.perms {
-		if p.turnID == turnID {
-			return true
-		}
-	}
-	return false
+	return s.perms.InTurn(turnID)
 }
 
 // lastLines is the last n non-empty lines of text, never nil (clients get an array).

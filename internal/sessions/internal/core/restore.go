@@ -11,8 +11,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -151,8 +151,7 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 			return err
 		}
 		id := p.PermissionID + p.RequestID // one of them is set
-		delete(s.perms, id)
-		s.rememberResolvedLocked(id)
+		s.perms.Resolve(id)
 	case "_gateway/turn_started":
 		var p struct {
 			TurnID         string         `json:"turnId"`
@@ -177,25 +176,11 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 // restorePermissionLocked records a logged permission or elicitation request as pending; its resolved
 // frame, if logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
 func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
-	p := &permission{
-		turnID: info.Meta.TurnID,
-		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
-		// frame the live session would send.
-		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan ask.Outcome, 1),
-	}
-	var deadline string
-	if rp := info.Permission; rp != nil {
-		p.id, p.req, p.toolCall, deadline = rp.ID, rp.Request, rp.ToolCall, rp.Deadline
-	} else {
-		re := info.Elicitation
-		p.id, p.elicit, deadline = re.ID, &re.Request, re.Deadline
-	}
-	d, err := time.Parse(time.RFC3339Nano, deadline)
+	p, err := pending.FromLog(seq, info, s.cfg.PermissionTimeout)
 	if err != nil {
-		return fmt.Errorf("request %s: deadline: %w", p.id, err)
+		return err
 	}
-	p.createdAt, p.deadline = d.Add(-s.cfg.PermissionTimeout), d
-	s.perms[p.id] = p
+	s.perms.Add(p)
 	return nil
 }
 

@@ -26,8 +26,8 @@ func (s *Session) lastEpoch() string {
 func (s *Session) requestTurnID(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.perms[id]; ok {
-		return p.turnID
+	if p, ok := s.perms.Get(id); ok {
+		return p.TurnID
 	}
 	return ""
 }

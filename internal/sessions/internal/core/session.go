@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -74,32 +75,30 @@ type Session struct {
 	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
 	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
 	loginSecrets  []string
-	status        store.Status           // Guarded by mu.
-	statusReason  string                 // Guarded by mu.
-	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
-	configOptions json.RawMessage        // Guarded by mu.
-	tctx          *translate.Context     // Guarded by mu.
-	turn          *Turn                  // Guarded by mu; the running turn or nil.
-	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
-	keys          promptKeys             // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
-	lastTurn      *LastTurnView          // Guarded by mu; how the last turn ended, nil before the first.
-	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
-	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
-	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
-	clients       int                    // Guarded by mu; attached subscribers.
-	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
-	stoodDown     bool                   // Guarded by mu; another node took the session over (nodeloss.go).
-	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
-	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
-	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
-	cancelAttach  context.CancelFunc     // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
-	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
-	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
-	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
-	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
-	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
-	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
-	forkedAt      uint64                 // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
+	status        store.Status       // Guarded by mu.
+	statusReason  string             // Guarded by mu.
+	modes         json.RawMessage    // Guarded by mu; SessionModeState as last known.
+	configOptions json.RawMessage    // Guarded by mu.
+	tctx          *translate.Context // Guarded by mu.
+	turn          *Turn              // Guarded by mu; the running turn or nil.
+	latest        *Turn              // Guarded by mu; the running turn, else the last one, for clients that join late.
+	keys          promptKeys         // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
+	lastTurn      *LastTurnView      // Guarded by mu; how the last turn ended, nil before the first.
+	perms         pending.Table      // Guarded by mu; requests that wait for a user, and those lately resolved.
+	clients       int                // Guarded by mu; attached subscribers.
+	closing       bool               // Guarded by mu; Close has begun: an agent exit now is expected.
+	stoodDown     bool               // Guarded by mu; another node took the session over (nodeloss.go).
+	stopping      bool               // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone    chan struct{}      // Guarded by mu; closed when the detach that set stopping has ended.
+	reattaching   bool               // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	cancelAttach  context.CancelFunc // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
+	canLoad       bool               // Guarded by mu; the agent advertised loadSession.
+	canResume     bool               // Guarded by mu; the agent advertised sessionCapabilities.resume.
+	noise         int                // Guarded by mu; non-JSON stdout lines seen.
+	lastActive    time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
+	cold          *coldState         // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	costSeen      map[string]float64 // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
+	forkedAt      uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce     sync.Once
 }
 
@@ -137,8 +136,6 @@ func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session
 		closed:         make(chan struct{}),
 		status:         store.StatusStarting,
 		lastActive:     h.Now(),
-		perms:          map[string]*permission{},
-		resolved:       map[string]struct{}{},
 	}
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
 	s.svc = s.newServices(opts.OpenCwd)

@@ -29,7 +29,7 @@ func (c Control) EpochChain() []eventlog.EpochStart {
 func (c Control) ResolvedOrder() []string {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.resolvedOrder
+	return c.s.perms.ResolvedOrder()
 }
 
 // PublishedPresence is the version and list of the watchers the session last published.

@@ -70,12 +70,12 @@ func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
 	default:
 	}
 	st := TurnState{TurnID: t.ID, Status: TurnRunning, Text: t.text.String(), Truncated: t.textTruncated}
-	for _, p := range s.pendingViewsLocked() {
+	for _, p := range s.perms.PermissionViews() {
 		if p.TurnID == t.ID {
 			st.Permissions = append(st.Permissions, p)
 		}
 	}
-	for _, e := range s.pendingElicitationViewsLocked() {
+	for _, e := range s.perms.ElicitationViews() {
 		if e.TurnID == t.ID {
 			st.Elicitations = append(st.Elicitations, e)
 		}

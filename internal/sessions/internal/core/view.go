@@ -69,7 +69,7 @@ func (s *Session) viewLocked() View {
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
-		PendingPermissions: s.pendingViewsLocked(), PendingElicitations: s.pendingElicitationViewsLocked(),
+		PendingPermissions: s.perms.PermissionViews(), PendingElicitations: s.perms.ElicitationViews(),
 	}
 	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil { // listed from its directory entry
