@@ -18,6 +18,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -35,12 +36,12 @@ type Session struct {
 	CreatedAt time.Time
 	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
 	AdditionalDirs []string
-	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares         shareSet                  // who the owner shared it with (share.go); its own lock
-	presence       presence                  // who streams it now (presence.go); its own lock
-	ready          atomic.Pointer[ReadyGate] // set while start waits for session/new (status.go)
-	host           Host                      // the registry that holds the session (host.go)
-	cfg            *SessionConfig            // host.sessionConfig(), read on every update
+	Owner          principal.Principal          // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         shareSet                     // who the owner shared it with (share.go); its own lock
+	presence       stream.Presence[*Subscriber] // who streams it now (presence.go); its own lock
+	ready          atomic.Pointer[ReadyGate]    // set while start waits for session/new (status.go)
+	host           Host                         // the registry that holds the session (host.go)
+	cfg            *SessionConfig               // host.sessionConfig(), read on every update
 	spec           agents.Spec
 	clientMCP      []agents.MCPServer // the MCP servers the client added (mcp.go)
 	svc            *services.Services // what the gateway serves the agent: fs/*, terminal/*, file listing (services.go)

@@ -33,7 +33,7 @@ func (c Control) ResolvedOrder() []string {
 }
 
 // PublishedPresence is the version and list of the watchers the session last published.
-func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.publishedPresence() }
+func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.presence.Published() }
 
 // Stopping reports whether a detach is stopping the agent.
 func (c Control) Stopping() bool {
