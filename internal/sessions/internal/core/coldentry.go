@@ -15,10 +15,7 @@ func (s *Session) coldFromEntry(e store.DirEntry, dv DirView, rev uint64) {
 		s.status = store.StatusFailed
 	}
 	for _, sh := range e.Shares {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[sh.Principal] = sh.Role
+		s.shares.Set(sh.Principal, sh.Role)
 	}
 	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
 }

@@ -367,7 +367,7 @@ func (c Control) SetLoginSecrets(secrets []string) { c.s.setLoginSecrets(secrets
 func (c Control) SetRunner(r Runner) { c.s.setRunner(r) }
 
 // SetShare sets with's share of the session to role; "" ends it. It takes only the shares' own lock.
-func (c Control) SetShare(with string, role store.ShareRole) { c.s.setShare(with, role) }
+func (c Control) SetShare(with string, role store.ShareRole) { c.s.shares.Set(with, role) }
 
 // ShareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
 // role, "" ending it. A copy that holds a newer entry already (the change, or what came after it) keeps it.

@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
@@ -18,7 +17,7 @@ import (
 // Called before the session is shared.
 func (s *Session) initCopy(run Runner, e store.DirEntry, rev uint64) {
 	s.run = run
-	s.shares.rev = rev
+	s.shares.SetRev(rev)
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
 	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
 	s.status, s.statusReason = e.Status, e.Reason
@@ -86,18 +85,7 @@ func (s *Session) applyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint6
 // lookup read a newer entry than the watch delivers, or a share made through this node). A principal no
 // longer shared with loses its streams here too.
 func (s *Session) takeCopiedShares(list []store.Share, rev uint64) {
-	shares := map[string]store.ShareRole{}
-	for _, sh := range list {
-		shares[sh.Principal] = sh.Role
-	}
-	s.shares.mu.Lock()
-	changed := rev >= s.shares.rev && !maps.Equal(shares, s.shares.m)
-	if changed {
-		s.shares.m = shares
-	}
-	s.shares.rev = max(s.shares.rev, rev)
-	s.shares.mu.Unlock()
-	if changed {
+	if s.shares.TakeAt(list, rev) {
 		s.sharesChanged()
 	}
 }
@@ -105,22 +93,9 @@ func (s *Session) takeCopiedShares(list []store.Share, rev uint64) {
 // shareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
 // role, "" ending it. A copy that holds a newer entry already (the change, or what came after it) keeps it.
 func (s *Session) shareOnCopy(rev uint64, with string, role store.ShareRole) {
-	s.shares.mu.Lock()
-	if rev > 0 && rev < s.shares.rev {
-		s.shares.mu.Unlock()
-		return
+	if s.shares.SetAt(rev, with, role) {
+		s.sharesChanged()
 	}
-	s.shares.rev = max(s.shares.rev, rev)
-	if role == "" {
-		delete(s.shares.m, with)
-	} else {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[with] = role
-	}
-	s.shares.mu.Unlock()
-	s.sharesChanged()
 }
 
 // failedOrClosed is what a copy answers at once for a session that is failed or closed as far as it knows:

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
@@ -37,7 +38,7 @@ type Session struct {
 	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
 	AdditionalDirs []string
 	Owner          principal.Principal          // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares         shareSet                     // who the owner shared it with (share.go); its own lock
+	shares         access.Shares                // who the owner shared it with (share.go); its own lock
 	presence       stream.Presence[*Subscriber] // who streams it now (presence.go); its own lock
 	ready          atomic.Pointer[ReadyGate]    // set while start waits for session/new (status.go)
 	host           Host                         // the registry that holds the session (host.go)
