@@ -225,12 +225,12 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 	}()
 	cancelCh := t.cancelCh
 	var grace <-chan time.Time
-	quiet := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
-	defer quiet.stop()
+	quietWatch := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
+	defer quietWatch.Stop()
 	for {
 		select {
-		case <-quiet.due():
-			quiet.check()
+		case <-quietWatch.Due():
+			quietWatch.Check()
 		case o := <-answered:
 			if o.err != nil {
 				conn.DrainUpdates()
