@@ -22,37 +22,42 @@ type hydration struct {
 	err  error // set before done is closed
 }
 
-// isCold reports whether the session is only its directory entry (not hydrated).
-func (s *Session) isCold() bool {
+// IsCold reports whether the session is only its directory entry (not hydrated).
+func (c Control) IsCold() bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cold != nil
 }
 
-// hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
-func (s *Session) hydrate() error { return s.run.Hydrate() }
+// Hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
+func (c Control) Hydrate() error {
+	s := c.s
+	return s.run.Hydrate()
+}
 
-// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
+// HydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.
-func (s *Session) hydrateWith(load func() error) error {
+func (c Control) HydrateWith(load func() error) error {
+	s := c.s
 	s.mu.Lock()
-	c := s.cold
-	if c == nil {
+	cold := s.cold
+	if cold == nil {
 		s.mu.Unlock()
 		return nil
 	}
-	if h := c.attempt; h != nil {
+	if h := cold.attempt; h != nil {
 		s.mu.Unlock()
 		<-h.done
 		return h.err
 	}
 	h := &hydration{done: make(chan struct{})}
-	c.attempt = h
+	cold.attempt = h
 	s.mu.Unlock()
 	h.err = load()
 	if h.err != nil {
 		s.mu.Lock()
-		c.attempt = nil
+		cold.attempt = nil
 		s.mu.Unlock()
 		s.logger.Warn("session not hydrated from the store", "err", h.err)
 	}

@@ -12,10 +12,11 @@ import (
 // A copy is this node's session of another node's (the follower, follower.go): its state comes from the
 // owner's stored frames and directory entries, folded here, and is never written back.
 
-// initCopy makes a session just made from a directory entry the copy of another node's session: its actions
+// InitCopy makes a session just made from a directory entry the copy of another node's session: its actions
 // run by run, it says the entry's status until its frames state one, and it logs with the owner's node.
 // Called before the session is shared.
-func (s *Session) initCopy(run Runner, e store.DirEntry, rev uint64) {
+func (c Control) InitCopy(run Runner, e store.DirEntry, rev uint64) {
+	s := c.s
 	s.run = run
 	s.shares.SetRev(rev)
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
@@ -25,11 +26,12 @@ func (s *Session) initCopy(run Runner, e store.DirEntry, rev uint64) {
 	s.logger = s.logger.With("owner", e.Owner)
 }
 
-// applyCopiedFrame folds one frame of the owner's stored log into the copy, under mu: the log, then the state
+// ApplyCopiedFrame folds one frame of the owner's stored log into the copy, under mu: the log, then the state
 // the frame changes. A frame the copy holds already, or one arriving while it closes, is skipped; a frame
 // that does not fold is logged and kept. folded runs under mu once the frame is in, with whether the
 // session is closed now; an error leaves before it.
-func (s *Session) applyCopiedFrame(seq uint64, frame []byte, folded func(closed bool)) error {
+func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed bool)) error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq <= s.log.Head() || s.closing {
@@ -66,10 +68,11 @@ func (s *Session) decideCopiedRequestLocked(seq uint64) {
 	s.turn.notifyAskedLocked()
 }
 
-// applyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
+// ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
 // config options, the agent's info and session. A cold copy lists from the entry (its title, last turn and
 // status), unless the entry is behind the frames a paused copy folded. The caller holds mu.
-func (s *Session) applyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+	s := c.s
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
@@ -81,26 +84,29 @@ func (s *Session) applyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint6
 	}
 }
 
-// takeCopiedShares takes the shares of the directory entry at rev, unless the copy holds a newer entry's (a
+// TakeCopiedShares takes the shares of the directory entry at rev, unless the copy holds a newer entry's (a
 // lookup read a newer entry than the watch delivers, or a share made through this node). A principal no
 // longer shared with loses its streams here too.
-func (s *Session) takeCopiedShares(list []store.Share, rev uint64) {
+func (c Control) TakeCopiedShares(list []store.Share, rev uint64) {
+	s := c.s
 	if s.shares.TakeAt(list, rev) {
 		s.sharesChanged()
 	}
 }
 
-// shareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
+// ShareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
 // role, "" ending it. A copy that holds a newer entry already (the change, or what came after it) keeps it.
-func (s *Session) shareOnCopy(rev uint64, with string, role store.ShareRole) {
+func (c Control) ShareOnCopy(rev uint64, with string, role store.ShareRole) {
+	s := c.s
 	if s.shares.SetAt(rev, with, role) {
 		s.sharesChanged()
 	}
 }
 
-// failedOrClosed is what a copy answers at once for a session that is failed or closed as far as it knows:
+// FailedOrClosed is what a copy answers at once for a session that is failed or closed as far as it knows:
 // ErrFailed with the reason, or ErrClosed; nil otherwise.
-func (s *Session) failedOrClosed() error {
+func (c Control) FailedOrClosed() error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch s.status {
@@ -112,18 +118,23 @@ func (s *Session) failedOrClosed() error {
 	return nil
 }
 
-// closeCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
+// CloseCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
 // the copy never writes. The caller holds mu.
-func (s *Session) closeCopyLocked() {
+func (c Control) CloseCopyLocked() {
+	s := c.s
 	s.closing, s.status = true, store.StatusClosed
 }
 
-// endCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
-func (s *Session) endCopy() {
+// EndCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
+func (c Control) EndCopy() {
+	s := c.s
 	s.log.Close()
 	close(s.closed)
 }
 
-// markClosingLocked marks the session's end begun (a copy at shutdown): a frame its feed still delivers is
+// MarkClosingLocked marks the session's end begun (a copy at shutdown): a frame its feed still delivers is
 // not folded. The caller holds mu.
-func (s *Session) markClosingLocked() { s.closing = true }
+func (c Control) MarkClosingLocked() {
+	s := c.s
+	s.closing = true
+}

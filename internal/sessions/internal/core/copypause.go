@@ -5,28 +5,32 @@ import "time"
 // A copy nobody uses is paused: it goes cold, keeping its frames, and lists what it folded until its next
 // use feeds it again (follower.go).
 
-// noteUsed notes a face's use of the session at now: a copy in use is not paused.
-func (s *Session) noteUsed(now time.Time) {
+// NoteUsed notes a face's use of the session at now: a copy in use is not paused.
+func (c Control) NoteUsed(now time.Time) {
+	s := c.s
 	s.mu.Lock()
 	s.lastActive = now
 	s.mu.Unlock()
 }
 
-// unusedSinceLocked reports whether nobody used the live session since cutoff: no subscriber, no turn, not
+// UnusedSinceLocked reports whether nobody used the live session since cutoff: no subscriber, no turn, not
 // closing. The caller holds mu.
-func (s *Session) unusedSinceLocked(cutoff time.Time) bool {
+func (c Control) UnusedSinceLocked(cutoff time.Time) bool {
+	s := c.s
 	return s.cold == nil && !s.closing && s.clients <= 0 && s.turn == nil && s.lastActive.Before(cutoff)
 }
 
-// pauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
-func (s *Session) pauseCopyLocked() {
+// PauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
+func (c Control) PauseCopyLocked() {
+	s := c.s
 	s.cold = &coldState{}
 	s.listFoldedLocked(s.cold)
 }
 
-// relistPausedCopy lists on a paused copy what it folded by now: its feed may have applied a frame while it
+// RelistPausedCopy lists on a paused copy what it folded by now: its feed may have applied a frame while it
 // stopped. A copy used again meanwhile is left alone.
-func (s *Session) relistPausedCopy() {
+func (c Control) RelistPausedCopy() {
+	s := c.s
 	s.mu.Lock()
 	if c := s.cold; c != nil {
 		s.listFoldedLocked(c)
@@ -40,9 +44,10 @@ func (s *Session) listFoldedLocked(c *coldState) {
 	c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.lastTurn, s.status, s.statusReason
 }
 
-// warmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its
+// WarmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its
 // frames carry (nobody streams a cold session yet). The caller holds mu.
-func (s *Session) warmCopyLocked() {
+func (c Control) WarmCopyLocked() {
+	s := c.s
 	if n := len(s.epochs); n > 0 {
 		s.Epoch = s.epochs[n-1].Epoch
 	}

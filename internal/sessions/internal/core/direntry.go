@@ -6,10 +6,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// dirEntry is the session's directory entry as the session knows it, its state read at one instant under mu.
+// DirEntry is the session's directory entry as the session knows it, its state read at one instant under mu.
 // The store link adds what it alone knows: the owner, the incarnation, the time and whether the entry is
 // clean.
-func (s *Session) dirEntry() store.DirEntry {
+func (c Control) DirEntry() store.DirEntry {
+	s := c.s
 	s.mu.Lock()
 	dv := s.dirViewLocked()
 	var head uint64

@@ -12,9 +12,10 @@ import (
 
 // What a fork (fork.go) reads of its source and writes to its own log.
 
-// forkableLocked is why the session cannot be a fork's source now, or nil: it is forked between turns, once
+// ForkableLocked is why the session cannot be a fork's source now, or nil: it is forked between turns, once
 // its agent opened its session. The caller holds mu.
-func (s *Session) forkableLocked() error {
+func (c Control) ForkableLocked() error {
+	s := c.s
 	switch {
 	case s.status == store.StatusClosed:
 		return sessionerr.ErrClosed
@@ -28,12 +29,16 @@ func (s *Session) forkableLocked() error {
 	return nil
 }
 
-// replayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
-func (s *Session) replayLocked() [][]byte { return s.tctx.Replay() }
+// ReplayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
+func (c Control) ReplayLocked() [][]byte {
+	s := c.s
+	return s.tctx.Replay()
+}
 
-// logInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
+// LogInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
 // an agent's updates are (outside any turn), and records where the fork's own frames begin.
-func (s *Session) logInherited(history [][]byte) {
+func (c Control) LogInherited(history [][]byte) {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	meta := translate.GatewayMeta{Epoch: s.Epoch}

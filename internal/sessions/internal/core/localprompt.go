@@ -11,10 +11,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// promptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
+// PromptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
 // a detached session goes to reattach, which re-attaches it and starts the turn. The caller holds mu, which
 // it releases (reattach too).
-func (s *Session) promptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
+func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
+	s := c.s
 	switch s.status {
 	case store.StatusStarting:
 		s.mu.Unlock()

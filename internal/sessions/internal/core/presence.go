@@ -82,8 +82,9 @@ func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	return sub, true
 }
 
-// hasClients reports whether a subscriber is attached.
-func (s *Session) hasClients() bool {
+// HasClients reports whether a subscriber is attached.
+func (c Control) HasClients() bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clients > 0

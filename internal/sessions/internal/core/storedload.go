@@ -8,10 +8,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// loadDetached hydrates a cold session from its stored log and leaves it detached (failed stays failed): no
+// LoadDetached hydrates a cold session from its stored log and leaves it detached (failed stays failed): no
 // agent runs. stoppedLocked runs first and persistLocked last (with the log's head), under mu with the
 // restore, so no close and no append comes between; their errors are returned as they are.
-func (s *Session) loadDetached(entries []eventlog.Entry, stoppedLocked func() error, persistLocked func(head uint64) error) error {
+func (c Control) LoadDetached(entries []eventlog.Entry, stoppedLocked func() error, persistLocked func(head uint64) error) error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := stoppedLocked(); err != nil {
@@ -27,9 +28,10 @@ func (s *Session) loadDetached(entries []eventlog.Entry, stoppedLocked func() er
 	return persistLocked(s.log.Head())
 }
 
-// restoreLive rebuilds a new session, not shared, from its whole stored log as live as its entry said: the
+// RestoreLive rebuilds a new session, not shared, from its whole stored log as live as its entry said: the
 // log's own status frames and turns decide its state.
-func (s *Session) restoreLive(entries []eventlog.Entry) error {
+func (c Control) RestoreLive(entries []eventlog.Entry) error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cold, s.status, s.statusReason = nil, store.StatusIdle, ""

@@ -61,8 +61,9 @@ func (s *Session) Clients() int {
 	return s.clients
 }
 
-// idleSince reports whether the session has had no subscriber and no turn since before t.
-func (s *Session) idleSince(t time.Time) bool {
+// IdleSince reports whether the session has had no subscriber and no turn since before t.
+func (c Control) IdleSince(t time.Time) bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clients == 0 && s.turn == nil && s.status != store.StatusStarting && s.lastActive.Before(t)

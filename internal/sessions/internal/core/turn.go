@@ -389,8 +389,9 @@ func (t *Turn) payer(owner string) string {
 	return owner
 }
 
-// turnByID is the running or latest turn if it has id.
-func (s *Session) turnByID(id string) *Turn {
+// TurnByID is the running or latest turn if it has id.
+func (c Control) TurnByID(id string) *Turn {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turnByIDLocked(id)
