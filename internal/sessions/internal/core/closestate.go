@@ -21,7 +21,7 @@ func (c Control) BeginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answe
 	}
 	t = s.turn
 	if t != nil {
-		t.requestCancel()
+		t.RequestCancel()
 	}
 	wasUsable = s.status == store.StatusIdle || s.status == store.StatusRunning
 	answers = s.denyPendingLocked("", "close", "session closed")

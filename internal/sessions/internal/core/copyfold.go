@@ -65,7 +65,7 @@ func (s *Session) decideCopiedRequestLocked(seq uint64) {
 		s.perms.Drop(p.ID) // its permission_resolved is the owner's next frame
 		return
 	}
-	s.turn.notifyAskedLocked()
+	s.turn.NotifyAsked()
 }
 
 // ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,

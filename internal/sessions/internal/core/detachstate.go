@@ -32,7 +32,7 @@ func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, 
 	s.detachDone = done // read under mu only while stopping; set again only by the next detach
 	conn, t = s.conn, s.turn
 	if t != nil {
-		t.requestCancel()
+		t.RequestCancel()
 	}
 	answers = s.denyPendingLocked("", "detach", "session detached")
 	s.mu.Unlock()

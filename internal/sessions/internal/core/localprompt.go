@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -20,7 +21,7 @@ func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, 
 	case store.StatusStarting:
 		s.mu.Unlock()
 		if s.reattachingNow() {
-			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
+			return nil, turns.RunningError(nil) // the prompt that re-attaches the session is this session's turn
 		}
 		return nil, sessionerr.ErrNotReady
 	case store.StatusClosed:
@@ -31,7 +32,7 @@ func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, 
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusRunning:
-		err := turnRunningLocked(s.turn)
+		err := turns.RunningError(s.turn)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusDetached:

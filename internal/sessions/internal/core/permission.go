@@ -78,7 +78,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 	var auto []AnswerTo
 	byPolicy := false
 	switch {
-	case s.turn == nil || s.turn.cancelRequested || s.status != store.StatusRunning:
+	case s.turn == nil || s.turn.CancelRequested() || s.status != store.StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
 		auto = s.resolveLocked(p, p.Cancelled("turn not running"), "cancel")
 	default:
@@ -87,7 +87,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 			auto, byPolicy = s.resolveAsLocked(p, o, "policy", s.Owner), true
 		} else {
 			s.perms.Add(p)
-			s.turn.notifyAskedLocked() // a waiting REST client returns: the user is needed
+			s.turn.NotifyAsked() // a waiting REST client returns: the user is needed
 		}
 	}
 	s.mu.Unlock()

@@ -2,18 +2,13 @@ package core
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/translate"
-	acp "github.com/coder/acp-go-sdk"
 )
 
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
@@ -137,8 +132,8 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 				s.costGrowthLocked(currency, amount)
 			}
 		}
-		if t := s.turn; t != nil && !t.textTruncated {
-			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.cfg.MaxTurnTextBytes)
+		if t := s.turn; t != nil {
+			t.WriteText(info.Text, s.cfg.MaxTurnTextBytes)
 		}
 	case "session/request_permission", "elicitation/create":
 		return s.restorePermissionLocked(seq, info)
@@ -153,19 +148,14 @@ func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) err
 		id := p.PermissionID + p.RequestID // one of them is set
 		s.perms.Resolve(id)
 	case "_gateway/turn_started":
-		var p struct {
-			TurnID         string         `json:"turnId"`
-			StartedAt      time.Time      `json:"startedAt"`
-			Actor          *principal.Ref `json:"actor"`
-			IdempotencyKey *promptkey.Key `json:"idempotencyKey"`
-		}
-		if err := json.Unmarshal(info.Params, &p); err != nil {
+		p, err := turns.ReadStarted(info.Params)
+		if err != nil {
 			return err
 		}
-		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, startedBy: p.Actor, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
+		t := turns.Restored(p.TurnID, p.StartedAt, p.Actor)
 		s.turn, s.latest = t, t
 		if p.IdempotencyKey != nil {
-			s.keys.add(*p.IdempotencyKey, t.ID)
+			s.keys.Add(*p.IdempotencyKey, t.ID)
 		}
 	case "_gateway/turn_ended":
 		return s.restoreTurnEndLocked(info.Params)
@@ -187,55 +177,15 @@ func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo
 // restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn; the status follows
 // (foldStatusLocked).
 func (s *Session) restoreTurnEndLocked(params []byte) error {
-	var p struct {
-		TurnID     string           `json:"turnId"`
-		StopReason string           `json:"stopReason"`
-		EndedAt    time.Time        `json:"endedAt"`
-		Error      json.RawMessage  `json:"error"`
-		Usage      *agentusage.Turn `json:"usage"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	lt, turnErr, err := turns.ReadEnded(params)
+	if err != nil {
 		return err
 	}
-	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt, Usage: p.Usage}
-	var turnErr error
-	if len(NullToNil(p.Error)) > 0 {
-		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
-			return err
-		}
-		turnErr = loggedTurnError(p.Error)
-		if lt.StopReason != translate.StopCancelled {
-			lt.StopReason = translate.StopError // logged before failed turns said so: end_turn with an error
-		}
-	}
-	lt.Outcome = translate.OutcomeOf(lt.StopReason)
 	s.lastTurn = lt
-	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
-	if t := s.turn; t != nil && t.ID == p.TurnID {
-		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
-		t.text.Release()
-		close(t.done)
+	s.keys.Ended(TurnResult{TurnID: lt.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
+	if t := s.turn; t != nil && t.ID == lt.TurnID {
+		t.End(TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Usage: lt.Usage, Err: turnErr})
 		s.turn = nil
 	}
 	return nil
-}
-
-// loggedTurnError is the error turnError described: the agent's JSON-RPC error when it had a code.
-func loggedTurnError(raw json.RawMessage) error {
-	var e struct {
-		Code    *int            `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
-		return errors.New(string(raw))
-	}
-	if e.Code == nil {
-		return errors.New(e.Message)
-	}
-	re := &acp.RequestError{Code: *e.Code, Message: e.Message}
-	if len(e.Data) > 0 {
-		re.Data = e.Data
-	}
-	return agenterr.RPCError{Err: re}
 }

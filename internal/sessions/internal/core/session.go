@@ -20,6 +20,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -84,7 +85,7 @@ type Session struct {
 	tctx          *translate.Context // Guarded by mu.
 	turn          *Turn              // Guarded by mu; the running turn or nil.
 	latest        *Turn              // Guarded by mu; the running turn, else the last one, for clients that join late.
-	keys          promptKeys         // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
+	keys          turns.Keys         // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
 	lastTurn      *LastTurnView      // Guarded by mu; how the last turn ended, nil before the first.
 	perms         pending.Table      // Guarded by mu; requests that wait for a user, and those lately resolved.
 	clients       int                // Guarded by mu; attached subscribers.
@@ -195,10 +196,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 		s.noteUsageLocked(params)
 	}
 	if t := s.turn; t != nil {
-		t.span.Update(params) // nil when tracing is off
-		if !t.textTruncated {
-			t.textTruncated = u.WriteText(&t.text, s.cfg.MaxTurnTextBytes)
-		}
+		t.NoteUpdate(params, &u, s.cfg.MaxTurnTextBytes)
 	}
 	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)

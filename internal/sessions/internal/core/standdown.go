@@ -21,7 +21,7 @@ func (c Control) MarkStoodDown() (*agents.Conn, *Turn) {
 		s.cancelAttach()
 	}
 	if t != nil {
-		t.requestCancel()
+		t.RequestCancel()
 	}
 	return conn, t
 }

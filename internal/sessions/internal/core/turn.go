@@ -3,10 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
@@ -17,85 +14,35 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/acp-gateway/gateway/internal/translate/rawjson"
-	"github.com/acp-gateway/gateway/internal/turntext"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
 
-// Turn is one prompt and everything the agent did for it.
-type Turn struct {
-	// Static after construction.
-	ID        string
-	StartedAt time.Time
-	by        string        // the principal id who prompted it ("" for the gateway's own)
-	done      chan struct{} // closed when the turn has ended and result is set
-	cancelCh  chan struct{} // closed on the first cancel request
+// A turn (package turns) is started, run and ended here, under mu, which guards it.
 
-	cancelRequested bool            // Guarded by the session's mu.
-	text            turntext.Buffer // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
-	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
-	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
-	cancelOnce      sync.Once
-	startedBy       *principal.Ref   // Static after construction; who prompted, nil for the gateway's own code.
-	span            *telemetry.Turn  // Static after construction; nil when tracing is off.
-	usage           *agentusage.Turn // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
-	result          TurnResult       // Written once before done is closed.
-}
+// The turns package's names the roles and the faces use.
+type (
+	Turn         = turns.Turn
+	TurnResult   = turns.TurnResult
+	TurnState    = turns.TurnState
+	TurnView     = turns.TurnView
+	LastTurnView = turns.LastTurnView
+)
 
-// TurnResult is how a turn ended.
-type TurnResult struct {
-	TurnID     string `json:"turnId"`
-	StopReason string `json:"stopReason"`
-	// Outcome is completed, cancelled or failed (ask.Outcome*).
-	Outcome string `json:"turnOutcome"`
-	Text    string `json:"text"`
-	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
-	Truncated bool `json:"truncated"`
-	// Usage is the turn's token usage when the agent reported it.
-	Usage *agentusage.Turn `json:"usage,omitempty"`
-	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
-	// StopReason is then error and Outcome failed.
-	Err error `json:"-"`
-}
-
-// Done is closed when the turn has ended.
-func (t *Turn) Done() <-chan struct{} { return t.done }
-
-// Result is the turn's outcome; valid after Done is closed.
-func (t *Turn) Result() TurnResult {
-	<-t.done
-	return t.result
-}
-
-// requestCancel marks the turn cancelled. The caller holds the session's mu.
-func (t *Turn) requestCancel() {
-	t.cancelRequested = true
-	t.cancelOnce.Do(func() { close(t.cancelCh) })
-}
+// Where a turn stands for a client that waits on it, and how many keyed prompts a session remembers.
+const (
+	TurnEnded               = turns.TurnEnded
+	TurnAwaitingPermission  = turns.TurnAwaitingPermission
+	TurnAwaitingElicitation = turns.TurnAwaitingElicitation
+	TurnRunning             = turns.TurnRunning
+	MaxPromptKeys           = turns.MaxPromptKeys
+)
 
 // ParsePrompt validates a prompt: a non-empty array of ContentBlocks, each an object with a string `type`.
-func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("%w: prompt must be an array of ACP content blocks", sessionerr.ErrBadRequest)
-	}
-	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: prompt is empty", sessionerr.ErrBadRequest)
-	}
-	for i, b := range blocks {
-		var c struct {
-			Type *string `json:"type"`
-		}
-		if err := json.Unmarshal(b, &c); err != nil || c.Type == nil || *c.Type == "" {
-			return nil, fmt.Errorf("%w: prompt[%d] is not a content block with a type", sessionerr.ErrBadRequest, i)
-		}
-	}
-	return blocks, nil
-}
+func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) { return turns.ParsePrompt(raw) }
 
 // Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
@@ -159,12 +106,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	t := &Turn{ID: turnID, StartedAt: s.host.Now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-	if !who.IsZero() {
-		ref := who.Ref()
-		t.startedBy = &ref
-	}
-	t.span = s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
+	t := turns.New(turnID, s.host.Now().UTC(), who, s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID))
 	s.turn, s.latest = t, t // turn_started, logged below, makes the session running
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
@@ -172,7 +114,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	started := withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who)
 	if key.Key != "" {
 		started["idempotencyKey"] = key
-		s.keys.add(key, t.ID)
+		s.keys.Add(key, t.ID)
 	}
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, started)
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
@@ -182,7 +124,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	conn := s.conn
 	s.mu.Unlock()
 	s.cfg.Metrics.TurnStarted()
-	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
+	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(turns.TextOf(blocks)))
 	s.audit(who, "prompt", "turn", t.ID)
 	go s.runTurn(conn, t, blocks)
 	return t
@@ -201,11 +143,11 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 	answered := make(chan promptOutcome, 1)
 	go func() {
 		params := map[string]any{"sessionId": s.agentSID, "prompt": blocks}
-		if meta := t.span.Meta(); meta != nil {
+		if meta := t.Span().Meta(); meta != nil {
 			params["_meta"] = meta // traceparent: the agent's own spans join the turn's trace
 		}
 		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, params)
-		t.span.Answered(res)
+		t.Span().Answered(res)
 		var r struct {
 			StopReason string `json:"stopReason"`
 		}
@@ -223,7 +165,7 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 		}
 		answered <- o
 	}()
-	cancelCh := t.cancelCh
+	cancelCh := t.Cancelled()
 	var grace <-chan time.Time
 	quietWatch := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
 	defer quietWatch.Stop()
@@ -236,7 +178,7 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 				conn.DrainUpdates()
 			}
 			s.mu.Lock()
-			t.usage = o.usage
+			t.SetUsage(o.usage)
 			s.mu.Unlock()
 			s.finishTurn(t, o.stopReason, o.err, "")
 			return
@@ -267,15 +209,15 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.mu.Unlock()
 		return false
 	}
-	stop := translate.ResolveStopReason(agentStop, t.cancelRequested)
-	turnFailed := callErr != nil && !t.cancelRequested
+	stop := translate.ResolveStopReason(agentStop, t.CancelRequested())
+	turnFailed := callErr != nil && !t.CancelRequested()
 	if turnFailed {
 		stop = translate.StopError // never end_turn: a client that reads only the stop reason must see it failed
 	}
 	outcome := translate.OutcomeOf(stop)
 	closeReason := ""
 	switch {
-	case t.cancelRequested:
+	case t.CancelRequested():
 		closeReason = translate.StopCancelled
 	case callErr != nil:
 		closeReason = "agent_error"
@@ -287,11 +229,11 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
 	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if turnFailed {
-		ended["error"] = turnError(callErr)
+		ended["error"] = turns.ErrorJSON(callErr)
 		s.lastTurn.Error = ended["error"].(map[string]any)
 	}
-	if t.usage != nil {
-		ended["usage"], s.lastTurn.Usage = t.usage, t.usage
+	if u := t.Usage(); u != nil {
+		ended["usage"], s.lastTurn.Usage = u, u
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
 	s.turn = nil
@@ -303,36 +245,21 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
-	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
-	t.text.Release()
+	r := TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Usage: t.Usage()}
 	if turnFailed {
-		t.result.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
-	s.keys.ended(t.result)
-	close(t.done)
-	t.span.End(stop, t.result.Err)
+	r = t.End(r)
+	s.keys.Ended(r)
+	t.Span().End(stop, r.Err)
 	s.mu.Unlock()
 	Deliver(answers)
-	s.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
-	if u := t.result.Usage; u != nil {
-		s.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
+	s.cfg.Metrics.TurnEnded(stop, r.Err != nil)
+	if u := r.Usage; u != nil {
+		s.cfg.Metrics.TurnTokens(t.Payer(s.Owner.ID), s.Agent, u.Tokens())
 	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed
-}
-
-// turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one, its data
-// redacted and bounded (a larger one becomes clipped text).
-func turnError(err error) map[string]any {
-	var re *acp.RequestError
-	if errors.As(agenterr.Clean(err), &re) {
-		m := map[string]any{"code": re.Code, "message": re.Message}
-		if re.Data != nil {
-			m["data"] = re.Data
-		}
-		return m
-	}
-	return map[string]any{"message": agenterr.Clip(rawjson.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), agenterr.MaxData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as
@@ -344,8 +271,7 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 		s.mu.Unlock()
 		return "", sessionerr.ErrNoTurn
 	}
-	first := !t.cancelRequested
-	t.requestCancel()
+	first := t.RequestCancel()
 	answers := s.cancelPendingLocked(t.ID)
 	conn := s.conn
 	s.mu.Unlock()
@@ -364,29 +290,6 @@ func (s *Session) CurrentTurn() *Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turn
-}
-
-// textOf concatenates the text blocks of a prompt, for logs.
-func textOf(blocks []json.RawMessage) string {
-	var b strings.Builder
-	for _, raw := range blocks {
-		var c struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(raw, &c) == nil && c.Type == "text" {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String()
-}
-
-// payer is who a turn's spending is counted for: who prompted it, else the session's owner.
-func (t *Turn) payer(owner string) string {
-	if t.by != "" {
-		return t.by
-	}
-	return owner
 }
 
 // TurnByID is the running or latest turn if it has id.

@@ -33,7 +33,7 @@ func (s *Session) noteUsageLocked(params []byte) {
 	grew := s.costGrowthLocked(currency, amount)
 	who := s.Owner.ID
 	if t := s.turn; t != nil {
-		who = t.payer(who)
+		who = t.Payer(who)
 	}
 	s.cfg.Metrics.Cost(who, s.Agent, currency, grew)
 }

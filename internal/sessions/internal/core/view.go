@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -37,24 +36,6 @@ type View struct {
 	Node string `json:"node,omitempty"`
 }
 
-// TurnView is the running turn as clients see it.
-type TurnView struct {
-	TurnID          string    `json:"turnId"`
-	StartedAt       time.Time `json:"startedAt"`
-	CancelRequested bool      `json:"cancelRequested"`
-}
-
-// LastTurnView is how the session's last turn ended, so a client that missed its `_gateway/turn_ended`
-// (a curl user, a reload) still sees a failure: a failed turn has stopReason error, outcome failed and Error.
-type LastTurnView struct {
-	TurnID     string           `json:"turnId"`
-	StopReason string           `json:"stopReason"`
-	Outcome    string           `json:"turnOutcome"`
-	EndedAt    time.Time        `json:"endedAt"`
-	Error      map[string]any   `json:"error,omitempty"`
-	Usage      *agentusage.Turn `json:"usage,omitempty"`
-}
-
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
 func (s *Session) View() View {
 	s.mu.Lock()
@@ -77,7 +58,7 @@ func (s *Session) viewLocked() View {
 	}
 	s.run.PlaceLocked(&v)
 	if t := s.turn; t != nil {
-		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
+		v.CurrentTurn = t.View()
 	}
 	return v
 }
