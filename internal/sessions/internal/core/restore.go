@@ -14,32 +14,12 @@ import (
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
 // knows about its transcript, turns and permission requests. What they do not say is in DirView.
 
-// DirView is the part of a session's View its log does not carry, kept in the directory (DirEntry.View):
-// modes and config options as the agent's session/new, set_mode and set_config_option answers left them, and
-// what initialize said about the agent.
-type DirView struct {
-	Modes             json.RawMessage `json:"modes,omitempty"`
-	ConfigOptions     json.RawMessage `json:"configOptions,omitempty"`
-	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
-	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
-	// Title and LastTurn list a cold session (one not yet hydrated); restoreFrom takes them from the log.
-	Title    string        `json:"title,omitempty"`
-	LastTurn *LastTurnView `json:"lastTurn,omitempty"`
-}
-
 // dirViewLocked is the session's DirView. The caller holds mu.
 func (s *Session) dirViewLocked() DirView {
 	return DirView{
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
 	}
-}
-
-// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
-type Resumability struct {
-	AgentSessionID string
-	CanLoad        bool
-	CanResume      bool
 }
 
 // Resumability reports the agent session id and what the agent advertised at its last start.

@@ -1,40 +1,17 @@
 package core
 
 import (
-	"encoding/json"
-	"time"
-
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// View is a session as REST clients see it.
-type View struct {
-	ID                 string           `json:"id"`
-	Title              string           `json:"title,omitempty"`
-	Agent              string           `json:"agent"`
-	Cwd                string           `json:"cwd"`
-	AdditionalDirs     []string         `json:"additionalDirectories,omitempty"`
-	Status             store.Status     `json:"status"`
-	StatusReason       string           `json:"statusReason,omitempty"`
-	Epoch              string           `json:"epoch"`
-	LastSeq            uint64           `json:"lastSeq"`
-	CreatedAt          time.Time        `json:"createdAt"`
-	PermissionPolicy   string           `json:"permissionPolicy"`
-	Clients            int              `json:"clients"`
-	Modes              json.RawMessage  `json:"modes,omitempty"`
-	ConfigOptions      json.RawMessage  `json:"configOptions,omitempty"`
-	AgentInfo          json.RawMessage  `json:"agentInfo,omitempty"`
-	AgentCapabilities  json.RawMessage  `json:"agentCapabilities,omitempty"`
-	CurrentTurn        *TurnView        `json:"currentTurn"`
-	LastTurn           *LastTurnView    `json:"lastTurn,omitempty"`
-	PendingPermissions []PermissionView `json:"pendingPermissions"`
-	// PendingElicitations are the agent's questions waiting for a user (never null).
-	PendingElicitations []ElicitationView `json:"pendingElicitations"`
-	// DurableSeq is the seq up to which the store holds the log (store modes; omitted in memory mode).
-	DurableSeq *uint64 `json:"durableSeq,omitempty"`
-	// Node is the node that owns the session: runs its agent and writes its log (mode c only).
-	Node string `json:"node,omitempty"`
-}
+// How a session is seen (package views).
+type (
+	View         = views.View
+	Detail       = views.Detail
+	DirView      = views.DirView
+	Resumability = views.Resumability
+)
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
 func (s *Session) View() View {
@@ -76,13 +53,6 @@ func (s *Session) ForkedAt() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.forkedAt
-}
-
-// Detail is View plus the snapshot of the transcript; LastSeq and the snapshot's seq are the same point.
-type Detail struct {
-	View
-	Watchers []Watcher       `json:"watchers"` // who streams the session now (presence.go)
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 // Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then
