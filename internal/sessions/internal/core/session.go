@@ -19,6 +19,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/statusfold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -229,8 +230,7 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 	if err := s.foldStatusLocked(method, b); err != nil {
 		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
 	}
-	switch method {
-	case methodSessionReady, methodSessionStatus, methodTurnStarted, methodTurnEnded:
+	if statusfold.States(method) {
 		s.noteDir() // the directory entry lists the status and lastTurn
 	}
 	return seq
