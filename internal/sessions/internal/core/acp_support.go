@@ -21,7 +21,7 @@ func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (jso
 func (s *Session) AgentAuthMethods() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status == store.StatusStarting {
+	if s.state.Status == store.StatusStarting {
 		return nil
 	}
 	return NullToNil(s.initInfo.AuthMethods)

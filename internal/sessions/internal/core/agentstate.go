@@ -93,7 +93,7 @@ func (c Control) AttachAgent(conn *agents.Conn, agentSID string, modes, configOp
 	}
 	s.conn, s.agentSID = conn, agentSID
 	s.modes, s.configOptions = modes, configOptions
-	ready = s.status == store.StatusStarting
+	ready = s.state.Status == store.StatusStarting
 	if ready {
 		s.logReadyLocked()
 	}
@@ -110,7 +110,7 @@ func (c Control) AgentIsCurrent(conn *agents.Conn) bool {
 
 // agentIsCurrentLocked is Control.AgentIsCurrent with mu held.
 func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
-	return s.conn == conn && !s.closing && !s.stopping && (s.status == store.StatusIdle || s.status == store.StatusRunning)
+	return s.conn == conn && !s.closing && !s.stopping && (s.state.Status == store.StatusIdle || s.state.Status == store.StatusRunning)
 }
 
 // MarkAgentFailed fails the session whose agent conn went away: pending permissions are denied (the answers

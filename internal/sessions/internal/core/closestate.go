@@ -19,11 +19,11 @@ func (c Control) BeginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answe
 	if s.cancelAttach != nil {
 		s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
 	}
-	t = s.turn
+	t = s.state.Turn
 	if t != nil {
 		t.RequestCancel()
 	}
-	wasUsable = s.status == store.StatusIdle || s.status == store.StatusRunning
+	wasUsable = s.state.Status == store.StatusIdle || s.state.Status == store.StatusRunning
 	answers = s.denyPendingLocked("", "close", "session closed")
 	return conn, t, wasUsable, answers
 }

@@ -11,12 +11,12 @@ func (c Control) ColdFromEntry(e store.DirEntry, dv DirView, rev uint64) {
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	s.status, s.statusReason = store.StatusDetached, e.Reason
+	s.state.Status, s.state.Reason = store.StatusDetached, e.Reason
 	if e.Status == store.StatusFailed {
-		s.status = store.StatusFailed
+		s.state.Status = store.StatusFailed
 	}
 	for _, sh := range e.Shares {
 		s.shares.Set(sh.Principal, sh.Role)
 	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
+	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.state.Status, reason: s.state.Reason, rev: rev}
 }

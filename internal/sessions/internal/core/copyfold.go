@@ -21,7 +21,7 @@ func (c Control) InitCopy(run Runner, e store.DirEntry, rev uint64) {
 	s.shares.SetRev(rev)
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
 	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
-	s.status, s.statusReason = e.Status, e.Reason
+	s.state.Status, s.state.Reason = e.Status, e.Reason
 	s.cold.status, s.cold.reason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
 }
@@ -37,17 +37,17 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 	if seq <= s.log.Head() || s.closing {
 		return nil
 	}
-	asked := s.perms.Len()
+	asked := s.state.Perms.Len()
 	if err := s.putStoredLocked(seq, frame); err != nil {
 		if !errors.As(err, new(errNotFolded)) {
 			return err
 		}
 		s.logger.Warn("follower: frame not folded", "seq", seq, "err", err)
 	}
-	if s.perms.Len() > asked {
+	if s.state.Perms.Len() > asked {
 		s.decideCopiedRequestLocked(seq)
 	}
-	folded(s.status == store.StatusClosed)
+	folded(s.state.Status == store.StatusClosed)
 	return nil
 }
 
@@ -57,15 +57,15 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 // permission_resolved frame arrives. One that waits for a user wakes the REST waiters of its turn, as on the
 // owner. The caller holds mu.
 func (s *Session) decideCopiedRequestLocked(seq uint64) {
-	p := s.perms.AtSeq(seq)
+	p := s.state.Perms.AtSeq(seq)
 	if p == nil {
 		return
 	}
-	if _, byPolicy := pending.ByPolicy(s.Policy, p.Req); byPolicy && p.Elicit == nil || s.turn == nil || s.status != store.StatusRunning {
-		s.perms.Drop(p.ID) // its permission_resolved is the owner's next frame
+	if _, byPolicy := pending.ByPolicy(s.Policy, p.Req); byPolicy && p.Elicit == nil || s.state.Turn == nil || s.state.Status != store.StatusRunning {
+		s.state.Perms.Drop(p.ID) // its permission_resolved is the owner's next frame
 		return
 	}
-	s.turn.NotifyAsked()
+	s.state.Turn.NotifyAsked()
 }
 
 // ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
@@ -109,9 +109,9 @@ func (c Control) FailedOrClosed() error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.status {
+	switch s.state.Status {
 	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case store.StatusClosed:
 		return sessionerr.ErrClosed
 	}
@@ -122,7 +122,7 @@ func (c Control) FailedOrClosed() error {
 // the copy never writes. The caller holds mu.
 func (c Control) CloseCopyLocked() {
 	s := c.s
-	s.closing, s.status = true, store.StatusClosed
+	s.closing, s.state.Status = true, store.StatusClosed
 }
 
 // EndCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.

@@ -17,7 +17,7 @@ func (c Control) NoteUsed(now time.Time) {
 // closing. The caller holds mu.
 func (c Control) UnusedSinceLocked(cutoff time.Time) bool {
 	s := c.s
-	return s.cold == nil && !s.closing && s.clients <= 0 && s.turn == nil && s.lastActive.Before(cutoff)
+	return s.cold == nil && !s.closing && s.clients <= 0 && s.state.Turn == nil && s.lastActive.Before(cutoff)
 }
 
 // PauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
@@ -41,15 +41,15 @@ func (c Control) RelistPausedCopy() {
 // listFoldedLocked sets what c lists to the session's folded state. The caller holds mu.
 func (s *Session) listFoldedLocked(c *coldState) {
 	_, c.lastSeq = s.log.Bounds()
-	c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.lastTurn, s.status, s.statusReason
+	c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.state.LastTurn, s.state.Status, s.state.Reason
 }
 
 // WarmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its
 // frames carry (nobody streams a cold session yet). The caller holds mu.
 func (c Control) WarmCopyLocked() {
 	s := c.s
-	if n := len(s.epochs); n > 0 {
-		s.Epoch = s.epochs[n-1].Epoch
+	if n := len(s.state.Epochs); n > 0 {
+		s.Epoch = s.state.Epochs[n-1].Epoch
 	}
 	s.cold = nil
 }

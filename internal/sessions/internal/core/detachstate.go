@@ -23,14 +23,14 @@ func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, 
 		<-other
 		return nil, nil, nil, nil, false
 	}
-	if s.closing || (s.status != store.StatusIdle && s.status != store.StatusRunning) {
+	if s.closing || (s.state.Status != store.StatusIdle && s.state.Status != store.StatusRunning) {
 		s.mu.Unlock()
 		return nil, nil, nil, nil, false
 	}
 	s.stopping = true
 	done = make(chan struct{})
 	s.detachDone = done // read under mu only while stopping; set again only by the next detach
-	conn, t = s.conn, s.turn
+	conn, t = s.conn, s.state.Turn
 	if t != nil {
 		t.RequestCancel()
 	}

@@ -17,11 +17,11 @@ func (c Control) DirEntry() store.DirEntry {
 	if c := s.cold; c != nil {
 		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
 	} else {
-		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
+		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.state.LastTurn, s.log.Head()
 	}
 	e := store.DirEntry{
 		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
-		Status: s.status, Reason: s.statusReason,
+		Status: s.state.Status, Reason: s.state.Reason,
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
 		LastSeq: head,
 	}

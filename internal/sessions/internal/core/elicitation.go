@@ -41,8 +41,8 @@ func (s *Session) CompleteElicitation(params json.RawMessage) {
 		return
 	}
 	meta := translate.GatewayMeta{}
-	if s.turn != nil {
-		meta.TurnID = s.turn.ID
+	if s.state.Turn != nil {
+		meta.TurnID = s.state.Turn.ID
 	}
 	s.appendLocked(eventlog.KindElicitationComplete, "elicitation/complete", b, meta)
 }
@@ -51,7 +51,7 @@ func (s *Session) CompleteElicitation(params json.RawMessage) {
 func (s *Session) PendingElicitations() []ElicitationView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.perms.ElicitationViews()
+	return s.state.Perms.ElicitationViews()
 }
 
 // ElicitationMode is the mode ("form" or "url") of a pending elicitation, "" when id is not one. The `/acp`
@@ -59,5 +59,5 @@ func (s *Session) PendingElicitations() []ElicitationView {
 func (s *Session) ElicitationMode(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.perms.ElicitationMode(id)
+	return s.state.Perms.ElicitationMode(id)
 }

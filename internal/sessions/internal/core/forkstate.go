@@ -17,13 +17,13 @@ import (
 func (c Control) ForkableLocked() error {
 	s := c.s
 	switch {
-	case s.status == store.StatusClosed:
+	case s.state.Status == store.StatusClosed:
 		return sessionerr.ErrClosed
-	case s.status == store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
+	case s.state.Status == store.StatusFailed:
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
+	case s.state.Turn != nil, s.reattaching, s.state.Status == store.StatusRunning:
 		return fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
-	case s.status == store.StatusStarting || s.agentSID == "":
+	case s.state.Status == store.StatusStarting || s.agentSID == "":
 		return sessionerr.ErrNotReady
 	}
 	return nil

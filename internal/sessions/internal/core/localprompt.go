@@ -17,7 +17,7 @@ import (
 // it releases (reattach too).
 func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
 	s := c.s
-	switch s.status {
+	switch s.state.Status {
 	case store.StatusStarting:
 		s.mu.Unlock()
 		if s.reattachingNow() {
@@ -28,11 +28,11 @@ func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, 
 		s.mu.Unlock()
 		return nil, sessionerr.ErrClosed
 	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusRunning:
-		err := turns.RunningError(s.turn)
+		err := turns.RunningError(s.state.Turn)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusDetached:

@@ -27,9 +27,9 @@ func (c Control) CloseOpenLog(lc LogClosing) (head uint64, appended bool) {
 	s := c.s
 	s.mu.Lock()
 	head = s.log.Head()
-	t := s.turn
-	if t == nil && s.perms.Len() == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
-		if lc.ReviveFrom == "" || s.status != store.StatusFailed || s.statusReason != lc.ReviveFrom {
+	t := s.state.Turn
+	if t == nil && s.state.Perms.Len() == 0 && (s.state.Status == store.StatusDetached || s.state.Status == store.StatusFailed) {
+		if lc.ReviveFrom == "" || s.state.Status != store.StatusFailed || s.state.Reason != lc.ReviveFrom {
 			s.mu.Unlock()
 			return head, false
 		}
@@ -45,7 +45,7 @@ func (c Control) CloseOpenLog(lc LogClosing) (head uint64, appended bool) {
 		s.finishTurn(t, "end_turn", errors.New(lc.TurnText), "")
 	}
 	s.mu.Lock()
-	if s.status != store.StatusFailed {
+	if s.state.Status != store.StatusFailed {
 		s.logStatusLocked(lc.Status, lc.Reason)
 	}
 	s.mu.Unlock()

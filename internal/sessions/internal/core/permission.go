@@ -52,8 +52,8 @@ func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage)
 func (s *Session) newRequestLocked() *pending.Request {
 	createdAt := s.host.Now().UTC()
 	turnID := ""
-	if s.turn != nil {
-		turnID = s.turn.ID
+	if s.state.Turn != nil {
+		turnID = s.state.Turn.ID
 	}
 	return pending.New(uuid.NewString(), turnID, createdAt, createdAt.Add(s.cfg.PermissionTimeout))
 }
@@ -78,7 +78,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 	var auto []AnswerTo
 	byPolicy := false
 	switch {
-	case s.turn == nil || s.turn.CancelRequested() || s.status != store.StatusRunning:
+	case s.state.Turn == nil || s.state.Turn.CancelRequested() || s.state.Status != store.StatusRunning:
 		// Nobody can answer for a turn that is ending: ACP wants `cancelled` after session/cancel.
 		auto = s.resolveLocked(p, p.Cancelled("turn not running"), "cancel")
 	default:
@@ -86,8 +86,8 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 			// The owner chose the policy when creating the session: the automatic answer is theirs.
 			auto, byPolicy = s.resolveAsLocked(p, o, "policy", s.Owner), true
 		} else {
-			s.perms.Add(p)
-			s.turn.NotifyAsked() // a waiting REST client returns: the user is needed
+			s.state.Perms.Add(p)
+			s.state.Turn.NotifyAsked() // a waiting REST client returns: the user is needed
 		}
 	}
 	s.mu.Unlock()
@@ -119,7 +119,7 @@ func (s *Session) resolveLocked(p *pending.Request, o ask.Outcome, by string) []
 
 // resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
 func (s *Session) resolveAsLocked(p *pending.Request, o ask.Outcome, by string, who principal.Principal) []AnswerTo {
-	s.perms.Resolve(p.ID)
+	s.state.Perms.Resolve(p.ID)
 	res := o.ClientJSON()
 	if p.Elicit != nil {
 		s.appendGatewayLocked("_gateway/elicitation_resolved", p.TurnID, withActor(map[string]any{
@@ -138,7 +138,7 @@ func (s *Session) resolveAsLocked(p *pending.Request, o ask.Outcome, by string, 
 func (s *Session) resolvePending(id string, o ask.Outcome, by string) {
 	s.mu.Lock()
 	var as []AnswerTo
-	if p, ok := s.perms.Get(id); ok {
+	if p, ok := s.state.Perms.Get(id); ok {
 		as = s.resolveLocked(p, o, by)
 	}
 	s.mu.Unlock()
@@ -155,9 +155,9 @@ func (s *Session) Answer(permissionID string, a ask.ClientAnswer, by string) (as
 // answer is Answer by who, also returning the running turn the request belonged to.
 func (s *Session) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
 	s.mu.Lock()
-	p, ok := s.perms.Get(permissionID)
+	p, ok := s.state.Perms.Get(permissionID)
 	if !ok {
-		was := s.perms.WasResolved(permissionID)
+		was := s.state.Perms.WasResolved(permissionID)
 		s.mu.Unlock()
 		switch {
 		case was:
@@ -173,8 +173,8 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 		return ask.Outcome{}, nil, err
 	}
 	var t *Turn
-	if s.turn != nil && s.turn.ID == p.TurnID {
-		t = s.turn
+	if s.state.Turn != nil && s.state.Turn.ID == p.TurnID {
+		t = s.state.Turn
 	}
 	as := s.resolveAsLocked(p, o, by, who)
 	s.mu.Unlock()
@@ -191,7 +191,7 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 // denies on its own: the agent's reject option, else cancelled.
 func (s *Session) denyPendingLocked(turnID, by, reason string) []AnswerTo {
 	var as []AnswerTo
-	for _, p := range s.perms.List() {
+	for _, p := range s.state.Perms.List() {
 		if turnID == "" || p.TurnID == turnID {
 			as = append(as, s.resolveLocked(p, p.Deny(reason), by)...)
 		}
@@ -202,7 +202,7 @@ func (s *Session) denyPendingLocked(turnID, by, reason string) []AnswerTo {
 // cancelPendingLocked answers a turn's pending requests `cancelled`, as ACP requires after session/cancel.
 func (s *Session) cancelPendingLocked(turnID string) []AnswerTo {
 	var as []AnswerTo
-	for _, p := range s.perms.List() {
+	for _, p := range s.state.Perms.List() {
 		if p.TurnID == turnID || p.TurnID == "" {
 			as = append(as, s.resolveLocked(p, p.Cancelled("turn cancelled"), "cancel")...)
 		}
@@ -214,7 +214,7 @@ func (s *Session) cancelPendingLocked(turnID string) []AnswerTo {
 func (s *Session) PendingPermissions() []PermissionView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.perms.PermissionViews()
+	return s.state.Perms.PermissionViews()
 }
 
 // PendingFrames returns the request frames of pending permissions and elicitations with seq <= upTo, for a client that resumes
@@ -223,7 +223,7 @@ func (s *Session) PendingPermissions() []PermissionView {
 // clients must not move their cursor on it. Entry.Seq is that original seq.
 func (s *Session) PendingFrames(upTo uint64) []eventlog.Entry {
 	s.mu.Lock()
-	ps := s.perms.UpTo(upTo)
+	ps := s.state.Perms.UpTo(upTo)
 	s.mu.Unlock()
 	return pending.ResentFrames(ps)
 }
@@ -235,6 +235,6 @@ func (s *Session) PendingFrames(upTo uint64) []eventlog.Entry {
 func (s *Session) PermissionPending(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.perms.Get(id)
+	_, ok := s.state.Perms.Get(id)
 	return ok
 }

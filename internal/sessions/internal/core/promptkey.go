@@ -10,5 +10,5 @@ import "github.com/acp-gateway/gateway/internal/promptkey"
 // ErrIdempotencyKeyReused. A turn no longer the session's running or latest one comes back ended, without
 // its text. The caller holds mu.
 func (s *Session) keyedTurnLocked(k promptkey.Key) (*Turn, error) {
-	return s.keys.Turn(k, s.turnByIDLocked)
+	return s.state.Keys.Turn(k, s.turnByIDLocked)
 }

@@ -23,7 +23,7 @@ type quietTurn struct {
 func (q quietTurn) WaitsForUser() bool {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
-	return q.s.perms.InTurn(q.turnID)
+	return q.s.state.Perms.InTurn(q.turnID)
 }
 
 // Notice logs the agent's recent stderr at info and appends `_gateway/agent_quiet {turnId, seconds,
@@ -34,7 +34,7 @@ func (q quietTurn) Notice(secs int64, lines []string) {
 		"stderr", strings.Join(lines, "\n"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.turn == nil || s.turn.ID != q.turnID {
+	if s.state.Turn == nil || s.state.Turn.ID != q.turnID {
 		return // the turn ended meanwhile
 	}
 	s.appendGatewayLocked("_gateway/agent_quiet", q.turnID, map[string]any{

@@ -28,7 +28,7 @@ func (c Control) ReopenWorkspace(root *os.Root) bool {
 // clients with a logged session_status frame when it is new. The caller holds mu.
 func (c Control) RefuseReattachLocked(reason string, cause error) {
 	s := c.s
-	if s.statusReason == reason {
+	if s.state.Reason == reason {
 		return
 	}
 	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", cause)

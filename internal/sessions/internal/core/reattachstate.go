@@ -15,14 +15,14 @@ import (
 // its client MCP servers may change. The caller holds mu.
 func (c Control) DetachedAtRestLocked() bool {
 	s := c.s
-	return s.status == store.StatusDetached && !s.reattaching
+	return s.state.Status == store.StatusDetached && !s.reattaching
 }
 
 // BeginReattachLocked marks the detached session starting for the prompt that re-attaches it; cancel ends
 // that re-attach (Close calls it). The caller holds mu.
 func (c Control) BeginReattachLocked(cancel context.CancelFunc) {
 	s := c.s
-	s.status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
+	s.state.Status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
 }
 
 // EndReattachLocked ends the re-attach state, and reports whether Close began meanwhile. The caller holds mu.
@@ -36,7 +36,7 @@ func (c Control) EndReattachLocked() (closing bool) {
 // holds mu.
 func (c Control) RedetachLocked() {
 	s := c.s
-	s.status = store.StatusDetached
+	s.state.Status = store.StatusDetached
 }
 
 // AttachLoadedLocked makes conn, which took the agent session back, the session's agent, with the modes and

@@ -1,14 +1,10 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 
-	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
-	"github.com/acp-gateway/gateway/internal/translate"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 )
 
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
@@ -49,10 +45,10 @@ func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error 
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
 	}
-	if n := len(s.epochs); n > 0 {
+	if n := len(s.state.Epochs); n > 0 {
 		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
 		// newSession drew: clients holding it resume, and what is logged next continues it.
-		if e := s.epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
+		if e := s.state.Epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
 			s.Epoch = e
 		}
 	}
@@ -66,7 +62,7 @@ func (e errNotFolded) Error() string { return "frame not folded: " + e.err.Error
 func (e errNotFolded) Unwrap() error { return e.err }
 
 // putStoredLocked adds a stored frame to the log, with the kind its method says, and folds it as the live
-// calls that logged it did. A frame it cannot read is logged all the same (KindUnknown: readers decode it)
+// calls that logged it did (fold.State.Frame). A frame it cannot read is logged all the same (KindUnknown: readers decode it)
 // and the error is an errNotFolded. The caller holds mu.
 func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	// Checked before the fold, which Put would refuse: the snapshot must never hold a frame the log does not.
@@ -84,88 +80,8 @@ func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	if readErr != nil {
 		return errNotFolded{readErr}
 	}
-	if err := s.restoreFrameLocked(seq, info); err != nil {
+	if err := s.state.Frame(seq, info, fold.Limits{MaxTurnText: s.cfg.MaxTurnTextBytes, PermissionTimeout: s.cfg.PermissionTimeout}); err != nil {
 		return errNotFolded{err}
-	}
-	return nil
-}
-
-// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did, its
-// status with the owner's own fold (status.go). The caller holds mu.
-func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) error {
-	if err := s.restoreStateLocked(seq, info); err != nil {
-		return err
-	}
-	return s.foldStatusLocked(info.Method, info.Params)
-}
-
-// restoreStateLocked folds what a logged frame says of the transcript, turns and requests. The caller holds mu.
-func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) error {
-	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
-		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
-	}
-	switch info.Method {
-	case "session/update":
-		if info.Kind == "usage_update" {
-			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
-			if currency, amount, ok := agentusage.ReportedCost(info.Params); ok {
-				s.costGrowthLocked(currency, amount)
-			}
-		}
-		if t := s.turn; t != nil {
-			t.WriteText(info.Text, s.cfg.MaxTurnTextBytes)
-		}
-	case "session/request_permission", "elicitation/create":
-		return s.restorePermissionLocked(seq, info)
-	case "_gateway/permission_resolved", "_gateway/elicitation_resolved":
-		var p struct {
-			PermissionID string `json:"permissionId"`
-			RequestID    string `json:"requestId"` // elicitation_resolved
-		}
-		if err := json.Unmarshal(info.Params, &p); err != nil {
-			return err
-		}
-		id := p.PermissionID + p.RequestID // one of them is set
-		s.perms.Resolve(id)
-	case "_gateway/turn_started":
-		p, err := turns.ReadStarted(info.Params)
-		if err != nil {
-			return err
-		}
-		t := turns.Restored(p.TurnID, p.StartedAt, p.Actor)
-		s.turn, s.latest = t, t
-		if p.IdempotencyKey != nil {
-			s.keys.Add(*p.IdempotencyKey, t.ID)
-		}
-	case "_gateway/turn_ended":
-		return s.restoreTurnEndLocked(info.Params)
-	}
-	return nil
-}
-
-// restorePermissionLocked records a logged permission or elicitation request as pending; its resolved
-// frame, if logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
-func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
-	p, err := pending.FromLog(seq, info, s.cfg.PermissionTimeout)
-	if err != nil {
-		return err
-	}
-	s.perms.Add(p)
-	return nil
-}
-
-// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn; the status follows
-// (foldStatusLocked).
-func (s *Session) restoreTurnEndLocked(params []byte) error {
-	lt, turnErr, err := turns.ReadEnded(params)
-	if err != nil {
-		return err
-	}
-	s.lastTurn = lt
-	s.keys.Ended(TurnResult{TurnID: lt.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
-	if t := s.turn; t != nil && t.ID == lt.TurnID {
-		t.End(TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Usage: lt.Usage, Err: turnErr})
-		s.turn = nil
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func (c Control) ClosingLocked() bool {
 // StatusLocked is the session's status and its reason. The caller holds mu.
 func (c Control) StatusLocked() (store.Status, string) {
 	s := c.s
-	return s.status, s.statusReason
+	return s.state.Status, s.state.Reason
 }
 
 // LastEpoch is lastEpochLocked under mu.
@@ -37,7 +37,7 @@ func (c Control) RequestTurnID(id string) string {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.perms.Get(id); ok {
+	if p, ok := s.state.Perms.Get(id); ok {
 		return p.TurnID
 	}
 	return ""

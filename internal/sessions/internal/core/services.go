@@ -58,8 +58,8 @@ func (v servicesOf) LogInTurn(method string, params map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	turnID := ""
-	if s.turn != nil {
-		turnID = s.turn.ID
+	if s.state.Turn != nil {
+		turnID = s.state.Turn.ID
 	}
 	s.appendGatewayLocked(method, turnID, params)
 }

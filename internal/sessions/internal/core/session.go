@@ -17,11 +17,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/statusfold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -51,9 +50,6 @@ type Session struct {
 	log            *eventlog.Log
 	logger         *slog.Logger
 	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
-	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
-	// that only ever had Epoch. Set by setEpochChain before the session is shared.
-	epochs []eventlog.EpochStart
 	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower. Set
 	// by the host before the session is shared.
 	run Runner
@@ -78,17 +74,13 @@ type Session struct {
 	mu sync.Mutex
 	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
 	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
-	loginSecrets  []string
-	status        store.Status       // Guarded by mu.
-	statusReason  string             // Guarded by mu.
+	loginSecrets []string
+	// state is what the session's frames decide (status, turns, keys, pending requests, epochs, costs), folded
+	// by package fold. Guarded by mu.
+	state         fold.State
 	modes         json.RawMessage    // Guarded by mu; SessionModeState as last known.
 	configOptions json.RawMessage    // Guarded by mu.
 	tctx          *translate.Context // Guarded by mu.
-	turn          *Turn              // Guarded by mu; the running turn or nil.
-	latest        *Turn              // Guarded by mu; the running turn, else the last one, for clients that join late.
-	keys          turns.Keys         // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
-	lastTurn      *LastTurnView      // Guarded by mu; how the last turn ended, nil before the first.
-	perms         pending.Table      // Guarded by mu; requests that wait for a user, and those lately resolved.
 	clients       int                // Guarded by mu; attached subscribers.
 	closing       bool               // Guarded by mu; Close has begun: an agent exit now is expected.
 	stoodDown     bool               // Guarded by mu; another node took the session over (nodeloss.go).
@@ -101,7 +93,6 @@ type Session struct {
 	noise         int                // Guarded by mu; non-JSON stdout lines seen.
 	lastActive    time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
 	cold          *coldState         // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
-	costSeen      map[string]float64 // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
 	forkedAt      uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce     sync.Once
 }
@@ -138,7 +129,7 @@ func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session
 		clientMCP:      opts.MCPServers,
 		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
-		status:         store.StatusStarting,
+		state:          fold.State{Status: store.StatusStarting},
 		lastActive:     h.Now(),
 	}
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
@@ -184,8 +175,8 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).
 	meta := translate.GatewayMeta{Epoch: s.Epoch}
-	if s.turn != nil {
-		meta.TurnID = s.turn.ID
+	if s.state.Turn != nil {
+		meta.TurnID = s.state.Turn.ID
 	}
 	params = agentlogin.ScrubParams(params, s.loginSecrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
@@ -196,7 +187,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if u.Kind == "usage_update" {
 		s.noteUsageLocked(params)
 	}
-	if t := s.turn; t != nil {
+	if t := s.state.Turn; t != nil {
 		t.NoteUpdate(params, &u, s.cfg.MaxTurnTextBytes)
 	}
 	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
@@ -227,7 +218,7 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 	}
 	s.tctx.Note(method, b)
 	seq := s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
-	if err := s.foldStatusLocked(method, b); err != nil {
+	if err := s.state.FoldStatus(method, b); err != nil {
 		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
 	}
 	if statusfold.States(method) {
@@ -298,13 +289,13 @@ func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.status == store.StatusStarting:
+	case s.state.Status == store.StatusStarting:
 		return nil, sessionerr.ErrNotReady
-	case s.status == store.StatusClosed:
+	case s.state.Status == store.StatusClosed:
 		return nil, sessionerr.ErrClosed
-	case s.status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case s.status == store.StatusDetached, s.stopping:
+	case s.state.Status == store.StatusFailed:
+		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
+	case s.state.Status == store.StatusDetached, s.stopping:
 		return nil, sessionerr.ErrDetached
 	}
 	return s.conn, nil

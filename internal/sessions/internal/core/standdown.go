@@ -16,7 +16,7 @@ func (c Control) MarkStoodDown() (*agents.Conn, *Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing, s.stoodDown = true, true
-	conn, t := s.conn, s.turn
+	conn, t := s.conn, s.state.Turn
 	if s.cancelAttach != nil {
 		s.cancelAttach()
 	}

@@ -10,20 +10,9 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// A session's status is what its log states (package statusfold): the owner folds each gateway frame as it
-// logs it (appendGatewayLocked), a restart and another node's copy as they read it back (restoreFrameLocked).
-
-// foldStatusLocked sets the status a logged frame with method and params states; other frames leave it.
-// The caller holds mu.
-func (s *Session) foldStatusLocked(method string, params []byte) error {
-	running := ""
-	if s.turn != nil {
-		running = s.turn.ID
-	}
-	st, reason, err := statusfold.Fold(method, params, s.status, s.statusReason, running)
-	s.status, s.statusReason = st, reason
-	return err
-}
+// A session's status is what its log states (packages fold and statusfold): the owner folds each gateway
+// frame as it logs it (appendGatewayLocked), a restart and another node's copy as they read it back
+// (putStoredLocked).
 
 // logStatusLocked logs `_gateway/session_status {status, reason}`, which sets the status. The caller holds mu.
 func (s *Session) logStatusLocked(status store.Status, reason string) {

@@ -21,8 +21,8 @@ func (c Control) LoadDetached(entries []eventlog.Entry, stoppedLocked func() err
 	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
-	if s.status != store.StatusFailed {
-		s.status = store.StatusDetached // whatever the log last said, no agent runs
+	if s.state.Status != store.StatusFailed {
+		s.state.Status = store.StatusDetached // whatever the log last said, no agent runs
 	}
 	s.cold = nil
 	return persistLocked(s.log.Head())
@@ -34,6 +34,6 @@ func (c Control) RestoreLive(entries []eventlog.Entry) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cold, s.status, s.statusReason = nil, store.StatusIdle, ""
+	s.cold, s.state.Status, s.state.Reason = nil, store.StatusIdle, ""
 	return s.restoreFromLocked(entries, s.dirViewLocked())
 }

@@ -66,7 +66,7 @@ func (c Control) IdleSince(t time.Time) bool {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients == 0 && s.turn == nil && s.status != store.StatusStarting && s.lastActive.Before(t)
+	return s.clients == 0 && s.state.Turn == nil && s.state.Status != store.StatusStarting && s.lastActive.Before(t)
 }
 
 // Follow streams the session's log to sink from start (stream.Follow): replay, then the pending permission

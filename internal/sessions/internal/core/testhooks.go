@@ -24,14 +24,14 @@ func (c Control) SetEpochChain(chain []eventlog.EpochStart) { c.s.setEpochChain(
 func (c Control) EpochChain() []eventlog.EpochStart {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.epochs
+	return c.s.state.Epochs
 }
 
 // ResolvedOrder is the ids of the resolved permission requests, oldest first.
 func (c Control) ResolvedOrder() []string {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.perms.ResolvedOrder()
+	return c.s.state.Perms.ResolvedOrder()
 }
 
 // PublishedPresence is the version and list of the watchers the session last published.
@@ -82,12 +82,12 @@ func BareSessionForTest(epoch string, log *eventlog.Log) *Session {
 // BeginTurnForTest makes a turn of id the session's running turn without an agent, as a benchmark of the
 // agent's updates needs.
 func (c Control) BeginTurnForTest(id string, startedAt time.Time) {
-	c.s.turn = turns.New(id, startedAt, principal.Principal{}, nil)
+	c.s.state.Turn = turns.New(id, startedAt, principal.Principal{}, nil)
 	c.s.tctx.BeginTurn(id)
 }
 
 // RestartTurnTextForTest does with the running turn's text what the turn's end does (its result takes the
 // text) once the text reached MaxTurnTextBytes, and starts collecting again. The caller holds mu.
 func (c Control) RestartTurnTextForTest() {
-	c.s.turn.RestartTextForTest()
+	c.s.state.Turn.RestartTextForTest()
 }

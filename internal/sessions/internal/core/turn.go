@@ -107,14 +107,14 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 		turnID = uuid.NewString()
 	}
 	t := turns.New(turnID, s.host.Now().UTC(), who, s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID))
-	s.turn, s.latest = t, t // turn_started, logged below, makes the session running
+	s.state.Turn, s.state.Latest = t, t // turn_started, logged below, makes the session running
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
 	// digests, the prompts a retry must not run again.
 	started := withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who)
 	if key.Key != "" {
 		started["idempotencyKey"] = key
-		s.keys.Add(key, t.ID)
+		s.state.Keys.Add(key, t.ID)
 	}
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, started)
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
@@ -205,7 +205,7 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 // the session fails in the same step. It reports whether it failed the session.
 func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReason string) bool {
 	s.mu.Lock()
-	if s.turn != t {
+	if s.state.Turn != t {
 		s.mu.Unlock()
 		return false
 	}
@@ -226,21 +226,21 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
+	s.state.LastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
+	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.state.LastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if turnFailed {
 		ended["error"] = turns.ErrorJSON(callErr)
-		s.lastTurn.Error = ended["error"].(map[string]any)
+		s.state.LastTurn.Error = ended["error"].(map[string]any)
 	}
 	if u := t.Usage(); u != nil {
-		ended["usage"], s.lastTurn.Usage = u, u
+		ended["usage"], s.state.LastTurn.Usage = u, u
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
-	s.turn = nil
+	s.state.Turn = nil
 	s.lastActive = s.host.Now()
 	failed := false
 	switch {
-	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
+	case failReason != "" && !s.closing && s.state.Status != store.StatusClosed && s.state.Status != store.StatusFailed:
 		failed = true
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
 		s.logStatusLocked(store.StatusFailed, failReason)
@@ -250,7 +250,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
 	r = t.End(r)
-	s.keys.Ended(r)
+	s.state.Keys.Ended(r)
 	t.Span().End(stop, r.Err)
 	s.mu.Unlock()
 	Deliver(answers)
@@ -266,7 +266,7 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 // ACP requires after session/cancel), `session/cancel` is sent, and the turn goes on until the agent answers.
 func (s *Session) Cancel(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	t := s.turn
+	t := s.state.Turn
 	if t == nil {
 		s.mu.Unlock()
 		return "", sessionerr.ErrNoTurn
@@ -289,7 +289,7 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 func (s *Session) CurrentTurn() *Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.turn
+	return s.state.Turn
 }
 
 // TurnByID is the running or latest turn if it has id.
@@ -301,7 +301,7 @@ func (c Control) TurnByID(id string) *Turn {
 }
 
 func (s *Session) turnByIDLocked(id string) *Turn {
-	for _, t := range []*Turn{s.turn, s.latest} {
+	for _, t := range []*Turn{s.state.Turn, s.state.Latest} {
 		if t != nil && t.ID == id {
 			return t
 		}

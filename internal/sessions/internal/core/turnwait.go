@@ -13,10 +13,10 @@ import (
 func (s *Session) LatestTurn() (*Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.latest == nil {
+	if s.state.Latest == nil {
 		return nil, sessionerr.ErrNoTurnYet
 	}
-	return s.latest, nil
+	return s.state.Latest, nil
 }
 
 // TurnState reports where t stands now, without waiting.
@@ -30,7 +30,7 @@ func (s *Session) TurnState(t *Turn) TurnState {
 // turnStateLocked is t's state and, while it runs without a question for the user, the channel closed when it
 // asks one (turns.State). The caller holds mu.
 func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
-	return turns.State(t, &s.perms)
+	return turns.State(t, &s.state.Perms)
 }
 
 // AwaitTurn waits until t ends or one of its permission requests waits for a user, whichever is first; requests

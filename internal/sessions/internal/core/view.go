@@ -23,18 +23,18 @@ func (s *Session) View() View {
 func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
-		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.status, StatusReason: s.statusReason, Epoch: s.epochLocked(),
+		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.state.Status, StatusReason: s.state.Reason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
-		PendingPermissions: s.perms.PermissionViews(), PendingElicitations: s.perms.ElicitationViews(),
+		PendingPermissions: s.state.Perms.PermissionViews(), PendingElicitations: s.state.Perms.ElicitationViews(),
 	}
-	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
-	if c := s.cold; c != nil { // listed from its directory entry
+	v.LastTurn = s.state.LastTurn // never mutated once set: finishTurn replaces it
+	if c := s.cold; c != nil {    // listed from its directory entry
 		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
 	}
 	s.run.PlaceLocked(&v)
-	if t := s.turn; t != nil {
+	if t := s.state.Turn; t != nil {
 		v.CurrentTurn = t.View()
 	}
 	return v
@@ -44,7 +44,7 @@ func (s *Session) viewLocked() View {
 func (s *Session) Status() store.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.status
+	return s.state.Status
 }
 
 // ForkedAt is the seq of the last inherited frame of a fork's log (0 for a session that is no fork): an ACP
