@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
@@ -48,7 +49,7 @@ func (c Control) LogInherited(history [][]byte) {
 			s.logger.Warn("fork: dropping a malformed transcript update", "err", err)
 			continue
 		}
-		if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+		if _, err := s.log.Append(fold.Kind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 			s.logger.Error("append to log", "method", "session/update", "err", err)
 		}
 	}

@@ -96,19 +96,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 		s.audit(s.Owner, "permission_answer", "permission", p.ID, "by", "policy", "allowed", auto[0].Outcome().Allowed)
 	}
 
-	timer := time.NewTimer(time.Until(p.Deadline))
-	defer timer.Stop()
-	select {
-	case o := <-p.Answered():
-		return o.MarshalResult(), nil
-	case <-timer.C:
-		s.resolvePending(p.ID, p.Deny("deadline passed"), "deadline")
-		return (<-p.Answered()).MarshalResult(), nil
-	case <-ctx.Done():
-		// The agent withdrew the request ($/cancel_request) or went away.
-		s.resolvePending(p.ID, p.Deny("withdrawn by the agent"), "agent")
-		return nil, ctx.Err()
-	}
+	return p.Await(ctx, s.resolvePending)
 }
 
 // resolveLocked records an outcome: the request leaves the pending set, clients get

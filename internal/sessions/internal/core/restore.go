@@ -72,7 +72,7 @@ func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	info, readErr := s.tctx.Restore(frame)
 	kind := eventlog.KindUnknown
 	if readErr == nil {
-		kind = frameKind(info.Method, info.Kind)
+		kind = fold.Kind(info.Method, info.Kind)
 	}
 	if err := s.log.Put(seq, kind, frame); err != nil {
 		return err

@@ -190,7 +190,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if t := s.state.Turn; t != nil {
 		t.NoteUpdate(params, &u, s.cfg.MaxTurnTextBytes)
 	}
-	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+	if _, err := s.log.Append(fold.Kind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
@@ -77,7 +76,7 @@ type PromptOptions struct {
 
 // PromptWith is PromptContext with opts; replayed reports a keyed prompt that had already started its turn.
 func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *Turn, replayed bool, err error) {
-	if err := checkPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
+	if err := turns.CheckPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
 		return nil, false, err
 	}
 	if opts.IdempotencyKey != "" {
@@ -130,40 +129,16 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	return t
 }
 
-type promptOutcome struct {
-	stopReason string
-	usage      *agentusage.Turn
-	err        error
-}
-
-// runTurn owns the agent's `session/prompt` call. The call runs with a context that is never cancelled:
-// cancelling it would make the SDK discard the agent's real answer. Cancel is a `session/cancel` notification
+// runTurn owns the agent's `session/prompt` call (Turn.Prompt). Cancel is a `session/cancel` notification
 // plus a grace timer; if the agent stays silent past it, the turn ends `cancelled` and the agent is killed.
 func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) {
-	answered := make(chan promptOutcome, 1)
+	answered := make(chan turns.Answer, 1)
 	go func() {
-		params := map[string]any{"sessionId": s.agentSID, "prompt": blocks}
-		if meta := t.Span().Meta(); meta != nil {
-			params["_meta"] = meta // traceparent: the agent's own spans join the turn's trace
+		a := t.Prompt(conn, s.agentSID, blocks)
+		if a.UsageMalformed {
+			s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 		}
-		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, params)
-		t.Span().Answered(res)
-		var r struct {
-			StopReason string `json:"stopReason"`
-		}
-		if err == nil {
-			if uerr := json.Unmarshal(res, &r); uerr != nil {
-				err = fmt.Errorf("malformed session/prompt response: %w", uerr)
-			}
-		}
-		o := promptOutcome{stopReason: r.StopReason, err: err}
-		if err == nil {
-			var ok bool
-			if o.usage, ok = agentusage.OfPrompt(res); !ok {
-				s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
-			}
-		}
-		answered <- o
+		answered <- a
 	}()
 	cancelCh := t.Cancelled()
 	var grace <-chan time.Time
@@ -174,13 +149,13 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 		case <-quietWatch.Due():
 			quietWatch.Check()
 		case o := <-answered:
-			if o.err != nil {
+			if o.Err != nil {
 				conn.DrainUpdates()
 			}
 			s.mu.Lock()
-			t.SetUsage(o.usage)
+			t.SetUsage(o.Usage)
 			s.mu.Unlock()
-			s.finishTurn(t, o.stopReason, o.err, "")
+			s.finishTurn(t, o.StopReason, o.Err, "")
 			return
 		case <-cancelCh:
 			cancelCh = nil

@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,9 +58,6 @@ func FromLog(seq uint64, info translate.RestoreInfo, timeout time.Duration) (*Re
 	p.CreatedAt, p.Deadline = d.Add(-timeout), d
 	return p, nil
 }
-
-// Answered is where the request's outcome arrives, once.
-func (p *Request) Answered() <-chan ask.Outcome { return p.answer }
 
 // Method is the JSON-RPC method of the request's frame.
 func (p *Request) Method() string {
@@ -125,5 +123,23 @@ func (a AnswerTo) Outcome() ask.Outcome { return a.o }
 func Deliver(as []AnswerTo) {
 	for _, a := range as {
 		a.p.answer <- a.o
+	}
+}
+
+// Await waits for p's first answer, its deadline or ctx's end (the agent withdrew the request or went away),
+// and returns the result for the agent. At the deadline or ctx's end it asks resolve to resolve p with the
+// gateway's own denial if it is still pending (a lost race is no error).
+func (p *Request) Await(ctx context.Context, resolve func(id string, o ask.Outcome, by string)) (json.RawMessage, error) {
+	timer := time.NewTimer(time.Until(p.Deadline))
+	defer timer.Stop()
+	select {
+	case o := <-p.answer:
+		return o.MarshalResult(), nil
+	case <-timer.C:
+		resolve(p.ID, p.Deny("deadline passed"), "deadline")
+		return (<-p.answer).MarshalResult(), nil
+	case <-ctx.Done():
+		resolve(p.ID, p.Deny("withdrawn by the agent"), "agent")
+		return nil, ctx.Err()
 	}
 }
