@@ -1,26 +1,7 @@
 package core
 
-import "github.com/acp-gateway/gateway/internal/store"
-
 // A restored session is cold until its first use hydrates it from the log (recover.go): it lists what its
-// directory entry says.
-
-// coldState is what a cold session lists, and its hydration in progress.
-type coldState struct {
-	title    string
-	lastTurn *LastTurnView
-	lastSeq  uint64
-	status   store.Status // the status listed: the entry's (a follower's: the latest entry's, or its own fold's)
-	reason   string
-	rev      uint64     // the directory revision listed (a follower: an older entry the watch delivers late is not)
-	attempt  *hydration // the hydration in progress, nil when none
-}
-
-// hydration is one attempt at loading a cold session; every concurrent first use waits for the same one.
-type hydration struct {
-	done chan struct{}
-	err  error // set before done is closed
-}
+// directory entry says (package cold).
 
 // IsCold reports whether the session is only its directory entry (not hydrated).
 func (c Control) IsCold() bool {
@@ -46,21 +27,9 @@ func (c Control) HydrateWith(load func() error) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if h := cold.attempt; h != nil {
-		s.mu.Unlock()
-		<-h.done
-		return h.err
+	ran, err := cold.Load(&s.mu, load)
+	if ran && err != nil {
+		s.logger.Warn("session not hydrated from the store", "err", err)
 	}
-	h := &hydration{done: make(chan struct{})}
-	cold.attempt = h
-	s.mu.Unlock()
-	h.err = load()
-	if h.err != nil {
-		s.mu.Lock()
-		cold.attempt = nil
-		s.mu.Unlock()
-		s.logger.Warn("session not hydrated from the store", "err", h.err)
-	}
-	close(h.done)
-	return h.err
+	return err
 }

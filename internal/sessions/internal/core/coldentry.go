@@ -1,6 +1,9 @@
 package core
 
-import "github.com/acp-gateway/gateway/internal/store"
+import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+	"github.com/acp-gateway/gateway/internal/store"
+)
 
 // ColdFromEntry makes a new session, not yet shared, the cold session its directory entry e (revision rev,
 // view dv) lists: detached, or failed when e says so, with e's agent session, shares and view. Its first use
@@ -18,5 +21,5 @@ func (c Control) ColdFromEntry(e store.DirEntry, dv DirView, rev uint64) {
 	for _, sh := range e.Shares {
 		s.shares.Set(sh.Principal, sh.Role)
 	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.state.Status, reason: s.state.Reason, rev: rev}
+	s.cold = &cold.State{Title: dv.Title, LastTurn: dv.LastTurn, LastSeq: e.LastSeq, Status: s.state.Status, Reason: s.state.Reason, Rev: rev}
 }

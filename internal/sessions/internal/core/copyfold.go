@@ -22,7 +22,7 @@ func (c Control) InitCopy(run Runner, e store.DirEntry, rev uint64) {
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
 	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
 	s.state.Status, s.state.Reason = e.Status, e.Reason
-	s.cold.status, s.cold.reason = e.Status, e.Reason
+	s.cold.Status, s.cold.Reason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
 }
 
@@ -77,10 +77,7 @@ func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
 	if c := s.cold; c != nil {
-		if rev >= c.rev && e.LastSeq >= c.lastSeq { // not an entry behind the frames a paused copy folded
-			c.status, c.reason, c.rev = e.Status, e.Reason, rev
-		}
-		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
+		c.TakeEntry(e, dv.Title, dv.LastTurn, rev)
 	}
 }
 

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+)
 
 // A copy nobody uses is paused: it goes cold, keeping its frames, and lists what it folded until its next
 // use feeds it again (follower.go).
@@ -23,7 +27,7 @@ func (c Control) UnusedSinceLocked(cutoff time.Time) bool {
 // PauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
 func (c Control) PauseCopyLocked() {
 	s := c.s
-	s.cold = &coldState{}
+	s.cold = &cold.State{}
 	s.listFoldedLocked(s.cold)
 }
 
@@ -39,9 +43,9 @@ func (c Control) RelistPausedCopy() {
 }
 
 // listFoldedLocked sets what c lists to the session's folded state. The caller holds mu.
-func (s *Session) listFoldedLocked(c *coldState) {
-	_, c.lastSeq = s.log.Bounds()
-	c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.state.LastTurn, s.state.Status, s.state.Reason
+func (s *Session) listFoldedLocked(c *cold.State) {
+	_, c.LastSeq = s.log.Bounds()
+	c.Title, c.LastTurn, c.Status, c.Reason = s.tctx.Title(), s.state.LastTurn, s.state.Status, s.state.Reason
 }
 
 // WarmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its

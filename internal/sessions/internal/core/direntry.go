@@ -15,7 +15,7 @@ func (c Control) DirEntry() store.DirEntry {
 	dv := s.dirViewLocked()
 	var head uint64
 	if c := s.cold; c != nil {
-		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
+		dv.Title, dv.LastTurn, head = c.Title, c.LastTurn, c.LastSeq
 	} else {
 		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.state.LastTurn, s.log.Head()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/statusfold"
@@ -92,7 +93,7 @@ type Session struct {
 	canResume     bool               // Guarded by mu; the agent advertised sessionCapabilities.resume.
 	noise         int                // Guarded by mu; non-JSON stdout lines seen.
 	lastActive    time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
-	cold          *coldState         // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	cold          *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
 	forkedAt      uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce     sync.Once
 }

@@ -31,7 +31,7 @@ func (s *Session) viewLocked() View {
 	}
 	v.LastTurn = s.state.LastTurn // never mutated once set: finishTurn replaces it
 	if c := s.cold; c != nil {    // listed from its directory entry
-		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
+		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.Title, c.LastSeq, c.LastTurn, c.Status, c.Reason
 	}
 	s.run.PlaceLocked(&v)
 	if t := s.state.Turn; t != nil {
