@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -45,27 +44,10 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 		s.logger.Warn("follower: frame not folded", "seq", seq, "err", err)
 	}
 	if s.state.Perms.Len() > asked {
-		s.decideCopiedRequestLocked(seq)
+		s.state.DecideCopiedRequest(seq, s.Policy)
 	}
 	folded(s.state.Status == store.StatusClosed)
 	return nil
-}
-
-// decideCopiedRequestLocked decides whether the permission request logged at seq waits for a user on this
-// copy. The owner answers some at once, under the lock that logged them (the session's policy, or no running
-// turn): they are never pending there, so they must not be here in the moment before their
-// permission_resolved frame arrives. One that waits for a user wakes the REST waiters of its turn, as on the
-// owner. The caller holds mu.
-func (s *Session) decideCopiedRequestLocked(seq uint64) {
-	p := s.state.Perms.AtSeq(seq)
-	if p == nil {
-		return
-	}
-	if _, byPolicy := pending.ByPolicy(s.Policy, p.Req); byPolicy && p.Elicit == nil || s.state.Turn == nil || s.state.Status != store.StatusRunning {
-		s.state.Perms.Drop(p.ID) // its permission_resolved is the owner's next frame
-		return
-	}
-	s.state.Turn.NotifyAsked()
 }
 
 // ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,

@@ -230,16 +230,8 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 
 // SetMode asks the agent to switch mode and records it.
 func (s *Session) SetMode(ctx context.Context, modeID string) error {
-	conn, err := s.usable()
-	if err != nil {
+	if _, err := s.callAgent(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
 		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: CallError(ctx, err, s.cfg.CallTimeout)}
-		s.logger.Warn("agent refused a request", "err", ae)
-		return ae
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,17 +248,9 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 
 // SetConfigOption sets a config option and returns the agent's full, updated list.
 func (s *Session) SetConfigOption(ctx context.Context, configID string, value json.RawMessage) (json.RawMessage, error) {
-	conn, err := s.usable()
+	res, err := s.callAgent(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
-	if err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: CallError(ctx, err, s.cfg.CallTimeout)}
-		s.logger.Warn("agent refused a request", "err", ae)
-		return nil, ae
 	}
 	var r struct {
 		ConfigOptions json.RawMessage `json:"configOptions"`
@@ -283,6 +267,24 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 		opts = json.RawMessage(`[]`)
 	}
 	return opts, nil
+}
+
+// callAgent calls the agent of the usable session with method, bounded by CallTimeout: a refusal is an
+// AgentError naming method, logged.
+func (s *Session) callAgent(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	conn, err := s.usable()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(ctx, method, params)
+	if err != nil {
+		ae := &sessionerr.AgentError{Op: method, Err: CallError(ctx, err, s.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return nil, ae
+	}
+	return res, nil
 }
 
 // usable reports whether the session can take requests for its agent, and returns the agent.
