@@ -70,7 +70,7 @@ type PromptOptions struct {
 	// TurnID is the new turn's id ("" = a new uuid).
 	TurnID string
 	// IdempotencyKey ("" = none) makes the prompt safe to send again: while the session remembers the key
-	// (promptkey.go), the same prompt with it is the turn it started, and replayed says so.
+	// (turns.Keys), the same prompt with it is the turn it started, and replayed says so.
 	IdempotencyKey string
 }
 
