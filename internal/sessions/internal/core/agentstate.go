@@ -37,18 +37,12 @@ func (c Control) AgentCapabilities() json.RawMessage {
 }
 
 // AgentCapabilitiesLocked is AgentCapabilities with mu held.
-func (c Control) AgentCapabilitiesLocked() json.RawMessage {
-	s := c.s
-	return s.initInfo.AgentCapabilities
-}
+func (c Control) AgentCapabilitiesLocked() json.RawMessage { return c.s.initInfo.AgentCapabilities }
 
 // AgentSession is the agent's session id, "" before the agent opened it. It is set once before the session
 // is usable and never changes (a re-attach loads the same one), so code on a usable session reads it
 // without mu.
-func (c Control) AgentSession() string {
-	s := c.s
-	return s.agentSID
-}
+func (c Control) AgentSession() string { return c.s.agentSID }
 
 // AgentOpened is the agent's session id and capabilities, read together: what deleting its copy needs.
 func (c Control) AgentOpened() (agentSID string, caps json.RawMessage) {
@@ -68,10 +62,7 @@ func (c Control) ResumeInfo() (canLoad, canResume bool, agentSID string) {
 
 // ClientMCPServers are the MCP servers the client added, read as an agent's start reads them: they change
 // only while the session is detached and no agent starts.
-func (c Control) ClientMCPServers() []agents.MCPServer {
-	s := c.s
-	return s.clientMCP
-}
+func (c Control) ClientMCPServers() []agents.MCPServer { return c.s.clientMCP }
 
 // NewReadyGate holds the agent's updates that follow its session/new answer until release (status.go).
 func (c Control) NewReadyGate() *ReadyGate {
@@ -129,13 +120,7 @@ func (c Control) MarkAgentFailed(conn *agents.Conn, reason string) (answers []An
 
 // CloseTerminals closes the terminals the gateway runs for the agent; KillTerminals kills them. Either once
 // the agent that used them is gone.
-func (c Control) CloseTerminals() {
-	s := c.s
-	s.svc.CloseTerminals()
-}
+func (c Control) CloseTerminals() { c.s.svc.CloseTerminals() }
 
 // KillTerminals kills the session's terminals' processes.
-func (c Control) KillTerminals() {
-	s := c.s
-	s.svc.KillTerminals()
-}
+func (c Control) KillTerminals() { c.s.svc.KillTerminals() }

@@ -12,10 +12,7 @@ func (c Control) IsCold() bool {
 }
 
 // Hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
-func (c Control) Hydrate() error {
-	s := c.s
-	return s.run.Hydrate()
-}
+func (c Control) Hydrate() error { return c.s.run.Hydrate() }
 
 // HydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.

@@ -99,10 +99,7 @@ func (c Control) FailedOrClosed() error {
 
 // CloseCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
 // the copy never writes. The caller holds mu.
-func (c Control) CloseCopyLocked() {
-	s := c.s
-	s.closing, s.state.Status = true, store.StatusClosed
-}
+func (c Control) CloseCopyLocked() { c.s.closing, c.s.state.Status = true, store.StatusClosed }
 
 // EndCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
 func (c Control) EndCopy() {
@@ -113,7 +110,4 @@ func (c Control) EndCopy() {
 
 // MarkClosingLocked marks the session's end begun (a copy at shutdown): a frame its feed still delivers is
 // not folded. The caller holds mu.
-func (c Control) MarkClosingLocked() {
-	s := c.s
-	s.closing = true
-}
+func (c Control) MarkClosingLocked() { c.s.closing = true }

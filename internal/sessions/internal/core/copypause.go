@@ -20,8 +20,7 @@ func (c Control) NoteUsed(now time.Time) {
 // UnusedSinceLocked reports whether nobody used the live session since cutoff: no subscriber, no turn, not
 // closing. The caller holds mu.
 func (c Control) UnusedSinceLocked(cutoff time.Time) bool {
-	s := c.s
-	return s.cold == nil && !s.closing && s.clients <= 0 && s.state.Turn == nil && s.lastActive.Before(cutoff)
+	return c.s.cold == nil && !c.s.closing && c.s.clients <= 0 && c.s.state.Turn == nil && c.s.lastActive.Before(cutoff)
 }
 
 // PauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.

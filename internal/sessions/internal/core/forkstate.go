@@ -31,10 +31,7 @@ func (c Control) ForkableLocked() error {
 }
 
 // ReplayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
-func (c Control) ReplayLocked() [][]byte {
-	s := c.s
-	return s.tctx.Replay()
-}
+func (c Control) ReplayLocked() [][]byte { return c.s.tctx.Replay() }
 
 // LogInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
 // an agent's updates are (outside any turn), and records where the fork's own frames begin.

@@ -13,13 +13,7 @@ func (c Control) WithLock(fn func()) {
 }
 
 // Lock and unlock take and release the session's mu where the critical section is not one block.
-func (c Control) Lock() {
-	s := c.s
-	s.mu.Lock()
-}
+func (c Control) Lock() { c.s.mu.Lock() }
 
 // Unlock releases the session's mu that Lock took.
-func (c Control) Unlock() {
-	s := c.s
-	s.mu.Unlock()
-}
+func (c Control) Unlock() { c.s.mu.Unlock() }

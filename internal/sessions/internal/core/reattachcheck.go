@@ -19,10 +19,7 @@ func (c Control) AddedMCPServers() []agents.MCPServer {
 
 // ReopenWorkspace makes root, the stored cwd opened after its check, the directory fs/* serves. false once
 // the session is closed (root is closed then).
-func (c Control) ReopenWorkspace(root *os.Root) bool {
-	s := c.s
-	return s.svc.ReopenWorkspace(root)
-}
+func (c Control) ReopenWorkspace(root *os.Root) bool { return c.s.svc.ReopenWorkspace(root) }
 
 // RefuseReattachLocked makes reason, a refused re-attach, the detached session's status reason, told to
 // clients with a logged session_status frame when it is new. The caller holds mu.

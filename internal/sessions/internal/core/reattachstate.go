@@ -14,15 +14,13 @@ import (
 // DetachedAtRestLocked reports whether the session is detached with no re-attach in progress, the only time
 // its client MCP servers may change. The caller holds mu.
 func (c Control) DetachedAtRestLocked() bool {
-	s := c.s
-	return s.state.Status == store.StatusDetached && !s.reattaching
+	return c.s.state.Status == store.StatusDetached && !c.s.reattaching
 }
 
 // BeginReattachLocked marks the detached session starting for the prompt that re-attaches it; cancel ends
 // that re-attach (Close calls it). The caller holds mu.
 func (c Control) BeginReattachLocked(cancel context.CancelFunc) {
-	s := c.s
-	s.state.Status, s.reattaching, s.cancelAttach = store.StatusStarting, true, cancel
+	c.s.state.Status, c.s.reattaching, c.s.cancelAttach = store.StatusStarting, true, cancel
 }
 
 // EndReattachLocked ends the re-attach state, and reports whether Close began meanwhile. The caller holds mu.
@@ -34,10 +32,7 @@ func (c Control) EndReattachLocked() (closing bool) {
 
 // RedetachLocked puts a session whose re-attach failed back to detached; its log is untouched. The caller
 // holds mu.
-func (c Control) RedetachLocked() {
-	s := c.s
-	s.state.Status = store.StatusDetached
-}
+func (c Control) RedetachLocked() { c.s.state.Status = store.StatusDetached }
 
 // AttachLoadedLocked makes conn, which took the agent session back, the session's agent, with the modes and
 // config options its load answered. The session stays starting until its turn starts. The caller holds mu.

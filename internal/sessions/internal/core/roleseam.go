@@ -7,22 +7,13 @@ import "github.com/acp-gateway/gateway/internal/store"
 
 // EndOnce runs end unless an end of the session ran before: a session ends once, by whichever of Close, a
 // stand-down or a copy's close comes first.
-func (c Control) EndOnce(end func()) {
-	s := c.s
-	s.closeOnce.Do(end)
-}
+func (c Control) EndOnce(end func()) { c.s.closeOnce.Do(end) }
 
 // ClosingLocked reports whether the session's end has begun. The caller holds mu.
-func (c Control) ClosingLocked() bool {
-	s := c.s
-	return s.closing
-}
+func (c Control) ClosingLocked() bool { return c.s.closing }
 
 // StatusLocked is the session's status and its reason. The caller holds mu.
-func (c Control) StatusLocked() (store.Status, string) {
-	s := c.s
-	return s.state.Status, s.state.Reason
-}
+func (c Control) StatusLocked() (store.Status, string) { return c.s.state.Status, c.s.state.Reason }
 
 // LastEpoch is lastEpochLocked under mu.
 func (c Control) LastEpoch() string {
