@@ -10,17 +10,6 @@ import (
 // This file holds the few session methods the raw-ACP face (`/acp`, package acpws) needs beyond what the
 // REST and `/v1/sessions/{id}/ws` faces use.
 
-// PermissionPending reports whether the permission request with this gateway id is still waiting for an
-// answer. The `/acp` face forwards a logged `session/request_permission` frame to its client only while it
-// is: an ACP client must not be asked about a request that a policy, another client or the gateway already
-// decided.
-func (s *Session) PermissionPending(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.perms[id]
-	return ok
-}
-
 // Authenticate forwards an ACP `authenticate` request (params as the client sent them) to the session's
 // agent process and returns the agent's raw result. It is bounded by Config.CallTimeout. The agent's own
 // JSON-RPC error comes back as an *acp.RequestError (inside an *AgentError), so a face can pass its code on.
@@ -32,7 +21,7 @@ func (s *Session) Authenticate(ctx context.Context, params json.RawMessage) (jso
 func (s *Session) AgentAuthMethods() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status == store.StatusStarting {
+	if s.state.Status == store.StatusStarting {
 		return nil
 	}
 	return NullToNil(s.initInfo.AuthMethods)

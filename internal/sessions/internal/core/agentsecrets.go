@@ -10,9 +10,10 @@ func (s *Session) mcpServers() []agents.MCPServer {
 	return append(out, s.clientMCP...)
 }
 
-// agentSecrets are the values scrubbed from what the session's agent says back: its MCP servers' env and
+// AgentSecrets are the values scrubbed from what the session's agent says back: its MCP servers' env and
 // headers, and the login variables it was started with.
-func (s *Session) agentSecrets() []string {
+func (c Control) AgentSecrets() []string {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.agentSecretsLocked()

@@ -1,61 +1,32 @@
 package core
 
-import "github.com/acp-gateway/gateway/internal/store"
-
 // A restored session is cold until its first use hydrates it from the log (recover.go): it lists what its
-// directory entry says.
+// directory entry says (package cold).
 
-// coldState is what a cold session lists, and its hydration in progress.
-type coldState struct {
-	title    string
-	lastTurn *LastTurnView
-	lastSeq  uint64
-	status   store.Status // the status listed: the entry's (a follower's: the latest entry's, or its own fold's)
-	reason   string
-	rev      uint64     // the directory revision listed (a follower: an older entry the watch delivers late is not)
-	attempt  *hydration // the hydration in progress, nil when none
-}
-
-// hydration is one attempt at loading a cold session; every concurrent first use waits for the same one.
-type hydration struct {
-	done chan struct{}
-	err  error // set before done is closed
-}
-
-// isCold reports whether the session is only its directory entry (not hydrated).
-func (s *Session) isCold() bool {
+// IsCold reports whether the session is only its directory entry (not hydrated).
+func (c Control) IsCold() bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cold != nil
 }
 
-// hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
-func (s *Session) hydrate() error { return s.run.Hydrate() }
+// Hydrate loads a cold session on its first use (its runner's: a stored one's log, a copy's live feed).
+func (c Control) Hydrate() error { return c.s.run.Hydrate() }
 
-// hydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
+// HydrateWith loads a cold session with load, once: concurrent callers wait for the same load, and a failed
 // load is tried again by the next use. A session that is not cold returns at once.
-func (s *Session) hydrateWith(load func() error) error {
+func (c Control) HydrateWith(load func() error) error {
+	s := c.s
 	s.mu.Lock()
-	c := s.cold
-	if c == nil {
+	cold := s.cold
+	if cold == nil {
 		s.mu.Unlock()
 		return nil
 	}
-	if h := c.attempt; h != nil {
-		s.mu.Unlock()
-		<-h.done
-		return h.err
+	ran, err := cold.Load(&s.mu, load)
+	if ran && err != nil {
+		s.logger.Warn("session not hydrated from the store", "err", err)
 	}
-	h := &hydration{done: make(chan struct{})}
-	c.attempt = h
-	s.mu.Unlock()
-	h.err = load()
-	if h.err != nil {
-		s.mu.Lock()
-		c.attempt = nil
-		s.mu.Unlock()
-		s.logger.Warn("session not hydrated from the store", "err", h.err)
-	}
-	close(h.done)
-	return h.err
+	return err
 }

@@ -1,24 +1,25 @@
 package core
 
-import "github.com/acp-gateway/gateway/internal/store"
+import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+	"github.com/acp-gateway/gateway/internal/store"
+)
 
-// coldFromEntry makes a new session, not yet shared, the cold session its directory entry e (revision rev,
+// ColdFromEntry makes a new session, not yet shared, the cold session its directory entry e (revision rev,
 // view dv) lists: detached, or failed when e says so, with e's agent session, shares and view. Its first use
 // loads the log.
-func (s *Session) coldFromEntry(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ColdFromEntry(e store.DirEntry, dv DirView, rev uint64) {
+	s := c.s
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
-	s.status, s.statusReason = store.StatusDetached, e.Reason
+	s.state.Status, s.state.Reason = store.StatusDetached, e.Reason
 	if e.Status == store.StatusFailed {
-		s.status = store.StatusFailed
+		s.state.Status = store.StatusFailed
 	}
 	for _, sh := range e.Shares {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[sh.Principal] = sh.Role
+		s.shares.Set(sh.Principal, sh.Role)
 	}
-	s.cold = &coldState{title: dv.Title, lastTurn: dv.LastTurn, lastSeq: e.LastSeq, status: s.status, reason: s.statusReason, rev: rev}
+	s.cold = &cold.State{Title: dv.Title, LastTurn: dv.LastTurn, LastSeq: e.LastSeq, Status: s.state.Status, Reason: s.state.Reason, Rev: rev}
 }

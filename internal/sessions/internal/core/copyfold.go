@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -12,144 +11,103 @@ import (
 // A copy is this node's session of another node's (the follower, follower.go): its state comes from the
 // owner's stored frames and directory entries, folded here, and is never written back.
 
-// initCopy makes a session just made from a directory entry the copy of another node's session: its actions
+// InitCopy makes a session just made from a directory entry the copy of another node's session: its actions
 // run by run, it says the entry's status until its frames state one, and it logs with the owner's node.
 // Called before the session is shared.
-func (s *Session) initCopy(run Runner, e store.DirEntry, rev uint64) {
+func (c Control) InitCopy(run Runner, e store.DirEntry, rev uint64) {
+	s := c.s
 	s.run = run
-	s.shares.rev = rev
+	s.shares.SetRev(rev)
 	// What the copy says until its frames state a status (a log that states none is a session starting, or
 	// one an older gateway wrote, which logged no starting → idle); the cold listing shows the entry's.
-	s.status, s.statusReason = e.Status, e.Reason
-	s.cold.status, s.cold.reason = e.Status, e.Reason
+	s.state.Status, s.state.Reason = e.Status, e.Reason
+	s.cold.Status, s.cold.Reason = e.Status, e.Reason
 	s.logger = s.logger.With("owner", e.Owner)
 }
 
-// applyCopiedFrame folds one frame of the owner's stored log into the copy, under mu: the log, then the state
+// ApplyCopiedFrame folds one frame of the owner's stored log into the copy, under mu: the log, then the state
 // the frame changes. A frame the copy holds already, or one arriving while it closes, is skipped; a frame
 // that does not fold is logged and kept. folded runs under mu once the frame is in, with whether the
 // session is closed now; an error leaves before it.
-func (s *Session) applyCopiedFrame(seq uint64, frame []byte, folded func(closed bool)) error {
+func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed bool)) error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq <= s.log.Head() || s.closing {
 		return nil
 	}
-	asked := len(s.perms)
+	asked := s.state.Perms.Len()
 	if err := s.putStoredLocked(seq, frame); err != nil {
 		if !errors.As(err, new(errNotFolded)) {
 			return err
 		}
 		s.logger.Warn("follower: frame not folded", "seq", seq, "err", err)
 	}
-	if len(s.perms) > asked {
-		s.decideCopiedRequestLocked(seq)
+	if s.state.Perms.Len() > asked {
+		s.state.DecideCopiedRequest(seq, s.Policy)
 	}
-	folded(s.status == store.StatusClosed)
+	folded(s.state.Status == store.StatusClosed)
 	return nil
 }
 
-// decideCopiedRequestLocked decides whether the permission request logged at seq waits for a user on this
-// copy. The owner answers some at once, under the lock that logged them (the session's policy, or no running
-// turn): they are never pending there, so they must not be here in the moment before their
-// permission_resolved frame arrives. One that waits for a user wakes the REST waiters of its turn, as on the
-// owner. The caller holds mu.
-func (s *Session) decideCopiedRequestLocked(seq uint64) {
-	for id, p := range s.perms {
-		if p.seq != seq {
-			continue
-		}
-		if _, byPolicy := decideByPolicy(s.Policy, p.req); byPolicy && p.elicit == nil || s.turn == nil || s.status != store.StatusRunning {
-			delete(s.perms, id) // its permission_resolved is the owner's next frame
-			return
-		}
-		s.turn.notifyAskedLocked()
-		return
-	}
-}
-
-// applyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
+// ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
 // config options, the agent's info and session. A cold copy lists from the entry (its title, last turn and
 // status), unless the entry is behind the frames a paused copy folded. The caller holds mu.
-func (s *Session) applyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+	s := c.s
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
 	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
 	if c := s.cold; c != nil {
-		if rev >= c.rev && e.LastSeq >= c.lastSeq { // not an entry behind the frames a paused copy folded
-			c.status, c.reason, c.rev = e.Status, e.Reason, rev
-		}
-		c.title, c.lastTurn, c.lastSeq = dv.Title, dv.LastTurn, e.LastSeq
+		c.TakeEntry(e, dv.Title, dv.LastTurn, rev)
 	}
 }
 
-// takeCopiedShares takes the shares of the directory entry at rev, unless the copy holds a newer entry's (a
+// TakeCopiedShares takes the shares of the directory entry at rev, unless the copy holds a newer entry's (a
 // lookup read a newer entry than the watch delivers, or a share made through this node). A principal no
 // longer shared with loses its streams here too.
-func (s *Session) takeCopiedShares(list []store.Share, rev uint64) {
-	shares := map[string]store.ShareRole{}
-	for _, sh := range list {
-		shares[sh.Principal] = sh.Role
-	}
-	s.shares.mu.Lock()
-	changed := rev >= s.shares.rev && !maps.Equal(shares, s.shares.m)
-	if changed {
-		s.shares.m = shares
-	}
-	s.shares.rev = max(s.shares.rev, rev)
-	s.shares.mu.Unlock()
-	if changed {
+func (c Control) TakeCopiedShares(list []store.Share, rev uint64) {
+	s := c.s
+	if s.shares.TakeAt(list, rev) {
 		s.sharesChanged()
 	}
 }
 
-// shareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
+// ShareOnCopy makes on the copy at once a share change the owner made in the entry at rev (0 = unknown): with's
 // role, "" ending it. A copy that holds a newer entry already (the change, or what came after it) keeps it.
-func (s *Session) shareOnCopy(rev uint64, with string, role store.ShareRole) {
-	s.shares.mu.Lock()
-	if rev > 0 && rev < s.shares.rev {
-		s.shares.mu.Unlock()
-		return
+func (c Control) ShareOnCopy(rev uint64, with string, role store.ShareRole) {
+	s := c.s
+	if s.shares.SetAt(rev, with, role) {
+		s.sharesChanged()
 	}
-	s.shares.rev = max(s.shares.rev, rev)
-	if role == "" {
-		delete(s.shares.m, with)
-	} else {
-		if s.shares.m == nil {
-			s.shares.m = map[string]store.ShareRole{}
-		}
-		s.shares.m[with] = role
-	}
-	s.shares.mu.Unlock()
-	s.sharesChanged()
 }
 
-// failedOrClosed is what a copy answers at once for a session that is failed or closed as far as it knows:
+// FailedOrClosed is what a copy answers at once for a session that is failed or closed as far as it knows:
 // ErrFailed with the reason, or ErrClosed; nil otherwise.
-func (s *Session) failedOrClosed() error {
+func (c Control) FailedOrClosed() error {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.status {
+	switch s.state.Status {
 	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case store.StatusClosed:
 		return sessionerr.ErrClosed
 	}
 	return nil
 }
 
-// closeCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
+// CloseCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,
 // the copy never writes. The caller holds mu.
-func (s *Session) closeCopyLocked() {
-	s.closing, s.status = true, store.StatusClosed
-}
+func (c Control) CloseCopyLocked() { c.s.closing, c.s.state.Status = true, store.StatusClosed }
 
-// endCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
-func (s *Session) endCopy() {
+// EndCopy closes a closed copy's log and fires Closed: faces close their sockets as for a closed session.
+func (c Control) EndCopy() {
+	s := c.s
 	s.log.Close()
 	close(s.closed)
 }
 
-// markClosingLocked marks the session's end begun (a copy at shutdown): a frame its feed still delivers is
+// MarkClosingLocked marks the session's end begun (a copy at shutdown): a frame its feed still delivers is
 // not folded. The caller holds mu.
-func (s *Session) markClosingLocked() { s.closing = true }
+func (c Control) MarkClosingLocked() { c.s.closing = true }

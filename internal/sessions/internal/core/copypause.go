@@ -1,32 +1,39 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+)
 
 // A copy nobody uses is paused: it goes cold, keeping its frames, and lists what it folded until its next
 // use feeds it again (follower.go).
 
-// noteUsed notes a face's use of the session at now: a copy in use is not paused.
-func (s *Session) noteUsed(now time.Time) {
+// NoteUsed notes a face's use of the session at now: a copy in use is not paused.
+func (c Control) NoteUsed(now time.Time) {
+	s := c.s
 	s.mu.Lock()
 	s.lastActive = now
 	s.mu.Unlock()
 }
 
-// unusedSinceLocked reports whether nobody used the live session since cutoff: no subscriber, no turn, not
+// UnusedSinceLocked reports whether nobody used the live session since cutoff: no subscriber, no turn, not
 // closing. The caller holds mu.
-func (s *Session) unusedSinceLocked(cutoff time.Time) bool {
-	return s.cold == nil && !s.closing && s.clients <= 0 && s.turn == nil && s.lastActive.Before(cutoff)
+func (c Control) UnusedSinceLocked(cutoff time.Time) bool {
+	return c.s.cold == nil && !c.s.closing && c.s.clients <= 0 && c.s.state.Turn == nil && c.s.lastActive.Before(cutoff)
 }
 
-// pauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
-func (s *Session) pauseCopyLocked() {
-	s.cold = &coldState{}
+// PauseCopyLocked makes a live copy cold: it lists what its frames folded. The caller holds mu.
+func (c Control) PauseCopyLocked() {
+	s := c.s
+	s.cold = &cold.State{}
 	s.listFoldedLocked(s.cold)
 }
 
-// relistPausedCopy lists on a paused copy what it folded by now: its feed may have applied a frame while it
+// RelistPausedCopy lists on a paused copy what it folded by now: its feed may have applied a frame while it
 // stopped. A copy used again meanwhile is left alone.
-func (s *Session) relistPausedCopy() {
+func (c Control) RelistPausedCopy() {
+	s := c.s
 	s.mu.Lock()
 	if c := s.cold; c != nil {
 		s.listFoldedLocked(c)
@@ -35,16 +42,17 @@ func (s *Session) relistPausedCopy() {
 }
 
 // listFoldedLocked sets what c lists to the session's folded state. The caller holds mu.
-func (s *Session) listFoldedLocked(c *coldState) {
-	_, c.lastSeq = s.log.Bounds()
-	c.title, c.lastTurn, c.status, c.reason = s.tctx.Title(), s.lastTurn, s.status, s.statusReason
+func (s *Session) listFoldedLocked(c *cold.State) {
+	_, c.LastSeq = s.log.Bounds()
+	c.Title, c.LastTurn, c.Status, c.Reason = s.tctx.Title(), s.state.LastTurn, s.state.Status, s.state.Reason
 }
 
-// warmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its
+// WarmCopyLocked makes a cold copy live once its feed has read the stored log: it streams in the epoch its
 // frames carry (nobody streams a cold session yet). The caller holds mu.
-func (s *Session) warmCopyLocked() {
-	if n := len(s.epochs); n > 0 {
-		s.Epoch = s.epochs[n-1].Epoch
+func (c Control) WarmCopyLocked() {
+	s := c.s
+	if n := len(s.state.Epochs); n > 0 {
+		s.Epoch = s.state.Epochs[n-1].Epoch
 	}
 	s.cold = nil
 }

@@ -8,11 +8,12 @@ import (
 // A detach stops the agent and keeps the session (reattach.go): these are its two state changes, the start
 // of the stop and the detached status once the agent is gone.
 
-// beginDetach marks the session's agent as stopping for a detach, cancels the running turn and denies the
+// BeginDetach marks the session's agent as stopping for a detach, cancels the running turn and denies the
 // pending permissions. It returns the agent, its running turn (nil when idle), the answers to deliver, and
 // done, which the detach closes once it has ended. ok is false when the session has no agent to detach
 // (starting, detached, ended, or closing); when another detach is stopping it, it waits for that one first.
-func (s *Session) beginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, done chan struct{}, ok bool) {
+func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, done chan struct{}, ok bool) {
+	s := c.s
 	s.mu.Lock()
 	if s.stopping {
 		// Another detach is stopping the agent: wait for it, so a shutdown returns only once the agent is
@@ -22,25 +23,26 @@ func (s *Session) beginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo,
 		<-other
 		return nil, nil, nil, nil, false
 	}
-	if s.closing || (s.status != store.StatusIdle && s.status != store.StatusRunning) {
+	if s.closing || (s.state.Status != store.StatusIdle && s.state.Status != store.StatusRunning) {
 		s.mu.Unlock()
 		return nil, nil, nil, nil, false
 	}
 	s.stopping = true
 	done = make(chan struct{})
 	s.detachDone = done // read under mu only while stopping; set again only by the next detach
-	conn, t = s.conn, s.turn
+	conn, t = s.conn, s.state.Turn
 	if t != nil {
-		t.requestCancel()
+		t.RequestCancel()
 	}
 	answers = s.denyPendingLocked("", "detach", "session detached")
 	s.mu.Unlock()
 	return conn, t, answers, done, true
 }
 
-// endDetach logs the detached status with reason once the agent is gone, and drops the agent. It reports
+// EndDetach logs the detached status with reason once the agent is gone, and drops the agent. It reports
 // false, and logs nothing, when Close began meanwhile: Close, which waited for the same turn, reports the end.
-func (s *Session) endDetach(reason string) bool {
+func (c Control) EndDetach(reason string) bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopping = false

@@ -6,21 +6,22 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// dirEntry is the session's directory entry as the session knows it, its state read at one instant under mu.
+// DirEntry is the session's directory entry as the session knows it, its state read at one instant under mu.
 // The store link adds what it alone knows: the owner, the incarnation, the time and whether the entry is
 // clean.
-func (s *Session) dirEntry() store.DirEntry {
+func (c Control) DirEntry() store.DirEntry {
+	s := c.s
 	s.mu.Lock()
 	dv := s.dirViewLocked()
 	var head uint64
 	if c := s.cold; c != nil {
-		dv.Title, dv.LastTurn, head = c.title, c.lastTurn, c.lastSeq
+		dv.Title, dv.LastTurn, head = c.Title, c.LastTurn, c.LastSeq
 	} else {
-		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.lastTurn, s.log.Head()
+		dv.Title, dv.LastTurn, head = s.tctx.Title(), s.state.LastTurn, s.log.Head()
 	}
 	e := store.DirEntry{
 		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
-		Status: s.status, Reason: s.statusReason,
+		Status: s.state.Status, Reason: s.state.Reason,
 		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
 		LastSeq: head,
 	}

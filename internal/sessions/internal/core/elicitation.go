@@ -4,28 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
-
-// ElicitationView is a pending elicitation as clients see it: what the agent asks, and (form mode) the
-// schema an answer must match or (url mode) where the user should go.
-type ElicitationView struct {
-	ID              string          `json:"id"`
-	TurnID          string          `json:"turnId,omitempty"`
-	Mode            string          `json:"mode"`
-	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-	URL             string          `json:"url,omitempty"`
-	ElicitationID   string          `json:"elicitationId,omitempty"`
-	ToolCallID      string          `json:"toolCallId,omitempty"`
-	CreatedAt       time.Time       `json:"createdAt"`
-	Deadline        time.Time       `json:"deadline"`
-}
 
 // RequestElicitation implements agents.ElicitationHandler. An `elicitation/create` is put to users exactly
 // as a permission request is (askLocked): logged, answered by the first valid answer from any face, declined
@@ -35,7 +19,7 @@ func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage
 	req, perr := ask.ParseElicitationRequest(params)
 	s.mu.Lock()
 	p := s.newRequestLocked()
-	p.elicit = &req
+	p.Elicit = &req
 	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.loginSecrets)) // the session id rewritten, the rest as sent
 	if err != nil || perr != nil {
 		s.mu.Unlock()
@@ -57,30 +41,17 @@ func (s *Session) CompleteElicitation(params json.RawMessage) {
 		return
 	}
 	meta := translate.GatewayMeta{}
-	if s.turn != nil {
-		meta.TurnID = s.turn.ID
+	if s.state.Turn != nil {
+		meta.TurnID = s.state.Turn.ID
 	}
 	s.appendLocked(eventlog.KindElicitationComplete, "elicitation/complete", b, meta)
-}
-
-func (s *Session) pendingElicitationViewsLocked() []ElicitationView {
-	out := []ElicitationView{}
-	for _, p := range s.pendingLocked() {
-		if e := p.elicit; e != nil {
-			out = append(out, ElicitationView{
-				ID: p.id, TurnID: p.turnID, Mode: e.Mode, Message: e.Message, RequestedSchema: e.Schema, URL: e.URL,
-				ElicitationID: e.ElicitationID, ToolCallID: e.ToolCallID, CreatedAt: p.createdAt, Deadline: p.deadline,
-			})
-		}
-	}
-	return out
 }
 
 // PendingElicitations lists the pending elicitations in the order they were made.
 func (s *Session) PendingElicitations() []ElicitationView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pendingElicitationViewsLocked()
+	return s.state.Perms.ElicitationViews()
 }
 
 // ElicitationMode is the mode ("form" or "url") of a pending elicitation, "" when id is not one. The `/acp`
@@ -88,8 +59,5 @@ func (s *Session) PendingElicitations() []ElicitationView {
 func (s *Session) ElicitationMode(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.perms[id]; ok && p.elicit != nil {
-		return p.elicit.Mode
-	}
-	return ""
+	return s.state.Perms.ElicitationMode(id)
 }

@@ -6,34 +6,37 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 )
 
 // What a fork (fork.go) reads of its source and writes to its own log.
 
-// forkableLocked is why the session cannot be a fork's source now, or nil: it is forked between turns, once
+// ForkableLocked is why the session cannot be a fork's source now, or nil: it is forked between turns, once
 // its agent opened its session. The caller holds mu.
-func (s *Session) forkableLocked() error {
+func (c Control) ForkableLocked() error {
+	s := c.s
 	switch {
-	case s.status == store.StatusClosed:
+	case s.state.Status == store.StatusClosed:
 		return sessionerr.ErrClosed
-	case s.status == store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case s.turn != nil, s.reattaching, s.status == store.StatusRunning:
+	case s.state.Status == store.StatusFailed:
+		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
+	case s.state.Turn != nil, s.reattaching, s.state.Status == store.StatusRunning:
 		return fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
-	case s.status == store.StatusStarting || s.agentSID == "":
+	case s.state.Status == store.StatusStarting || s.agentSID == "":
 		return sessionerr.ErrNotReady
 	}
 	return nil
 }
 
-// replayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
-func (s *Session) replayLocked() [][]byte { return s.tctx.Replay() }
+// ReplayLocked is the transcript as session/update params, as Replay gives it. The caller holds mu.
+func (c Control) ReplayLocked() [][]byte { return c.s.tctx.Replay() }
 
-// logInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
+// LogInherited logs a fork's inherited transcript as the first frames of its log, translated and folded as
 // an agent's updates are (outside any turn), and records where the fork's own frames begin.
-func (s *Session) logInherited(history [][]byte) {
+func (c Control) LogInherited(history [][]byte) {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	meta := translate.GatewayMeta{Epoch: s.Epoch}
@@ -43,7 +46,7 @@ func (s *Session) logInherited(history [][]byte) {
 			s.logger.Warn("fork: dropping a malformed transcript update", "err", err)
 			continue
 		}
-		if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+		if _, err := s.log.Append(fold.Kind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 			s.logger.Error("append to log", "method", "session/update", "err", err)
 		}
 	}

@@ -8,29 +8,31 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// promptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
+// PromptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
 // a detached session goes to reattach, which re-attaches it and starts the turn. The caller holds mu, which
 // it releases (reattach too).
-func (s *Session) promptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
-	switch s.status {
+func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
+	s := c.s
+	switch s.state.Status {
 	case store.StatusStarting:
 		s.mu.Unlock()
 		if s.reattachingNow() {
-			return nil, turnRunningLocked(nil) // the prompt that re-attaches the session is this session's turn
+			return nil, turns.RunningError(nil) // the prompt that re-attaches the session is this session's turn
 		}
 		return nil, sessionerr.ErrNotReady
 	case store.StatusClosed:
 		s.mu.Unlock()
 		return nil, sessionerr.ErrClosed
 	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
+		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusRunning:
-		err := turnRunningLocked(s.turn)
+		err := turns.RunningError(s.state.Turn)
 		s.mu.Unlock()
 		return nil, err
 	case store.StatusDetached:

@@ -4,14 +4,16 @@ package core
 // it across steps of its own (the local runner's prompt and MCP change). Such code changes the core only
 // through the core's methods that end in Locked.
 
-// withLock runs fn under the session's mu.
-func (s *Session) withLock(fn func()) {
+// WithLock runs fn under the session's mu.
+func (c Control) WithLock(fn func()) {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fn()
 }
 
-// lock and unlock take and release the session's mu where the critical section is not one block.
-func (s *Session) lock() { s.mu.Lock() }
+// Lock and unlock take and release the session's mu where the critical section is not one block.
+func (c Control) Lock() { c.s.mu.Lock() }
 
-func (s *Session) unlock() { s.mu.Unlock() }
+// Unlock releases the session's mu that Lock took.
+func (c Control) Unlock() { c.s.mu.Unlock() }

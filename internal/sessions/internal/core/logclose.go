@@ -20,32 +20,33 @@ type LogClosing struct {
 	ReviveFrom string
 }
 
-// closeOpenLog appends to a session rebuilt from the store, not shared, what closes its log as c says, and
+// CloseOpenLog appends to a session rebuilt from the store, not shared, what closes its log as lc says, and
 // returns the head before; appended is false when there was nothing to close. An open log (a turn, a pending
 // request or a live status) closes in a new epoch: the denials, the turn's end and the status.
-func (s *Session) closeOpenLog(c LogClosing) (head uint64, appended bool) {
+func (c Control) CloseOpenLog(lc LogClosing) (head uint64, appended bool) {
+	s := c.s
 	s.mu.Lock()
 	head = s.log.Head()
-	t := s.turn
-	if t == nil && len(s.perms) == 0 && (s.status == store.StatusDetached || s.status == store.StatusFailed) {
-		if c.ReviveFrom == "" || s.status != store.StatusFailed || s.statusReason != c.ReviveFrom {
+	t := s.state.Turn
+	if t == nil && s.state.Perms.Len() == 0 && (s.state.Status == store.StatusDetached || s.state.Status == store.StatusFailed) {
+		if lc.ReviveFrom == "" || s.state.Status != store.StatusFailed || s.state.Reason != lc.ReviveFrom {
 			s.mu.Unlock()
 			return head, false
 		}
-		s.logStatusLocked(store.StatusDetached, c.Reason)
+		s.logStatusLocked(store.StatusDetached, lc.Reason)
 		s.mu.Unlock()
 		return head, true
 	}
 	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
-	answers := s.denyPendingLocked("", c.By, c.Deny)
+	answers := s.denyPendingLocked("", lc.By, lc.Deny)
 	s.mu.Unlock()
 	Deliver(answers) // restored requests have no agent waiting; their answer channels take it
 	if t != nil {
-		s.finishTurn(t, "end_turn", errors.New(c.TurnText), "")
+		s.finishTurn(t, "end_turn", errors.New(lc.TurnText), "")
 	}
 	s.mu.Lock()
-	if s.status != store.StatusFailed {
-		s.logStatusLocked(c.Status, c.Reason)
+	if s.state.Status != store.StatusFailed {
+		s.logStatusLocked(lc.Status, lc.Reason)
 	}
 	s.mu.Unlock()
 	return head, true

@@ -5,9 +5,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 )
 
-// loginRequired turns a session's failure to open into a LoginRequiredError when the agent answered
+// LoginRequired turns a session's failure to open into a LoginRequiredError when the agent answered
 // auth_required (raw is the agent call's own error), naming the methods its initialize offered.
-func (s *Session) loginRequired(raw, failed error) error {
+func (c Control) LoginRequired(raw, failed error) error {
+	s := c.s
 	if !sessionerr.IsAuthRequired(raw) {
 		return failed
 	}

@@ -14,8 +14,8 @@ func (s *Session) AgentNoise(prefix []byte, total int) {
 	switch {
 	case s.noise <= maxNoiseFrames:
 		turnID := ""
-		if s.turn != nil {
-			turnID = s.turn.ID
+		if s.state.Turn != nil {
+			turnID = s.state.Turn.ID
 		}
 		line, _ := agents.Scrub(string(prefix), s.agentSecretsLocked()) // an agent may print its MCP config or login
 		s.appendGatewayLocked("_gateway/agent_output", turnID, map[string]any{

@@ -1,37 +1,21 @@
 package core
 
 import (
-	"cmp"
-	"slices"
 	"sync"
-	"time"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// Watcher is one principal currently streaming a session (a session WebSocket, an event stream, an `/acp`
-// connection that created or loaded it), as presence lists it.
-type Watcher struct {
-	Principal string `json:"principal"`
-	Name      string `json:"name"`
-	Role      string `json:"role"`  // in this session: owner, admin, collaborator or viewer
-	Faces     int    `json:"faces"` // how many of their connections stream it
-}
+// Who streams a session is its presence (stream.Presence, its own lock): each Subscriber opened by a
+// principal is counted there until it detaches, and subscribers hear of changes through their Follow.
 
-// PresenceDelay is how long presence changes are gathered before subscribers hear of them: a reconnect
-// storm costs each subscriber at most one `_gateway/presence` frame per delay.
-const PresenceDelay = 500 * time.Millisecond
+// Watcher is one principal streaming a session, as presence lists it.
+type Watcher = stream.Watcher
 
-// presence is who streams a session, with its own lock (taken alone, never with Session.mu or shares.mu).
-// Changes are published after PresenceDelay; subscribers compare the published version with what they sent.
-type presence struct {
-	mu        sync.Mutex
-	subs      map[*Subscriber]struct{} // Guarded by mu; the attached subscribers with a principal.
-	scheduled bool                     // Guarded by mu; a publish is pending.
-	version   uint64                   // Guarded by mu; bumped by each publish that changed list.
-	list      []Watcher                // Guarded by mu; the last published list.
-}
+// PresenceDelay is how long presence changes are gathered before subscribers hear of them.
+const PresenceDelay = stream.PresenceDelay
 
 // Subscriber is one attached stream of a session (Session.AttachAs), counted against the session's client
 // cap and in its presence.
@@ -56,6 +40,12 @@ func (sub *Subscriber) Session() *Session { return sub.s }
 // face then ends the stream as if the session did not exist.
 func (sub *Subscriber) Lost() <-chan struct{} { return sub.lost }
 
+// Published is the session's last published watcher list and its version.
+func (sub *Subscriber) Published() (uint64, []Watcher) { return sub.s.presence.Published() }
+
+// Watchers lists who streams the session now.
+func (sub *Subscriber) Watchers() []Watcher { return sub.s.Watchers() }
+
 // Detach ends the subscription; later calls do nothing.
 func (sub *Subscriber) Detach() {
 	sub.detachOnce.Do(func() {
@@ -68,9 +58,7 @@ func (sub *Subscriber) Detach() {
 		if sub.who.IsZero() {
 			return
 		}
-		s.presence.mu.Lock()
-		delete(s.presence.subs, sub)
-		s.presence.mu.Unlock()
+		s.presence.Remove(sub)
 		s.presenceChanged()
 	})
 }
@@ -89,90 +77,32 @@ func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	if who.IsZero() {
 		return sub, true
 	}
-	s.presence.mu.Lock()
-	if s.presence.subs == nil {
-		s.presence.subs = map[*Subscriber]struct{}{}
-	}
-	s.presence.subs[sub] = struct{}{}
-	s.presence.mu.Unlock()
+	s.presence.Add(sub, who)
 	s.presenceChanged()
 	return sub, true
 }
 
-// hasClients reports whether a subscriber is attached.
-func (s *Session) hasClients() bool {
+// HasClients reports whether a subscriber is attached.
+func (c Control) HasClients() bool {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clients > 0
 }
 
-// presenceChanged schedules a publish after PresenceDelay unless one is pending: changes until then fold
-// into it.
-func (s *Session) presenceChanged() {
-	s.presence.mu.Lock()
-	defer s.presence.mu.Unlock()
-	if s.presence.scheduled {
-		return
-	}
-	s.presence.scheduled = true
-	time.AfterFunc(PresenceDelay, s.publishPresence)
-}
+// presenceChanged schedules a publish after PresenceDelay unless one is pending.
+func (s *Session) presenceChanged() { s.presence.Changed(s.publishPresence) }
 
-// publishPresence computes the watchers and, when they changed, bumps the version and wakes the log's
-// readers: each Follow sends `_gateway/presence` when it sees a version it has not sent.
+// publishPresence publishes the watchers and, when they changed, wakes the log's readers: each Follow sends
+// `_gateway/presence` when it sees a version it has not sent.
 func (s *Session) publishPresence() {
-	s.presence.mu.Lock()
-	s.presence.scheduled = false // a change from now on schedules another publish
-	s.presence.mu.Unlock()
-	list := s.Watchers()
-	s.presence.mu.Lock()
-	changed := !slices.Equal(list, s.presence.list)
-	if changed {
-		s.presence.list = list
-		s.presence.version++
-	}
-	s.presence.mu.Unlock()
-	if changed {
+	if s.presence.Publish(s.roleOf) {
 		s.log.Nudge()
 	}
 }
 
-// publishedPresence is the last published watcher list and its version.
-func (s *Session) publishedPresence() (uint64, []Watcher) {
-	s.presence.mu.Lock()
-	defer s.presence.mu.Unlock()
-	return s.presence.version, s.presence.list
-}
-
 // Watchers lists who streams the session now, one entry per principal, the owner first.
-func (s *Session) Watchers() []Watcher {
-	s.presence.mu.Lock()
-	byID := map[string]*Watcher{}
-	var who []principal.Principal
-	for sub := range s.presence.subs {
-		if w := byID[sub.who.ID]; w != nil {
-			w.Faces++
-			continue
-		}
-		byID[sub.who.ID] = &Watcher{Principal: sub.who.ID, Name: sub.who.Name, Faces: 1}
-		who = append(who, sub.who)
-	}
-	s.presence.mu.Unlock()
-	out := make([]Watcher, 0, len(who))
-	for _, p := range who {
-		w := byID[p.ID]
-		w.Role = s.roleOf(p)
-		if w.Role != "" {
-			out = append(out, *w)
-		}
-	}
-	slices.SortFunc(out, func(a, b Watcher) int {
-		return cmp.Or(cmp.Compare(roleRank[a.Role], roleRank[b.Role]), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Principal, b.Principal))
-	})
-	return out
-}
-
-var roleRank = map[string]int{"owner": 0, "admin": 1, "collaborator": 2, "viewer": 3}
+func (s *Session) Watchers() []Watcher { return s.presence.Watchers(s.roleOf) }
 
 // roleOf names p's role in s: owner, admin, collaborator or viewer; "" when p may not see it.
 func (s *Session) roleOf(p principal.Principal) string {
@@ -195,16 +125,10 @@ func (s *Session) roleOf(p principal.Principal) string {
 // longer see the session lose it (Lost), a delegate whose principal may no longer act gives back the fs/* and
 // terminal/* requests it holds, and presence is published again (roles change).
 func (s *Session) sharesChanged() {
-	s.revokeDelegateCalls()
-	s.presence.mu.Lock()
-	subs := make([]*Subscriber, 0, len(s.presence.subs))
-	for sub := range s.presence.subs {
-		subs = append(subs, sub)
-	}
-	s.presence.mu.Unlock()
+	s.svc.RevokeDelegateCalls()
 	lostAny := false
-	for _, sub := range subs {
-		if !s.VisibleTo(sub.who) {
+	for sub, who := range s.presence.Subscribers() {
+		if !s.VisibleTo(who) {
 			sub.lostOnce.Do(func() { close(sub.lost) })
 			lostAny = true
 		}

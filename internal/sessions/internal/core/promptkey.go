@@ -1,91 +1,14 @@
 package core
 
-import (
-	"github.com/acp-gateway/gateway/internal/promptkey"
-	"github.com/acp-gateway/gateway/internal/sessionerr"
-)
+import "github.com/acp-gateway/gateway/internal/promptkey"
 
-// A prompt sent with an idempotency key starts at most one turn: the session remembers its recent keys with
-// the turn each started, and the same key with the same prompt is that turn again, whichever node it reaches
-// and however often. The key is logged (as a digest) in the turn's `_gateway/turn_started` frame, so the
-// owner, every follower copy and a restarted owner fold the same keys from the same frames.
-
-// MaxPromptKeys is how many keyed prompts a session remembers; the oldest is forgotten first.
-const MaxPromptKeys = 64
-
-// turnRunningLocked is the error for a prompt while t runs (nil t: a re-attach is starting it). The caller
-// holds mu.
-func turnRunningLocked(t *Turn) error {
-	if t == nil {
-		return &sessionerr.TurnRunningError{}
-	}
-	return &sessionerr.TurnRunningError{TurnID: t.ID, StartedBy: t.startedBy}
-}
-
-// keyedTurn is the turn a key started and, once it ended, how (without its text).
-type keyedTurn struct {
-	key    promptkey.Key
-	turnID string
-	result *TurnResult
-}
-
-// promptKeys is a session's recent keyed prompts, oldest first. Guarded by the session's mu.
-type promptKeys []keyedTurn
-
-// find is the record of key, or nil.
-func (ks promptKeys) find(key string) *keyedTurn {
-	for i := range ks {
-		if ks[i].key.Key == key {
-			return &ks[i]
-		}
-	}
-	return nil
-}
-
-// add remembers that k started turnID, forgetting the oldest record past MaxPromptKeys.
-func (ks *promptKeys) add(k promptkey.Key, turnID string) {
-	if k.Key == "" || ks.find(k.Key) != nil {
-		return
-	}
-	if len(*ks) >= MaxPromptKeys {
-		*ks = append((*ks)[:0], (*ks)[1:]...)
-	}
-	*ks = append(*ks, keyedTurn{key: k, turnID: turnID})
-}
-
-// ended records how a keyed turn ended, for a retry that comes once later turns replaced it as the latest.
-func (ks promptKeys) ended(r TurnResult) {
-	for i := range ks {
-		if ks[i].turnID == r.TurnID {
-			r.Text, r.Truncated = "", false // the log has it; a record holds no text
-			ks[i].result = &r
-			return
-		}
-	}
-}
+// A prompt sent with an idempotency key starts at most one turn (turns.Keys): the key is logged (as a digest)
+// in the turn's `_gateway/turn_started` frame, so the owner, every follower copy and a restarted owner fold
+// the same keys from the same frames.
 
 // keyedTurnLocked is the turn k already started, or nil when k is new. A known key with another prompt is
 // ErrIdempotencyKeyReused. A turn no longer the session's running or latest one comes back ended, without
 // its text. The caller holds mu.
 func (s *Session) keyedTurnLocked(k promptkey.Key) (*Turn, error) {
-	if k.Key == "" {
-		return nil, nil
-	}
-	rec := s.keys.find(k.Key)
-	if rec == nil {
-		return nil, nil
-	}
-	if rec.key.Prompt != k.Prompt {
-		return nil, sessionerr.ErrIdempotencyKeyReused
-	}
-	if t := s.turnByIDLocked(rec.turnID); t != nil {
-		return t, nil
-	}
-	t := &Turn{ID: rec.turnID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-	t.result = TurnResult{TurnID: rec.turnID}
-	if rec.result != nil {
-		t.result = *rec.result
-	}
-	close(t.done)
-	return t, nil
+	return s.state.Keys.Turn(k, s.turnByIDLocked)
 }

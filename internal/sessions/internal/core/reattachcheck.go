@@ -9,21 +9,23 @@ import (
 
 // What a re-attach checks of a stored session against today's policy, and what a refusal leaves.
 
-// addedMCPServers are the MCP servers the client added to the session, read under mu (AttachMCP sets them).
-func (s *Session) addedMCPServers() []agents.MCPServer {
+// AddedMCPServers are the MCP servers the client added to the session, read under mu (AttachMCP sets them).
+func (c Control) AddedMCPServers() []agents.MCPServer {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clientMCP
 }
 
-// reopenWorkspace makes root, the stored cwd opened after its check, the directory fs/* serves. false once
+// ReopenWorkspace makes root, the stored cwd opened after its check, the directory fs/* serves. false once
 // the session is closed (root is closed then).
-func (s *Session) reopenWorkspace(root *os.Root) bool { return s.workspace.Reopen(root) }
+func (c Control) ReopenWorkspace(root *os.Root) bool { return c.s.svc.ReopenWorkspace(root) }
 
-// refuseReattachLocked makes reason, a refused re-attach, the detached session's status reason, told to
+// RefuseReattachLocked makes reason, a refused re-attach, the detached session's status reason, told to
 // clients with a logged session_status frame when it is new. The caller holds mu.
-func (s *Session) refuseReattachLocked(reason string, cause error) {
-	if s.statusReason == reason {
+func (c Control) RefuseReattachLocked(reason string, cause error) {
+	s := c.s
+	if s.state.Reason == reason {
 		return
 	}
 	s.logger.Warn("stored session not re-attached: it fails today's policy", "err", cause)

@@ -51,8 +51,9 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 	return t, s.run.Rename(ctx, who, t)
 }
 
-// logTitle logs title, checked, as the session's on the node that runs it.
-func (s *Session) logTitle(title string) error {
+// LogTitle logs title, checked, as the session's on the node that runs it.
+func (c Control) LogTitle(title string) error {
+	s := c.s
 	s.mu.Lock()
 	sid := s.agentSID
 	s.mu.Unlock()

@@ -1,36 +1,14 @@
 package core
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/acp-gateway/gateway/internal/agenterr"
-	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
-	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/promptkey"
-	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/acp-gateway/gateway/internal/translate/ask"
-	acp "github.com/coder/acp-go-sdk"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 )
 
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
 // knows about its transcript, turns and permission requests. What they do not say is in DirView.
-
-// DirView is the part of a session's View its log does not carry, kept in the directory (DirEntry.View):
-// modes and config options as the agent's session/new, set_mode and set_config_option answers left them, and
-// what initialize said about the agent.
-type DirView struct {
-	Modes             json.RawMessage `json:"modes,omitempty"`
-	ConfigOptions     json.RawMessage `json:"configOptions,omitempty"`
-	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
-	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
-	// Title and LastTurn list a cold session (one not yet hydrated); restoreFrom takes them from the log.
-	Title    string        `json:"title,omitempty"`
-	LastTurn *LastTurnView `json:"lastTurn,omitempty"`
-}
 
 // dirViewLocked is the session's DirView. The caller holds mu.
 func (s *Session) dirViewLocked() DirView {
@@ -38,13 +16,6 @@ func (s *Session) dirViewLocked() DirView {
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
 	}
-}
-
-// Resumability is what a store persists so a later process can re-attach the session (DirEntry).
-type Resumability struct {
-	AgentSessionID string
-	CanLoad        bool
-	CanResume      bool
 }
 
 // Resumability reports the agent session id and what the agent advertised at its last start.
@@ -74,10 +45,10 @@ func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error 
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
 	}
-	if n := len(s.epochs); n > 0 {
+	if n := len(s.state.Epochs); n > 0 {
 		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
 		// newSession drew: clients holding it resume, and what is logged next continues it.
-		if e := s.epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
+		if e := s.state.Epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
 			s.Epoch = e
 		}
 	}
@@ -91,7 +62,7 @@ func (e errNotFolded) Error() string { return "frame not folded: " + e.err.Error
 func (e errNotFolded) Unwrap() error { return e.err }
 
 // putStoredLocked adds a stored frame to the log, with the kind its method says, and folds it as the live
-// calls that logged it did. A frame it cannot read is logged all the same (KindUnknown: readers decode it)
+// calls that logged it did (fold.State.Frame). A frame it cannot read is logged all the same (KindUnknown: readers decode it)
 // and the error is an errNotFolded. The caller holds mu.
 func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	// Checked before the fold, which Put would refuse: the snapshot must never hold a frame the log does not.
@@ -101,7 +72,7 @@ func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	info, readErr := s.tctx.Restore(frame)
 	kind := eventlog.KindUnknown
 	if readErr == nil {
-		kind = frameKind(info.Method, info.Kind)
+		kind = fold.Kind(info.Method, info.Kind)
 	}
 	if err := s.log.Put(seq, kind, frame); err != nil {
 		return err
@@ -109,148 +80,8 @@ func (s *Session) putStoredLocked(seq uint64, frame []byte) error {
 	if readErr != nil {
 		return errNotFolded{readErr}
 	}
-	if err := s.restoreFrameLocked(seq, info); err != nil {
+	if err := s.state.Frame(seq, info, fold.Limits{MaxTurnText: s.cfg.MaxTurnTextBytes, PermissionTimeout: s.cfg.PermissionTimeout}); err != nil {
 		return errNotFolded{err}
 	}
 	return nil
-}
-
-// restoreFrameLocked folds one logged frame, read by tctx.Restore, as the live calls that logged it did, its
-// status with the owner's own fold (status.go). The caller holds mu.
-func (s *Session) restoreFrameLocked(seq uint64, info translate.RestoreInfo) error {
-	if err := s.restoreStateLocked(seq, info); err != nil {
-		return err
-	}
-	return s.foldStatusLocked(info.Method, info.Params)
-}
-
-// restoreStateLocked folds what a logged frame says of the transcript, turns and requests. The caller holds mu.
-func (s *Session) restoreStateLocked(seq uint64, info translate.RestoreInfo) error {
-	if ep := info.Meta.Epoch; ep != "" && (len(s.epochs) == 0 || s.epochs[len(s.epochs)-1].Epoch != ep) {
-		s.epochs = append(s.epochs, eventlog.EpochStart{Epoch: ep, FirstSeq: seq})
-	}
-	switch info.Method {
-	case "session/update":
-		if info.Kind == "usage_update" {
-			// A cost is cumulative: what the agent reports next is counted by how much it grew from this.
-			if currency, amount, ok := agentusage.ReportedCost(info.Params); ok {
-				s.costGrowthLocked(currency, amount)
-			}
-		}
-		if t := s.turn; t != nil && !t.textTruncated {
-			t.textTruncated = translate.WriteBoundedText(&t.text, info.Text, s.cfg.MaxTurnTextBytes)
-		}
-	case "session/request_permission", "elicitation/create":
-		return s.restorePermissionLocked(seq, info)
-	case "_gateway/permission_resolved", "_gateway/elicitation_resolved":
-		var p struct {
-			PermissionID string `json:"permissionId"`
-			RequestID    string `json:"requestId"` // elicitation_resolved
-		}
-		if err := json.Unmarshal(info.Params, &p); err != nil {
-			return err
-		}
-		id := p.PermissionID + p.RequestID // one of them is set
-		delete(s.perms, id)
-		s.rememberResolvedLocked(id)
-	case "_gateway/turn_started":
-		var p struct {
-			TurnID         string         `json:"turnId"`
-			StartedAt      time.Time      `json:"startedAt"`
-			Actor          *principal.Ref `json:"actor"`
-			IdempotencyKey *promptkey.Key `json:"idempotencyKey"`
-		}
-		if err := json.Unmarshal(info.Params, &p); err != nil {
-			return err
-		}
-		t := &Turn{ID: p.TurnID, StartedAt: p.StartedAt, startedBy: p.Actor, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-		s.turn, s.latest = t, t
-		if p.IdempotencyKey != nil {
-			s.keys.add(*p.IdempotencyKey, t.ID)
-		}
-	case "_gateway/turn_ended":
-		return s.restoreTurnEndLocked(info.Params)
-	}
-	return nil
-}
-
-// restorePermissionLocked records a logged permission or elicitation request as pending; its resolved
-// frame, if logged, follows. createdAt is the deadline minus the session's permission timeout, as it was made.
-func (s *Session) restorePermissionLocked(seq uint64, info translate.RestoreInfo) error {
-	p := &permission{
-		turnID: info.Meta.TurnID,
-		// The logged params carry the stamp; PendingFrames' re-stamp replaces it in place, giving the
-		// frame the live session would send.
-		params: info.Params, meta: info.Meta, seq: seq, answer: make(chan ask.Outcome, 1),
-	}
-	var deadline string
-	if rp := info.Permission; rp != nil {
-		p.id, p.req, p.toolCall, deadline = rp.ID, rp.Request, rp.ToolCall, rp.Deadline
-	} else {
-		re := info.Elicitation
-		p.id, p.elicit, deadline = re.ID, &re.Request, re.Deadline
-	}
-	d, err := time.Parse(time.RFC3339Nano, deadline)
-	if err != nil {
-		return fmt.Errorf("request %s: deadline: %w", p.id, err)
-	}
-	p.createdAt, p.deadline = d.Add(-s.cfg.PermissionTimeout), d
-	s.perms[p.id] = p
-	return nil
-}
-
-// restoreTurnEndLocked ends the running turn as finishTurn did and records lastTurn; the status follows
-// (foldStatusLocked).
-func (s *Session) restoreTurnEndLocked(params []byte) error {
-	var p struct {
-		TurnID     string           `json:"turnId"`
-		StopReason string           `json:"stopReason"`
-		EndedAt    time.Time        `json:"endedAt"`
-		Error      json.RawMessage  `json:"error"`
-		Usage      *agentusage.Turn `json:"usage"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return err
-	}
-	lt := &LastTurnView{TurnID: p.TurnID, StopReason: p.StopReason, EndedAt: p.EndedAt, Usage: p.Usage}
-	var turnErr error
-	if len(NullToNil(p.Error)) > 0 {
-		if err := json.Unmarshal(p.Error, &lt.Error); err != nil {
-			return err
-		}
-		turnErr = loggedTurnError(p.Error)
-		if lt.StopReason != translate.StopCancelled {
-			lt.StopReason = translate.StopError // logged before failed turns said so: end_turn with an error
-		}
-	}
-	lt.Outcome = translate.OutcomeOf(lt.StopReason)
-	s.lastTurn = lt
-	s.keys.ended(TurnResult{TurnID: p.TurnID, StopReason: lt.StopReason, Outcome: lt.Outcome, Err: turnErr})
-	if t := s.turn; t != nil && t.ID == p.TurnID {
-		t.result = TurnResult{TurnID: t.ID, StopReason: lt.StopReason, Outcome: lt.Outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: p.Usage, Err: turnErr}
-		t.text.Release()
-		close(t.done)
-		s.turn = nil
-	}
-	return nil
-}
-
-// loggedTurnError is the error turnError described: the agent's JSON-RPC error when it had a code.
-func loggedTurnError(raw json.RawMessage) error {
-	var e struct {
-		Code    *int            `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
-		return errors.New(string(raw))
-	}
-	if e.Code == nil {
-		return errors.New(e.Message)
-	}
-	re := &acp.RequestError{Code: *e.Code, Message: e.Message}
-	if len(e.Data) > 0 {
-		re.Data = e.Data
-	}
-	return agenterr.RPCError{Err: re}
 }

@@ -32,7 +32,7 @@ type Runner interface {
 	CloseHere(reason string)
 	// Delete closes the session and deletes the agent's copy (deletion.go); the caller checked who may.
 	Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error)
-	// Rename logs a title the caller checked (rename.go); listFiles lists the cwd's files (files.go).
+	// Rename logs a title the caller checked (rename.go); ListFiles lists the cwd's files (services.go).
 	Rename(ctx context.Context, who principal.Principal, title string) error
 	ListFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error)
 	// DelegateFS offers d to serve the agent's fs/* and terminal/* until release.

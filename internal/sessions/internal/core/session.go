@@ -13,10 +13,15 @@ import (
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/statusfold"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	acp "github.com/coder/acp-go-sdk"
@@ -34,23 +39,18 @@ type Session struct {
 	CreatedAt time.Time
 	// AdditionalDirs are the session's ACP additionalDirectories, resolved and confined (adddirs.go).
 	AdditionalDirs []string
-	Owner          principal.Principal       // who created it: only they, admins and those it is shared with see it (owner.go)
-	shares         shareSet                  // who the owner shared it with (share.go); its own lock
-	presence       presence                  // who streams it now (presence.go); its own lock
-	ready          atomic.Pointer[ReadyGate] // set while start waits for session/new (status.go)
-	host           Host                      // the registry that holds the session (host.go)
-	cfg            *SessionConfig            // host.sessionConfig(), read on every update
+	Owner          principal.Principal          // who created it: only they, admins and those it is shared with see it (owner.go)
+	shares         access.Shares                // who the owner shared it with (share.go); its own lock
+	presence       stream.Presence[*Subscriber] // who streams it now (presence.go); its own lock
+	ready          atomic.Pointer[ReadyGate]    // set while start waits for session/new (status.go)
+	host           Host                         // the registry that holds the session (host.go)
+	cfg            *SessionConfig               // host.sessionConfig(), read on every update
 	spec           agents.Spec
-	clientMCP      []agents.MCPServer  // the MCP servers the client added (mcp.go)
-	workspace      *agentsvc.Workspace // the cwd as the agent's files are served from it (fs_local.go)
-	terms          *agentsvc.Terminals // the terminals the gateway runs for the agent (terminal.go)
-	fsSlots        chan struct{}       // one element per fs/* request in flight, at most Config.MaxFSRequests (fs.go)
+	clientMCP      []agents.MCPServer // the MCP servers the client added (mcp.go)
+	svc            *services.Services // what the gateway serves the agent: fs/*, terminal/*, file listing (services.go)
 	log            *eventlog.Log
 	logger         *slog.Logger
 	closed         chan struct{} // closed when the session is closed; faces then close their sockets with 4009
-	// epochs is the epoch chain when the log holds frames of earlier epochs (hydration); nil for a session
-	// that only ever had Epoch. Set by setEpochChain before the session is shared.
-	epochs []eventlog.EpochStart
 	// run is where the session's actions run (runner.go): here, or routed to the owner for a follower. Set
 	// by the host before the session is shared.
 	run Runner
@@ -75,35 +75,26 @@ type Session struct {
 	mu sync.Mutex
 	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
 	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
-	loginSecrets  []string
-	status        store.Status           // Guarded by mu.
-	statusReason  string                 // Guarded by mu.
-	modes         json.RawMessage        // Guarded by mu; SessionModeState as last known.
-	configOptions json.RawMessage        // Guarded by mu.
-	tctx          *translate.Context     // Guarded by mu.
-	turn          *Turn                  // Guarded by mu; the running turn or nil.
-	latest        *Turn                  // Guarded by mu; the running turn, else the last one, for clients that join late.
-	keys          promptKeys             // Guarded by mu; recent keyed prompts and their turns (promptkey.go).
-	lastTurn      *LastTurnView          // Guarded by mu; how the last turn ended, nil before the first.
-	perms         map[string]*permission // Guarded by mu; pending permission requests by gateway id.
-	resolved      map[string]struct{}    // Guarded by mu; ids of resolved requests (for 409), bounded.
-	resolvedOrder []string               // Guarded by mu; eviction order of resolved.
-	clients       int                    // Guarded by mu; attached subscribers.
-	closing       bool                   // Guarded by mu; Close has begun: an agent exit now is expected.
-	stoodDown     bool                   // Guarded by mu; another node took the session over (nodeloss.go).
-	stopping      bool                   // Guarded by mu; detach is stopping the agent: its exit is expected.
-	detachDone    chan struct{}          // Guarded by mu; closed when the detach that set stopping has ended.
-	reattaching   bool                   // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
-	cancelAttach  context.CancelFunc     // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
-	canLoad       bool                   // Guarded by mu; the agent advertised loadSession.
-	canResume     bool                   // Guarded by mu; the agent advertised sessionCapabilities.resume.
-	noise         int                    // Guarded by mu; non-JSON stdout lines seen.
-	fsDelegates   []*fsDelegation        // Guarded by mu; who offers to serve fs/* and terminal/*, latest last (fs_delegate.go).
-	delegateCalls map[*delegateCall]bool // Guarded by mu; requests a delegate is serving now.
-	lastActive    time.Time              // Guarded by mu; last time a turn ended or a subscriber left.
-	cold          *coldState             // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
-	costSeen      map[string]float64     // Guarded by mu; the cumulative cost the agent last reported, by currency (usage.go).
-	forkedAt      uint64                 // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
+	loginSecrets []string
+	// state is what the session's frames decide (status, turns, keys, pending requests, epochs, costs), folded
+	// by package fold. Guarded by mu.
+	state         fold.State
+	modes         json.RawMessage    // Guarded by mu; SessionModeState as last known.
+	configOptions json.RawMessage    // Guarded by mu.
+	tctx          *translate.Context // Guarded by mu.
+	clients       int                // Guarded by mu; attached subscribers.
+	closing       bool               // Guarded by mu; Close has begun: an agent exit now is expected.
+	stoodDown     bool               // Guarded by mu; another node took the session over (nodeloss.go).
+	stopping      bool               // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone    chan struct{}      // Guarded by mu; closed when the detach that set stopping has ended.
+	reattaching   bool               // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	cancelAttach  context.CancelFunc // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
+	canLoad       bool               // Guarded by mu; the agent advertised loadSession.
+	canResume     bool               // Guarded by mu; the agent advertised sessionCapabilities.resume.
+	noise         int                // Guarded by mu; non-JSON stdout lines seen.
+	lastActive    time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
+	cold          *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	forkedAt      uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce     sync.Once
 }
 
@@ -137,17 +128,13 @@ func MakeSession(h Host, id string, spec agents.Spec, opts MakeOptions) *Session
 		cfg:            cfg,
 		spec:           spec,
 		clientMCP:      opts.MCPServers,
-		fsSlots:        make(chan struct{}, cfg.MaxFSRequests),
 		log:            eventlog.NewLog(cfg.Log),
 		closed:         make(chan struct{}),
-		status:         store.StatusStarting,
+		state:          fold.State{Status: store.StatusStarting},
 		lastActive:     h.Now(),
-		perms:          map[string]*permission{},
-		resolved:       map[string]struct{}{},
 	}
-	s.workspace = agentsvc.NewWorkspace(opts.Cwd, opts.OpenCwd)
 	s.logger = cfg.Logger.With("session", id, "agent", spec.Name)
-	s.terms = s.newTerminals()
+	s.svc = s.newServices(opts.OpenCwd)
 	s.tctx = translate.NewContext(translate.Config{
 		SessionID: id, Cwd: opts.Cwd, MaxFieldBytes: cfg.MaxFieldBytes, Redact: cfg.Redact,
 	})
@@ -171,7 +158,7 @@ func (s *Session) noteDir() { s.host.EntryChanged(s) }
 
 // closeRoot releases the cwd's descriptor; fs/* requests after it fail as "cwd gone".
 func (s *Session) closeRoot() {
-	s.workspace.Close()
+	s.svc.CloseRoot()
 }
 
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
@@ -189,8 +176,8 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	// the seq under its lock, and the frame is the update's only allocation (appendLocked's general path
 	// would copy and scan the params again).
 	meta := translate.GatewayMeta{Epoch: s.Epoch}
-	if s.turn != nil {
-		meta.TurnID = s.turn.ID
+	if s.state.Turn != nil {
+		meta.TurnID = s.state.Turn.ID
 	}
 	params = agentlogin.ScrubParams(params, s.loginSecrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
@@ -201,13 +188,10 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if u.Kind == "usage_update" {
 		s.noteUsageLocked(params)
 	}
-	if t := s.turn; t != nil {
-		t.span.Update(params) // nil when tracing is off
-		if !t.textTruncated {
-			t.textTruncated = u.WriteText(&t.text, s.cfg.MaxTurnTextBytes)
-		}
+	if t := s.state.Turn; t != nil {
+		t.NoteUpdate(params, &u, s.cfg.MaxTurnTextBytes)
 	}
-	if _, err := s.log.Append(frameKind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
+	if _, err := s.log.Append(fold.Kind("session/update", u.Kind), func(seq uint64) ([]byte, error) { return u.Frame(seq) }); err != nil && !errors.Is(err, eventlog.ErrLogClosed) {
 		s.logger.Error("append to log", "method", "session/update", "err", err)
 	}
 }
@@ -235,11 +219,10 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 	}
 	s.tctx.Note(method, b)
 	seq := s.appendLocked(eventlog.KindGateway, method, b, translate.GatewayMeta{TurnID: turnID})
-	if err := s.foldStatusLocked(method, b); err != nil {
+	if err := s.state.FoldStatus(method, b); err != nil {
 		s.logger.Error("fold the status of a gateway notification", "method", method, "err", err)
 	}
-	switch method {
-	case methodSessionReady, methodSessionStatus, methodTurnStarted, methodTurnEnded:
+	if statusfold.States(method) {
 		s.noteDir() // the directory entry lists the status and lastTurn
 	}
 	return seq
@@ -247,16 +230,8 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 
 // SetMode asks the agent to switch mode and records it.
 func (s *Session) SetMode(ctx context.Context, modeID string) error {
-	conn, err := s.usable()
-	if err != nil {
+	if _, err := s.callAgent(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
 		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	if _, err := conn.Call(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_mode", Err: CallError(ctx, err, s.cfg.CallTimeout)}
-		s.logger.Warn("agent refused a request", "err", ae)
-		return ae
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,17 +248,9 @@ func (s *Session) SetMode(ctx context.Context, modeID string) error {
 
 // SetConfigOption sets a config option and returns the agent's full, updated list.
 func (s *Session) SetConfigOption(ctx context.Context, configID string, value json.RawMessage) (json.RawMessage, error) {
-	conn, err := s.usable()
+	res, err := s.callAgent(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
 	if err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	defer cancel()
-	res, err := conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
-	if err != nil {
-		ae := &sessionerr.AgentError{Op: "session/set_config_option", Err: CallError(ctx, err, s.cfg.CallTimeout)}
-		s.logger.Warn("agent refused a request", "err", ae)
-		return nil, ae
 	}
 	var r struct {
 		ConfigOptions json.RawMessage `json:"configOptions"`
@@ -302,18 +269,36 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value js
 	return opts, nil
 }
 
+// callAgent calls the agent of the usable session with method, bounded by CallTimeout: a refusal is an
+// AgentError naming method, logged.
+func (s *Session) callAgent(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	conn, err := s.usable()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(ctx, method, params)
+	if err != nil {
+		ae := &sessionerr.AgentError{Op: method, Err: CallError(ctx, err, s.cfg.CallTimeout)}
+		s.logger.Warn("agent refused a request", "err", ae)
+		return nil, ae
+	}
+	return res, nil
+}
+
 // usable reports whether the session can take requests for its agent, and returns the agent.
 func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.status == store.StatusStarting:
+	case s.state.Status == store.StatusStarting:
 		return nil, sessionerr.ErrNotReady
-	case s.status == store.StatusClosed:
+	case s.state.Status == store.StatusClosed:
 		return nil, sessionerr.ErrClosed
-	case s.status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.statusReason)
-	case s.status == store.StatusDetached, s.stopping:
+	case s.state.Status == store.StatusFailed:
+		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
+	case s.state.Status == store.StatusDetached, s.stopping:
 		return nil, sessionerr.ErrDetached
 	}
 	return s.conn, nil

@@ -8,27 +8,29 @@ import (
 // A session this node ran is stood down when another node took it over while this one was cut off
 // (nodeloss.go): it ends here without writing the store again.
 
-// markStoodDown marks the session stood down and closing (its agent's exit is expected; no Close will remove
+// MarkStoodDown marks the session stood down and closing (its agent's exit is expected; no Close will remove
 // it from the store), ends a re-attach in progress and asks the running turn to cancel. It returns the agent
 // and that turn, for the caller to stop and wait for.
-func (s *Session) markStoodDown() (*agents.Conn, *Turn) {
+func (c Control) MarkStoodDown() (*agents.Conn, *Turn) {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing, s.stoodDown = true, true
-	conn, t := s.conn, s.turn
+	conn, t := s.conn, s.state.Turn
 	if s.cancelAttach != nil {
 		s.cancelAttach()
 	}
 	if t != nil {
-		t.requestCancel()
+		t.RequestCancel()
 	}
 	return conn, t
 }
 
-// failStoodDown ends a stood-down session whose agent stopped: its terminals close, its log states it failed
+// FailStoodDown ends a stood-down session whose agent stopped: its terminals close, its log states it failed
 // for reason and closes, and Closed fires.
-func (s *Session) failStoodDown(reason string) {
-	s.terms.CloseAll()
+func (c Control) FailStoodDown(reason string) {
+	s := c.s
+	s.svc.CloseTerminals()
 	s.mu.Lock()
 	s.logStatusLocked(store.StatusFailed, reason)
 	s.mu.Unlock()

@@ -8,26 +8,26 @@ import (
 
 // The parts of a session fixed when it is made, for the role code around the core.
 
-// sessionLogger is the session's logger (its id and agent attached); static after construction.
-func (s *Session) sessionLogger() *slog.Logger { return s.logger }
+// SessionLogger is the session's logger (its id and agent attached); static after construction.
+func (c Control) SessionLogger() *slog.Logger { return c.s.logger }
 
-// agentSpec is the agent the session runs, as made for its owner; static after construction.
-func (s *Session) agentSpec() agents.Spec { return s.spec }
+// AgentSpec is the agent the session runs, as made for its owner; static after construction.
+func (c Control) AgentSpec() agents.Spec { return c.s.spec }
 
-// setRunner makes r where the session's actions run. The host calls it once, before the session is shared.
-func (s *Session) setRunner(r Runner) { s.run = r }
+// SetRunner makes r where the session's actions run. The host calls it once, before the session is shared.
+func (c Control) SetRunner(r Runner) { c.s.run = r }
 
-// runner is where the session's actions run, and the role state with them. Read without mu: the host sets
+// Runner is where the session's actions run, and the role state with them. Read without mu: the host sets
 // it before the session is shared, and it never changes after.
-func (s *Session) runner() Runner { return s.run }
+func (c Control) Runner() Runner { return c.s.run }
 
-// sessionHost is the host that holds the session; static after construction.
-func (s *Session) sessionHost() Host { return s.host }
+// SessionHost is the host that holds the session; static after construction.
+func (c Control) SessionHost() Host { return c.s.host }
 
-// forkFrom makes the session a fork of the agent session agentSID: its agent forks that one at start. Called
+// ForkFrom makes the session a fork of the agent session agentSID: its agent forks that one at start. Called
 // before the session is shared.
-func (s *Session) forkFrom(agentSID string) { s.forkOf = agentSID }
+func (c Control) ForkFrom(agentSID string) { c.s.forkOf = agentSID }
 
-// forkSource is the agent session a fork's agent forks, "" for a session that is no fork; static after
+// ForkSource is the agent session a fork's agent forks, "" for a session that is no fork; static after
 // construction.
-func (s *Session) forkSource() string { return s.forkOf }
+func (c Control) ForkSource() string { return c.s.forkOf }

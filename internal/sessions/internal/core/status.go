@@ -2,65 +2,27 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/statusfold"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// A session's status is what its log states. Every change is a logged gateway frame, and one function folds
-// it: the owner as it logs the frame (appendGatewayLocked), a restart and another node's copy as they read
-// it back (restoreFrameLocked). A log that states nothing yet is a session starting.
-
-// The gateway frames that state a status.
-const (
-	methodSessionReady  = "_gateway/session_ready"  // {status: "idle"}: the agent took the session, starting → idle
-	methodSessionStatus = "_gateway/session_status" // {status, reason}: failed, detached or closed
-	methodTurnStarted   = "_gateway/turn_started"   // → running
-	methodTurnEnded     = "_gateway/turn_ended"     // the running turn's end → idle
-)
-
-// foldStatusLocked sets the status a logged frame with method and params states; other frames leave it.
-// A turn's end makes the session idle only when it ended the running turn (a restore clears s.turn before,
-// the owner after). The caller holds mu.
-func (s *Session) foldStatusLocked(method string, params []byte) error {
-	switch method {
-	case methodTurnStarted:
-		s.status, s.statusReason = store.StatusRunning, ""
-	case methodTurnEnded:
-		var p struct {
-			TurnID string `json:"turnId"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			return err
-		}
-		if s.status == store.StatusRunning && (s.turn == nil || s.turn.ID == p.TurnID) {
-			s.status = store.StatusIdle
-		}
-	case methodSessionReady, methodSessionStatus:
-		var p struct {
-			Status store.Status `json:"status"`
-			Reason string       `json:"reason"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			return err
-		}
-		s.status, s.statusReason = p.Status, p.Reason
-	}
-	return nil
-}
+// A session's status is what its log states (packages fold and statusfold): the owner folds each gateway
+// frame as it logs it (appendGatewayLocked), a restart and another node's copy as they read it back
+// (putStoredLocked).
 
 // logStatusLocked logs `_gateway/session_status {status, reason}`, which sets the status. The caller holds mu.
 func (s *Session) logStatusLocked(status store.Status, reason string) {
-	s.appendGatewayLocked(methodSessionStatus, "", map[string]any{"status": status, "reason": reason})
+	s.appendGatewayLocked(statusfold.SessionStatus, "", map[string]any{"status": status, "reason": reason})
 }
 
 // logReadyLocked logs `_gateway/session_ready`: the agent answered session/new, and the starting session is
 // idle. The caller holds mu.
 func (s *Session) logReadyLocked() {
-	s.appendGatewayLocked(methodSessionReady, "", map[string]any{"status": store.StatusIdle})
+	s.appendGatewayLocked(statusfold.SessionReady, "", map[string]any{"status": store.StatusIdle})
 }
 
 // ReadyGate puts a new session's session_ready frame where the agent's session/new answer is in wire order:

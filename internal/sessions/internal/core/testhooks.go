@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 )
 
 // Hooks for the tests of the role code: they read or set the core's state that no role needs, so that those
@@ -22,18 +24,18 @@ func (c Control) SetEpochChain(chain []eventlog.EpochStart) { c.s.setEpochChain(
 func (c Control) EpochChain() []eventlog.EpochStart {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.epochs
+	return c.s.state.Epochs
 }
 
 // ResolvedOrder is the ids of the resolved permission requests, oldest first.
 func (c Control) ResolvedOrder() []string {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.resolvedOrder
+	return c.s.state.Perms.ResolvedOrder()
 }
 
 // PublishedPresence is the version and list of the watchers the session last published.
-func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.publishedPresence() }
+func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.presence.Published() }
 
 // Stopping reports whether a detach is stopping the agent.
 func (c Control) Stopping() bool {
@@ -66,10 +68,10 @@ func (c Control) HeldUpdates() int32 {
 }
 
 // TurnTextCap is the capacity of the buffer that collects t's text. The caller holds mu.
-func (c Control) TurnTextCap(t *Turn) int { return t.text.Cap() }
+func (c Control) TurnTextCap(t *Turn) int { return t.TextCap() }
 
 // NotifyAskedLocked wakes t's waiters as a new permission request does. The caller holds mu.
-func (c Control) NotifyAskedLocked(t *Turn) { t.notifyAskedLocked() }
+func (c Control) NotifyAskedLocked(t *Turn) { t.NotifyAsked() }
 
 // BareSessionForTest is a session of only a log in epoch, without a host or an agent; the caller sets its
 // runner.
@@ -80,17 +82,12 @@ func BareSessionForTest(epoch string, log *eventlog.Log) *Session {
 // BeginTurnForTest makes a turn of id the session's running turn without an agent, as a benchmark of the
 // agent's updates needs.
 func (c Control) BeginTurnForTest(id string, startedAt time.Time) {
-	c.s.turn = &Turn{ID: id, StartedAt: startedAt}
+	c.s.state.Turn = turns.New(id, startedAt, principal.Principal{}, nil)
 	c.s.tctx.BeginTurn(id)
 }
 
 // RestartTurnTextForTest does with the running turn's text what the turn's end does (its result takes the
 // text) once the text reached MaxTurnTextBytes, and starts collecting again. The caller holds mu.
 func (c Control) RestartTurnTextForTest() {
-	t := c.s.turn
-	if t.textTruncated {
-		_ = t.text.String()
-		t.text.Release()
-		t.textTruncated = false
-	}
+	c.s.state.Turn.RestartTextForTest()
 }

@@ -3,99 +3,45 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
-	"github.com/acp-gateway/gateway/internal/agentusage"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
-	"github.com/acp-gateway/gateway/internal/telemetry"
 	"github.com/acp-gateway/gateway/internal/translate"
-	"github.com/acp-gateway/gateway/internal/translate/rawjson"
-	"github.com/acp-gateway/gateway/internal/turntext"
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 )
 
-// Turn is one prompt and everything the agent did for it.
-type Turn struct {
-	// Static after construction.
-	ID        string
-	StartedAt time.Time
-	by        string        // the principal id who prompted it ("" for the gateway's own)
-	done      chan struct{} // closed when the turn has ended and result is set
-	cancelCh  chan struct{} // closed on the first cancel request
+// A turn (package turns) is started, run and ended here, under mu, which guards it.
 
-	cancelRequested bool            // Guarded by the session's mu.
-	text            turntext.Buffer // Guarded by the session's mu; agent message text, at most MaxTurnTextBytes.
-	textTruncated   bool            // Guarded by the session's mu; text was cut: nothing more is collected.
-	asked           chan struct{}   // Guarded by the session's mu; closed and replaced when a request of the turn waits for a user.
-	cancelOnce      sync.Once
-	startedBy       *principal.Ref   // Static after construction; who prompted, nil for the gateway's own code.
-	span            *telemetry.Turn  // Static after construction; nil when tracing is off.
-	usage           *agentusage.Turn // Guarded by the session's mu; what the agent's answer reported, set before finishTurn.
-	result          TurnResult       // Written once before done is closed.
-}
+// The turns package's names the roles and the faces use.
+type (
+	Turn         = turns.Turn
+	TurnResult   = turns.TurnResult
+	TurnState    = turns.TurnState
+	TurnView     = turns.TurnView
+	LastTurnView = turns.LastTurnView
+)
 
-// TurnResult is how a turn ended.
-type TurnResult struct {
-	TurnID     string `json:"turnId"`
-	StopReason string `json:"stopReason"`
-	// Outcome is completed, cancelled or failed (ask.Outcome*).
-	Outcome string `json:"turnOutcome"`
-	Text    string `json:"text"`
-	// Truncated says Text was cut at the session's bound (MaxTurnTextBytes); the log has the whole turn.
-	Truncated bool `json:"truncated"`
-	// Usage is the turn's token usage when the agent reported it.
-	Usage *agentusage.Turn `json:"usage,omitempty"`
-	// Err is set when the turn failed (the agent's JSON-RPC error, its exit, a node loss, a restart).
-	// StopReason is then error and Outcome failed.
-	Err error `json:"-"`
-}
-
-// Done is closed when the turn has ended.
-func (t *Turn) Done() <-chan struct{} { return t.done }
-
-// Result is the turn's outcome; valid after Done is closed.
-func (t *Turn) Result() TurnResult {
-	<-t.done
-	return t.result
-}
-
-// requestCancel marks the turn cancelled. The caller holds the session's mu.
-func (t *Turn) requestCancel() {
-	t.cancelRequested = true
-	t.cancelOnce.Do(func() { close(t.cancelCh) })
-}
+// Where a turn stands for a client that waits on it, and how many keyed prompts a session remembers.
+const (
+	TurnEnded               = turns.TurnEnded
+	TurnAwaitingPermission  = turns.TurnAwaitingPermission
+	TurnAwaitingElicitation = turns.TurnAwaitingElicitation
+	TurnRunning             = turns.TurnRunning
+	MaxPromptKeys           = turns.MaxPromptKeys
+)
 
 // ParsePrompt validates a prompt: a non-empty array of ContentBlocks, each an object with a string `type`.
-func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) {
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("%w: prompt must be an array of ACP content blocks", sessionerr.ErrBadRequest)
-	}
-	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: prompt is empty", sessionerr.ErrBadRequest)
-	}
-	for i, b := range blocks {
-		var c struct {
-			Type *string `json:"type"`
-		}
-		if err := json.Unmarshal(b, &c); err != nil || c.Type == nil || *c.Type == "" {
-			return nil, fmt.Errorf("%w: prompt[%d] is not a content block with a type", sessionerr.ErrBadRequest, i)
-		}
-	}
-	return blocks, nil
-}
+func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) { return turns.ParsePrompt(raw) }
 
 // Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
@@ -124,13 +70,13 @@ type PromptOptions struct {
 	// TurnID is the new turn's id ("" = a new uuid).
 	TurnID string
 	// IdempotencyKey ("" = none) makes the prompt safe to send again: while the session remembers the key
-	// (promptkey.go), the same prompt with it is the turn it started, and replayed says so.
+	// (turns.Keys), the same prompt with it is the turn it started, and replayed says so.
 	IdempotencyKey string
 }
 
 // PromptWith is PromptContext with opts; replayed reports a keyed prompt that had already started its turn.
 func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *Turn, replayed bool, err error) {
-	if err := checkPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
+	if err := turns.CheckPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
 		return nil, false, err
 	}
 	if opts.IdempotencyKey != "" {
@@ -159,20 +105,15 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
-	t := &Turn{ID: turnID, StartedAt: s.host.Now().UTC(), by: who.ID, done: make(chan struct{}), cancelCh: make(chan struct{}), asked: make(chan struct{})}
-	if !who.IsZero() {
-		ref := who.Ref()
-		t.startedBy = &ref
-	}
-	t.span = s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID)
-	s.turn, s.latest = t, t // turn_started, logged below, makes the session running
+	t := turns.New(turnID, s.host.Now().UTC(), who, s.cfg.Tracer.StartTurn(ctx, s.Agent, s.ID, turnID))
+	s.state.Turn, s.state.Latest = t, t // turn_started, logged below, makes the session running
 	s.tctx.BeginTurn(t.ID)
 	// startedAt and endedAt make the log enough to rebuild currentTurn and lastTurn (restore.go); the key's
 	// digests, the prompts a retry must not run again.
 	started := withActor(map[string]any{"turnId": t.ID, "startedAt": t.StartedAt.Format(time.RFC3339Nano)}, who)
 	if key.Key != "" {
 		started["idempotencyKey"] = key
-		s.keys.add(key, t.ID)
+		s.state.Keys.Add(key, t.ID)
 	}
 	s.appendGatewayLocked("_gateway/turn_started", t.ID, started)
 	// The user's prompt is part of the transcript: log it as user_message_chunks of one message.
@@ -182,63 +123,39 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	conn := s.conn
 	s.mu.Unlock()
 	s.cfg.Metrics.TurnStarted()
-	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(textOf(blocks)))
+	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(turns.TextOf(blocks)))
 	s.audit(who, "prompt", "turn", t.ID)
 	go s.runTurn(conn, t, blocks)
 	return t
 }
 
-type promptOutcome struct {
-	stopReason string
-	usage      *agentusage.Turn
-	err        error
-}
-
-// runTurn owns the agent's `session/prompt` call. The call runs with a context that is never cancelled:
-// cancelling it would make the SDK discard the agent's real answer. Cancel is a `session/cancel` notification
+// runTurn owns the agent's `session/prompt` call (Turn.Prompt). Cancel is a `session/cancel` notification
 // plus a grace timer; if the agent stays silent past it, the turn ends `cancelled` and the agent is killed.
 func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) {
-	answered := make(chan promptOutcome, 1)
+	answered := make(chan turns.Answer, 1)
 	go func() {
-		params := map[string]any{"sessionId": s.agentSID, "prompt": blocks}
-		if meta := t.span.Meta(); meta != nil {
-			params["_meta"] = meta // traceparent: the agent's own spans join the turn's trace
+		a := t.Prompt(conn, s.agentSID, blocks)
+		if a.UsageMalformed {
+			s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 		}
-		res, err := conn.Call(context.Background(), acp.AgentMethodSessionPrompt, params)
-		t.span.Answered(res)
-		var r struct {
-			StopReason string `json:"stopReason"`
-		}
-		if err == nil {
-			if uerr := json.Unmarshal(res, &r); uerr != nil {
-				err = fmt.Errorf("malformed session/prompt response: %w", uerr)
-			}
-		}
-		o := promptOutcome{stopReason: r.StopReason, err: err}
-		if err == nil {
-			var ok bool
-			if o.usage, ok = agentusage.OfPrompt(res); !ok {
-				s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
-			}
-		}
-		answered <- o
+		answered <- a
 	}()
-	cancelCh := t.cancelCh
+	cancelCh := t.Cancelled()
 	var grace <-chan time.Time
-	quiet := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
-	defer quiet.stop()
+	quietWatch := s.watchQuiet(conn, t) // quiet.go: says so when the agent sends nothing for a while
+	defer quietWatch.Stop()
 	for {
 		select {
-		case <-quiet.due():
-			quiet.check()
+		case <-quietWatch.Due():
+			quietWatch.Check()
 		case o := <-answered:
-			if o.err != nil {
+			if o.Err != nil {
 				conn.DrainUpdates()
 			}
 			s.mu.Lock()
-			t.usage = o.usage
+			t.SetUsage(o.Usage)
 			s.mu.Unlock()
-			s.finishTurn(t, o.stopReason, o.err, "")
+			s.finishTurn(t, o.StopReason, o.Err, "")
 			return
 		case <-cancelCh:
 			cancelCh = nil
@@ -263,19 +180,19 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 // the session fails in the same step. It reports whether it failed the session.
 func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReason string) bool {
 	s.mu.Lock()
-	if s.turn != t {
+	if s.state.Turn != t {
 		s.mu.Unlock()
 		return false
 	}
-	stop := translate.ResolveStopReason(agentStop, t.cancelRequested)
-	turnFailed := callErr != nil && !t.cancelRequested
+	stop := translate.ResolveStopReason(agentStop, t.CancelRequested())
+	turnFailed := callErr != nil && !t.CancelRequested()
 	if turnFailed {
 		stop = translate.StopError // never end_turn: a client that reads only the stop reason must see it failed
 	}
 	outcome := translate.OutcomeOf(stop)
 	closeReason := ""
 	switch {
-	case t.cancelRequested:
+	case t.CancelRequested():
 		closeReason = translate.StopCancelled
 	case callErr != nil:
 		closeReason = "agent_error"
@@ -284,68 +201,52 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.lastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.lastTurn.EndedAt.Format(time.RFC3339Nano)}
+	s.state.LastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
+	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.state.LastTurn.EndedAt.Format(time.RFC3339Nano)}
 	if turnFailed {
-		ended["error"] = turnError(callErr)
-		s.lastTurn.Error = ended["error"].(map[string]any)
+		ended["error"] = turns.ErrorJSON(callErr)
+		s.state.LastTurn.Error = ended["error"].(map[string]any)
 	}
-	if t.usage != nil {
-		ended["usage"], s.lastTurn.Usage = t.usage, t.usage
+	if u := t.Usage(); u != nil {
+		ended["usage"], s.state.LastTurn.Usage = u, u
 	}
 	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
-	s.turn = nil
+	s.state.Turn = nil
 	s.lastActive = s.host.Now()
 	failed := false
 	switch {
-	case failReason != "" && !s.closing && s.status != store.StatusClosed && s.status != store.StatusFailed:
+	case failReason != "" && !s.closing && s.state.Status != store.StatusClosed && s.state.Status != store.StatusFailed:
 		failed = true
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
-	t.result = TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Text: t.text.String(), Truncated: t.textTruncated, Usage: t.usage}
-	t.text.Release()
+	r := TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Usage: t.Usage()}
 	if turnFailed {
-		t.result.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
 	}
-	s.keys.ended(t.result)
-	close(t.done)
-	t.span.End(stop, t.result.Err)
+	r = t.End(r)
+	s.state.Keys.Ended(r)
+	t.Span().End(stop, r.Err)
 	s.mu.Unlock()
 	Deliver(answers)
-	s.cfg.Metrics.TurnEnded(stop, t.result.Err != nil)
-	if u := t.result.Usage; u != nil {
-		s.cfg.Metrics.TurnTokens(t.payer(s.Owner.ID), s.Agent, u.Tokens())
+	s.cfg.Metrics.TurnEnded(stop, r.Err != nil)
+	if u := r.Usage; u != nil {
+		s.cfg.Metrics.TurnTokens(t.Payer(s.Owner.ID), s.Agent, u.Tokens())
 	}
 	s.logger.Info("turn ended", "turn", t.ID, "stopReason", stop, "err", callErr)
 	return failed
-}
-
-// turnError describes a failed turn for clients: the agent's JSON-RPC error when it sent one, its data
-// redacted and bounded (a larger one becomes clipped text).
-func turnError(err error) map[string]any {
-	var re *acp.RequestError
-	if errors.As(agenterr.Clean(err), &re) {
-		m := map[string]any{"code": re.Code, "message": re.Message}
-		if re.Data != nil {
-			m["data"] = re.Data
-		}
-		return m
-	}
-	return map[string]any{"message": agenterr.Clip(rawjson.RedactText(strings.ToValidUTF8(err.Error(), "\uFFFD")), agenterr.MaxData)}
 }
 
 // Cancel asks the agent to stop the running turn: pending permission requests are answered `cancelled` (as
 // ACP requires after session/cancel), `session/cancel` is sent, and the turn goes on until the agent answers.
 func (s *Session) Cancel(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	t := s.turn
+	t := s.state.Turn
 	if t == nil {
 		s.mu.Unlock()
 		return "", sessionerr.ErrNoTurn
 	}
-	first := !t.cancelRequested
-	t.requestCancel()
+	first := t.RequestCancel()
 	answers := s.cancelPendingLocked(t.ID)
 	conn := s.conn
 	s.mu.Unlock()
@@ -363,41 +264,19 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 func (s *Session) CurrentTurn() *Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.turn
+	return s.state.Turn
 }
 
-// textOf concatenates the text blocks of a prompt, for logs.
-func textOf(blocks []json.RawMessage) string {
-	var b strings.Builder
-	for _, raw := range blocks {
-		var c struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(raw, &c) == nil && c.Type == "text" {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String()
-}
-
-// payer is who a turn's spending is counted for: who prompted it, else the session's owner.
-func (t *Turn) payer(owner string) string {
-	if t.by != "" {
-		return t.by
-	}
-	return owner
-}
-
-// turnByID is the running or latest turn if it has id.
-func (s *Session) turnByID(id string) *Turn {
+// TurnByID is the running or latest turn if it has id.
+func (c Control) TurnByID(id string) *Turn {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turnByIDLocked(id)
 }
 
 func (s *Session) turnByIDLocked(id string) *Turn {
-	for _, t := range []*Turn{s.turn, s.latest} {
+	for _, t := range []*Turn{s.state.Turn, s.state.Latest} {
 		if t != nil && t.ID == id {
 			return t
 		}

@@ -1,59 +1,17 @@
 package core
 
 import (
-	"encoding/json"
-	"time"
-
-	"github.com/acp-gateway/gateway/internal/agentusage"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// View is a session as REST clients see it.
-type View struct {
-	ID                 string           `json:"id"`
-	Title              string           `json:"title,omitempty"`
-	Agent              string           `json:"agent"`
-	Cwd                string           `json:"cwd"`
-	AdditionalDirs     []string         `json:"additionalDirectories,omitempty"`
-	Status             store.Status     `json:"status"`
-	StatusReason       string           `json:"statusReason,omitempty"`
-	Epoch              string           `json:"epoch"`
-	LastSeq            uint64           `json:"lastSeq"`
-	CreatedAt          time.Time        `json:"createdAt"`
-	PermissionPolicy   string           `json:"permissionPolicy"`
-	Clients            int              `json:"clients"`
-	Modes              json.RawMessage  `json:"modes,omitempty"`
-	ConfigOptions      json.RawMessage  `json:"configOptions,omitempty"`
-	AgentInfo          json.RawMessage  `json:"agentInfo,omitempty"`
-	AgentCapabilities  json.RawMessage  `json:"agentCapabilities,omitempty"`
-	CurrentTurn        *TurnView        `json:"currentTurn"`
-	LastTurn           *LastTurnView    `json:"lastTurn,omitempty"`
-	PendingPermissions []PermissionView `json:"pendingPermissions"`
-	// PendingElicitations are the agent's questions waiting for a user (never null).
-	PendingElicitations []ElicitationView `json:"pendingElicitations"`
-	// DurableSeq is the seq up to which the store holds the log (store modes; omitted in memory mode).
-	DurableSeq *uint64 `json:"durableSeq,omitempty"`
-	// Node is the node that owns the session: runs its agent and writes its log (mode c only).
-	Node string `json:"node,omitempty"`
-}
-
-// TurnView is the running turn as clients see it.
-type TurnView struct {
-	TurnID          string    `json:"turnId"`
-	StartedAt       time.Time `json:"startedAt"`
-	CancelRequested bool      `json:"cancelRequested"`
-}
-
-// LastTurnView is how the session's last turn ended, so a client that missed its `_gateway/turn_ended`
-// (a curl user, a reload) still sees a failure: a failed turn has stopReason error, outcome failed and Error.
-type LastTurnView struct {
-	TurnID     string           `json:"turnId"`
-	StopReason string           `json:"stopReason"`
-	Outcome    string           `json:"turnOutcome"`
-	EndedAt    time.Time        `json:"endedAt"`
-	Error      map[string]any   `json:"error,omitempty"`
-	Usage      *agentusage.Turn `json:"usage,omitempty"`
-}
+// How a session is seen (package views).
+type (
+	View         = views.View
+	Detail       = views.Detail
+	DirView      = views.DirView
+	Resumability = views.Resumability
+)
 
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
 func (s *Session) View() View {
@@ -65,19 +23,19 @@ func (s *Session) View() View {
 func (s *Session) viewLocked() View {
 	_, last := s.log.Bounds()
 	v := View{
-		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.status, StatusReason: s.statusReason, Epoch: s.epochLocked(),
+		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.state.Status, StatusReason: s.state.Reason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
 		Modes: s.modes, ConfigOptions: s.configOptions,
 		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
-		PendingPermissions: s.pendingViewsLocked(), PendingElicitations: s.pendingElicitationViewsLocked(),
+		PendingPermissions: s.state.Perms.PermissionViews(), PendingElicitations: s.state.Perms.ElicitationViews(),
 	}
-	v.LastTurn = s.lastTurn    // never mutated once set: finishTurn replaces it
-	if c := s.cold; c != nil { // listed from its directory entry
-		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.title, c.lastSeq, c.lastTurn, c.status, c.reason
+	v.LastTurn = s.state.LastTurn // never mutated once set: finishTurn replaces it
+	if c := s.cold; c != nil {    // listed from its directory entry
+		v.Title, v.LastSeq, v.LastTurn, v.Status, v.StatusReason = c.Title, c.LastSeq, c.LastTurn, c.Status, c.Reason
 	}
 	s.run.PlaceLocked(&v)
-	if t := s.turn; t != nil {
-		v.CurrentTurn = &TurnView{TurnID: t.ID, StartedAt: t.StartedAt, CancelRequested: t.cancelRequested}
+	if t := s.state.Turn; t != nil {
+		v.CurrentTurn = t.View()
 	}
 	return v
 }
@@ -86,7 +44,7 @@ func (s *Session) viewLocked() View {
 func (s *Session) Status() store.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.status
+	return s.state.Status
 }
 
 // ForkedAt is the seq of the last inherited frame of a fork's log (0 for a session that is no fork): an ACP
@@ -95,13 +53,6 @@ func (s *Session) ForkedAt() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.forkedAt
-}
-
-// Detail is View plus the snapshot of the transcript; LastSeq and the snapshot's seq are the same point.
-type Detail struct {
-	View
-	Watchers []Watcher       `json:"watchers"` // who streams the session now (presence.go)
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 // Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then

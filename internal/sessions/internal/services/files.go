@@ -1,21 +1,17 @@
-package core
+package services
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"unicode/utf8"
 
 	"github.com/acp-gateway/gateway/internal/agentsvc"
-	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // File listing (GET /v1/sessions/{id}/files): the files a person may mention in a prompt, from the session's
-// cwd and additionalDirectories, confined as fs/* is (agentsvc/list.go). Only those who may prompt may list:
-// a viewer watches the transcript, not the working directory.
+// cwd and additionalDirectories, confined as fs/* is (agentsvc/list.go). The session checks who may list.
 
 // Bounds of one listing.
 const (
@@ -32,7 +28,8 @@ type FilesOptions struct {
 	Limit int    `json:"limit,omitempty"`
 }
 
-func (o *FilesOptions) check() error {
+// Check refuses a query or a limit out of bounds with ErrBadRequest, and sets the default limit.
+func (o *FilesOptions) Check() error {
 	if len(o.Query) > MaxFileQuery || !utf8.ValidString(o.Query) {
 		return fmt.Errorf("%w: q must be valid UTF-8 of at most %d bytes", sessionerr.ErrBadRequest, MaxFileQuery)
 	}
@@ -45,25 +42,11 @@ func (o *FilesOptions) check() error {
 	return nil
 }
 
-// ListFilesAs lists the session's files matching opts for who (a collaborator at least).
-func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
-	if err := opts.check(); err != nil {
-		return agentsvc.ListResult{}, err
-	}
-	if err := s.allow(who, AccessAct); err != nil {
-		return agentsvc.ListResult{}, err
-	}
-	if s.Status() == store.StatusClosed {
-		return agentsvc.ListResult{}, sessionerr.ErrClosed
-	}
-	return s.run.ListFiles(ctx, who, opts)
-}
-
-// listFilesHere lists the files of the session this node runs.
-func (s *Session) listFilesHere(opts FilesOptions) (agentsvc.ListResult, error) {
-	res, err := s.listFilesOnce(opts)
+// ListFiles lists the files of the session this node runs.
+func (sv *Services) ListFiles(opts FilesOptions) (agentsvc.ListResult, error) {
+	res, err := sv.listFilesOnce(opts)
 	if errors.Is(err, agentsvc.ErrRootUnreadable) {
-		res, err = s.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
+		res, err = sv.listFilesOnce(opts) // a re-attach replaced the cwd's root meanwhile: list the new one
 	}
 	if errors.Is(err, agentsvc.ErrRootUnreadable) {
 		err = fmt.Errorf("%w: %v", sessionerr.ErrForbiddenCwd, err)
@@ -73,8 +56,8 @@ func (s *Session) listFilesHere(opts FilesOptions) (agentsvc.ListResult, error) 
 
 // listFilesOnce lists the session's roots: the cwd's open root (or, for a restored session not re-attached
 // yet, its stored cwd checked against today's roots) and each additional directory, checked the same way.
-func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) {
-	cwd, closed := s.workspace.RootForList()
+func (sv *Services) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) {
+	cwd, closed := sv.workspace.RootForList()
 	if closed {
 		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
@@ -85,16 +68,16 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 		}
 	}()
 	if cwd == nil {
-		root, err := s.host.Reconfine(s.Cwd)
+		root, err := sv.s.Reconfine(sv.cwd)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}
 		opened = append(opened, root)
 		cwd = root
 	}
-	roots := []agentsvc.ListRoot{{Root: cwd, Base: s.Cwd}}
-	for _, d := range s.AdditionalDirs {
-		root, err := s.host.Reconfine(d)
+	roots := []agentsvc.ListRoot{{Root: cwd, Base: sv.cwd}}
+	for _, d := range sv.moreDirs {
+		root, err := sv.s.Reconfine(d)
 		if err != nil {
 			return agentsvc.ListResult{}, err
 		}
@@ -102,7 +85,7 @@ func (s *Session) listFilesOnce(opts FilesOptions) (agentsvc.ListResult, error) 
 		roots = append(roots, agentsvc.ListRoot{Root: root, Base: d})
 	}
 	res, err := agentsvc.SearchFiles(roots, opts.Query, agentsvc.ListBounds{MaxScan: maxFilesScanned, MaxDepth: maxFilesDepth, Limit: opts.Limit})
-	if _, closed := s.workspace.RootForList(); err != nil && closed {
+	if _, closed := sv.workspace.RootForList(); err != nil && closed {
 		return agentsvc.ListResult{}, sessionerr.ErrClosed
 	}
 	return res, err

@@ -1,4 +1,4 @@
-package core
+package services
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ func FuzzFilesOptionsCheck(f *testing.F) {
 	f.Add(string(make([]byte, MaxFileQuery+1)), 10)
 	f.Fuzz(func(t *testing.T, q string, limit int) {
 		o := FilesOptions{Query: q, Limit: limit}
-		err := o.check()
+		err := o.Check()
 		if err != nil {
 			if !errors.Is(err, sessionerr.ErrBadRequest) {
 				t.Fatalf("error %v is not sessionerr.ErrBadRequest", err)

@@ -1,4 +1,4 @@
-package core
+package turns
 
 import (
 	"encoding/json"
@@ -16,8 +16,8 @@ func PromptSize(blocks []json.RawMessage) int64 {
 	return n
 }
 
-// checkPromptSize refuses blocks over limit, Config.MaxPromptBytes (0 = unlimited).
-func checkPromptSize(blocks []json.RawMessage, limit int64) error {
+// CheckPromptSize refuses blocks over limit, Config.MaxPromptBytes (0 = unlimited).
+func CheckPromptSize(blocks []json.RawMessage, limit int64) error {
 	if n := PromptSize(blocks); limit > 0 && n > limit {
 		return fmt.Errorf("%w: prompt is %d bytes; the limit is %d", sessionerr.ErrPromptTooLarge, n, limit)
 	}

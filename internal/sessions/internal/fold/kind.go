@@ -1,4 +1,4 @@
-package core
+package fold
 
 import (
 	"strings"
@@ -6,8 +6,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/eventlog"
 )
 
-// frameKind is the log kind of a frame with method; update is a session/update's sessionUpdate.
-func frameKind(method, update string) eventlog.Kind {
+// Kind is the log kind of a frame with method; update is a session/update's sessionUpdate.
+func Kind(method, update string) eventlog.Kind {
 	switch {
 	case method == "session/update" && update == "user_message_chunk":
 		return eventlog.KindUserChunk
