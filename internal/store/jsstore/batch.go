@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/store/jsstore/storedlog"
 )
 
 // Headers of a JetStream atomic batch (nats-server 2.12+, streams with AllowAtomicPublish): the store keeps
@@ -75,7 +76,7 @@ func (w *writer) publishBatches(entries []eventlog.Entry) error {
 			}
 			continue
 		}
-		m := frameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)[0]
+		m := storedlog.FrameMsgs(p.subject, p.epoch, e.Seq, e.Frame, p.partSize)[0]
 		size := len(m.Data) + headerBytes(m.Header) + batchHeaderBytes
 		if len(batch) == w.batchMsgs() || (len(batch) > 0 && bytes+size > atomicBatchBytes) {
 			if err := end(); err != nil {

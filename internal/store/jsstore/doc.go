@@ -4,5 +4,6 @@
 //
 // The live path never waits for it: a persister is one more reader of the ring, and frames it has not yet
 // stored stay pinned in the ring (Log.Pin) up to a byte bound. Readers rebuild a session's frames with one
-// rule, fold, which tolerates the duplicates, late fills, forks and gaps the writers can leave.
+// rule (storedlog.Folder), which tolerates the duplicates, late fills, forks and gaps the writers can leave;
+// how a frame is stored as messages is in storedlog too.
 package jsstore

@@ -9,10 +9,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/store/jsstore/storedlog"
 )
 
 // Feed implements store.Store: an ephemeral consumer filtered on the session's subject, read in order
-// through fold; a delivery missing on the way fails it.
+// through storedlog.Folder; a delivery missing on the way fails it.
 // Not live, it stops at the last stored message and settles open holes as gaps; live, it keeps going until ctx
 // ends and leaves a hole open until the out-of-order buffer overflows (the writer may still fill it).
 //
@@ -70,16 +71,16 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		return 0, fmt.Errorf("jsstore: feed %s: %w", sid, err)
 	}
 	defer it.Stop()
-	f := newFolder(s.opts.Inflight, fn)
+	f := storedlog.NewFolder(s.opts.Inflight, fn)
 	head := leaderHead{s: s, sid: sid, check: s.opts.Replicas > 1}
 	headReached := false // the feed has read what was stored when it began
 	// atHead settles the folder at the log's head: a read that is not live ends there.
 	atHead := func() (end bool, err error) {
 		headReached = true
 		if !live {
-			return true, f.settle()
+			return true, f.Settle()
 		}
-		if err := f.settleStart(); err != nil {
+		if err := f.SettleStart(); err != nil {
 			return true, err
 		}
 		if caughtUp != nil {
@@ -152,16 +153,14 @@ func (s *Store) feed(ctx context.Context, sid string, live bool, fn func(store.S
 		}
 		delivered = meta.Sequence.Consumer
 		fence = meta.Sequence.Stream
-		if r, err := parseRecord(fence, msg.Headers(), msg.Data()); err != nil {
-			f.anomalies++
-		} else if err := f.fold(r); err != nil {
+		if err := f.Message(fence, msg.Headers(), msg.Data()); err != nil {
 			return fence, err
 		}
 		if meta.NumPending != 0 {
 			continue
 		}
 		if headReached {
-			if err := f.settleStart(); err != nil { // live: a later run of frames read to its end
+			if err := f.SettleStart(); err != nil { // live: a later run of frames read to its end
 				return fence, err
 			}
 			continue

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/store/jsstore/storedlog"
 )
 
 // Fork implements store.Store: it appends frames (normally a new epoch starting at the durable head + 1)
@@ -20,14 +21,14 @@ func (s *Store) Fork(ctx context.Context, sid string, fence uint64, frames []sto
 		return err
 	}
 	subject := s.opts.logSubject(sid)
-	partSize := max(1, int(s.nc.MaxPayload())-partOverhead)
+	partSize := max(1, int(s.nc.MaxPayload())-storedlog.PartOverhead)
 	first := true
 	for _, fr := range frames {
 		var msgs []*nats.Msg
 		if fr.GapTo > 0 {
-			msgs = []*nats.Msg{gapMsg(subject, fr.Epoch, fr.Seq, fr.GapTo)}
+			msgs = []*nats.Msg{storedlog.GapMsg(subject, fr.Epoch, fr.Seq, fr.GapTo)}
 		} else {
-			msgs = frameMsgs(subject, fr.Epoch, fr.Seq, fr.Frame, partSize)
+			msgs = storedlog.FrameMsgs(subject, fr.Epoch, fr.Seq, fr.Frame, partSize)
 		}
 		for _, m := range msgs {
 			var opts []jetstream.PublishOpt

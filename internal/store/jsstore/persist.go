@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/store"
+	"github.com/acp-gateway/gateway/internal/store/jsstore/storedlog"
 )
 
 // readBatch is how many frames the writer takes from the ring per Read: a whole atomic batch.
@@ -72,7 +73,7 @@ func (s *Store) Persist(sid, epoch string, l *eventlog.Log, from uint64) store.P
 	}
 	p := &persister{
 		st: s, epoch: epoch, subject: s.opts.logSubject(sid), log: l,
-		partSize: max(1, int(s.nc.MaxPayload())-partOverhead),
+		partSize: max(1, int(s.nc.MaxPayload())-storedlog.PartOverhead),
 		advanced: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), fenced: make(chan struct{}),
 	}
 	p.pin = l.Pin(s.opts.MaxLag)
@@ -238,7 +239,7 @@ func (w *writer) step() error {
 	res, err := p.log.Read(w.pos, readBatch, w.buf)
 	if errors.Is(err, eventlog.ErrTruncated) {
 		first, _ := p.log.Bounds()
-		if err := w.publish(gapMsg(p.subject, p.epoch, w.pos+1, first-1), first-1, true); err != nil {
+		if err := w.publish(storedlog.GapMsg(p.subject, p.epoch, w.pos+1, first-1), first-1, true); err != nil {
 			return err
 		}
 		p.gaps.Add(1)
@@ -284,7 +285,7 @@ func (w *writer) publishEach(entries []eventlog.Entry) error {
 
 // publishFrame publishes one frame's messages one at a time and moves pos past it.
 func (w *writer) publishFrame(e eventlog.Entry) error {
-	msgs := frameMsgs(w.p.subject, w.p.epoch, e.Seq, e.Frame, w.p.partSize)
+	msgs := storedlog.FrameMsgs(w.p.subject, w.p.epoch, e.Seq, e.Frame, w.p.partSize)
 	for i, m := range msgs {
 		if err := w.publish(m, e.Seq, i == len(msgs)-1); err != nil {
 			return err
@@ -425,11 +426,11 @@ func (w *writer) resync(afterRefusal bool) error {
 	case err != nil:
 		return fmt.Errorf("jsstore: last message of %s: %w", p.subject, err)
 	case afterRefusal:
-		r, perr := parseRecord(m.seq, m.header, nil)
-		if perr != nil || r.epoch != p.epoch {
+		r, perr := storedlog.Parse(m.seq, m.header, nil)
+		if perr != nil || r.Epoch != p.epoch {
 			return &fencedError{other: m.header.Get(jetstream.MsgIDHeader), streamSeq: m.seq}
 		}
-		if end := max(r.seq, r.gapTo); r.part == r.parts && end > p.durable.Load() {
+		if end := max(r.Seq, r.GapTo); r.Part == r.Parts && end > p.durable.Load() {
 			p.advance(end)
 		}
 	}

@@ -1,4 +1,4 @@
-package jsstore
+package storedlog
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 // split into parts, duplicates (republish within or past the dedupe window), holes filled later, forks to a
 // new epoch, and stale frames of a retired writer. held reports whether a hole is still open at the end, forked
 // whether any fork happened: without either, nothing may be missing from the output.
-func streamFromOps(ops []byte) (stream []record, held, forked bool) {
+func streamFromOps(ops []byte) (stream []Record, held, forked bool) {
 	epochs := []string{"e0"}
 	var seq uint64 // the writer's last seq
-	var stash []record
-	var sent []record
-	emit := func(rs ...record) { stream = append(stream, rs...); sent = append(sent, rs...) }
+	var stash []Record
+	var sent []Record
+	emit := func(rs ...Record) { stream = append(stream, rs...); sent = append(sent, rs...) }
 	for i, b := range ops {
 		cur := epochs[len(epochs)-1]
 		switch b % 8 {
@@ -70,13 +70,13 @@ func FuzzFold(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		stream, held, forked := streamFromOps(ops)
 		var out []store.StoredFrame
-		fo := newFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
+		fo := NewFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 		for _, r := range stream {
 			if err := fo.fold(r); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := fo.settle(); err != nil {
+		if err := fo.Settle(); err != nil {
 			t.Fatal(err)
 		}
 		seen := map[string]bool{}
@@ -97,7 +97,7 @@ func FuzzFold(f *testing.F) {
 		if !held && !forked {
 			var written uint64
 			for _, r := range stream {
-				written = max(written, r.seq)
+				written = max(written, r.Seq)
 			}
 			for _, fr := range out {
 				if fr.GapTo > 0 {

@@ -1,19 +1,21 @@
-package jsstore
+package storedlog
 
 import (
 	"slices"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// folder applies the reader rule (docs/cluster.md §2) to a session's stored messages in stream order and emits
+// Folder applies the reader rule (docs/cluster.md §2) to a session's stored messages in stream order and emits
 // the session's frames in log order: every seq at most once, in one epoch chain, with gaps where frames are
 // missing for good. Feed, hydration and the takeover writer all read through it.
-type folder struct {
+type Folder struct {
 	maxPending int                           // Static after construction: bound of the out-of-order buffer.
 	emit       func(store.StoredFrame) error // Static after construction.
 
-	// All fields below are owned by the goroutine calling fold.
+	// All fields below are owned by the goroutine calling Message.
 	started   bool
 	last      uint64 // seq of the newest frame emitted (the end of a gap)
 	epoch     string
@@ -33,32 +35,44 @@ type assembly struct {
 	data  []byte
 }
 
-func newFolder(maxPending int, emit func(store.StoredFrame) error) *folder {
-	return &folder{maxPending: max(1, maxPending), emit: emit, retired: map[string]bool{}, pending: map[uint64]store.StoredFrame{}}
+// NewFolder returns a folder that hands emit each frame in log order, holding at most maxPending out of order.
+func NewFolder(maxPending int, emit func(store.StoredFrame) error) *Folder {
+	return &Folder{maxPending: max(1, maxPending), emit: emit, retired: map[string]bool{}, pending: map[uint64]store.StoredFrame{}}
+}
+
+// Message takes the next stored message of the session's subject; one the gateway did not write counts as
+// an anomaly and is skipped.
+func (f *Folder) Message(streamSeq uint64, h nats.Header, data []byte) error {
+	r, err := Parse(streamSeq, h, data)
+	if err != nil {
+		f.anomalies++
+		return nil
+	}
+	return f.fold(r)
 }
 
 // fold takes the next stored message. Parts are joined first; a whole frame or gap marker then goes through
 // the rule: retired epoch → drop; seq <= last → duplicate; last+1 → emit and drain the buffer; beyond →
 // buffer (a republish will fill the hole); a new epoch at last+1 → fork; any other new-epoch frame → anomaly.
 // The log starts at seq 1, or, once settled, at the lowest frame held (the oldest ones were trimmed).
-func (f *folder) fold(r record) error {
-	if r.parts > 1 {
+func (f *Folder) fold(r Record) error {
+	if r.Parts > 1 {
 		whole, ok := f.assemble(r)
 		if !ok {
 			return nil
 		}
 		r = whole
 	}
-	if f.retired[r.epoch] {
+	if f.retired[r.Epoch] {
 		f.stale++
 		return nil
 	}
-	fr := store.StoredFrame{Seq: r.seq, Epoch: r.epoch, Frame: r.data, GapTo: r.gapTo}
+	fr := store.StoredFrame{Seq: r.Seq, Epoch: r.Epoch, Frame: r.Data, GapTo: r.GapTo}
 	if !f.started {
 		if f.epoch == "" {
-			f.epoch = r.epoch
+			f.epoch = r.Epoch
 		}
-		if r.epoch == f.epoch {
+		if r.Epoch == f.epoch {
 			// Until seq 1 shows up, frames wait: a republish may still bring the first ones.
 			if fr.Seq == 1 {
 				f.started = true
@@ -66,18 +80,18 @@ func (f *folder) fold(r record) error {
 			}
 			return f.hold(fr)
 		}
-		if err := f.settleStart(); err != nil {
+		if err := f.SettleStart(); err != nil {
 			return err
 		}
 	}
 	switch {
-	case r.epoch != f.epoch:
-		if r.seq != f.last+1 {
+	case r.Epoch != f.epoch:
+		if r.Seq != f.last+1 {
 			f.anomalies++
 			return nil
 		}
 		f.retired[f.epoch] = true
-		f.epoch = r.epoch
+		f.epoch = r.Epoch
 		clear(f.pending)
 		return f.accept(fr)
 	case end(fr) <= f.last:
@@ -93,7 +107,7 @@ func (f *folder) fold(r record) error {
 }
 
 // hold buffers a frame that does not follow last; past maxPending the lowest hole is given up.
-func (f *folder) hold(fr store.StoredFrame) error {
+func (f *Folder) hold(fr store.StoredFrame) error {
 	if _, dup := f.pending[fr.Seq]; !dup {
 		f.pending[fr.Seq] = fr
 	}
@@ -103,9 +117,9 @@ func (f *folder) hold(fr store.StoredFrame) error {
 	return nil
 }
 
-// settleStart ends the wait for seq 1: the log starts at the lowest frame held (the stream was trimmed, or
+// SettleStart ends the wait for seq 1: the log starts at the lowest frame held (the stream was trimmed, or
 // the writer's first publishes were lost). A live feed calls it once it has read what was stored.
-func (f *folder) settleStart() error {
+func (f *Folder) SettleStart() error {
 	if f.started || len(f.pending) == 0 {
 		return nil
 	}
@@ -115,9 +129,9 @@ func (f *folder) settleStart() error {
 	return f.accept(fr)
 }
 
-// settle ends a read that has consumed everything stored: a hole still open is final and becomes a gap.
-func (f *folder) settle() error {
-	if err := f.settleStart(); err != nil {
+// Settle ends a read that has consumed everything stored: a hole still open is final and becomes a gap.
+func (f *Folder) Settle() error {
+	if err := f.SettleStart(); err != nil {
 		return err
 	}
 	for len(f.pending) > 0 {
@@ -129,7 +143,7 @@ func (f *folder) settle() error {
 }
 
 // accept emits fr (which starts at last+1 or is the first frame) and everything buffered that now follows.
-func (f *folder) accept(fr store.StoredFrame) error {
+func (f *Folder) accept(fr store.StoredFrame) error {
 	for {
 		if err := f.emit(fr); err != nil {
 			return err
@@ -145,7 +159,7 @@ func (f *folder) accept(fr store.StoredFrame) error {
 
 // nextPending removes and returns the buffered frame that continues at last+1, dropping buffered frames the
 // emitted ones already cover (a gap marker may cover several).
-func (f *folder) nextPending() (store.StoredFrame, bool) {
+func (f *Folder) nextPending() (store.StoredFrame, bool) {
 	for seq, fr := range f.pending {
 		if end(fr) <= f.last {
 			delete(f.pending, seq)
@@ -162,9 +176,9 @@ func (f *folder) nextPending() (store.StoredFrame, bool) {
 }
 
 // fillHole gives up on the lowest hole: it becomes a gap marker up to the lowest buffered frame.
-func (f *folder) fillHole() error {
+func (f *Folder) fillHole() error {
 	if !f.started {
-		return f.settleStart()
+		return f.SettleStart()
 	}
 	if len(f.pending) == 0 {
 		return nil
@@ -174,22 +188,22 @@ func (f *folder) fillHole() error {
 }
 
 // assemble adds one part; it returns the whole frame once its last part arrived in order.
-func (f *folder) assemble(r record) (record, bool) {
+func (f *Folder) assemble(r Record) (Record, bool) {
 	a := &f.asm
 	switch {
-	case r.part == 1:
-		*a = assembly{epoch: r.epoch, seq: r.seq, next: 2, parts: r.parts, data: append([]byte(nil), r.data...)}
-	case a.next == r.part && a.epoch == r.epoch && a.seq == r.seq && a.parts == r.parts:
-		a.data = append(a.data, r.data...)
+	case r.Part == 1:
+		*a = assembly{epoch: r.Epoch, seq: r.Seq, next: 2, parts: r.Parts, data: append([]byte(nil), r.Data...)}
+	case a.next == r.Part && a.epoch == r.Epoch && a.seq == r.Seq && a.parts == r.Parts:
+		a.data = append(a.data, r.Data...)
 		a.next++
 	default:
-		return record{}, false // a duplicate part, or one whose predecessors were trimmed
+		return Record{}, false // a duplicate part, or one whose predecessors were trimmed
 	}
 	if a.next <= a.parts {
-		return record{}, false
+		return Record{}, false
 	}
 	whole := r
-	whole.part, whole.parts, whole.data = 1, 1, a.data
+	whole.Part, whole.Parts, whole.Data = 1, 1, a.data
 	*a = assembly{}
 	return whole, true
 }

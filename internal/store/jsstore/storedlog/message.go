@@ -1,4 +1,4 @@
-package jsstore
+package storedlog
 
 import (
 	"errors"
@@ -17,18 +17,18 @@ const (
 	hdrGap  = "Acpgw-Gap"  // "from-to": frames from..to were never stored
 )
 
-// partOverhead is what a message's headers and protocol line may take out of the connection's MaxPayload.
-const partOverhead = 1024
+// PartOverhead is what a message's headers and protocol line may take out of the connection's MaxPayload.
+const PartOverhead = 1024
 
-// record is one stored message as the reader rule sees it.
-type record struct {
-	streamSeq uint64 // the message's stream sequence
-	epoch     string
-	seq       uint64 // the frame's seq; the first missing seq of a gap marker
-	gapTo     uint64 // > 0: a gap marker for seq..gapTo
-	part      int    // 1-based part index; 1 of 1 for a whole frame
-	parts     int
-	data      []byte
+// Record is one stored message as the reader rule sees it.
+type Record struct {
+	StreamSeq uint64 // the message's stream sequence
+	Epoch     string
+	Seq       uint64 // the frame's seq; the first missing seq of a gap marker
+	GapTo     uint64 // > 0: a gap marker for Seq..GapTo
+	Part      int    // 1-based part index; 1 of 1 for a whole frame
+	Parts     int
+	Data      []byte
 }
 
 // msgID is the dedupe id of a frame, of one of its parts, or of a gap marker.
@@ -44,8 +44,8 @@ func gapID(epoch string, from, to uint64) string {
 	return epoch + "." + strconv.FormatUint(from, 10) + "-" + strconv.FormatUint(to, 10)
 }
 
-// frameMsgs returns the messages of one frame: one, or n parts of at most partSize bytes each.
-func frameMsgs(subject, epoch string, seq uint64, frame []byte, partSize int) []*nats.Msg {
+// FrameMsgs returns the messages of one frame: one, or n parts of at most partSize bytes each.
+func FrameMsgs(subject, epoch string, seq uint64, frame []byte, partSize int) []*nats.Msg {
 	parts := max(1, (len(frame)+partSize-1)/partSize)
 	msgs := make([]*nats.Msg, parts)
 	for i := range parts {
@@ -60,19 +60,20 @@ func frameMsgs(subject, epoch string, seq uint64, frame []byte, partSize int) []
 	return msgs
 }
 
-func gapMsg(subject, epoch string, from, to uint64) *nats.Msg {
+// GapMsg returns the marker that frames from..to of epoch were never stored.
+func GapMsg(subject, epoch string, from, to uint64) *nats.Msg {
 	m := &nats.Msg{Subject: subject, Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, gapID(epoch, from, to))
 	m.Header.Set(hdrGap, strconv.FormatUint(from, 10)+"-"+strconv.FormatUint(to, 10))
 	return m
 }
 
-var errBadRecord = errors.New("jsstore: malformed stored message")
+var errBadRecord = errors.New("storedlog: malformed stored message")
 
-// parseRecord reads a stored message's headers. A message the gateway did not write is an error, which the
+// Parse reads a stored message's headers. A message the gateway did not write is an error, which the
 // reader counts as an anomaly and skips.
-func parseRecord(streamSeq uint64, h nats.Header, data []byte) (record, error) {
-	r := record{streamSeq: streamSeq, part: 1, parts: 1, data: data}
+func Parse(streamSeq uint64, h nats.Header, data []byte) (Record, error) {
+	r := Record{StreamSeq: streamSeq, Part: 1, Parts: 1, Data: data}
 	id := h.Get(jetstream.MsgIDHeader)
 	if gap := h.Get(hdrGap); gap != "" {
 		from, to, ok := splitRange(gap)
@@ -80,7 +81,7 @@ func parseRecord(streamSeq uint64, h nats.Header, data []byte) (record, error) {
 		if !ok || dot <= 0 || from == 0 || to < from {
 			return r, fmt.Errorf("%w: gap %q id %q", errBadRecord, gap, id)
 		}
-		r.epoch, r.seq, r.gapTo, r.data = id[:dot], from, to, nil
+		r.Epoch, r.Seq, r.GapTo, r.Data = id[:dot], from, to, nil
 		return r, nil
 	}
 	if p := h.Get(hdrPart); p != "" {
@@ -91,7 +92,7 @@ func parseRecord(streamSeq uint64, h nats.Header, data []byte) (record, error) {
 		if !ok || err1 != nil || err2 != nil || part < 1 || part > parts || dot <= 0 || id[dot+1:] != i {
 			return r, fmt.Errorf("%w: part %q id %q", errBadRecord, p, id)
 		}
-		r.part, r.parts, id = part, parts, id[:dot]
+		r.Part, r.Parts, id = part, parts, id[:dot]
 	}
 	dot := strings.LastIndexByte(id, '.')
 	if dot <= 0 {
@@ -101,7 +102,7 @@ func parseRecord(streamSeq uint64, h nats.Header, data []byte) (record, error) {
 	if err != nil || seq == 0 {
 		return r, fmt.Errorf("%w: id %q", errBadRecord, id)
 	}
-	r.epoch, r.seq = id[:dot], seq
+	r.Epoch, r.Seq = id[:dot], seq
 	return r, nil
 }
 

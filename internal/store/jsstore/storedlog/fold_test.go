@@ -1,4 +1,4 @@
-package jsstore
+package storedlog
 
 import (
 	"fmt"
@@ -9,41 +9,41 @@ import (
 )
 
 // rec is a whole stored frame of epoch e; its bytes name it, so a test sees which message an output came from.
-func rec(e string, seq uint64) record {
-	return record{epoch: e, seq: seq, part: 1, parts: 1, data: []byte(fmt.Sprintf("%s/%d", e, seq))}
+func rec(e string, seq uint64) Record {
+	return Record{Epoch: e, Seq: seq, Part: 1, Parts: 1, Data: []byte(fmt.Sprintf("%s/%d", e, seq))}
 }
 
-func gapRec(e string, from, to uint64) record {
-	return record{epoch: e, seq: from, gapTo: to, part: 1, parts: 1}
+func gapRec(e string, from, to uint64) Record {
+	return Record{Epoch: e, Seq: from, GapTo: to, Part: 1, Parts: 1}
 }
 
 // partRec is part i of n of the frame rec(e, seq), one byte each (the last part takes the rest).
-func partRec(e string, seq uint64, i, n int) record {
-	whole := rec(e, seq).data
+func partRec(e string, seq uint64, i, n int) Record {
+	whole := rec(e, seq).Data
 	from, to := i-1, i
 	if i == n {
 		to = len(whole)
 	}
-	return record{epoch: e, seq: seq, part: i, parts: n, data: whole[from:to]}
+	return Record{Epoch: e, Seq: seq, Part: i, Parts: n, Data: whole[from:to]}
 }
 
-func parts(e string, seq uint64, n int, order ...int) []record {
-	var out []record
+func parts(e string, seq uint64, n int, order ...int) []Record {
+	var out []Record
 	for _, i := range order {
 		out = append(out, partRec(e, seq, i, n))
 	}
 	return out
 }
 
-func cat(groups ...[]record) []record {
-	var out []record
+func cat(groups ...[]Record) []Record {
+	var out []Record
 	for _, g := range groups {
 		out = append(out, g...)
 	}
 	return out
 }
 
-func recs(rs ...record) []record { return rs }
+func recs(rs ...Record) []Record { return rs }
 
 // show renders folded output: "e1/1" for a frame, "gap 2-3@e1" for a gap.
 func show(frames []store.StoredFrame) string {
@@ -62,17 +62,17 @@ func show(frames []store.StoredFrame) string {
 	return strings.Join(b, " ")
 }
 
-func runFold(t *testing.T, maxPending int, in []record, settle bool) (string, *folder) {
+func runFold(t *testing.T, maxPending int, in []Record, settle bool) (string, *Folder) {
 	t.Helper()
 	var out []store.StoredFrame
-	f := newFolder(maxPending, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
+	f := NewFolder(maxPending, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 	for _, r := range in {
 		if err := f.fold(r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if settle {
-		if err := f.settle(); err != nil {
+		if err := f.Settle(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestFold(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		maxPending int
-		in         []record
+		in         []Record
 		want       string
 		anomalies  uint64
 		stale      uint64
@@ -158,7 +158,7 @@ func TestFoldLiveKeepsHoleOpen(t *testing.T) {
 // A live feed waits for seq 1 until it has read what was stored, then starts at the oldest frame held.
 func TestFoldSettleStart(t *testing.T) {
 	var out []store.StoredFrame
-	f := newFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
+	f := NewFolder(256, func(fr store.StoredFrame) error { out = append(out, fr); return nil })
 	for _, r := range recs(rec("a", 5), rec("a", 6)) {
 		if err := f.fold(r); err != nil {
 			t.Fatal(err)
@@ -167,7 +167,7 @@ func TestFoldSettleStart(t *testing.T) {
 	if len(out) != 0 {
 		t.Fatalf("emitted %s before the start was settled", show(out))
 	}
-	if err := f.settleStart(); err != nil {
+	if err := f.SettleStart(); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.fold(rec("a", 7)); err != nil {
