@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -183,7 +184,7 @@ func (r *localRunner) fail(conn *agents.Conn, reason string) {
 	if !ok {
 		return
 	}
-	core.Deliver(answers)
+	pending.Deliver(answers)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	c.SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -48,7 +49,7 @@ func (r *localRunner) detach(reason string) bool {
 		return false
 	}
 	defer close(done)
-	core.Deliver(answers)
+	pending.Deliver(answers)
 	if t != nil {
 		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -182,7 +183,7 @@ func (r *localRunner) CloseHere(reason string) {
 	c := core.ControlOf(s)
 	c.EndOnce(func() {
 		conn, t, wasUsable, answers := c.BeginClose()
-		core.Deliver(answers)
+		pending.Deliver(answers)
 		if t != nil && wasUsable {
 			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		}

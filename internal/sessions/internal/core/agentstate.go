@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -106,7 +107,7 @@ func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
 
 // MarkAgentFailed fails the session whose agent conn went away: pending permissions are denied (the answers
 // to deliver) and the failed status is logged. ok is false when conn is no longer the session's agent.
-func (c Control) MarkAgentFailed(conn *agents.Conn, reason string) (answers []AnswerTo, ok bool) {
+func (c Control) MarkAgentFailed(conn *agents.Conn, reason string) (answers []pending.AnswerTo, ok bool) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -53,7 +54,7 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 // ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
 // config options, the agent's info and session. A cold copy lists from the entry (its title, last turn and
 // status), unless the entry is behind the frames a paused copy folded. The caller holds mu.
-func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv views.DirView, rev uint64) {
 	s := c.s
 	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
 	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities

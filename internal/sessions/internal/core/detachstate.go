@@ -2,6 +2,8 @@ package core
 
 import (
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -12,7 +14,7 @@ import (
 // pending permissions. It returns the agent, its running turn (nil when idle), the answers to deliver, and
 // done, which the detach closes once it has ended. ok is false when the session has no agent to detach
 // (starting, detached, ended, or closing); when another detach is stopping it, it waits for that one first.
-func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, done chan struct{}, ok bool) {
+func (c Control) BeginDetach() (conn *agents.Conn, t *turns.Turn, answers []pending.AnswerTo, done chan struct{}, ok bool) {
 	s := c.s
 	s.mu.Lock()
 	if s.stopping {

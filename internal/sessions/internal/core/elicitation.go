@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -48,7 +49,7 @@ func (s *Session) CompleteElicitation(params json.RawMessage) {
 }
 
 // PendingElicitations lists the pending elicitations in the order they were made.
-func (s *Session) PendingElicitations() []ElicitationView {
+func (s *Session) PendingElicitations() []pending.ElicitationView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state.Perms.ElicitationViews()

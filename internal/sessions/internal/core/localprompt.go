@@ -15,7 +15,7 @@ import (
 // PromptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
 // a detached session goes to reattach, which re-attaches it and starts the turn. The caller holds mu, which
 // it releases (reattach too).
-func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
+func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*turns.Turn, error)) (*turns.Turn, error) {
 	s := c.s
 	switch s.state.Status {
 	case store.StatusStarting:

@@ -4,18 +4,13 @@ import (
 	"sync"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Who streams a session is its presence (stream.Presence, its own lock): each Subscriber opened by a
 // principal is counted there until it detaches, and subscribers hear of changes through their Follow.
-
-// Watcher is one principal streaming a session, as presence lists it.
-type Watcher = stream.Watcher
-
-// PresenceDelay is how long presence changes are gathered before subscribers hear of them.
-const PresenceDelay = stream.PresenceDelay
 
 // Subscriber is one attached stream of a session (Session.AttachAs), counted against the session's client
 // cap and in its presence.
@@ -41,10 +36,10 @@ func (sub *Subscriber) Session() *Session { return sub.s }
 func (sub *Subscriber) Lost() <-chan struct{} { return sub.lost }
 
 // Published is the session's last published watcher list and its version.
-func (sub *Subscriber) Published() (uint64, []Watcher) { return sub.s.presence.Published() }
+func (sub *Subscriber) Published() (uint64, []stream.Watcher) { return sub.s.presence.Published() }
 
 // Watchers lists who streams the session now.
-func (sub *Subscriber) Watchers() []Watcher { return sub.s.Watchers() }
+func (sub *Subscriber) Watchers() []stream.Watcher { return sub.s.Watchers() }
 
 // Detach ends the subscription; later calls do nothing.
 func (sub *Subscriber) Detach() {
@@ -102,7 +97,7 @@ func (s *Session) publishPresence() {
 }
 
 // Watchers lists who streams the session now, one entry per principal, the owner first.
-func (s *Session) Watchers() []Watcher { return s.presence.Watchers(s.roleOf) }
+func (s *Session) Watchers() []stream.Watcher { return s.presence.Watchers(s.roleOf) }
 
 // roleOf names p's role in s: owner, admin, collaborator or viewer; "" when p may not see it.
 func (s *Session) roleOf(p principal.Principal) string {
@@ -113,9 +108,9 @@ func (s *Session) roleOf(p principal.Principal) string {
 		return "admin"
 	}
 	switch s.AccessOf(p) {
-	case AccessAct:
+	case access.Act:
 		return string(store.ShareCollaborator)
-	case AccessView:
+	case access.View:
 		return string(store.ShareViewer)
 	}
 	return ""

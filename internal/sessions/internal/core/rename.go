@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -42,7 +43,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 	if err != nil {
 		return "", err
 	}
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := s.allow(who, access.Act); err != nil {
 		return "", err
 	}
 	if s.Status() == store.StatusClosed {
