@@ -12,6 +12,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
@@ -161,7 +162,7 @@ func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) 
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sessionerr.AgentError{Op: "authenticate", Err: core.CallError(ctx, err, r.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: agentlink.CallError(ctx, err, r.reg.cfg.CallTimeout)}
 		}
 		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}

@@ -17,7 +17,7 @@ func (c Control) BeginClose() (conn *agents.Conn, t *turns.Turn, wasUsable bool,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true
-	conn = s.conn
+	conn = s.agent.Conn
 	if s.cancelAttach != nil {
 		s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
 	}

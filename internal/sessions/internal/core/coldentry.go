@@ -12,9 +12,7 @@ import (
 func (c Control) ColdFromEntry(e store.DirEntry, dv views.DirView, rev uint64) {
 	s := c.s
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	s.agent.TakeEntry(e, dv)
 	s.state.Status, s.state.Reason = store.StatusDetached, e.Reason
 	if e.Status == store.StatusFailed {
 		s.state.Status = store.StatusFailed

@@ -56,9 +56,7 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 // status), unless the entry is behind the frames a paused copy folded. The caller holds mu.
 func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv views.DirView, rev uint64) {
 	s := c.s
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	s.agent.TakeEntry(e, dv)
 	if c := s.cold; c != nil {
 		c.TakeEntry(e, dv.Title, dv.LastTurn, rev)
 	}

@@ -32,7 +32,7 @@ func (c Control) BeginDetach() (conn *agents.Conn, t *turns.Turn, answers []pend
 	s.stopping = true
 	done = make(chan struct{})
 	s.detachDone = done // read under mu only while stopping; set again only by the next detach
-	conn, t = s.conn, s.state.Turn
+	conn, t = s.agent.Conn, s.state.Turn
 	if t != nil {
 		t.RequestCancel()
 	}
@@ -51,7 +51,7 @@ func (c Control) EndDetach(reason string) bool {
 	if s.closing {
 		return false
 	}
-	s.conn = nil
+	s.agent.Conn = nil
 	s.lastActive = s.host.Now()
 	s.logStatusLocked(store.StatusDetached, reason)
 	return true

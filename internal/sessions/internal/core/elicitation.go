@@ -21,7 +21,7 @@ func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage
 	s.mu.Lock()
 	p := s.newRequestLocked()
 	p.Elicit = &req
-	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.loginSecrets)) // the session id rewritten, the rest as sent
+	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.agent.Secrets)) // the session id rewritten, the rest as sent
 	if err != nil || perr != nil {
 		s.mu.Unlock()
 		s.logger.Warn("declining malformed elicitation request", "err", errors.Join(err, perr))

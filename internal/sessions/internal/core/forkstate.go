@@ -24,7 +24,7 @@ func (c Control) ForkableLocked() error {
 		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case s.state.Turn != nil, s.reattaching, s.state.Status == store.StatusRunning:
 		return fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
-	case s.state.Status == store.StatusStarting || s.agentSID == "":
+	case s.state.Status == store.StatusStarting || s.agent.SID == "":
 		return sessionerr.ErrNotReady
 	}
 	return nil

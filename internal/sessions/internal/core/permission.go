@@ -25,7 +25,7 @@ import (
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, perr := ask.ParsePermissionRequest(params)
 	s.mu.Lock()
-	params = agentlogin.ScrubParams(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
+	params = agentlogin.ScrubParams(params, s.agent.Secrets) // what clients and the log get; req keeps the agent's option ids
 	p := s.newRequestLocked()
 	p.Req = req
 	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.

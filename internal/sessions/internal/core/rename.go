@@ -56,7 +56,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 func (c Control) LogTitle(title string) error {
 	s := c.s
 	s.mu.Lock()
-	sid := s.agentSID
+	sid := s.agent.SID
 	s.mu.Unlock()
 	params, err := json.Marshal(map[string]any{"sessionId": sid, "update": map[string]any{"sessionUpdate": "session_info_update", "title": title}})
 	if err != nil {

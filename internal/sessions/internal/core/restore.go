@@ -11,19 +11,11 @@ import (
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
 // knows about its transcript, turns and permission requests. What they do not say is in DirView.
 
-// dirViewLocked is the session's DirView. The caller holds mu.
-func (s *Session) dirViewLocked() views.DirView {
-	return views.DirView{
-		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
-	}
-}
-
 // Resumability reports the agent session id and what the agent advertised at its last start.
 func (s *Session) Resumability() views.Resumability {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return views.Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
+	return s.agent.Resumability()
 }
 
 // restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
@@ -39,8 +31,7 @@ func (s *Session) restoreFrom(entries []eventlog.Entry, dv views.DirView) error 
 
 // restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
 func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv views.DirView) error {
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+	s.agent.TakeView(dv)
 	for _, e := range entries {
 		if err := s.putStoredLocked(e.Seq, e.Frame); err != nil {
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)

@@ -17,7 +17,7 @@ func (c Control) MarkStoodDown() (*agents.Conn, *turns.Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing, s.stoodDown = true, true
-	conn, t := s.conn, s.state.Turn
+	conn, t := s.agent.Conn, s.state.Turn
 	if s.cancelAttach != nil {
 		s.cancelAttach()
 	}

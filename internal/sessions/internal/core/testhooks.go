@@ -59,14 +59,11 @@ func (c Control) RestoreFrom(entries []eventlog.Entry, dv views.DirView) error {
 }
 
 // DirViewLocked is what the session's directory entry says of it. The caller holds mu.
-func (c Control) DirViewLocked() views.DirView { return c.s.dirViewLocked() }
+func (c Control) DirViewLocked() views.DirView { return c.s.agent.DirView() }
 
 // HeldUpdates is how many agent updates wait for session_ready; 0 when the start holds none.
 func (c Control) HeldUpdates() int32 {
-	if g := c.s.ready.Load(); g != nil {
-		return g.held.Load()
-	}
-	return 0
+	return c.s.ready.Held()
 }
 
 // TurnTextCap is the capacity of the buffer that collects t's text. The caller holds mu.

@@ -101,7 +101,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked(eventlog.KindUserChunk, "session/update", params, translate.GatewayMeta{TurnID: t.ID})
 	}
-	conn := s.conn
+	conn := s.agent.Conn
 	s.mu.Unlock()
 	s.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(turns.TextOf(blocks)))
@@ -115,7 +115,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 func (s *Session) runTurn(conn *agents.Conn, t *turns.Turn, blocks []json.RawMessage) {
 	answered := make(chan turns.Answer, 1)
 	go func() {
-		a := t.Prompt(conn, s.agentSID, blocks)
+		a := t.Prompt(conn, s.agent.SID, blocks)
 		if a.UsageMalformed {
 			s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 		}
@@ -203,7 +203,7 @@ func (s *Session) finishTurn(t *turns.Turn, agentStop string, callErr error, fai
 	}
 	r := turns.TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Usage: t.Usage()}
 	if turnFailed {
-		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.agent.Secrets) // REST details and `/acp` errors show it
 	}
 	r = t.End(r)
 	s.state.Keys.Ended(r)
@@ -229,11 +229,11 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 	}
 	first := t.RequestCancel()
 	answers := s.cancelPendingLocked(t.ID)
-	conn := s.conn
+	conn := s.agent.Conn
 	s.mu.Unlock()
 	pending.Deliver(answers)
 	if first {
-		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
+		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agent.SID}); err != nil {
 			s.logger.Warn("send session/cancel", "err", err)
 		}
 		s.logger.Info("turn cancel requested", "turn", t.ID)

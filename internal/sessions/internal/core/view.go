@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -17,8 +18,8 @@ func (s *Session) viewLocked() views.View {
 	v := views.View{
 		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.state.Status, StatusReason: s.state.Reason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
-		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
+		Modes: s.agent.Modes, ConfigOptions: s.agent.ConfigOptions,
+		AgentInfo: agentlink.NullToNil(s.agent.Info), AgentCapabilities: agentlink.NullToNil(s.agent.Caps),
 		PendingPermissions: s.state.Perms.PermissionViews(), PendingElicitations: s.state.Perms.ElicitationViews(),
 	}
 	v.LastTurn = s.state.LastTurn // never mutated once set: finishTurn replaces it
