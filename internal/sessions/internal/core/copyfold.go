@@ -2,9 +2,7 @@ package core
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -87,13 +85,7 @@ func (c Control) FailedOrClosed() error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.state.Status {
-	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
-	case store.StatusClosed:
-		return sessionerr.ErrClosed
-	}
-	return nil
+	return s.state.Ended()
 }
 
 // CloseCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,

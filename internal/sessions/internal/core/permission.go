@@ -9,7 +9,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
@@ -99,17 +98,13 @@ func (s *Session) resolveLocked(p *pending.Request, o ask.Outcome, by string) []
 // resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
 func (s *Session) resolveAsLocked(p *pending.Request, o ask.Outcome, by string, who principal.Principal) []pending.AnswerTo {
 	s.state.Perms.Resolve(p.ID)
-	res := o.ClientJSON()
+	method, idKey := "_gateway/permission_resolved", "permissionId"
 	if p.Elicit != nil {
-		s.appendGatewayLocked("_gateway/elicitation_resolved", p.TurnID, withActor(map[string]any{
-			"requestId": p.ID, "outcome": res, "by": by,
-		}, who))
-		return []pending.AnswerTo{pending.Answer(p, o)}
+		method, idKey = "_gateway/elicitation_resolved", "requestId"
+	} else {
+		s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.Now().Sub(p.CreatedAt))
 	}
-	s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.Now().Sub(p.CreatedAt))
-	s.appendGatewayLocked("_gateway/permission_resolved", p.TurnID, withActor(map[string]any{
-		"permissionId": p.ID, "outcome": res, "by": by,
-	}, who))
+	s.appendGatewayLocked(method, p.TurnID, withActor(map[string]any{idKey: p.ID, "outcome": o.ClientJSON(), "by": by}, who))
 	return []pending.AnswerTo{pending.Answer(p, o)}
 }
 
@@ -134,19 +129,11 @@ func (s *Session) Answer(permissionID string, a ask.ClientAnswer, by string) (as
 // answer is Answer by who, also returning the running turn the request belonged to.
 func (s *Session) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	s.mu.Lock()
-	p, ok := s.state.Perms.Get(permissionID)
-	if !ok {
-		was := s.state.Perms.WasResolved(permissionID)
-		s.mu.Unlock()
-		switch {
-		case was:
-			return ask.Outcome{}, nil, sessionerr.ErrAlreadyResolved
-		case a.For == "elicitation":
-			return ask.Outcome{}, nil, sessionerr.ErrElicitationUnknown
-		}
-		return ask.Outcome{}, nil, sessionerr.ErrPermissionUnknown
+	p, err := s.state.Perms.Lookup(permissionID, a.For == "elicitation")
+	var o ask.Outcome
+	if err == nil {
+		o, err = p.Decide(a)
 	}
-	o, err := p.Decide(a)
 	if err != nil {
 		s.mu.Unlock()
 		return ask.Outcome{}, nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -258,13 +257,12 @@ func (s *Session) callAgent(ctx context.Context, method string, params map[strin
 func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.state.Ended(); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.state.Status == store.StatusStarting:
 		return nil, sessionerr.ErrNotReady
-	case s.state.Status == store.StatusClosed:
-		return nil, sessionerr.ErrClosed
-	case s.state.Status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case s.state.Status == store.StatusDetached, s.stopping:
 		return nil, sessionerr.ErrDetached
 	}

@@ -66,12 +66,6 @@ func (c Control) HeldUpdates() int32 {
 	return c.s.ready.Held()
 }
 
-// TurnTextCap is the capacity of the buffer that collects t's text. The caller holds mu.
-func (c Control) TurnTextCap(t *turns.Turn) int { return t.TextCap() }
-
-// NotifyAskedLocked wakes t's waiters as a new permission request does. The caller holds mu.
-func (c Control) NotifyAskedLocked(t *turns.Turn) { t.NotifyAsked() }
-
 // BareSessionForTest is a session of only a log in epoch, without a host or an agent; the caller sets its
 // runner.
 func BareSessionForTest(epoch string, log *eventlog.Log) *Session {
