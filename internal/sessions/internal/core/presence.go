@@ -6,7 +6,6 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Who streams a session is its presence (stream.Presence, its own lock): each Subscriber opened by a
@@ -101,19 +100,7 @@ func (s *Session) Watchers() []stream.Watcher { return s.presence.Watchers(s.rol
 
 // roleOf names p's role in s: owner, admin, collaborator or viewer; "" when p may not see it.
 func (s *Session) roleOf(p principal.Principal) string {
-	switch {
-	case !s.Owner.IsZero() && s.Owner.ID == p.ID:
-		return "owner"
-	case p.IsAdmin():
-		return "admin"
-	}
-	switch s.AccessOf(p) {
-	case access.Act:
-		return string(store.ShareCollaborator)
-	case access.View:
-		return string(store.ShareViewer)
-	}
-	return ""
+	return access.RoleOf(s.Owner.ID, &s.shares, p)
 }
 
 // sharesChanged applies a change of the shares to open streams: the subscribers of a principal who may no

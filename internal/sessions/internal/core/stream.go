@@ -23,19 +23,7 @@ func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) stream.Star
 	first, head := s.log.Bounds()
 	changed := hasAfter && epoch != "" && epoch != s.epochLocked() && !s.sharesPrefix(epoch, after)
 	s.mu.Unlock()
-	st := stream.Start{Cursor: after, ReplayUntil: head, EarliestSeq: first, HeadSeq: head}
-	switch {
-	case changed:
-		st.Resync = "epoch_changed"
-	case after > head:
-		st.Resync = "invalid_cursor"
-	case after+1 < first:
-		st.Resync = "log_truncated"
-	}
-	if st.Resync != "" {
-		st.Cursor = head
-	}
-	return st
+	return stream.StartFrom(first, head, after, changed)
 }
 
 // Attach registers a subscriber nobody in particular opened (it is not counted in presence); false when the

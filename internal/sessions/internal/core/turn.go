@@ -165,33 +165,14 @@ func (s *Session) finishTurn(t *turns.Turn, agentStop string, callErr error, fai
 		s.mu.Unlock()
 		return false
 	}
-	stop := translate.ResolveStopReason(agentStop, t.CancelRequested())
-	turnFailed := callErr != nil && !t.CancelRequested()
-	if turnFailed {
-		stop = translate.StopError // never end_turn: a client that reads only the stop reason must see it failed
-	}
-	outcome := translate.OutcomeOf(stop)
-	closeReason := ""
-	switch {
-	case t.CancelRequested():
-		closeReason = translate.StopCancelled
-	case callErr != nil:
-		closeReason = "agent_error"
-	}
-	for _, p := range s.tctx.EndTurn(closeReason) {
+	end := turns.EndOf(t, agentStop, callErr, s.host.Now().UTC())
+	stop := end.Stop
+	for _, p := range s.tctx.EndTurn(end.CloseReason) {
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.state.LastTurn = &turns.LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.state.LastTurn.EndedAt.Format(time.RFC3339Nano)}
-	if turnFailed {
-		ended["error"] = turns.ErrorJSON(callErr)
-		s.state.LastTurn.Error = ended["error"].(map[string]any)
-	}
-	if u := t.Usage(); u != nil {
-		ended["usage"], s.state.LastTurn.Usage = u, u
-	}
-	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
+	s.state.LastTurn = end.Last
+	s.appendGatewayLocked("_gateway/turn_ended", t.ID, end.Frame)
 	s.state.Turn = nil
 	s.lastActive = s.host.Now()
 	failed := false
@@ -201,8 +182,8 @@ func (s *Session) finishTurn(t *turns.Turn, agentStop string, callErr error, fai
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
-	r := turns.TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Usage: t.Usage()}
-	if turnFailed {
+	r := turns.TurnResult{TurnID: t.ID, StopReason: stop, Outcome: end.Outcome, Usage: t.Usage()}
+	if end.Failed {
 		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.agent.Secrets) // REST details and `/acp` errors show it
 	}
 	r = t.End(r)
