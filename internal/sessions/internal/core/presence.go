@@ -1,8 +1,6 @@
 package core
 
 import (
-	"sync"
-
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
@@ -18,21 +16,18 @@ type Subscriber struct {
 	s   *Session
 	who principal.Principal
 
-	lost       chan struct{} // closed when who may no longer see the session (a share ended)
-	lostOnce   sync.Once
-	detached   chan struct{} // closed by Detach
-	detachOnce sync.Once
+	ends stream.Ends // Lost and Detached
 }
 
 // Detached is closed once the subscription has ended.
-func (sub *Subscriber) Detached() <-chan struct{} { return sub.detached }
-
-// Session is the session subscribed to.
-func (sub *Subscriber) Session() *Session { return sub.s }
+func (sub *Subscriber) Detached() <-chan struct{} { return sub.ends.Detached() }
 
 // Lost is closed when the subscriber's principal may no longer see the session (its share ended): every
 // face then ends the stream as if the session did not exist.
-func (sub *Subscriber) Lost() <-chan struct{} { return sub.lost }
+func (sub *Subscriber) Lost() <-chan struct{} { return sub.ends.Lost() }
+
+// Session is the session subscribed to.
+func (sub *Subscriber) Session() *Session { return sub.s }
 
 // Published is the session's last published watcher list and its version.
 func (sub *Subscriber) Published() (uint64, []stream.Watcher) { return sub.s.presence.Published() }
@@ -42,8 +37,7 @@ func (sub *Subscriber) Watchers() []stream.Watcher { return sub.s.Watchers() }
 
 // Detach ends the subscription; later calls do nothing.
 func (sub *Subscriber) Detach() {
-	sub.detachOnce.Do(func() {
-		close(sub.detached)
+	sub.ends.EndOnce(func() {
 		s := sub.s
 		s.mu.Lock()
 		s.clients--
@@ -67,21 +61,13 @@ func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	}
 	s.clients++
 	s.mu.Unlock()
-	sub := &Subscriber{s: s, who: who, lost: make(chan struct{}), detached: make(chan struct{})}
+	sub := &Subscriber{s: s, who: who, ends: stream.NewEnds()}
 	if who.IsZero() {
 		return sub, true
 	}
 	s.presence.Add(sub, who)
 	s.presenceChanged()
 	return sub, true
-}
-
-// HasClients reports whether a subscriber is attached.
-func (c Control) HasClients() bool {
-	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clients > 0
 }
 
 // presenceChanged schedules a publish after PresenceDelay unless one is pending.
@@ -111,7 +97,7 @@ func (s *Session) sharesChanged() {
 	lostAny := false
 	for sub, who := range s.presence.Subscribers() {
 		if !s.VisibleTo(who) {
-			sub.lostOnce.Do(func() { close(sub.lost) })
+			sub.ends.MarkLost()
 			lostAny = true
 		}
 	}

@@ -37,12 +37,10 @@ func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv views.DirView) 
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
 	}
-	if n := len(s.state.Epochs); n > 0 {
-		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
-		// newSession drew: clients holding it resume, and what is logged next continues it.
-		if e := s.state.Epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
-			s.Epoch = e
-		}
+	// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
+	// newSession drew: clients holding it resume, and what is logged next continues it.
+	if e := s.lastEpochLocked(); e != s.Epoch { // a cold session already holds it: no write
+		s.Epoch = e
 	}
 	return nil
 }
