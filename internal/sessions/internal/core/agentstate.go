@@ -65,7 +65,7 @@ func (c Control) ResumeInfo() (canLoad, canResume bool, agentSID string) {
 // only while the session is detached and no agent starts.
 func (c Control) ClientMCPServers() []agents.MCPServer { return c.s.clientMCP }
 
-// NewReadyGate holds the agent's updates that follow its session/new answer until release (status.go).
+// NewReadyGate holds the agent's updates that follow its session/new answer until its Release (package agentlink).
 func (c Control) NewReadyGate() *agentlink.ReadyGate {
 	return c.s.ready.NewGate()
 }

@@ -40,7 +40,7 @@ type Session struct {
 	Owner          principal.Principal          // who created it: only they, admins and those it is shared with see it (owner.go)
 	shares         access.Shares                // who the owner shared it with (share.go); its own lock
 	presence       stream.Presence[*Subscriber] // who streams it now (presence.go); its own lock
-	ready          agentlink.Ready              // holds a gate while start waits for session/new (status.go)
+	ready          agentlink.Ready              // holds a gate while start waits for session/new (package agentlink)
 	host           Host                         // the registry that holds the session (host.go)
 	cfg            *SessionConfig               // host.sessionConfig(), read on every update
 	spec           agents.Spec
