@@ -3,7 +3,13 @@ package sessions
 import (
 	"encoding/json"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -11,56 +17,56 @@ import (
 // import, so the faces name it through these aliases.
 
 type (
-	Access           = core.Access
+	Access           = access.Access
 	AgentDeletion    = core.AgentDeletion
-	Detail           = core.Detail
-	DirView          = core.DirView
-	ElicitationView  = core.ElicitationView
-	FSDelegate       = core.FSDelegate
-	FilesOptions     = core.FilesOptions
-	LastTurnView     = core.LastTurnView
-	PermissionView   = core.PermissionView
+	Detail           = views.Detail
+	DirView          = views.DirView
+	ElicitationView  = pending.ElicitationView
+	FSDelegate       = services.FSDelegate
+	FilesOptions     = services.FilesOptions
+	LastTurnView     = turns.LastTurnView
+	PermissionView   = pending.PermissionView
 	PromptOptions    = core.PromptOptions
-	Resumability     = core.Resumability
+	Resumability     = views.Resumability
 	Session          = core.Session
-	Sink             = core.Sink
-	Start            = core.Start
+	Sink             = stream.Sink
+	Start            = stream.Start
 	Subscriber       = core.Subscriber
-	TerminalDelegate = core.TerminalDelegate
-	Turn             = core.Turn
-	TurnResult       = core.TurnResult
-	TurnState        = core.TurnState
-	TurnView         = core.TurnView
-	View             = core.View
-	Watcher          = core.Watcher
+	TerminalDelegate = services.TerminalDelegate
+	Turn             = turns.Turn
+	TurnResult       = turns.TurnResult
+	TurnState        = turns.TurnState
+	TurnView         = turns.TurnView
+	View             = views.View
+	Watcher          = stream.Watcher
 )
 
 const (
-	MaxPromptKeys           = core.MaxPromptKeys
+	MaxPromptKeys           = turns.MaxPromptKeys
 	MaxTitleRunes           = core.MaxTitleRunes
-	PresenceDelay           = core.PresenceDelay
-	AccessAct               = core.AccessAct
-	AccessNone              = core.AccessNone
-	AccessOwn               = core.AccessOwn
-	AccessView              = core.AccessView
+	PresenceDelay           = stream.PresenceDelay
+	AccessAct               = access.Act
+	AccessNone              = access.None
+	AccessOwn               = access.Own
+	AccessView              = access.View
 	AgentDeleteError        = core.AgentDeleteError
 	AgentDeleted            = core.AgentDeleted
 	AgentUnsupported        = core.AgentUnsupported
-	DefaultFileLimit        = core.DefaultFileLimit
-	MaxFileLimit            = core.MaxFileLimit
-	MaxFileQuery            = core.MaxFileQuery
-	PolicyApproveAll        = core.PolicyApproveAll
-	PolicyApproveReads      = core.PolicyApproveReads
-	PolicyAsk               = core.PolicyAsk
-	PolicyDenyAll           = core.PolicyDenyAll
-	TurnAwaitingElicitation = core.TurnAwaitingElicitation
-	TurnAwaitingPermission  = core.TurnAwaitingPermission
-	TurnEnded               = core.TurnEnded
-	TurnRunning             = core.TurnRunning
+	DefaultFileLimit        = services.DefaultFileLimit
+	MaxFileLimit            = services.MaxFileLimit
+	MaxFileQuery            = services.MaxFileQuery
+	PolicyApproveAll        = pending.PolicyApproveAll
+	PolicyApproveReads      = pending.PolicyApproveReads
+	PolicyAsk               = pending.PolicyAsk
+	PolicyDenyAll           = pending.PolicyDenyAll
+	TurnAwaitingElicitation = turns.TurnAwaitingElicitation
+	TurnAwaitingPermission  = turns.TurnAwaitingPermission
+	TurnEnded               = turns.TurnEnded
+	TurnRunning             = turns.TurnRunning
 )
 
 // ParsePrompt validates a prompt: a non-empty array of ContentBlocks, each an object with a string `type`.
-func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) { return core.ParsePrompt(raw) }
+func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) { return turns.ParsePrompt(raw) }
 
 // ParseShareRole accepts "viewer" and "collaborator".
-func ParseShareRole(v string) (store.ShareRole, error) { return core.ParseShareRole(v) }
+func ParseShareRole(v string) (store.ShareRole, error) { return access.ParseShareRole(v) }

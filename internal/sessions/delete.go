@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -15,7 +16,7 @@ func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reaso
 	s := r.s
 	c := core.ControlOf(s)
 	agentSID, caps := c.AgentOpened()
-	if len(core.NullToNil(caps)) == 0 {
+	if len(agentlink.NullToNil(caps)) == 0 {
 		if known := r.reg.probes.Known(c.AgentSpec()); known != nil {
 			caps = known.Capabilities
 		}
@@ -25,7 +26,7 @@ func (r *localRunner) Delete(ctx context.Context, who principal.Principal, reaso
 	switch {
 	case agentSID == "":
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent never opened the session"}, nil
-	case len(core.NullToNil(caps)) > 0 && !canDelete(caps):
+	case len(agentlink.NullToNil(caps)) > 0 && !canDelete(caps):
 		return AgentDeletion{Status: AgentUnsupported, Detail: "the agent does not advertise sessionCapabilities.delete"}, nil
 	}
 	return r.deleteAgentCopy(ctx, agentSID), nil
@@ -58,7 +59,7 @@ func (r *localRunner) deleteAgentCopy(ctx context.Context, agentSID string) Agen
 	cctx, cancel := context.WithTimeout(ctx, r.reg.cfg.CallTimeout)
 	defer cancel()
 	if _, err := conn.Call(cctx, acp.AgentMethodSessionDelete, map[string]any{"sessionId": agentSID}); err != nil {
-		return failed(fail(acp.AgentMethodSessionDelete, core.CallError(cctx, err, r.reg.cfg.CallTimeout)))
+		return failed(fail(acp.AgentMethodSessionDelete, agentlink.CallError(cctx, err, r.reg.cfg.CallTimeout)))
 	}
 	conn.Stop()
 	c.SessionLogger().Info("the agent deleted its copy of the session", "agentSession", agentSID)
@@ -72,5 +73,5 @@ func canDelete(caps json.RawMessage) bool {
 			Delete json.RawMessage `json:"delete"`
 		} `json:"sessionCapabilities"`
 	}
-	return json.Unmarshal(caps, &c) == nil && len(core.NullToNil(c.Session.Delete)) > 0
+	return json.Unmarshal(caps, &c) == nil && len(agentlink.NullToNil(c.Session.Delete)) > 0
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 )
@@ -69,7 +70,7 @@ func (r *Registry) ForkAs(ctx context.Context, who principal.Principal, src *Ses
 // agentCaps are the agentCapabilities s's agent answered at its last start here, else those of a probe of
 // the agent (a session restored from the store has not started its agent in this process).
 func (r *Registry) agentCaps(ctx context.Context, s *Session) json.RawMessage {
-	if caps := core.ControlOf(s).AgentCapabilities(); len(core.NullToNil(caps)) > 0 {
+	if caps := core.ControlOf(s).AgentCapabilities(); len(agentlink.NullToNil(caps)) > 0 {
 		return caps
 	}
 	if ai, ok := r.AgentInit(ctx, s.Agent); ok {
@@ -101,7 +102,7 @@ func canFork(caps json.RawMessage) bool {
 			Fork json.RawMessage `json:"fork"`
 		} `json:"sessionCapabilities"`
 	}
-	return json.Unmarshal(caps, &c) == nil && len(core.NullToNil(c.Session.Fork)) > 0
+	return json.Unmarshal(caps, &c) == nil && len(agentlink.NullToNil(c.Session.Fork)) > 0
 }
 
 // logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).

@@ -13,7 +13,9 @@ import (
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -41,10 +43,10 @@ func (r *localRunner) start(ctx context.Context) error {
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	gate := c.NewReadyGate()
-	defer gate.Release(s)
+	defer gate.Release()
 	newRes, err := r.openAgentSession(nctx, conn, method, params, false, gate.Watch)
 	if err != nil {
-		return c.LoginRequired(err, fail(method, core.CallError(nctx, err, cfg.StartTimeout)))
+		return c.LoginRequired(err, fail(method, agentlink.CallError(nctx, err, cfg.StartTimeout)))
 	}
 	var nr struct {
 		SessionID     string          `json:"sessionId"`
@@ -52,21 +54,21 @@ func (r *localRunner) start(ctx context.Context) error {
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(newRes, &nr); err != nil || nr.SessionID == "" {
-		gate.Release(s) // the agent's updates go on while it is stopped
+		gate.Release() // the agent's updates go on while it is stopped
 		return fail(method, errors.New("malformed response: no sessionId"))
 	}
 	if h := r.reg.beforeAttach; h != nil {
 		h(s)
 	}
-	attached, ready := c.AttachAgent(conn, nr.SessionID, core.NullToNil(nr.Modes), core.NullToNil(nr.ConfigOptions), r.reg.stopping)
+	attached, ready := c.AttachAgent(conn, nr.SessionID, agentlink.NullToNil(nr.Modes), agentlink.NullToNil(nr.ConfigOptions), r.reg.stopping)
 	if !attached {
 		// Closed, or a shutdown began, while starting: Close found no agent to stop, and a shutdown's detach
 		// saw the session starting and left it alone, so stop it here.
-		gate.Release(s)
+		gate.Release()
 		conn.Stop()
 		return sessionerr.ErrClosed
 	}
-	gate.Release(s)
+	gate.Release()
 	if !ready { // session_ready wrote the directory entry too: one write, as before the frame
 		c.NoteDir()
 	}
@@ -109,7 +111,7 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 	defer cancel()
 	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
-		return nil, nil, fail("initialize", core.CallError(ictx, err, cfg.StartTimeout))
+		return nil, nil, fail("initialize", agentlink.CallError(ictx, err, cfg.StartTimeout))
 	}
 	canLoad, canResume := resumeCapabilities(ai.Capabilities)
 	c.NoteInitialize(ai.Info, ai.Capabilities, ai.AuthMethods, canLoad, canResume)
@@ -130,7 +132,7 @@ func (r *localRunner) launchAgent(ctx context.Context) (*agents.Conn, func(op st
 		actx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 		_, err := conn.Call(actx, acp.AgentMethodAuthenticate, map[string]any{"methodId": m})
 		if err != nil {
-			err = core.CallError(actx, err, cfg.StartTimeout)
+			err = agentlink.CallError(actx, err, cfg.StartTimeout)
 			cancel()
 			return nil, nil, fail("authenticate "+m, err)
 		}
@@ -183,7 +185,7 @@ func (r *localRunner) fail(conn *agents.Conn, reason string) {
 	if !ok {
 		return
 	}
-	core.Deliver(answers)
+	pending.Deliver(answers)
 	r.reg.cfg.Metrics.AgentExited(s.Agent, true)
 	c.SessionLogger().Warn("session failed", "reason", reason, "stderr", tail(conn.Stderr(), 2048))
 	go func() {

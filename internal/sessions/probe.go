@@ -7,7 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentprobe"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 )
 
 // The registry's side of probing (package agentprobe): what faces ask, and how an agent is started to be
@@ -50,7 +50,7 @@ func (r *Registry) probe(ctx context.Context, spec agents.Spec) (_ agentprobe.Ag
 	defer cancel()
 	ai, err := agentprobe.Initialize(ictx, conn, cfg.Version)
 	if err != nil {
-		ae := &sessionerr.AgentError{Op: "initialize", Err: core.CallError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
+		ae := &sessionerr.AgentError{Op: "initialize", Err: agentlink.CallError(ictx, err, cfg.StartTimeout), Stderr: conn.Stderr()}
 		return agentprobe.AgentInit{}, conn, tail(ae.Stderr, 2048), ae
 	}
 	return ai, conn, "", nil

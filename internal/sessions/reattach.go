@@ -11,8 +11,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -33,7 +35,7 @@ func resumeCapabilities(caps json.RawMessage) (canLoad, canResume bool) {
 	if json.Unmarshal(caps, &c) != nil {
 		return false, false
 	}
-	return c.LoadSession, core.NullToNil(c.SessionCapabilities.Resume) != nil
+	return c.LoadSession, agentlink.NullToNil(c.SessionCapabilities.Resume) != nil
 }
 
 // detach stops the agent but keeps the session: a running turn is cancelled as Close does (session/cancel,
@@ -48,7 +50,7 @@ func (r *localRunner) detach(reason string) bool {
 		return false
 	}
 	defer close(done)
-	core.Deliver(answers)
+	pending.Deliver(answers)
 	if t != nil {
 		_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		// Wait a little for the agent's own answer to the cancel before stopping it.
@@ -168,7 +170,7 @@ func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	params["sessionId"] = sid
 	res, err := r.openAgentSession(lctx, conn, method, params, true, nil)
 	if err != nil {
-		return loaded{}, r.reattachError(ctx, core.ControlOf(s).LoginRequired(err, fail(method, core.CallError(lctx, err, cfg.StartTimeout))))
+		return loaded{}, r.reattachError(ctx, core.ControlOf(s).LoginRequired(err, fail(method, agentlink.CallError(lctx, err, cfg.StartTimeout))))
 	}
 	var lr struct {
 		Modes         json.RawMessage `json:"modes"`
@@ -177,7 +179,7 @@ func (r *localRunner) reattach(ctx context.Context) (loaded, error) {
 	if err := json.Unmarshal(res, &lr); err != nil {
 		return loaded{}, r.reattachError(ctx, fail(method, fmt.Errorf("malformed response: %w", err)))
 	}
-	return loaded{conn: conn, method: method, modes: core.NullToNil(lr.Modes), configOptions: core.NullToNil(lr.ConfigOptions)}, nil
+	return loaded{conn: conn, method: method, modes: agentlink.NullToNil(lr.Modes), configOptions: agentlink.NullToNil(lr.ConfigOptions)}, nil
 }
 
 // reattachError is a failed re-attach as callers see it: cut short by a shutdown, it is ErrShuttingDown; by

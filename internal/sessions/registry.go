@@ -20,6 +20,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/follow"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/login"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/takeover"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
@@ -214,8 +215,8 @@ func (r *Registry) Create(ctx context.Context, opts CreateOptions) (*Session, er
 	if opts.PermissionPolicy == "" {
 		opts.PermissionPolicy = PolicyAsk
 	}
-	if !core.ValidPolicy(opts.PermissionPolicy) {
-		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, core.Policies)
+	if !pending.ValidPolicy(opts.PermissionPolicy) {
+		return nil, fmt.Errorf("%w: permissionPolicy %q: want one of %v", sessionerr.ErrBadRequest, opts.PermissionPolicy, pending.Policies)
 	}
 	if err := r.admit.CheckClientMCP(spec, opts.MCPServers); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -48,7 +47,7 @@ func (r *Registry) expireStored(ctx context.Context, cutoff time.Time) int {
 			continue
 		}
 		s, err := r.lookup(e.ID)
-		if err != nil || core.ControlOf(s).HasClients() {
+		if err != nil || s.Clients() > 0 {
 			continue
 		}
 		e.Status, e.Reason = store.StatusClosed, "retention"

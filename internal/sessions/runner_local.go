@@ -12,8 +12,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/admit"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	acp "github.com/coder/acp-go-sdk"
@@ -160,7 +162,7 @@ func (r *localRunner) Authenticate(ctx context.Context, params json.RawMessage) 
 	res, err := conn.Call(ctx, acp.AgentMethodAuthenticate, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sessionerr.AgentError{Op: "authenticate", Err: core.CallError(ctx, err, r.reg.cfg.CallTimeout)}
+			return nil, &sessionerr.AgentError{Op: "authenticate", Err: agentlink.CallError(ctx, err, r.reg.cfg.CallTimeout)}
 		}
 		return nil, &sessionerr.AgentError{Op: "authenticate", Err: err}
 	}
@@ -182,7 +184,7 @@ func (r *localRunner) CloseHere(reason string) {
 	c := core.ControlOf(s)
 	c.EndOnce(func() {
 		conn, t, wasUsable, answers := c.BeginClose()
-		core.Deliver(answers)
+		pending.Deliver(answers)
 		if t != nil && wasUsable {
 			_ = conn.Notify(context.Background(), acp.AgentMethodSessionCancel, map[string]any{"sessionId": c.AgentSession()})
 		}

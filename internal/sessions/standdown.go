@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/durable"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/takeover"
 	"github.com/acp-gateway/gateway/internal/store"
 )
@@ -27,7 +28,7 @@ func (r *localRunner) standDown() {
 		if d := r.dur; d != nil {
 			d.StandDown()
 		}
-		core.Deliver(c.DenyPending("", ReasonNodeLost, takeover.NodeLostText))
+		pending.Deliver(c.DenyPending("", ReasonNodeLost, takeover.NodeLostText))
 		if conn != nil {
 			conn.Stop() // the turn's prompt call returns: its goroutine ends the turn
 			r.reg.cfg.Metrics.AgentExited(s.Agent, true)

@@ -90,7 +90,7 @@ func TestTurnTextBounded(t *testing.T) {
 		t.Fatalf("turn: %+v", res)
 	}
 	core.ControlOf(s).Lock()
-	held := core.ControlOf(s).TurnTextCap(turn)
+	held := turn.TextCap()
 	core.ControlOf(s).Unlock()
 	if len(res.Text) != limit || !res.Truncated || held > 2*limit {
 		t.Fatalf("collected %d bytes (holding %d), truncated %v; want %d bytes, truncated", len(res.Text), held, res.Truncated, limit)

@@ -223,7 +223,7 @@ func TestAwaitTurnRequestGoneBeforeTheWaiterLooks(t *testing.T) {
 		res := twAwait(context.Background(), s, turn)
 		synctest.Wait()
 		core.ControlOf(s).Lock()
-		core.ControlOf(s).NotifyAskedLocked(turn) // the wake of a request that is no longer pending when the waiter looks
+		turn.NotifyAsked() // the wake of a request that is no longer pending when the waiter looks
 		core.ControlOf(s).Unlock()
 		synctest.Wait()
 		select {

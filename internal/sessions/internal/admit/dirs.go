@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 )
 
 // Confine resolves cwd (following symlinks) and checks it lies inside a workspace root, so neither `..` nor
@@ -94,7 +94,7 @@ func CheckAdditionalDirs(caps json.RawMessage, dirs []string) error {
 		} `json:"sessionCapabilities"`
 	}
 	_ = json.Unmarshal(caps, &c) // absent or malformed: not advertised
-	if len(core.NullToNil(c.Session.Dirs)) == 0 {
+	if len(agentlink.NullToNil(c.Session.Dirs)) == 0 {
 		return fmt.Errorf("%w: it does not advertise sessionCapabilities.additionalDirectories", sessionerr.ErrAdditionalDirsUnsupported)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -24,5 +25,5 @@ func (s *Session) AgentAuthMethods() json.RawMessage {
 	if s.state.Status == store.StatusStarting {
 		return nil
 	}
-	return NullToNil(s.initInfo.AuthMethods)
+	return agentlink.NullToNil(s.agent.AuthMethods)
 }

@@ -20,5 +20,5 @@ func (c Control) AgentSecrets() []string {
 }
 
 func (s *Session) agentSecretsLocked() []string {
-	return append(agents.MCPSecrets(s.mcpServers()), s.loginSecrets...)
+	return append(agents.MCPSecrets(s.mcpServers()), s.agent.Secrets...)
 }

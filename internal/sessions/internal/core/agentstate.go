@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -15,8 +17,7 @@ import (
 func (c Control) NoteInitialize(info, caps, authMethods json.RawMessage, canLoad, canResume bool) {
 	s := c.s
 	s.mu.Lock()
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities, s.initInfo.AuthMethods = info, caps, authMethods
-	s.canLoad, s.canResume = canLoad, canResume
+	s.agent.NoteInitialize(info, caps, authMethods, canLoad, canResume)
 	s.mu.Unlock()
 }
 
@@ -24,7 +25,7 @@ func (c Control) NoteInitialize(info, caps, authMethods json.RawMessage, canLoad
 func (c Control) SetLoginSecrets(secrets []string) {
 	s := c.s
 	s.mu.Lock()
-	s.loginSecrets = secrets
+	s.agent.Secrets = secrets
 	s.mu.Unlock()
 }
 
@@ -33,23 +34,23 @@ func (c Control) AgentCapabilities() json.RawMessage {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.initInfo.AgentCapabilities
+	return s.agent.Caps
 }
 
 // AgentCapabilitiesLocked is AgentCapabilities with mu held.
-func (c Control) AgentCapabilitiesLocked() json.RawMessage { return c.s.initInfo.AgentCapabilities }
+func (c Control) AgentCapabilitiesLocked() json.RawMessage { return c.s.agent.Caps }
 
 // AgentSession is the agent's session id, "" before the agent opened it. It is set once before the session
 // is usable and never changes (a re-attach loads the same one), so code on a usable session reads it
 // without mu.
-func (c Control) AgentSession() string { return c.s.agentSID }
+func (c Control) AgentSession() string { return c.s.agent.SID }
 
 // AgentOpened is the agent's session id and capabilities, read together: what deleting its copy needs.
 func (c Control) AgentOpened() (agentSID string, caps json.RawMessage) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.agentSID, s.initInfo.AgentCapabilities
+	return s.agent.SID, s.agent.Caps
 }
 
 // ResumeInfo is how a re-attach takes the agent session back: whether the agent loads or resumes, and which.
@@ -57,19 +58,16 @@ func (c Control) ResumeInfo() (canLoad, canResume bool, agentSID string) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.canLoad, s.canResume, s.agentSID
+	return s.agent.CanLoad, s.agent.CanResume, s.agent.SID
 }
 
 // ClientMCPServers are the MCP servers the client added, read as an agent's start reads them: they change
 // only while the session is detached and no agent starts.
 func (c Control) ClientMCPServers() []agents.MCPServer { return c.s.clientMCP }
 
-// NewReadyGate holds the agent's updates that follow its session/new answer until release (status.go).
-func (c Control) NewReadyGate() *ReadyGate {
-	s := c.s
-	g := &ReadyGate{open: make(chan struct{})}
-	s.ready.Store(g)
-	return g
+// NewReadyGate holds the agent's updates that follow its session/new answer until its Release (package agentlink).
+func (c Control) NewReadyGate() *agentlink.ReadyGate {
+	return c.s.ready.NewGate()
 }
 
 // AttachAgent makes conn, which opened agentSID, the session's agent, and a starting session idle. It
@@ -82,8 +80,8 @@ func (c Control) AttachAgent(conn *agents.Conn, agentSID string, modes, configOp
 	if s.closing || stopping.Err() != nil {
 		return false, false
 	}
-	s.conn, s.agentSID = conn, agentSID
-	s.modes, s.configOptions = modes, configOptions
+	s.agent.Conn, s.agent.SID = conn, agentSID
+	s.agent.Modes, s.agent.ConfigOptions = modes, configOptions
 	ready = s.state.Status == store.StatusStarting
 	if ready {
 		s.logReadyLocked()
@@ -101,12 +99,12 @@ func (c Control) AgentIsCurrent(conn *agents.Conn) bool {
 
 // agentIsCurrentLocked is Control.AgentIsCurrent with mu held.
 func (s *Session) agentIsCurrentLocked(conn *agents.Conn) bool {
-	return s.conn == conn && !s.closing && !s.stopping && (s.state.Status == store.StatusIdle || s.state.Status == store.StatusRunning)
+	return s.agent.Conn == conn && !s.closing && !s.stopping && (s.state.Status == store.StatusIdle || s.state.Status == store.StatusRunning)
 }
 
 // MarkAgentFailed fails the session whose agent conn went away: pending permissions are denied (the answers
 // to deliver) and the failed status is logged. ok is false when conn is no longer the session's agent.
-func (c Control) MarkAgentFailed(conn *agents.Conn, reason string) (answers []AnswerTo, ok bool) {
+func (c Control) MarkAgentFailed(conn *agents.Conn, reason string) (answers []pending.AnswerTo, ok bool) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,6 +2,8 @@ package core
 
 import (
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -10,12 +12,12 @@ import (
 // BeginClose marks the session closing: a re-attach in progress is cut short, the running turn cancelled and
 // the pending permissions denied. It returns the agent (nil while starting: the start sees closing and stops
 // its agent itself), the running turn, whether the agent could take requests, and the answers to deliver.
-func (c Control) BeginClose() (conn *agents.Conn, t *Turn, wasUsable bool, answers []AnswerTo) {
+func (c Control) BeginClose() (conn *agents.Conn, t *turns.Turn, wasUsable bool, answers []pending.AnswerTo) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true
-	conn = s.conn
+	conn = s.agent.Conn
 	if s.cancelAttach != nil {
 		s.cancelAttach() // a re-attach stops its agent at once rather than after the agent's load
 	}

@@ -2,18 +2,17 @@ package core
 
 import (
 	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // ColdFromEntry makes a new session, not yet shared, the cold session its directory entry e (revision rev,
 // view dv) lists: detached, or failed when e says so, with e's agent session, shares and view. Its first use
 // loads the log.
-func (c Control) ColdFromEntry(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ColdFromEntry(e store.DirEntry, dv views.DirView, rev uint64) {
 	s := c.s
 	s.Epoch, s.CreatedAt = e.Epoch, e.CreatedAt
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	s.agent.TakeEntry(e, dv)
 	s.state.Status, s.state.Reason = store.StatusDetached, e.Reason
 	if e.Status == store.StatusFailed {
 		s.state.Status = store.StatusFailed

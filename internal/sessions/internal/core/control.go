@@ -8,6 +8,9 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -21,15 +24,17 @@ func ControlOf(s *Session) Control { return Control{s} }
 
 // AddFSDelegate puts d, a connection of who, on top of the session's delegates (an earlier offer of d moves
 // there), until the release it returns takes this offer back.
-func (c Control) AddFSDelegate(who principal.Principal, d FSDelegate) (release func()) {
+func (c Control) AddFSDelegate(who principal.Principal, d services.FSDelegate) (release func()) {
 	return c.s.svc.AddFSDelegate(who, d)
 }
 
 // Allow checks who may take an action needing at least need. Nobody (the gateway's own code) always may.
-func (c Control) Allow(who principal.Principal, need Access) error { return c.s.allow(who, need) }
+func (c Control) Allow(who principal.Principal, need access.Access) error {
+	return c.s.allow(who, need)
+}
 
 // Answer is Answer by who, also returning the running turn the request belonged to.
-func (c Control) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (c Control) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	return c.s.answer(who, permissionID, a, by)
 }
 
@@ -40,7 +45,7 @@ func (c Control) Audit(who principal.Principal, action string, attrs ...any) {
 
 // BeginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
-func (c Control) BeginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *Turn {
+func (c Control) BeginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *turns.Turn {
 	return c.s.beginTurnLocked(ctx, who, blocks, turnID, key)
 }
 
@@ -50,13 +55,13 @@ func (c Control) CloseRoot() { c.s.closeRoot() }
 // KeyedTurnLocked is the turn k already started, or nil when k is new. A known key with another prompt is
 // ErrIdempotencyKeyReused. A turn no longer the session's running or latest one comes back ended, without
 // its text. The caller holds mu.
-func (c Control) KeyedTurnLocked(k promptkey.Key) (*Turn, error) { return c.s.keyedTurnLocked(k) }
+func (c Control) KeyedTurnLocked(k promptkey.Key) (*turns.Turn, error) { return c.s.keyedTurnLocked(k) }
 
 // LastEpochLocked is the chain's last link, or Epoch before the chain has one. The caller holds mu.
 func (c Control) LastEpochLocked() string { return c.s.lastEpochLocked() }
 
 // ListFilesHere lists the files of the session this node runs.
-func (c Control) ListFilesHere(opts FilesOptions) (agentsvc.ListResult, error) {
+func (c Control) ListFilesHere(opts services.FilesOptions) (agentsvc.ListResult, error) {
 	return c.s.svc.ListFiles(opts)
 }
 
@@ -79,7 +84,7 @@ func (c Control) SharesChanged() { c.s.sharesChanged() }
 func (c Control) StoodDownNow() bool { return c.s.stoodDownNow() }
 
 // TurnByIDLocked is TurnByID with mu held.
-func (c Control) TurnByIDLocked(id string) *Turn { return c.s.turnByIDLocked(id) }
+func (c Control) TurnByIDLocked(id string) *turns.Turn { return c.s.turnByIDLocked(id) }
 
 // Usable reports whether the session can take requests for its agent, and returns the agent.
 func (c Control) Usable() (*agents.Conn, error) { return c.s.usable() }

@@ -2,9 +2,8 @@ package core
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -53,11 +52,9 @@ func (c Control) ApplyCopiedFrame(seq uint64, frame []byte, folded func(closed b
 // ApplyCopiedEntryLocked takes what a directory entry (at rev) and its view say that the log does not: modes,
 // config options, the agent's info and session. A cold copy lists from the entry (its title, last turn and
 // status), unless the entry is behind the frames a paused copy folded. The caller holds mu.
-func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv DirView, rev uint64) {
+func (c Control) ApplyCopiedEntryLocked(e store.DirEntry, dv views.DirView, rev uint64) {
 	s := c.s
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
-	s.agentSID, s.canLoad, s.canResume = e.AgentSessionID, e.CanLoad, e.CanResume
+	s.agent.TakeEntry(e, dv)
 	if c := s.cold; c != nil {
 		c.TakeEntry(e, dv.Title, dv.LastTurn, rev)
 	}
@@ -88,13 +85,7 @@ func (c Control) FailedOrClosed() error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.state.Status {
-	case store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
-	case store.StatusClosed:
-		return sessionerr.ErrClosed
-	}
-	return nil
+	return s.state.Ended()
 }
 
 // CloseCopyLocked marks a copy closing and closed: its owner closed or removed the session. It logs nothing,

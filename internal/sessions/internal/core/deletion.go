@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 )
 
 // Deleting a session (ACP session/delete): the gateway closes it, which removes it everywhere (log, store,
@@ -29,7 +30,7 @@ type AgentDeletion struct {
 // removed as CloseAs does, then the agent's copy is deleted where the agent supports it. The session is gone
 // whatever the agent answers; the result says what became of the agent's copy.
 func (s *Session) DeleteAs(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error) {
-	if err := s.allow(who, AccessOwn); err != nil {
+	if err := s.allow(who, access.Own); err != nil {
 		return AgentDeletion{}, err
 	}
 	return s.run.Delete(ctx, who, reason)

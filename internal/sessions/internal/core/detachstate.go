@@ -2,6 +2,8 @@ package core
 
 import (
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -12,7 +14,7 @@ import (
 // pending permissions. It returns the agent, its running turn (nil when idle), the answers to deliver, and
 // done, which the detach closes once it has ended. ok is false when the session has no agent to detach
 // (starting, detached, ended, or closing); when another detach is stopping it, it waits for that one first.
-func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, done chan struct{}, ok bool) {
+func (c Control) BeginDetach() (conn *agents.Conn, t *turns.Turn, answers []pending.AnswerTo, done chan struct{}, ok bool) {
 	s := c.s
 	s.mu.Lock()
 	if s.stopping {
@@ -30,7 +32,7 @@ func (c Control) BeginDetach() (conn *agents.Conn, t *Turn, answers []AnswerTo, 
 	s.stopping = true
 	done = make(chan struct{})
 	s.detachDone = done // read under mu only while stopping; set again only by the next detach
-	conn, t = s.conn, s.state.Turn
+	conn, t = s.agent.Conn, s.state.Turn
 	if t != nil {
 		t.RequestCancel()
 	}
@@ -49,7 +51,7 @@ func (c Control) EndDetach(reason string) bool {
 	if s.closing {
 		return false
 	}
-	s.conn = nil
+	s.agent.Conn = nil
 	s.lastActive = s.host.Now()
 	s.logStatusLocked(store.StatusDetached, reason)
 	return true

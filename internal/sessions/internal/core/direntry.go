@@ -12,7 +12,7 @@ import (
 func (c Control) DirEntry() store.DirEntry {
 	s := c.s
 	s.mu.Lock()
-	dv := s.dirViewLocked()
+	dv := s.agent.DirView()
 	var head uint64
 	if c := s.cold; c != nil {
 		dv.Title, dv.LastTurn, head = c.Title, c.LastTurn, c.LastSeq
@@ -22,7 +22,7 @@ func (c Control) DirEntry() store.DirEntry {
 	e := store.DirEntry{
 		ID: s.ID, Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Policy: s.Policy, CreatedAt: s.CreatedAt,
 		Status: s.state.Status, Reason: s.state.Reason,
-		Epoch: s.Epoch, AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume,
+		Epoch: s.Epoch, AgentSessionID: s.agent.SID, CanLoad: s.agent.CanLoad, CanResume: s.agent.CanResume,
 		LastSeq: head,
 	}
 	clientMCP := s.clientMCP // written under mu by AttachMCP

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -20,7 +21,7 @@ func (s *Session) RequestElicitation(ctx context.Context, params json.RawMessage
 	s.mu.Lock()
 	p := s.newRequestLocked()
 	p.Elicit = &req
-	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.loginSecrets)) // the session id rewritten, the rest as sent
+	clientParams, err := s.tctx.PermissionParams(agentlogin.ScrubParams(params, s.agent.Secrets)) // the session id rewritten, the rest as sent
 	if err != nil || perr != nil {
 		s.mu.Unlock()
 		s.logger.Warn("declining malformed elicitation request", "err", errors.Join(err, perr))
@@ -48,7 +49,7 @@ func (s *Session) CompleteElicitation(params json.RawMessage) {
 }
 
 // PendingElicitations lists the pending elicitations in the order they were made.
-func (s *Session) PendingElicitations() []ElicitationView {
+func (s *Session) PendingElicitations() []pending.ElicitationView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state.Perms.ElicitationViews()

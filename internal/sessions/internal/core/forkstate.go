@@ -17,14 +17,13 @@ import (
 // its agent opened its session. The caller holds mu.
 func (c Control) ForkableLocked() error {
 	s := c.s
+	if err := s.state.Ended(); err != nil {
+		return err
+	}
 	switch {
-	case s.state.Status == store.StatusClosed:
-		return sessionerr.ErrClosed
-	case s.state.Status == store.StatusFailed:
-		return fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case s.state.Turn != nil, s.reattaching, s.state.Status == store.StatusRunning:
 		return fmt.Errorf("%w: a session is forked between turns", sessionerr.ErrTurnRunning)
-	case s.state.Status == store.StatusStarting || s.agentSID == "":
+	case s.state.Status == store.StatusStarting || s.agent.SID == "":
 		return sessionerr.ErrNotReady
 	}
 	return nil

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
@@ -15,8 +14,12 @@ import (
 // PromptHereLocked starts a turn on the session this node runs, or says by its status why it takes none now;
 // a detached session goes to reattach, which re-attaches it and starts the turn. The caller holds mu, which
 // it releases (reattach too).
-func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*Turn, error)) (*Turn, error) {
+func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key, reattach func() (*turns.Turn, error)) (*turns.Turn, error) {
 	s := c.s
+	if err := s.state.Ended(); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	switch s.state.Status {
 	case store.StatusStarting:
 		s.mu.Unlock()
@@ -24,13 +27,6 @@ func (c Control) PromptHereLocked(ctx context.Context, who principal.Principal, 
 			return nil, turns.RunningError(nil) // the prompt that re-attaches the session is this session's turn
 		}
 		return nil, sessionerr.ErrNotReady
-	case store.StatusClosed:
-		s.mu.Unlock()
-		return nil, sessionerr.ErrClosed
-	case store.StatusFailed:
-		err := fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
-		s.mu.Unlock()
-		return nil, err
 	case store.StatusRunning:
 		err := turns.RunningError(s.state.Turn)
 		s.mu.Unlock()

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/google/uuid"
 )
@@ -40,7 +41,7 @@ func (c Control) CloseOpenLog(lc LogClosing) (head uint64, appended bool) {
 	s.Epoch = uuid.NewString() // the session is not shared: nothing reads Epoch concurrently
 	answers := s.denyPendingLocked("", lc.By, lc.Deny)
 	s.mu.Unlock()
-	Deliver(answers) // restored requests have no agent waiting; their answer channels take it
+	pending.Deliver(answers) // restored requests have no agent waiting; their answer channels take it
 	if t != nil {
 		s.finishTurn(t, "end_turn", errors.New(lc.TurnText), "")
 	}

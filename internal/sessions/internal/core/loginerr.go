@@ -13,7 +13,7 @@ func (c Control) LoginRequired(raw, failed error) error {
 		return failed
 	}
 	s.mu.Lock()
-	methods := s.initInfo.AuthMethods
+	methods := s.agent.AuthMethods
 	s.mu.Unlock()
 	return &sessionerr.LoginRequiredError{Agent: s.Agent, AuthMethods: agentlogin.MethodsArray(methods), Err: failed}
 }

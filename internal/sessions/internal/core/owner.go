@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
 
@@ -12,7 +14,7 @@ import (
 // them (share.go). Every face asks through GetAs and ListAs, so a session p may not see answers exactly as
 // one that does not exist.
 func (s *Session) VisibleTo(p principal.Principal) bool {
-	return s.AccessOf(p) >= AccessView
+	return s.AccessOf(p) >= access.View
 }
 
 // withActor adds who to a `_gateway/*` notification's params as `actor: {principal, name}`, when a
@@ -40,7 +42,7 @@ func (s *Session) AnswerAs(who principal.Principal, permissionID string, a ask.C
 }
 
 // AnswerInTurnAs is AnswerInTurn by who (a collaborator at least).
-func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (s *Session) AnswerInTurnAs(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	return s.run.Answer(who, permissionID, a, by)
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
-	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
@@ -19,22 +19,12 @@ import (
 
 // The requests that wait for a user (package pending) are logged here, under mu, which guards the table.
 
-// The pending package's names the roles and the faces use.
-type (
-	AnswerTo        = pending.AnswerTo
-	PermissionView  = pending.PermissionView
-	ElicitationView = pending.ElicitationView
-)
-
-// Deliver hands outcomes to the agent handlers waiting for them. Channels are buffered: never blocks.
-func Deliver(as []AnswerTo) { pending.Deliver(as) }
-
 // RequestPermission implements agents.Handler. It logs the request for clients, applies the session's policy,
 // and waits for the first valid answer, the deadline, or the agent giving up.
 func (s *Session) RequestPermission(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, perr := ask.ParsePermissionRequest(params)
 	s.mu.Lock()
-	params = agentlogin.ScrubParams(params, s.loginSecrets) // what clients and the log get; req keeps the agent's option ids
+	params = agentlogin.ScrubParams(params, s.agent.Secrets) // what clients and the log get; req keeps the agent's option ids
 	p := s.newRequestLocked()
 	p.Req = req
 	// Clients get the full tool call (title, kind, locations, diff) merged from what the agent sent before.
@@ -75,7 +65,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 		return translate.AppendRequest(nil, p.ID, p.Method(), clientParams, meta)
 	})
 	p.Params, p.Meta = clientParams, meta
-	var auto []AnswerTo
+	var auto []pending.AnswerTo
 	byPolicy := false
 	switch {
 	case s.state.Turn == nil || s.state.Turn.CancelRequested() || s.state.Status != store.StatusRunning:
@@ -91,7 +81,7 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 		}
 	}
 	s.mu.Unlock()
-	Deliver(auto)
+	pending.Deliver(auto)
 	if byPolicy {
 		s.audit(s.Owner, "permission_answer", "permission", p.ID, "by", "policy", "allowed", auto[0].Outcome().Allowed)
 	}
@@ -101,36 +91,32 @@ func (s *Session) askLocked(ctx context.Context, p *pending.Request, clientParam
 
 // resolveLocked records an outcome: the request leaves the pending set, clients get
 // `_gateway/permission_resolved`, and the returned answer must be delivered after unlocking.
-func (s *Session) resolveLocked(p *pending.Request, o ask.Outcome, by string) []AnswerTo {
+func (s *Session) resolveLocked(p *pending.Request, o ask.Outcome, by string) []pending.AnswerTo {
 	return s.resolveAsLocked(p, o, by, principal.Principal{})
 }
 
 // resolveAsLocked is resolveLocked naming who answered (actor), when a principal did.
-func (s *Session) resolveAsLocked(p *pending.Request, o ask.Outcome, by string, who principal.Principal) []AnswerTo {
+func (s *Session) resolveAsLocked(p *pending.Request, o ask.Outcome, by string, who principal.Principal) []pending.AnswerTo {
 	s.state.Perms.Resolve(p.ID)
-	res := o.ClientJSON()
+	method, idKey := "_gateway/permission_resolved", "permissionId"
 	if p.Elicit != nil {
-		s.appendGatewayLocked("_gateway/elicitation_resolved", p.TurnID, withActor(map[string]any{
-			"requestId": p.ID, "outcome": res, "by": by,
-		}, who))
-		return []AnswerTo{pending.Answer(p, o)}
+		method, idKey = "_gateway/elicitation_resolved", "requestId"
+	} else {
+		s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.Now().Sub(p.CreatedAt))
 	}
-	s.cfg.Metrics.PermissionResolved(by, o.Allowed, s.host.Now().Sub(p.CreatedAt))
-	s.appendGatewayLocked("_gateway/permission_resolved", p.TurnID, withActor(map[string]any{
-		"permissionId": p.ID, "outcome": res, "by": by,
-	}, who))
-	return []AnswerTo{pending.Answer(p, o)}
+	s.appendGatewayLocked(method, p.TurnID, withActor(map[string]any{idKey: p.ID, "outcome": o.ClientJSON(), "by": by}, who))
+	return []pending.AnswerTo{pending.Answer(p, o)}
 }
 
 // resolvePending resolves a request if it is still pending; a lost race is not an error.
 func (s *Session) resolvePending(id string, o ask.Outcome, by string) {
 	s.mu.Lock()
-	var as []AnswerTo
+	var as []pending.AnswerTo
 	if p, ok := s.state.Perms.Get(id); ok {
 		as = s.resolveLocked(p, o, by)
 	}
 	s.mu.Unlock()
-	Deliver(as)
+	pending.Deliver(as)
 }
 
 // Answer applies a client's answer to a pending request. The first valid answer wins; an option the agent did
@@ -141,32 +127,24 @@ func (s *Session) Answer(permissionID string, a ask.ClientAnswer, by string) (as
 }
 
 // answer is Answer by who, also returning the running turn the request belonged to.
-func (s *Session) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (s *Session) answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	s.mu.Lock()
-	p, ok := s.state.Perms.Get(permissionID)
-	if !ok {
-		was := s.state.Perms.WasResolved(permissionID)
-		s.mu.Unlock()
-		switch {
-		case was:
-			return ask.Outcome{}, nil, sessionerr.ErrAlreadyResolved
-		case a.For == "elicitation":
-			return ask.Outcome{}, nil, sessionerr.ErrElicitationUnknown
-		}
-		return ask.Outcome{}, nil, sessionerr.ErrPermissionUnknown
+	p, err := s.state.Perms.Lookup(permissionID, a.For == "elicitation")
+	var o ask.Outcome
+	if err == nil {
+		o, err = p.Decide(a)
 	}
-	o, err := p.Decide(a)
 	if err != nil {
 		s.mu.Unlock()
 		return ask.Outcome{}, nil, err
 	}
-	var t *Turn
+	var t *turns.Turn
 	if s.state.Turn != nil && s.state.Turn.ID == p.TurnID {
 		t = s.state.Turn
 	}
 	as := s.resolveAsLocked(p, o, by, who)
 	s.mu.Unlock()
-	Deliver(as)
+	pending.Deliver(as)
 	if p.Elicit != nil {
 		s.audit(who, "elicitation_answer", "elicitation", permissionID, "by", by, "action", o.Action)
 	} else {
@@ -177,8 +155,8 @@ func (s *Session) answer(who principal.Principal, permissionID string, a ask.Cli
 
 // denyPendingLocked denies pending requests (of one turn, or all when turnID is empty) the way the gateway
 // denies on its own: the agent's reject option, else cancelled.
-func (s *Session) denyPendingLocked(turnID, by, reason string) []AnswerTo {
-	var as []AnswerTo
+func (s *Session) denyPendingLocked(turnID, by, reason string) []pending.AnswerTo {
+	var as []pending.AnswerTo
 	for _, p := range s.state.Perms.List() {
 		if turnID == "" || p.TurnID == turnID {
 			as = append(as, s.resolveLocked(p, p.Deny(reason), by)...)
@@ -188,8 +166,8 @@ func (s *Session) denyPendingLocked(turnID, by, reason string) []AnswerTo {
 }
 
 // cancelPendingLocked answers a turn's pending requests `cancelled`, as ACP requires after session/cancel.
-func (s *Session) cancelPendingLocked(turnID string) []AnswerTo {
-	var as []AnswerTo
+func (s *Session) cancelPendingLocked(turnID string) []pending.AnswerTo {
+	var as []pending.AnswerTo
 	for _, p := range s.state.Perms.List() {
 		if p.TurnID == turnID || p.TurnID == "" {
 			as = append(as, s.resolveLocked(p, p.Cancelled("turn cancelled"), "cancel")...)
@@ -199,7 +177,7 @@ func (s *Session) cancelPendingLocked(turnID string) []AnswerTo {
 }
 
 // PendingPermissions lists the pending requests.
-func (s *Session) PendingPermissions() []PermissionView {
+func (s *Session) PendingPermissions() []pending.PermissionView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state.Perms.PermissionViews()

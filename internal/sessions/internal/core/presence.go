@@ -1,21 +1,13 @@
 package core
 
 import (
-	"sync"
-
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
-	"github.com/acp-gateway/gateway/internal/store"
 )
 
 // Who streams a session is its presence (stream.Presence, its own lock): each Subscriber opened by a
 // principal is counted there until it detaches, and subscribers hear of changes through their Follow.
-
-// Watcher is one principal streaming a session, as presence lists it.
-type Watcher = stream.Watcher
-
-// PresenceDelay is how long presence changes are gathered before subscribers hear of them.
-const PresenceDelay = stream.PresenceDelay
 
 // Subscriber is one attached stream of a session (Session.AttachAs), counted against the session's client
 // cap and in its presence.
@@ -24,32 +16,28 @@ type Subscriber struct {
 	s   *Session
 	who principal.Principal
 
-	lost       chan struct{} // closed when who may no longer see the session (a share ended)
-	lostOnce   sync.Once
-	detached   chan struct{} // closed by Detach
-	detachOnce sync.Once
+	ends stream.Ends // Lost and Detached
 }
 
 // Detached is closed once the subscription has ended.
-func (sub *Subscriber) Detached() <-chan struct{} { return sub.detached }
+func (sub *Subscriber) Detached() <-chan struct{} { return sub.ends.Detached() }
+
+// Lost is closed when the subscriber's principal may no longer see the session (its share ended): every
+// face then ends the stream as if the session did not exist.
+func (sub *Subscriber) Lost() <-chan struct{} { return sub.ends.Lost() }
 
 // Session is the session subscribed to.
 func (sub *Subscriber) Session() *Session { return sub.s }
 
-// Lost is closed when the subscriber's principal may no longer see the session (its share ended): every
-// face then ends the stream as if the session did not exist.
-func (sub *Subscriber) Lost() <-chan struct{} { return sub.lost }
-
 // Published is the session's last published watcher list and its version.
-func (sub *Subscriber) Published() (uint64, []Watcher) { return sub.s.presence.Published() }
+func (sub *Subscriber) Published() (uint64, []stream.Watcher) { return sub.s.presence.Published() }
 
 // Watchers lists who streams the session now.
-func (sub *Subscriber) Watchers() []Watcher { return sub.s.Watchers() }
+func (sub *Subscriber) Watchers() []stream.Watcher { return sub.s.Watchers() }
 
 // Detach ends the subscription; later calls do nothing.
 func (sub *Subscriber) Detach() {
-	sub.detachOnce.Do(func() {
-		close(sub.detached)
+	sub.ends.EndOnce(func() {
 		s := sub.s
 		s.mu.Lock()
 		s.clients--
@@ -73,21 +61,13 @@ func (s *Session) AttachAs(who principal.Principal) (*Subscriber, bool) {
 	}
 	s.clients++
 	s.mu.Unlock()
-	sub := &Subscriber{s: s, who: who, lost: make(chan struct{}), detached: make(chan struct{})}
+	sub := &Subscriber{s: s, who: who, ends: stream.NewEnds()}
 	if who.IsZero() {
 		return sub, true
 	}
 	s.presence.Add(sub, who)
 	s.presenceChanged()
 	return sub, true
-}
-
-// HasClients reports whether a subscriber is attached.
-func (c Control) HasClients() bool {
-	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clients > 0
 }
 
 // presenceChanged schedules a publish after PresenceDelay unless one is pending.
@@ -102,23 +82,11 @@ func (s *Session) publishPresence() {
 }
 
 // Watchers lists who streams the session now, one entry per principal, the owner first.
-func (s *Session) Watchers() []Watcher { return s.presence.Watchers(s.roleOf) }
+func (s *Session) Watchers() []stream.Watcher { return s.presence.Watchers(s.roleOf) }
 
 // roleOf names p's role in s: owner, admin, collaborator or viewer; "" when p may not see it.
 func (s *Session) roleOf(p principal.Principal) string {
-	switch {
-	case !s.Owner.IsZero() && s.Owner.ID == p.ID:
-		return "owner"
-	case p.IsAdmin():
-		return "admin"
-	}
-	switch s.AccessOf(p) {
-	case AccessAct:
-		return string(store.ShareCollaborator)
-	case AccessView:
-		return string(store.ShareViewer)
-	}
-	return ""
+	return access.RoleOf(s.Owner.ID, &s.shares, p)
 }
 
 // sharesChanged applies a change of the shares to open streams: the subscribers of a principal who may no
@@ -129,7 +97,7 @@ func (s *Session) sharesChanged() {
 	lostAny := false
 	for sub, who := range s.presence.Subscribers() {
 		if !s.VisibleTo(who) {
-			sub.lostOnce.Do(func() { close(sub.lost) })
+			sub.ends.MarkLost()
 			lostAny = true
 		}
 	}

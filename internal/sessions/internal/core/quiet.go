@@ -5,11 +5,12 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/quiet"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 )
 
 // watchQuiet starts watching turn t for silence on conn (package quiet): the session says so when the agent
 // sends nothing for Config.QuietNotice.
-func (s *Session) watchQuiet(conn *agents.Conn, t *Turn) *quiet.Watch {
+func (s *Session) watchQuiet(conn *agents.Conn, t *turns.Turn) *quiet.Watch {
 	return quiet.Start(conn, quietTurn{s, t.ID}, s.cfg.QuietNotice)
 }
 

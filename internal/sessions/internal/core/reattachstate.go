@@ -38,6 +38,6 @@ func (c Control) RedetachLocked() { c.s.state.Status = store.StatusDetached }
 // config options its load answered. The session stays starting until its turn starts. The caller holds mu.
 func (c Control) AttachLoadedLocked(conn *agents.Conn, modes, configOptions json.RawMessage) {
 	s := c.s
-	s.conn = conn
-	s.modes, s.configOptions = modes, configOptions
+	s.agent.Conn = conn
+	s.agent.Modes, s.agent.ConfigOptions = modes, configOptions
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -42,7 +43,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 	if err != nil {
 		return "", err
 	}
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := s.allow(who, access.Act); err != nil {
 		return "", err
 	}
 	if s.Status() == store.StatusClosed {
@@ -55,7 +56,7 @@ func (s *Session) RenameAs(ctx context.Context, who principal.Principal, title s
 func (c Control) LogTitle(title string) error {
 	s := c.s
 	s.mu.Lock()
-	sid := s.agentSID
+	sid := s.agent.SID
 	s.mu.Unlock()
 	params, err := json.Marshal(map[string]any{"sessionId": sid, "update": map[string]any{"sessionUpdate": "session_info_update", "title": title}})
 	if err != nil {

@@ -5,24 +5,17 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 )
 
 // A session rebuilt from its log (durable modes, docs/cluster-design.md §1): the frames say everything a live session
 // knows about its transcript, turns and permission requests. What they do not say is in DirView.
 
-// dirViewLocked is the session's DirView. The caller holds mu.
-func (s *Session) dirViewLocked() DirView {
-	return DirView{
-		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
-	}
-}
-
 // Resumability reports the agent session id and what the agent advertised at its last start.
-func (s *Session) Resumability() Resumability {
+func (s *Session) Resumability() views.Resumability {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Resumability{AgentSessionID: s.agentSID, CanLoad: s.canLoad, CanResume: s.canResume}
+	return s.agent.Resumability()
 }
 
 // restoreFrom rebuilds, from logged frames in log order, what the live session knew: the log itself, the
@@ -30,27 +23,24 @@ func (s *Session) Resumability() Resumability {
 // (as data: a restored session has no agent waiting for the answers), the resolved ids, the status the log
 // last stated, the epoch chain and Epoch (its last link). The session must be new (newSession) and not yet
 // shared. A running turn's cancelRequested is not logged: a restored running turn reads false.
-func (s *Session) restoreFrom(entries []eventlog.Entry, dv DirView) error {
+func (s *Session) restoreFrom(entries []eventlog.Entry, dv views.DirView) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.restoreFromLocked(entries, dv)
 }
 
 // restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
-func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv DirView) error {
-	s.modes, s.configOptions = dv.Modes, dv.ConfigOptions
-	s.initInfo.AgentInfo, s.initInfo.AgentCapabilities = dv.AgentInfo, dv.AgentCapabilities
+func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv views.DirView) error {
+	s.agent.TakeView(dv)
 	for _, e := range entries {
 		if err := s.putStoredLocked(e.Seq, e.Frame); err != nil {
 			return fmt.Errorf("restore frame %d: %w", e.Seq, err)
 		}
 	}
-	if n := len(s.state.Epochs); n > 0 {
-		// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
-		// newSession drew: clients holding it resume, and what is logged next continues it.
-		if e := s.state.Epochs[n-1].Epoch; e != s.Epoch { // a cold session already holds it: no write
-			s.Epoch = e
-		}
+	// The session goes on in the epoch its frames last carry (the chain's last link), not in the one
+	// newSession drew: clients holding it resume, and what is logged next continues it.
+	if e := s.lastEpochLocked(); e != s.Epoch { // a cold session already holds it: no write
+		s.Epoch = e
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/acp-gateway/gateway/internal/store"
+import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
+	"github.com/acp-gateway/gateway/internal/store"
+)
 
 // What the role code outside the core (the follower, node loss) reads of a session and how it shares its
 // lock: a role's own state guarded by the session's mu changes in the same critical section as the core's.
@@ -35,7 +38,7 @@ func (c Control) RequestTurnID(id string) string {
 }
 
 // DenyPending is denyPendingLocked under mu.
-func (c Control) DenyPending(turnID, by, reason string) []AnswerTo {
+func (c Control) DenyPending(turnID, by, reason string) []pending.AnswerTo {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

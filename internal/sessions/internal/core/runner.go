@@ -8,6 +8,9 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 )
@@ -18,9 +21,9 @@ import (
 // session is made; the public methods (PromptWith, CancelAs, …) check what is common and call the Runner.
 type Runner interface {
 	// Prompt starts a turn; the caller checked the prompt's size, its key and that who may prompt.
-	Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*Turn, bool, error)
+	Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions, key promptkey.Key) (*turns.Turn, bool, error)
 	Cancel(ctx context.Context, who principal.Principal) (string, error)
-	Answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error)
+	Answer(who principal.Principal, requestID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error)
 	SetMode(ctx context.Context, who principal.Principal, modeID string) error
 	SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error)
 	// Share sets who's share of with to role ("" ends it); the caller checked who owns the session.
@@ -34,9 +37,9 @@ type Runner interface {
 	Delete(ctx context.Context, who principal.Principal, reason string) (AgentDeletion, error)
 	// Rename logs a title the caller checked (rename.go); ListFiles lists the cwd's files (services.go).
 	Rename(ctx context.Context, who principal.Principal, title string) error
-	ListFiles(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error)
+	ListFiles(ctx context.Context, who principal.Principal, opts services.FilesOptions) (agentsvc.ListResult, error)
 	// DelegateFS offers d to serve the agent's fs/* and terminal/* until release.
-	DelegateFS(who principal.Principal, d FSDelegate) (release func())
+	DelegateFS(who principal.Principal, d services.FSDelegate) (release func())
 
 	// What a session shows, where it differs by where the session runs.
 
@@ -50,5 +53,5 @@ type Runner interface {
 	AwaitResume(after uint64, epoch string)
 	// PlaceLocked sets what the view says of where the session is: its node and how much of it is stored.
 	// The caller holds mu.
-	PlaceLocked(v *View)
+	PlaceLocked(v *views.View)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/agentsvc"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/store"
 	acp "github.com/coder/acp-go-sdk"
@@ -16,20 +17,6 @@ import (
 // The services the gateway gives the agent as its ACP client (fs/*, terminal/*, the file listing) live in
 // package services; the session hands them what they ask of it (servicesOf) and answers the agent's calls
 // through them.
-
-// The services' names the roles and the faces use.
-type (
-	FSDelegate       = services.FSDelegate
-	TerminalDelegate = services.TerminalDelegate
-	FilesOptions     = services.FilesOptions
-)
-
-// Bounds of one file listing.
-const (
-	DefaultFileLimit = services.DefaultFileLimit
-	MaxFileLimit     = services.MaxFileLimit
-	MaxFileQuery     = services.MaxFileQuery
-)
 
 // newServices makes the session's services, its terminals logging their output and exits in its log.
 func (s *Session) newServices(openCwd bool) *services.Services {
@@ -49,7 +36,7 @@ type servicesOf struct{ s *Session }
 // MayServe reports whether who may serve the session's tools: nobody (the gateway's own code) or a principal
 // allowed to act on it. AccessOf takes shares.mu, never with mu held.
 func (v servicesOf) MayServe(who principal.Principal) bool {
-	return who.IsZero() || v.s.AccessOf(who) >= AccessAct
+	return who.IsZero() || v.s.AccessOf(who) >= access.Act
 }
 
 // LogInTurn logs a `_gateway/*` frame, stamped with the running turn if there is one.
@@ -98,17 +85,17 @@ func (s *Session) ServeTerminalLocally(ctx context.Context, method string, param
 // TerminalDelegate) until release. The latest offer whose principal may act on the session serves; offering
 // d again moves it to the top. Requests no delegate may serve are served by the gateway itself, confined to
 // the cwd. A follower offers nothing: the owner's node serves its agent.
-func (s *Session) DelegateFS(who principal.Principal, d FSDelegate) (release func()) {
+func (s *Session) DelegateFS(who principal.Principal, d services.FSDelegate) (release func()) {
 	return s.run.DelegateFS(who, d)
 }
 
 // ListFilesAs lists the session's files matching opts for who (a collaborator at least): only those who may
 // prompt may list, a viewer watches the transcript, not the working directory.
-func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts FilesOptions) (agentsvc.ListResult, error) {
+func (s *Session) ListFilesAs(ctx context.Context, who principal.Principal, opts services.FilesOptions) (agentsvc.ListResult, error) {
 	if err := opts.Check(); err != nil {
 		return agentsvc.ListResult{}, err
 	}
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := s.allow(who, access.Act); err != nil {
 		return agentsvc.ListResult{}, err
 	}
 	if s.Status() == store.StatusClosed {

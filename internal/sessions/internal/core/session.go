@@ -4,19 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/acp-gateway/gateway/internal/agenterr"
 	"github.com/acp-gateway/gateway/internal/agentlogin"
 	"github.com/acp-gateway/gateway/internal/agents"
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/cold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/fold"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
@@ -42,7 +40,7 @@ type Session struct {
 	Owner          principal.Principal          // who created it: only they, admins and those it is shared with see it (owner.go)
 	shares         access.Shares                // who the owner shared it with (share.go); its own lock
 	presence       stream.Presence[*Subscriber] // who streams it now (presence.go); its own lock
-	ready          atomic.Pointer[ReadyGate]    // set while start waits for session/new (status.go)
+	ready          agentlink.Ready              // holds a gate while start waits for session/new (package agentlink)
 	host           Host                         // the registry that holds the session (host.go)
 	cfg            *SessionConfig               // host.sessionConfig(), read on every update
 	spec           agents.Spec
@@ -59,43 +57,27 @@ type Session struct {
 	// beforeSnapshotJSON is a test hook: Detail calls it (when set) right before building the snapshot JSON.
 	beforeSnapshotJSON func()
 
-	// conn is the running agent: set by start and reattach under mu while the session is starting, nil once
-	// it is detached. Read it under mu (usable returns it), since a re-attach replaces it.
-	conn *agents.Conn
-	// agentSID is set once by start under mu, before the session is idle; read-only afterwards (a re-attach
-	// loads the same agent session), so code that runs only on a usable session reads it without mu.
-	agentSID string
-	// initInfo is the agent's initialize answer: set by start, and by reattach under mu.
-	initInfo struct {
-		AgentInfo         json.RawMessage
-		AgentCapabilities json.RawMessage
-		AuthMethods       json.RawMessage
-	}
-
 	mu sync.Mutex
-	// loginSecrets are the values of the login variables its agent was last started with (package agentlogin):
-	// scrubbed from what the agent says back, as MCP secrets are. Guarded by mu.
-	loginSecrets []string
+	// agent is what the session knows of its agent (package agentlink). Guarded by mu, but for its SID: set
+	// once before the session is idle and never changed after (a re-attach loads the same agent session),
+	// code that runs only on a usable session reads it without mu.
+	agent agentlink.Link
 	// state is what the session's frames decide (status, turns, keys, pending requests, epochs, costs), folded
 	// by package fold. Guarded by mu.
-	state         fold.State
-	modes         json.RawMessage    // Guarded by mu; SessionModeState as last known.
-	configOptions json.RawMessage    // Guarded by mu.
-	tctx          *translate.Context // Guarded by mu.
-	clients       int                // Guarded by mu; attached subscribers.
-	closing       bool               // Guarded by mu; Close has begun: an agent exit now is expected.
-	stoodDown     bool               // Guarded by mu; another node took the session over (nodeloss.go).
-	stopping      bool               // Guarded by mu; detach is stopping the agent: its exit is expected.
-	detachDone    chan struct{}      // Guarded by mu; closed when the detach that set stopping has ended.
-	reattaching   bool               // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
-	cancelAttach  context.CancelFunc // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
-	canLoad       bool               // Guarded by mu; the agent advertised loadSession.
-	canResume     bool               // Guarded by mu; the agent advertised sessionCapabilities.resume.
-	noise         int                // Guarded by mu; non-JSON stdout lines seen.
-	lastActive    time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
-	cold          *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
-	forkedAt      uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
-	closeOnce     sync.Once
+	state        fold.State
+	tctx         *translate.Context // Guarded by mu.
+	clients      int                // Guarded by mu; attached subscribers.
+	closing      bool               // Guarded by mu; Close has begun: an agent exit now is expected.
+	stoodDown    bool               // Guarded by mu; another node took the session over (nodeloss.go).
+	stopping     bool               // Guarded by mu; detach is stopping the agent: its exit is expected.
+	detachDone   chan struct{}      // Guarded by mu; closed when the detach that set stopping has ended.
+	reattaching  bool               // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
+	cancelAttach context.CancelFunc // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
+	noise        int                // Guarded by mu; non-JSON stdout lines seen.
+	lastActive   time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
+	cold         *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	forkedAt     uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
+	closeOnce    sync.Once
 }
 
 // MakeOptions are what makeSession takes of a session's creation.
@@ -164,7 +146,7 @@ func (s *Session) closeRoot() {
 // SessionUpdate implements agents.Handler: translate, append, return. Never blocks on a client.
 func (s *Session) SessionUpdate(params json.RawMessage) {
 	s.cfg.Metrics.UpdateIn()
-	s.waitReady()
+	s.ready.Wait()
 	s.logUpdate(params)
 }
 
@@ -179,7 +161,7 @@ func (s *Session) logUpdate(params json.RawMessage) {
 	if s.state.Turn != nil {
 		meta.TurnID = s.state.Turn.ID
 	}
-	params = agentlogin.ScrubParams(params, s.loginSecrets)
+	params = agentlogin.ScrubParams(params, s.agent.Secrets)
 	u, err := s.tctx.UpdateFrame(params, meta)
 	if err != nil {
 		s.logger.Warn("dropping malformed session/update", "err", err)
@@ -230,42 +212,26 @@ func (s *Session) appendGatewayLocked(method, turnID string, params any) uint64 
 
 // SetMode asks the agent to switch mode and records it.
 func (s *Session) SetMode(ctx context.Context, modeID string) error {
-	if _, err := s.callAgent(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agentSID, "modeId": modeID}); err != nil {
+	if _, err := s.callAgent(ctx, acp.AgentMethodSessionSetMode, map[string]any{"sessionId": s.agent.SID, "modeId": modeID}); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.modes) > 0 {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(s.modes, &m) == nil {
-			m["currentModeId"], _ = json.Marshal(modeID)
-			s.modes, _ = json.Marshal(m)
-		}
-	}
+	s.agent.SetMode(modeID)
 	s.noteDir()
 	return nil
 }
 
 // SetConfigOption sets a config option and returns the agent's full, updated list.
 func (s *Session) SetConfigOption(ctx context.Context, configID string, value json.RawMessage) (json.RawMessage, error) {
-	res, err := s.callAgent(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agentSID, "configId": configID, "value": value})
+	res, err := s.callAgent(ctx, acp.AgentMethodSessionSetConfigOption, map[string]any{"sessionId": s.agent.SID, "configId": configID, "value": value})
 	if err != nil {
 		return nil, err
 	}
-	var r struct {
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	_ = json.Unmarshal(res, &r)
 	s.mu.Lock()
-	if len(NullToNil(r.ConfigOptions)) > 0 {
-		s.configOptions = r.ConfigOptions
-	}
-	opts := s.configOptions
+	opts := s.agent.TakeConfigOptions(res)
 	s.mu.Unlock()
 	s.noteDir()
-	if opts == nil {
-		opts = json.RawMessage(`[]`)
-	}
 	return opts, nil
 }
 
@@ -280,7 +246,7 @@ func (s *Session) callAgent(ctx context.Context, method string, params map[strin
 	defer cancel()
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
-		ae := &sessionerr.AgentError{Op: method, Err: CallError(ctx, err, s.cfg.CallTimeout)}
+		ae := &sessionerr.AgentError{Op: method, Err: agentlink.CallError(ctx, err, s.cfg.CallTimeout)}
 		s.logger.Warn("agent refused a request", "err", ae)
 		return nil, ae
 	}
@@ -291,31 +257,14 @@ func (s *Session) callAgent(ctx context.Context, method string, params map[strin
 func (s *Session) usable() (*agents.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.state.Ended(); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.state.Status == store.StatusStarting:
 		return nil, sessionerr.ErrNotReady
-	case s.state.Status == store.StatusClosed:
-		return nil, sessionerr.ErrClosed
-	case s.state.Status == store.StatusFailed:
-		return nil, fmt.Errorf("%w: %s", sessionerr.ErrFailed, s.state.Reason)
 	case s.state.Status == store.StatusDetached, s.stopping:
 		return nil, sessionerr.ErrDetached
 	}
-	return s.conn, nil
-}
-
-// CallError turns an SDK error into one that says what happened: a deadline becomes "did not answer within".
-func CallError(ctx context.Context, err error, limit time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("agent did not answer within %s", limit)
-	}
-	return agenterr.Clean(err)
-}
-
-// NullToNil reads a JSON null as absent.
-func NullToNil(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 || string(b) == "null" {
-		return nil
-	}
-	return b
+	return s.agent.Conn, nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/acp-gateway/gateway/internal/agents"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -11,12 +12,12 @@ import (
 // MarkStoodDown marks the session stood down and closing (its agent's exit is expected; no Close will remove
 // it from the store), ends a re-attach in progress and asks the running turn to cancel. It returns the agent
 // and that turn, for the caller to stop and wait for.
-func (c Control) MarkStoodDown() (*agents.Conn, *Turn) {
+func (c Control) MarkStoodDown() (*agents.Conn, *turns.Turn) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing, s.stoodDown = true, true
-	conn, t := s.conn, s.state.Turn
+	conn, t := s.agent.Conn, s.state.Turn
 	if s.cancelAttach != nil {
 		s.cancelAttach()
 	}

@@ -18,7 +18,7 @@ func (c Control) LoadDetached(entries []eventlog.Entry, stoppedLocked func() err
 	if err := stoppedLocked(); err != nil {
 		return err
 	}
-	if err := s.restoreFromLocked(entries, s.dirViewLocked()); err != nil {
+	if err := s.restoreFromLocked(entries, s.agent.DirView()); err != nil {
 		return fmt.Errorf("%w: %v", sessionerr.ErrStoreUnavailable, err)
 	}
 	if s.state.Status != store.StatusFailed {
@@ -35,5 +35,5 @@ func (c Control) RestoreLive(entries []eventlog.Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cold, s.state.Status, s.state.Reason = nil, store.StatusIdle, ""
-	return s.restoreFromLocked(entries, s.dirViewLocked())
+	return s.restoreFromLocked(entries, s.agent.DirView())
 }

@@ -10,17 +10,11 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// Where a stream starts and what it goes to (package stream).
-type (
-	Start = stream.Start
-	Sink  = stream.Sink
-)
-
 // StartAt decides where a subscriber resumes. Same epoch (or an older one of the epoch chain whose frames up
 // to after are the current epoch's too) and the log still holds after+1: replay from there.
 // Anything else is a resync, never a partial recovery. Without after, the whole log is replayed (or a resync
 // when it was trimmed).
-func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
+func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) stream.Start {
 	if hasAfter && after > s.log.Head() {
 		s.run.AwaitResume(after, epoch) // a client that read frames on a faster node
 	}
@@ -29,19 +23,7 @@ func (s *Session) StartAt(after uint64, hasAfter bool, epoch string) Start {
 	first, head := s.log.Bounds()
 	changed := hasAfter && epoch != "" && epoch != s.epochLocked() && !s.sharesPrefix(epoch, after)
 	s.mu.Unlock()
-	st := Start{Cursor: after, ReplayUntil: head, EarliestSeq: first, HeadSeq: head}
-	switch {
-	case changed:
-		st.Resync = "epoch_changed"
-	case after > head:
-		st.Resync = "invalid_cursor"
-	case after+1 < first:
-		st.Resync = "log_truncated"
-	}
-	if st.Resync != "" {
-		st.Cursor = head
-	}
-	return st
+	return stream.StartFrom(first, head, after, changed)
 }
 
 // Attach registers a subscriber nobody in particular opened (it is not counted in presence); false when the
@@ -72,14 +54,14 @@ func (c Control) IdleSince(t time.Time) bool {
 // Follow streams the session's log to sink from start (stream.Follow): replay, then the pending permission
 // requests the replay did not include and `_gateway/replay_complete`, then live frames until the session
 // closes. The agent and the log never wait for it.
-func (s *Session) Follow(start Start, sink Sink, lim eventlog.FollowLimits) error {
+func (s *Session) Follow(start stream.Start, sink stream.Sink, lim eventlog.FollowLimits) error {
 	return stream.Follow(streamOf{s}, nil, start, sink, lim)
 }
 
 // Follow is Session.Follow for a subscriber: after the replay it also gets `_gateway/presence {watchers}`
 // once and again whenever the published watchers differ from what it was last sent (not logged, no seq), and
 // the stream ends with ErrLost when the subscriber's principal may no longer see the session.
-func (sub *Subscriber) Follow(start Start, sink Sink, lim eventlog.FollowLimits) error {
+func (sub *Subscriber) Follow(start stream.Start, sink stream.Sink, lim eventlog.FollowLimits) error {
 	return stream.Follow(streamOf{sub.s}, sub, start, sink, lim)
 }
 

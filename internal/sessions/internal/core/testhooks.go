@@ -5,7 +5,9 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/eventlog"
 	"github.com/acp-gateway/gateway/internal/principal"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/stream"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 )
 
 // Hooks for the tests of the role code: they read or set the core's state that no role needs, so that those
@@ -35,7 +37,7 @@ func (c Control) ResolvedOrder() []string {
 }
 
 // PublishedPresence is the version and list of the watchers the session last published.
-func (c Control) PublishedPresence() (uint64, []Watcher) { return c.s.presence.Published() }
+func (c Control) PublishedPresence() (uint64, []stream.Watcher) { return c.s.presence.Published() }
 
 // Stopping reports whether a detach is stopping the agent.
 func (c Control) Stopping() bool {
@@ -52,26 +54,17 @@ func (c Control) Closing() bool {
 }
 
 // RestoreFrom rebuilds the session from a stored log and directory view, as a restart does.
-func (c Control) RestoreFrom(entries []eventlog.Entry, dv DirView) error {
+func (c Control) RestoreFrom(entries []eventlog.Entry, dv views.DirView) error {
 	return c.s.restoreFrom(entries, dv)
 }
 
 // DirViewLocked is what the session's directory entry says of it. The caller holds mu.
-func (c Control) DirViewLocked() DirView { return c.s.dirViewLocked() }
+func (c Control) DirViewLocked() views.DirView { return c.s.agent.DirView() }
 
 // HeldUpdates is how many agent updates wait for session_ready; 0 when the start holds none.
 func (c Control) HeldUpdates() int32 {
-	if g := c.s.ready.Load(); g != nil {
-		return g.held.Load()
-	}
-	return 0
+	return c.s.ready.Held()
 }
-
-// TurnTextCap is the capacity of the buffer that collects t's text. The caller holds mu.
-func (c Control) TurnTextCap(t *Turn) int { return t.TextCap() }
-
-// NotifyAskedLocked wakes t's waiters as a new permission request does. The caller holds mu.
-func (c Control) NotifyAskedLocked(t *Turn) { t.NotifyAsked() }
 
 // BareSessionForTest is a session of only a log in epoch, without a host or an agent; the caller sets its
 // runner.

@@ -13,6 +13,8 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/pending"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate"
@@ -22,37 +24,16 @@ import (
 
 // A turn (package turns) is started, run and ended here, under mu, which guards it.
 
-// The turns package's names the roles and the faces use.
-type (
-	Turn         = turns.Turn
-	TurnResult   = turns.TurnResult
-	TurnState    = turns.TurnState
-	TurnView     = turns.TurnView
-	LastTurnView = turns.LastTurnView
-)
-
-// Where a turn stands for a client that waits on it, and how many keyed prompts a session remembers.
-const (
-	TurnEnded               = turns.TurnEnded
-	TurnAwaitingPermission  = turns.TurnAwaitingPermission
-	TurnAwaitingElicitation = turns.TurnAwaitingElicitation
-	TurnRunning             = turns.TurnRunning
-	MaxPromptKeys           = turns.MaxPromptKeys
-)
-
-// ParsePrompt validates a prompt: a non-empty array of ContentBlocks, each an object with a string `type`.
-func ParsePrompt(raw json.RawMessage) ([]json.RawMessage, error) { return turns.ParsePrompt(raw) }
-
 // Prompt starts a turn. It returns at once; the turn runs on its own goroutine until the agent answers.
 // One turn at a time: a second prompt while one runs gets ErrTurnRunning. A prompt to a detached session
 // first re-attaches its agent (reattach.go) and returns once the turn has started.
-func (s *Session) Prompt(blocks []json.RawMessage) (*Turn, error) {
+func (s *Session) Prompt(blocks []json.RawMessage) (*turns.Turn, error) {
 	return s.PromptAs(principal.Principal{}, blocks)
 }
 
 // PromptAs is Prompt by who (a collaborator at least): `_gateway/turn_started` names them (actor) and an
 // audit line records it.
-func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*Turn, error) {
+func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*turns.Turn, error) {
 	return s.PromptContext(context.Background(), who, blocks, "")
 }
 
@@ -60,7 +41,7 @@ func (s *Session) PromptAs(who principal.Principal, blocks []json.RawMessage) (*
 // the session, no turn starts (the session stays detached) and the error is ctx's cause. A turnID other than
 // "" is the new turn's id, so a face can know the turn's frames as its own before they are logged without
 // holding a lock across the re-attach.
-func (s *Session) PromptContext(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*Turn, error) {
+func (s *Session) PromptContext(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string) (*turns.Turn, error) {
 	t, _, err := s.PromptWith(ctx, who, blocks, PromptOptions{TurnID: turnID})
 	return t, err
 }
@@ -75,7 +56,7 @@ type PromptOptions struct {
 }
 
 // PromptWith is PromptContext with opts; replayed reports a keyed prompt that had already started its turn.
-func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *Turn, replayed bool, err error) {
+func (s *Session) PromptWith(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts PromptOptions) (t *turns.Turn, replayed bool, err error) {
 	if err := turns.CheckPromptSize(blocks, s.cfg.MaxPromptBytes); err != nil {
 		return nil, false, err
 	}
@@ -84,7 +65,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 			return nil, false, err
 		}
 	}
-	if err := s.allow(who, AccessAct); err != nil {
+	if err := s.allow(who, access.Act); err != nil {
 		return nil, false, err
 	}
 	key := promptkey.New(who, opts.IdempotencyKey, blocks)
@@ -101,7 +82,7 @@ func (s *Session) PromptWith(ctx context.Context, who principal.Principal, block
 
 // beginTurnLocked starts a turn by who (its id turnID, or a new one when "") on the idle session: the caller
 // holds mu, which it releases. The turn's trace continues the one in ctx.
-func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *Turn {
+func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, blocks []json.RawMessage, turnID string, key promptkey.Key) *turns.Turn {
 	if turnID == "" {
 		turnID = uuid.NewString()
 	}
@@ -120,7 +101,7 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 	for _, params := range s.tctx.UserPrompt(t.ID, blocks) {
 		s.appendLocked(eventlog.KindUserChunk, "session/update", params, translate.GatewayMeta{TurnID: t.ID})
 	}
-	conn := s.conn
+	conn := s.agent.Conn
 	s.mu.Unlock()
 	s.cfg.Metrics.TurnStarted()
 	s.logger.Info("turn started", "turn", t.ID, "promptChars", len(turns.TextOf(blocks)))
@@ -131,10 +112,10 @@ func (s *Session) beginTurnLocked(ctx context.Context, who principal.Principal, 
 
 // runTurn owns the agent's `session/prompt` call (Turn.Prompt). Cancel is a `session/cancel` notification
 // plus a grace timer; if the agent stays silent past it, the turn ends `cancelled` and the agent is killed.
-func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) {
+func (s *Session) runTurn(conn *agents.Conn, t *turns.Turn, blocks []json.RawMessage) {
 	answered := make(chan turns.Answer, 1)
 	go func() {
-		a := t.Prompt(conn, s.agentSID, blocks)
+		a := t.Prompt(conn, s.agent.SID, blocks)
 		if a.UsageMalformed {
 			s.logger.Warn("ignoring the malformed usage of a session/prompt answer", "turn", t.ID)
 		}
@@ -178,39 +159,20 @@ func (s *Session) runTurn(conn *agents.Conn, t *Turn, blocks []json.RawMessage) 
 // finishTurn records how the turn ended, closes its open tool calls when it did not end normally, denies
 // its pending permission requests and tells clients. Only the first call for a turn counts. With failReason,
 // the session fails in the same step. It reports whether it failed the session.
-func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReason string) bool {
+func (s *Session) finishTurn(t *turns.Turn, agentStop string, callErr error, failReason string) bool {
 	s.mu.Lock()
 	if s.state.Turn != t {
 		s.mu.Unlock()
 		return false
 	}
-	stop := translate.ResolveStopReason(agentStop, t.CancelRequested())
-	turnFailed := callErr != nil && !t.CancelRequested()
-	if turnFailed {
-		stop = translate.StopError // never end_turn: a client that reads only the stop reason must see it failed
-	}
-	outcome := translate.OutcomeOf(stop)
-	closeReason := ""
-	switch {
-	case t.CancelRequested():
-		closeReason = translate.StopCancelled
-	case callErr != nil:
-		closeReason = "agent_error"
-	}
-	for _, p := range s.tctx.EndTurn(closeReason) {
+	end := turns.EndOf(t, agentStop, callErr, s.host.Now().UTC())
+	stop := end.Stop
+	for _, p := range s.tctx.EndTurn(end.CloseReason) {
 		s.appendLocked(eventlog.KindUpdate, "session/update", p, translate.GatewayMeta{TurnID: t.ID})
 	}
 	answers := s.denyPendingLocked(t.ID, "turn_ended", "turn ended")
-	s.state.LastTurn = &LastTurnView{TurnID: t.ID, StopReason: stop, Outcome: outcome, EndedAt: s.host.Now().UTC()}
-	ended := map[string]any{"turnId": t.ID, "stopReason": stop, "turnOutcome": outcome, "endedAt": s.state.LastTurn.EndedAt.Format(time.RFC3339Nano)}
-	if turnFailed {
-		ended["error"] = turns.ErrorJSON(callErr)
-		s.state.LastTurn.Error = ended["error"].(map[string]any)
-	}
-	if u := t.Usage(); u != nil {
-		ended["usage"], s.state.LastTurn.Usage = u, u
-	}
-	s.appendGatewayLocked("_gateway/turn_ended", t.ID, ended)
+	s.state.LastTurn = end.Last
+	s.appendGatewayLocked("_gateway/turn_ended", t.ID, end.Frame)
 	s.state.Turn = nil
 	s.lastActive = s.host.Now()
 	failed := false
@@ -220,15 +182,15 @@ func (s *Session) finishTurn(t *Turn, agentStop string, callErr error, failReaso
 		answers = append(answers, s.denyPendingLocked("", "agent_exit", "agent stopped")...)
 		s.logStatusLocked(store.StatusFailed, failReason)
 	}
-	r := TurnResult{TurnID: t.ID, StopReason: stop, Outcome: outcome, Usage: t.Usage()}
-	if turnFailed {
-		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.loginSecrets) // REST details and `/acp` errors show it
+	r := turns.TurnResult{TurnID: t.ID, StopReason: stop, Outcome: end.Outcome, Usage: t.Usage()}
+	if end.Failed {
+		r.Err = agentlogin.ScrubErr(agenterr.Clean(callErr), s.agent.Secrets) // REST details and `/acp` errors show it
 	}
 	r = t.End(r)
 	s.state.Keys.Ended(r)
 	t.Span().End(stop, r.Err)
 	s.mu.Unlock()
-	Deliver(answers)
+	pending.Deliver(answers)
 	s.cfg.Metrics.TurnEnded(stop, r.Err != nil)
 	if u := r.Usage; u != nil {
 		s.cfg.Metrics.TurnTokens(t.Payer(s.Owner.ID), s.Agent, u.Tokens())
@@ -248,11 +210,11 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 	}
 	first := t.RequestCancel()
 	answers := s.cancelPendingLocked(t.ID)
-	conn := s.conn
+	conn := s.agent.Conn
 	s.mu.Unlock()
-	Deliver(answers)
+	pending.Deliver(answers)
 	if first {
-		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agentSID}); err != nil {
+		if err := conn.Notify(ctx, acp.AgentMethodSessionCancel, map[string]any{"sessionId": s.agent.SID}); err != nil {
 			s.logger.Warn("send session/cancel", "err", err)
 		}
 		s.logger.Info("turn cancel requested", "turn", t.ID)
@@ -261,22 +223,22 @@ func (s *Session) Cancel(ctx context.Context) (string, error) {
 }
 
 // CurrentTurn returns the running turn, or nil.
-func (s *Session) CurrentTurn() *Turn {
+func (s *Session) CurrentTurn() *turns.Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state.Turn
 }
 
 // TurnByID is the running or latest turn if it has id.
-func (c Control) TurnByID(id string) *Turn {
+func (c Control) TurnByID(id string) *turns.Turn {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turnByIDLocked(id)
 }
 
-func (s *Session) turnByIDLocked(id string) *Turn {
-	for _, t := range []*Turn{s.state.Turn, s.state.Latest} {
+func (s *Session) turnByIDLocked(id string) *turns.Turn {
+	for _, t := range []*turns.Turn{s.state.Turn, s.state.Latest} {
 		if t != nil && t.ID == id {
 			return t
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // LatestTurn is the running turn, else the last one that ran.
-func (s *Session) LatestTurn() (*Turn, error) {
+func (s *Session) LatestTurn() (*turns.Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state.Latest == nil {
@@ -20,7 +20,7 @@ func (s *Session) LatestTurn() (*Turn, error) {
 }
 
 // TurnState reports where t stands now, without waiting.
-func (s *Session) TurnState(t *Turn) TurnState {
+func (s *Session) TurnState(t *turns.Turn) turns.TurnState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := s.turnStateLocked(t)
@@ -29,7 +29,7 @@ func (s *Session) TurnState(t *Turn) TurnState {
 
 // turnStateLocked is t's state and, while it runs without a question for the user, the channel closed when it
 // asks one (turns.State). The caller holds mu.
-func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
+func (s *Session) turnStateLocked(t *turns.Turn) (turns.TurnState, <-chan struct{}) {
 	return turns.State(t, &s.state.Perms)
 }
 
@@ -37,7 +37,7 @@ func (s *Session) turnStateLocked(t *Turn) (TurnState, <-chan struct{}) {
 // the session's policy answers never stop it. When ctx ends first it returns the state at that moment (usually
 // running) and ctx's error; the turn goes on. It waits on the turn's own signals: no polling, and nothing is
 // left behind when it returns.
-func (s *Session) AwaitTurn(ctx context.Context, t *Turn) (TurnState, error) {
+func (s *Session) AwaitTurn(ctx context.Context, t *turns.Turn) (turns.TurnState, error) {
 	for {
 		s.mu.Lock()
 		st, asked := s.turnStateLocked(t)
@@ -57,6 +57,6 @@ func (s *Session) AwaitTurn(ctx context.Context, t *Turn) (TurnState, error) {
 // AnswerInTurn is Answer that also returns the turn the request belongs to, for a client that goes on waiting
 // on it. A pending request always belongs to the running turn: requests outside a turn, or of a turn that
 // ended, are resolved at once.
-func (s *Session) AnswerInTurn(permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *Turn, error) {
+func (s *Session) AnswerInTurn(permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	return s.answer(principal.Principal{}, permissionID, a, by)
 }

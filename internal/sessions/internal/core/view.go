@@ -1,32 +1,25 @@
 package core
 
 import (
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// How a session is seen (package views).
-type (
-	View         = views.View
-	Detail       = views.Detail
-	DirView      = views.DirView
-	Resumability = views.Resumability
-)
-
 // View returns the session's current state. LastSeq is the seq of the newest frame the view reflects.
-func (s *Session) View() View {
+func (s *Session) View() views.View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.viewLocked()
 }
 
-func (s *Session) viewLocked() View {
+func (s *Session) viewLocked() views.View {
 	_, last := s.log.Bounds()
-	v := View{
+	v := views.View{
 		ID: s.ID, Title: s.tctx.Title(), Agent: s.Agent, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Status: s.state.Status, StatusReason: s.state.Reason, Epoch: s.epochLocked(),
 		LastSeq: last, CreatedAt: s.CreatedAt, PermissionPolicy: s.Policy, Clients: s.clients,
-		Modes: s.modes, ConfigOptions: s.configOptions,
-		AgentInfo: NullToNil(s.initInfo.AgentInfo), AgentCapabilities: NullToNil(s.initInfo.AgentCapabilities),
+		Modes: s.agent.Modes, ConfigOptions: s.agent.ConfigOptions,
+		AgentInfo: agentlink.NullToNil(s.agent.Info), AgentCapabilities: agentlink.NullToNil(s.agent.Caps),
 		PendingPermissions: s.state.Perms.PermissionViews(), PendingElicitations: s.state.Perms.ElicitationViews(),
 	}
 	v.LastTurn = s.state.LastTurn // never mutated once set: finishTurn replaces it
@@ -58,7 +51,7 @@ func (s *Session) ForkedAt() uint64 {
 // Detail returns the session with its snapshot, consistent with one seq, so a client can load it and then
 // stream with `after=lastSeq`. The state is frozen under mu and the snapshot document (megabytes) is built
 // after unlocking: the agent's updates need mu and must not wait for a client loading the transcript.
-func (s *Session) Detail() Detail {
+func (s *Session) Detail() views.Detail {
 	s.mu.Lock()
 	v := s.viewLocked()
 	frozen := s.tctx.FreezeSnapshot(v.LastSeq)
@@ -66,7 +59,7 @@ func (s *Session) Detail() Detail {
 	if s.beforeSnapshotJSON != nil {
 		s.beforeSnapshotJSON()
 	}
-	return Detail{View: v, Watchers: s.Watchers(), Snapshot: frozen.JSON()}
+	return views.Detail{View: v, Watchers: s.Watchers(), Snapshot: frozen.JSON()}
 }
 
 // Replay returns the transcript as `session/update` params for an ACP `session/load`, and the seq it reflects.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/views"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -226,7 +227,7 @@ func (f *Follower) awaitCopy(ctx context.Context, bound time.Duration, done func
 // copy acts on is only ever its frames'. Shares older than the copy's (rev: a lookup read a newer entry than
 // the watch delivers, or a share made through this node) are not taken.
 func (f *Follower) ApplyEntry(e store.DirEntry, rev uint64) {
-	var dv core.DirView
+	var dv views.DirView
 	if len(e.View) > 0 && json.Unmarshal(e.View, &dv) != nil {
 		return
 	}
@@ -324,7 +325,7 @@ func (r Runner) AwaitResume(after uint64, epoch string) {
 }
 
 // PlaceLocked: the owner's node, and everything the copy holds came from the store.
-func (r Runner) PlaceLocked(v *core.View) {
+func (r Runner) PlaceLocked(v *views.View) {
 	d := v.LastSeq
 	v.DurableSeq = &d
 	if r.f.cfg.Clustered {

@@ -12,7 +12,10 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/promptkey"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/access"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/turns"
 	"github.com/acp-gateway/gateway/internal/store"
 	"github.com/acp-gateway/gateway/internal/translate/ask"
 	"github.com/google/uuid"
@@ -54,7 +57,7 @@ func (f *Follower) Ended() error { return core.ControlOf(f.s).FailedOrClosed() }
 
 // Prompt has the owner start the turn (or name the one its key started) and waits until this copy
 // holds it. The caller checked who may prompt.
-func (r Runner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts core.PromptOptions, key promptkey.Key) (*core.Turn, bool, error) {
+func (r Runner) Prompt(ctx context.Context, who principal.Principal, blocks []json.RawMessage, opts core.PromptOptions, key promptkey.Key) (*turns.Turn, bool, error) {
 	f := r.f
 	if err := f.Ended(); err != nil {
 		return nil, false, err
@@ -84,9 +87,9 @@ func (r Runner) Prompt(ctx context.Context, who principal.Principal, blocks []js
 
 // awaitTurn waits (at most bound) until the follower holds the turn id from the owner's frames.
 // A replayed turn older than the latest is found by its key (none: key.Key "").
-func (f *Follower) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptkey.Key) *core.Turn {
+func (f *Follower) awaitTurn(ctx context.Context, id string, bound time.Duration, key promptkey.Key) *turns.Turn {
 	s := f.s
-	var t *core.Turn
+	var t *turns.Turn
 	f.awaitCopy(ctx, bound, func() bool {
 		if t = core.ControlOf(s).TurnByIDLocked(id); t == nil {
 			if kt, _ := core.ControlOf(s).KeyedTurnLocked(key); kt != nil && kt.ID == id {
@@ -103,7 +106,7 @@ type Runner struct{ f *Follower }
 
 func (r Runner) Cancel(ctx context.Context, who principal.Principal) (string, error) {
 	s := r.f.s
-	if err := core.ControlOf(s).Allow(who, core.AccessAct); err != nil {
+	if err := core.ControlOf(s).Allow(who, access.Act); err != nil {
 		return "", err
 	}
 	if err := r.f.Ended(); err != nil {
@@ -124,7 +127,7 @@ func (r Runner) Rename(ctx context.Context, who principal.Principal, title strin
 }
 
 // ListFiles asks the owner, whose disk holds the session's cwd.
-func (r Runner) ListFiles(ctx context.Context, who principal.Principal, opts core.FilesOptions) (agentsvc.ListResult, error) {
+func (r Runner) ListFiles(ctx context.Context, who principal.Principal, opts services.FilesOptions) (agentsvc.ListResult, error) {
 	f := r.f
 	if err := f.Ended(); err != nil {
 		return agentsvc.ListResult{}, err
@@ -134,10 +137,10 @@ func (r Runner) ListFiles(ctx context.Context, who principal.Principal, opts cor
 	return out, err
 }
 
-func (r Runner) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *core.Turn, error) {
+func (r Runner) Answer(who principal.Principal, permissionID string, a ask.ClientAnswer, by string) (ask.Outcome, *turns.Turn, error) {
 	s := r.f.s
 	c := core.ControlOf(s)
-	if err := c.Allow(who, core.AccessAct); err != nil {
+	if err := c.Allow(who, access.Act); err != nil {
 		return ask.Outcome{}, nil, err
 	}
 	if err := r.f.Ended(); err != nil {
@@ -149,7 +152,7 @@ func (r Runner) Answer(who principal.Principal, permissionID string, a ask.Clien
 	if err != nil {
 		return ask.Outcome{}, nil, err
 	}
-	var t *core.Turn
+	var t *turns.Turn
 	if turnID != "" {
 		t = c.TurnByID(turnID)
 	} else {
@@ -160,7 +163,7 @@ func (r Runner) Answer(who principal.Principal, permissionID string, a ask.Clien
 
 func (r Runner) SetMode(ctx context.Context, who principal.Principal, modeID string) error {
 	s := r.f.s
-	if err := core.ControlOf(s).Allow(who, core.AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, access.Own); err != nil {
 		return err
 	}
 	if err := r.f.Ended(); err != nil {
@@ -171,7 +174,7 @@ func (r Runner) SetMode(ctx context.Context, who principal.Principal, modeID str
 
 func (r Runner) SetConfig(ctx context.Context, who principal.Principal, configID string, value json.RawMessage) (json.RawMessage, error) {
 	s := r.f.s
-	if err := core.ControlOf(s).Allow(who, core.AccessOwn); err != nil {
+	if err := core.ControlOf(s).Allow(who, access.Own); err != nil {
 		return nil, err
 	}
 	if err := r.f.Ended(); err != nil {
@@ -186,7 +189,7 @@ func (r Runner) SetConfig(ctx context.Context, who principal.Principal, configID
 func (r Runner) Close(who principal.Principal, reason string) error {
 	s := r.f.s
 	c := core.ControlOf(s)
-	if err := c.Allow(who, core.AccessOwn); err != nil {
+	if err := c.Allow(who, access.Own); err != nil {
 		return err
 	}
 	var node string
@@ -264,4 +267,6 @@ func (r Runner) AttachMCP(who principal.Principal, servers []agents.MCPServer) e
 func (r Runner) CloseHere(string) { r.f.Close() } // CloseAs closes the session on its owner
 
 // DelegateFS offers nothing: the owner serves its agent's fs/* itself; a client on another node is never asked.
-func (r Runner) DelegateFS(principal.Principal, core.FSDelegate) (release func()) { return func() {} }
+func (r Runner) DelegateFS(principal.Principal, services.FSDelegate) (release func()) {
+	return func() {}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
 	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/services"
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
@@ -125,7 +126,7 @@ func runCommand(ctx context.Context, h ServeHost, s *core.Session, cmd store.Com
 		_, err := s.RenameAs(ctx, who, a.Title)
 		return nil, err
 	case OpListFiles:
-		var a core.FilesOptions
+		var a services.FilesOptions
 		if err := decodeArgs(cmd, &a); err != nil {
 			return nil, err
 		}

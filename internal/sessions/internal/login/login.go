@@ -16,7 +16,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/confine"
 	"github.com/acp-gateway/gateway/internal/principal"
 	"github.com/acp-gateway/gateway/internal/sessionerr"
-	"github.com/acp-gateway/gateway/internal/sessions/internal/core"
+	"github.com/acp-gateway/gateway/internal/sessions/internal/agentlink"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -239,13 +239,13 @@ func (l *Logins) callOnLoginProcess(ctx context.Context, spec agents.Spec, p pri
 	}
 	defer conn.Stop()
 	if _, err := agentprobe.Initialize(ctx, conn, cfg.Version); err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: core.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: "initialize", Err: agentlink.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
 	res, err := conn.Call(ctx, method, params)
 	if err != nil {
-		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: core.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
+		return nil, scrubAgentError(&sessionerr.AgentError{Op: op, Err: agentlink.CallError(ctx, err, cfg.StartTimeout), Stderr: conn.Stderr()}, secrets)
 	}
-	if res = core.NullToNil(res); res == nil {
+	if res = agentlink.NullToNil(res); res == nil {
 		res = json.RawMessage("{}")
 	}
 	return res, nil
