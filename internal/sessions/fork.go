@@ -105,5 +105,5 @@ func canFork(caps json.RawMessage) bool {
 	return json.Unmarshal(caps, &c) == nil && len(agentlink.NullToNil(c.Session.Fork)) > 0
 }
 
-// logHistory logs a fork's inherited transcript as the first frames of its log (logInherited).
+// logHistory logs a fork's inherited transcript as the first frames of its log (Control.LogInherited).
 func (r *localRunner) logHistory(history [][]byte) { core.ControlOf(r.s).LogInherited(history) }

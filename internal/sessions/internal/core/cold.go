@@ -1,6 +1,6 @@
 package core
 
-// A restored session is cold until its first use hydrates it from the log (recover.go): it lists what its
+// A restored session is cold until its first use hydrates it from the log (sessions/recover.go): it lists what its
 // directory entry says (package cold).
 
 // IsCold reports whether the session is only its directory entry (not hydrated).

@@ -7,7 +7,7 @@ import (
 	"github.com/acp-gateway/gateway/internal/store"
 )
 
-// A copy is this node's session of another node's (the follower, follower.go): its state comes from the
+// A copy is this node's session of another node's (the follower, package follow): its state comes from the
 // owner's stored frames and directory entries, folded here, and is never written back.
 
 // InitCopy makes a session just made from a directory entry the copy of another node's session: its actions

@@ -7,7 +7,7 @@ import (
 )
 
 // A copy nobody uses is paused: it goes cold, keeping its frames, and lists what it folded until its next
-// use feeds it again (follower.go).
+// use feeds it again (package follow).
 
 // NoteUsed notes a face's use of the session at now: a copy in use is not paused.
 func (c Control) NoteUsed(now time.Time) {

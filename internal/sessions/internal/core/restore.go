@@ -29,7 +29,7 @@ func (s *Session) restoreFrom(entries []eventlog.Entry, dv views.DirView) error 
 	return s.restoreFromLocked(entries, dv)
 }
 
-// restoreFromLocked is restoreFrom with mu held: a cold session's hydration (recover.go) is listed already.
+// restoreFromLocked is restoreFrom with mu held: a cold session's hydration (sessions/recover.go) is listed already.
 func (s *Session) restoreFromLocked(entries []eventlog.Entry, dv views.DirView) error {
 	s.agent.TakeView(dv)
 	for _, e := range entries {

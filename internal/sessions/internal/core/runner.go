@@ -17,7 +17,7 @@ import (
 
 // Runner is where a session's actions run. A session this node made or restored runs them here
 // (localRunner, runner_local.go): the node owns it and its agent. A follower, this node's copy of another
-// node's session, routes them to the owner (remoteRunner, route.go). The choice is made once, when the
+// node's session, routes them to the owner (follow.Runner). The choice is made once, when the
 // session is made; the public methods (PromptWith, CancelAs, …) check what is common and call the Runner.
 type Runner interface {
 	// Prompt starts a turn; the caller checked the prompt's size, its key and that who may prompt.
@@ -43,7 +43,7 @@ type Runner interface {
 
 	// What a session shows, where it differs by where the session runs.
 
-	// Hydrate loads a cold session on its first use (recover.go) and notes the use.
+	// Hydrate loads a cold session on its first use (sessions/recover.go) and notes the use.
 	Hydrate() error
 	// CurrentEpoch is the epoch the session's log is in now; epochLocked is it with mu held.
 	CurrentEpoch() string

@@ -68,14 +68,14 @@ type Session struct {
 	tctx         *translate.Context // Guarded by mu.
 	clients      int                // Guarded by mu; attached subscribers.
 	closing      bool               // Guarded by mu; Close has begun: an agent exit now is expected.
-	stoodDown    bool               // Guarded by mu; another node took the session over (nodeloss.go).
+	stoodDown    bool               // Guarded by mu; another node took the session over (package takeover).
 	stopping     bool               // Guarded by mu; detach is stopping the agent: its exit is expected.
 	detachDone   chan struct{}      // Guarded by mu; closed when the detach that set stopping has ended.
 	reattaching  bool               // Guarded by mu; a prompt is re-attaching the detached session (reattach.go).
 	cancelAttach context.CancelFunc // Guarded by mu; ends the re-attach in progress (Close calls it), else nil.
 	noise        int                // Guarded by mu; non-JSON stdout lines seen.
 	lastActive   time.Time          // Guarded by mu; last time a turn ended or a subscriber left.
-	cold         *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (recover.go).
+	cold         *cold.State        // Guarded by mu; set while a restored session is not yet hydrated (sessions/recover.go).
 	forkedAt     uint64             // Guarded by mu; the seq of the last frame a fork inherited (fork.go), else 0.
 	closeOnce    sync.Once
 }

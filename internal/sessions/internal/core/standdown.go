@@ -7,7 +7,7 @@ import (
 )
 
 // A session this node ran is stood down when another node took it over while this one was cut off
-// (nodeloss.go): it ends here without writing the store again.
+// (package takeover): it ends here without writing the store again.
 
 // MarkStoodDown marks the session stood down and closing (its agent's exit is expected; no Close will remove
 // it from the store), ends a re-attach in progress and asks the running turn to cancel. It returns the agent
