@@ -83,7 +83,7 @@ func (l *Link) TakeConfigOptions(res json.RawMessage) json.RawMessage {
 	var r struct {
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
-	_ = json.Unmarshal(res, &r)
+	_ = json.Unmarshal(res, &r) // a malformed answer lists none: the options known stay
 	if len(NullToNil(r.ConfigOptions)) > 0 {
 		l.ConfigOptions = r.ConfigOptions
 	}
