@@ -156,8 +156,11 @@ test('"Show earlier messages" loads the log before the snapshot above the row be
   const anchor = await read();
   await btn.click();
   // Loaded: the note sits between the rows read so far and the snapshot's, its button ready for the rest.
-  await page.waitForSelector('.gw-note[data-kind="truncated"][data-status="idle"]', { timeout: 120000 });
-  assert.match(await page.textContent('.gw-note[data-kind="truncated"] .gw-note-text'), /not shown yet/);
+  // The note is idle before the click too: wait for the text the loaded rows bring, not the status alone.
+  await page.waitForFunction(() => {
+    const note = document.querySelector('.gw-note[data-kind="truncated"][data-status="idle"] .gw-note-text');
+    return note && /not shown yet/.test(note.textContent);
+  }, null, { timeout: 120000 });
   // Rows measured after the merge move the position until their heights are known: wait until it holds.
   await settle(page);
   const now = await page.evaluate((id) => {
